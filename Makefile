@@ -1,0 +1,37 @@
+# Two commands on a fresh clone: `make run` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
+
+.PHONY: run test lint bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+$(TEST_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[test,dask]'
+	touch $@ $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/dpverify verify problems/
+
+test: $(TEST_STAMP)
+	$(BIN)/python -m pytest -q
+
+lint: $(TEST_STAMP)
+	$(BIN)/pip install --quiet ruff mypy
+	$(BIN)/ruff check dpverify tests
+	$(BIN)/mypy dpverify
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_xor.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .dpverify

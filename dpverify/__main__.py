@@ -1,0 +1,3 @@
+from dpverify.cli import main
+
+main(prog_name="dpverify")

@@ -1,0 +1,45 @@
+"""Everything the user sees: rich tables, progress, JSON. The only package that imports rich.
+
+One console wrapper owns the style decisions (markup and highlighting off, so output is
+predictable; colour off when NO_COLOR is set or output is not a terminal).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from typing import Any
+
+from rich.console import Console
+
+
+def make_console(*, stderr: bool = False, no_color: bool = False) -> Console:
+    console = Console(stderr=stderr, markup=False, highlight=False,
+                      no_color=no_color or None, soft_wrap=False)
+    if not console.is_terminal:
+        console.width = 160  # a pipe or a file: no terminal to fit, keep numbers whole
+    return console
+
+
+def fmt(value: float | None, digits: int = 12) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "-"
+    return f"{value:.{digits}g}"
+
+
+def fmt_gap(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.2e}"
+
+
+def print_json(obj: Any, *, stream=None, lines: bool = False) -> None:
+    """JSON on stdout and nothing else (JSON Lines when `lines`)."""
+    out = stream or sys.stdout
+    out.write(json.dumps(obj, separators=(",", ":") if lines else None,
+                         indent=None if lines else 2, allow_nan=False) + "\n")
+    out.flush()
+
+
+VERDICT_STYLE = {"optimal": "green", "gap": "bold red", "error": "bold yellow"}

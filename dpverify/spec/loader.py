@@ -1,0 +1,317 @@
+"""TOML problem files -> validated, frozen specs (spec.md is the contract).
+
+A problem file is data: loading reads the one file, parses it with `tomllib`, and
+evaluates expressions only through the safe evaluator. Every error is a SpecError whose
+message names the file, the key, the bad value and what is allowed.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from dpverify.errors import SpecError
+from dpverify.spec.expr import ExpressionError, compile_expression
+from dpverify.spec.model import (
+    Accuracy,
+    AgentSpec,
+    Expectation,
+    FunctionDef,
+    GainDef,
+    MultipartySpec,
+)
+from dpverify.spec.reader import Table, exact_number, type_name
+from dpverify.spec.tables import MAX_TABULATED_PARTIES, NAMED_FUNCTIONS, NAMED_GAINS, tabulate
+
+MAX_FILE_BYTES = 4 * 1024 * 1024
+KINDS = ("multiparty", "count")
+PROBLEM_KEYS = ("name", "description", "kind", "parties", "epsilon", "lambda", "accuracy")
+AGENT_KEYS = ("function", "gain", "outputs")
+ACCURACIES = tuple(a.value for a in Accuracy)
+
+
+def load(path: str | Path):
+    """Read and validate one problem file (any kind)."""
+    source = str(path)
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise SpecError(source, "", None, f"cannot read the file: {exc.strerror}") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise SpecError(source, "", None,
+                        f"the file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SpecError(source, "", None, "the file is not UTF-8 text") from None
+    return loads(text, source=source, default_name=Path(source).stem)
+
+
+def loads(text: str, *, source: str = "<string>", default_name: str = "problem"):
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(source, "", None, f"TOML syntax error: {exc}") from None
+    root = Table(document, source, "")
+    problem = root.table("problem")
+    kind = problem.string("kind", "multiparty", choices=KINDS)
+    if kind == "count":
+        from dpverify.spec.count_loader import parse_count
+
+        return parse_count(root, problem, default_name=default_name)
+    return _parse_multiparty(root, problem, default_name)
+
+
+def _parse_multiparty(root: Table, problem: Table, default_name: str) -> MultipartySpec:
+    file = root.file
+    name = problem.string("name", default_name)
+    description = problem.string("description", "")
+    k = problem.integer("parties", minimum=1)
+    lambdas, lambdas_exact, epsilons_exact = _privacy(problem, k)
+    accuracies = _accuracies(problem)
+    problem.done(PROBLEM_KEYS)
+
+    agents: list[AgentSpec] = []
+    if root.has("observer"):
+        agents.append(_agent(root.table("observer"), 0, k))
+    if root.has("party"):
+        entries = root.get("party")
+        if not isinstance(entries, list):
+            raise root.error("party", entries, "must be an array of tables: write [[party]]")
+        seen: set[int] = set()
+        for n, entry in enumerate(entries):
+            table = Table(entry, file, f"party[{n}]")
+            index = table.integer("index", minimum=1, maximum=k)
+            if index in seen:
+                raise table.error("index", index, "each party may appear once")
+            seen.add(index)
+            agents.append(_agent(table, index, k, extra=("index",)))
+    if not agents:
+        raise SpecError(file, "", None,
+                        "no agent: add an [observer] table or at least one [[party]]")
+    expect = _expectations(root, agents) if root.has("expect") else ()
+    root.done(("problem", "observer", "party", "expect"))
+
+    spec = MultipartySpec(
+        name=name, description=description, source=file, parties=k, lambdas=lambdas,
+        lambdas_exact=lambdas_exact, epsilons_exact=epsilons_exact,
+        accuracies=accuracies, agents=tuple(agents), expect=expect,
+    )
+    if k <= MAX_TABULATED_PARTIES:
+        for agent in spec.agents:  # surface table and gain errors at load time
+            tabulate(spec, agent)
+    return spec
+
+
+def _per_party(problem: Table, name: str, k: int) -> list[tuple[Any, str]]:
+    value = problem.get(name)
+    if isinstance(value, list):
+        if len(value) != k:
+            raise problem.error(name, value, f"a list needs exactly {k} entries, one per party "
+                                             f"(parties = {k}), or give a single number")
+        return [(v, f"{problem.key(name)}[{i}]") for i, v in enumerate(value)]
+    return [(value, problem.key(name))] * k
+
+
+def _privacy(problem: Table, k: int):
+    """epsilon_i >= 0 or lambda_i = e^epsilon_i >= 1 (theory.md section 1)."""
+    has_eps, has_lam = problem.has("epsilon"), problem.has("lambda")
+    if has_eps and has_lam:
+        raise problem.error("lambda", problem.get("lambda"),
+                            "give either `epsilon` or `lambda`, not both")
+    if not has_eps and not has_lam:
+        raise SpecError(problem.file, problem.key("epsilon"), None,
+                        "is required: give `epsilon` (>= 0) or `lambda` (>= 1)")
+    if has_eps:
+        exact = []
+        for value, key in _per_party(problem, "epsilon", k):
+            eps = exact_number(problem, "epsilon", value, key=key)
+            if eps < 0:
+                raise SpecError(problem.file, key, value, "epsilon must be a number >= 0")
+            if eps > 700:
+                raise SpecError(problem.file, key, value,
+                                "epsilon must be at most 700 (e^epsilon must be a finite float)")
+            exact.append(eps)
+        return tuple(math.exp(float(e)) for e in exact), None, tuple(exact)
+    exact = []
+    for value, key in _per_party(problem, "lambda", k):
+        lam = exact_number(problem, "lambda", value, key=key)
+        if lam < 1:
+            raise SpecError(problem.file, key, value,
+                            "lambda = e^epsilon must be a number >= 1")
+        if lam > Fraction(10) ** 300:
+            raise SpecError(problem.file, key, value, "lambda must be at most 1e300")
+        exact.append(lam)
+    return tuple(float(v) for v in exact), tuple(exact), None
+
+
+def _accuracies(problem: Table) -> tuple[Accuracy, ...]:
+    value = problem.get("accuracy", list(ACCURACIES))
+    items = value if isinstance(value, list) else [value]
+    allowed = '"average", "worst", or a list of them'
+    if not items:
+        raise problem.error("accuracy", value, f"must not be empty: {allowed}")
+    out: list[Accuracy] = []
+    for item in items:
+        if item not in ACCURACIES:
+            raise problem.error("accuracy", value, f"allowed: {allowed}")
+        if Accuracy(item) not in out:
+            out.append(Accuracy(item))
+    return tuple(out)
+
+
+def _agent(table: Table, party: int, k: int, extra: tuple[str, ...] = ()) -> AgentSpec:
+    function = _function(table, k)
+    gain = _gain(table)
+    outputs = _outputs(table) if table.has("outputs") else None
+    table.done(extra + AGENT_KEYS)
+    return AgentSpec(party=party, function=function, gain=gain, outputs=outputs,
+                     key=table.path)
+
+
+def _function(table: Table, k: int) -> FunctionDef:
+    value = table.get("function")
+    key = table.key("function")
+    allowed = ("a name (" + ", ".join(NAMED_FUNCTIONS) + "), { expr = \"...\" } or "
+               "{ table = [...] }")
+    if isinstance(value, str):
+        name, _, arg = value.partition(":")
+        if name in ("threshold", "bit"):
+            if not arg.strip().lstrip("+").isdigit():
+                raise SpecError(table.file, key, value,
+                                f"write {name}:N with an integer N" +
+                                (f" in 1..{k}" if name == "bit" else f" in 0..{k}"))
+            param = int(arg)
+            low = 1 if name == "bit" else 0
+            if not low <= param <= k:
+                raise SpecError(table.file, key, value,
+                                f"{name}:N needs {low} <= N <= {k} (parties = {k})")
+            return FunctionDef(kind="named", name=name, param=param)
+        if value in ("xor", "parity", "and", "or", "majority", "sum"):
+            return FunctionDef(kind="named", name="xor" if value == "parity" else value)
+        raise SpecError(table.file, key, value, f"unknown function; allowed: {allowed}")
+    if isinstance(value, dict) and set(value) == {"expr"}:
+        text = value["expr"]
+        if not isinstance(text, str):
+            raise SpecError(table.file, f"{key}.expr", text, "must be a string")
+        names = [f"x{i}" for i in range(1, k + 1)] + ["x", "k"]
+        try:
+            compile_expression(text, names)
+        except ExpressionError as exc:
+            raise SpecError(table.file, f"{key}.expr", text, str(exc)) from None
+        return FunctionDef(kind="expr", text=text)
+    if isinstance(value, dict) and set(value) == {"table"}:
+        return FunctionDef(kind="table", values=_function_table(table, value["table"],
+                                                                f"{key}.table", k))
+    raise SpecError(table.file, key, value, f"allowed: {allowed}")
+
+
+def _function_table(table: Table, value: object, key: str, k: int) -> tuple[Fraction, ...]:
+    n = 1 << k
+    if isinstance(value, list):
+        if len(value) != n:
+            raise SpecError(table.file, key, f"{len(value)} values",
+                            f"a table needs 2^{k} = {n} values in input order (x1 first)")
+        items = [(v, f"{key}[{i}]") for i, v in enumerate(value)]
+    elif isinstance(value, dict):
+        expected = [format(i, f"0{k}b") for i in range(n)]
+        missing = [x for x in expected if x not in value]
+        unknown = [x for x in value if x not in set(expected)]
+        if unknown:
+            raise SpecError(table.file, key, unknown[0],
+                            f"keys must be bit strings of length {k}, such as {expected[-1]!r}")
+        if missing:
+            raise SpecError(table.file, key, f"{len(value)} entries",
+                            f"every input must be listed: {missing[0]!r} is missing")
+        items = [(value[x], f"{key}.{x}") for x in expected]
+    else:
+        raise SpecError(table.file, key, value,
+                        "must be a list of 2^k values or a table of bit strings to values")
+    out = []
+    for v, item_key in items:
+        if isinstance(v, bool):
+            v = int(v)
+        out.append(exact_number(table, "", v, key=item_key, strings=False))
+    return tuple(out)
+
+
+def _gain(table: Table) -> GainDef:
+    value = table.get("gain", "indicator")
+    key = table.key("gain")
+    allowed = "allowed: " + ", ".join(NAMED_GAINS) + ', { expr = "..." } or { matrix = [[...]] }'
+    if isinstance(value, str):
+        if value not in NAMED_GAINS:
+            raise SpecError(table.file, key, value, f"unknown gain; {allowed}")
+        return GainDef(kind="named", name=value)
+    if isinstance(value, dict) and set(value) == {"expr"}:
+        text = value["expr"]
+        if not isinstance(text, str):
+            raise SpecError(table.file, f"{key}.expr", text, "must be a string")
+        try:
+            compile_expression(text, ["f", "y"])
+        except ExpressionError as exc:
+            raise SpecError(table.file, f"{key}.expr", text, str(exc)) from None
+        return GainDef(kind="expr", text=text)
+    if isinstance(value, dict) and set(value) == {"matrix"}:
+        return GainDef(kind="matrix", matrix=_matrix(table, value["matrix"], f"{key}.matrix"))
+    raise SpecError(table.file, key, value, allowed)
+
+
+def _matrix(table: Table, value: object, key: str) -> tuple[tuple[Fraction, ...], ...]:
+    if not isinstance(value, list) or not value or not all(isinstance(r, list) for r in value):
+        raise SpecError(table.file, key, value, "must be a non-empty list of rows (lists)")
+    width = len(value[0])
+    rows = []
+    for r, row in enumerate(value):
+        if len(row) != width:
+            raise SpecError(table.file, f"{key}[{r}]", row,
+                            f"ragged matrix: row {r} has {len(row)} entries, row 0 has {width}")
+        rows.append(tuple(exact_number(table, "", v, key=f"{key}[{r}][{c}]")
+                          for c, v in enumerate(row)))
+    return tuple(rows)
+
+
+def _outputs(table: Table) -> tuple[Fraction, ...]:
+    value = table.get("outputs")
+    key = table.key("outputs")
+    if not isinstance(value, list) or not value:
+        raise SpecError(table.file, key, value, "must be a non-empty list of numbers")
+    out = [exact_number(table, "", v, key=f"{key}[{i}]", strings=False)
+           for i, v in enumerate(value)]
+    if len(set(out)) != len(out):
+        raise SpecError(table.file, key, value, "outputs must be distinct")
+    return tuple(out)
+
+
+def _expectations(root: Table, agents: list[AgentSpec]) -> tuple[Expectation, ...]:
+    expect = root.table("expect")
+    out: list[Expectation] = []
+    names = {a.name for a in agents}
+
+    def read(t: Table, agent: str) -> None:
+        if agent not in names:
+            raise SpecError(t.file, t.path, None,
+                            f"no such agent in this problem; agents: {', '.join(sorted(names))}")
+        for acc in t.data:
+            if acc not in ACCURACIES:
+                raise t.error(acc, t.data[acc], "allowed keys: average, worst")
+            v = t.get(acc)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                raise t.error(acc, v, f"must be a finite number, not {type_name(v)}")
+            out.append(Expectation(agent=agent, accuracy=acc, value=float(v)))
+
+    if expect.has("observer"):
+        read(expect.table("observer"), "observer")
+    if expect.has("party"):
+        parties = expect.table("party")
+        for index in parties.data:
+            if not index.isdigit():
+                raise parties.error(index, parties.data[index],
+                                    "write [expect.party.N] with the party's index N")
+            read(parties.table(index), f"party:{int(index)}")
+    expect.done(("observer", "party"))
+    return tuple(out)

@@ -1,0 +1,112 @@
+"""Problem specifications as frozen dataclasses (spec.md is the contract they implement)."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+
+
+class Accuracy(str, enum.Enum):
+    AVERAGE = "average"
+    WORST = "worst"
+
+
+@dataclass(frozen=True)
+class FunctionDef:
+    """What an agent computes: `kind` is "named", "expr" or "table".
+
+    named: `name` is xor/and/or/majority/sum/threshold/bit with `param` (t or i);
+    expr: `text` is a safe expression; table: `values` in input order.
+    """
+
+    kind: str
+    name: str = ""
+    param: int = 0
+    text: str = ""
+    values: tuple[Fraction, ...] = ()
+
+    def describe(self) -> str:
+        if self.kind == "named":
+            return f"{self.name}:{self.param}" if self.name in ("threshold", "bit") else self.name
+        if self.kind == "expr":
+            return f"expr {self.text!r}"
+        return "table"
+
+
+@dataclass(frozen=True)
+class GainDef:
+    """The accuracy measure w(f, y) (maximised): named, expr over f and y, or a matrix."""
+
+    kind: str  # "named", "expr" or "matrix"
+    name: str = ""  # indicator, -abs, -square
+    text: str = ""
+    matrix: tuple[tuple[Fraction, ...], ...] = ()
+
+    def describe(self) -> str:
+        return self.name if self.kind == "named" else self.kind
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """The observer (party = 0) or party i (1-based); `key` is its path in the file."""
+
+    party: int
+    function: FunctionDef
+    gain: GainDef
+    outputs: tuple[Fraction, ...] | None  # None: the sorted distinct function values
+    key: str
+
+    @property
+    def name(self) -> str:
+        """`observer` or `party:i`, as in spec.md's results."""
+        return "observer" if self.party == 0 else f"party:{self.party}"
+
+
+@dataclass(frozen=True, eq=False)
+class AgentTable:
+    """An agent's function and gain tabulated over the 2^k inputs (input order, x1 MSB).
+
+    `gain_exact[x][j] = w(f(x), outputs[j])` as exact rationals; `gain` is the same as floats.
+    """
+
+    values: tuple[Fraction, ...]
+    outputs: tuple[Fraction, ...]
+    gain_exact: tuple[tuple[Fraction, ...], ...]
+    gain: np.ndarray
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """An `[expect]` entry: the value `dpverify check` compares with."""
+
+    agent: str
+    accuracy: str
+    value: float
+
+
+@dataclass(frozen=True, eq=False)
+class MultipartySpec:
+    """A multi-party problem (Kairouz-Oh-Viswanath). `lambdas_exact` is set when every
+    privacy level was given through `lambda` (exact rationals); `epsilons_exact` when
+    given through `epsilon`."""
+
+    name: str
+    description: str
+    source: str
+    parties: int
+    lambdas: tuple[float, ...]
+    lambdas_exact: tuple[Fraction, ...] | None
+    epsilons_exact: tuple[Fraction, ...] | None
+    accuracies: tuple[Accuracy, ...]
+    agents: tuple[AgentSpec, ...]
+    expect: tuple[Expectation, ...] = ()
+    tables: dict[str, AgentTable] = field(default_factory=dict, repr=False)
+
+    kind = "multiparty"
+
+    @property
+    def num_inputs(self) -> int:
+        return 1 << self.parties

@@ -1,0 +1,94 @@
+"""Typed access to one TOML table with error messages that name file, key and value.
+
+Shared by the loaders of every problem kind (and anything else that reads TOML data).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any
+
+from dpverify.errors import SpecError
+from dpverify.spec.numbers import NumberError, parse_exact
+
+_MISSING = object()
+
+
+def type_name(value: object) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a float", str: "a string",
+            list: "a list", dict: "a table"}.get(type(value), type(value).__name__)
+
+
+class Table:
+    """A TOML table at key path `path` of `file`; `done()` refuses unknown keys."""
+
+    def __init__(self, data: object, file: str, path: str) -> None:
+        if not isinstance(data, dict):
+            raise SpecError(file, path, data, f"must be a table, not {type_name(data)}")
+        self.data: dict[str, Any] = data
+        self.file = file
+        self.path = path
+        self.used: set[str] = set()
+
+    def key(self, name: str) -> str:
+        return f"{self.path}.{name}" if self.path else name
+
+    def error(self, name: str, value: object, allowed: str) -> SpecError:
+        return SpecError(self.file, self.key(name), value, allowed)
+
+    def has(self, name: str) -> bool:
+        return name in self.data
+
+    def get(self, name: str, default: object = _MISSING) -> Any:
+        self.used.add(name)
+        if name in self.data:
+            return self.data[name]
+        if default is _MISSING:
+            raise SpecError(self.file, self.key(name), None, "is required") from None
+        return default
+
+    def string(self, name: str, default: object = _MISSING, *, choices=None) -> str:
+        value = self.get(name, default)
+        if not isinstance(value, str):
+            raise self.error(name, value, f"must be a string, not {type_name(value)}")
+        if choices is not None and value not in choices:
+            raise self.error(name, value, "allowed: " + ", ".join(repr(c) for c in choices))
+        return value
+
+    def integer(self, name: str, default: object = _MISSING, *, minimum=None,
+                maximum=None) -> int:
+        value = self.get(name, default)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.error(name, value, f"must be an integer, not {type_name(value)}")
+        if minimum is not None and value < minimum:
+            raise self.error(name, value, f"must be an integer >= {minimum}")
+        if maximum is not None and value > maximum:
+            raise self.error(name, value, f"must be an integer <= {maximum}")
+        return value
+
+    def table(self, name: str) -> Table:
+        return Table(self.get(name), self.file, self.key(name))
+
+    def done(self, allowed: tuple[str, ...]) -> None:
+        """Refuse keys that were never read (a typo must not pass unnoticed)."""
+        for name in self.data:
+            if name not in allowed:
+                raise SpecError(self.file, self.key(name), self.data[name],
+                                "unknown key; allowed here: " + ", ".join(allowed))
+
+
+def exact_number(table: Table, name: str, value: object, *, key: str | None = None,
+                 strings: bool = True) -> Fraction:
+    """An exact number (TOML number or "p/q" string) or a SpecError naming the key."""
+    try:
+        return parse_exact(value, strings=strings)
+    except NumberError as exc:
+        raise SpecError(table.file, key or table.key(name), value, str(exc)) from None
+
+
+def finite_float(value: Fraction) -> float:
+    out = float(value)
+    if not math.isfinite(out):
+        raise OverflowError
+    return out

@@ -1,0 +1,139 @@
+"""Tabulating functions and gains over the 2^k inputs (pure, no I/O).
+
+Input order is big-endian (theory.md): x1 is the most significant bit of the index.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from dpverify.errors import SizeLimitError, SpecError
+from dpverify.spec.expr import ExpressionError, compile_expression
+from dpverify.spec.model import AgentSpec, AgentTable, FunctionDef, GainDef, MultipartySpec
+
+# Tabulating 2^k inputs in Python is the loader's only cost that grows with k; beyond
+# this many parties the size guard refuses the problem long before a table is needed.
+MAX_TABULATED_PARTIES = 20
+
+NAMED_FUNCTIONS = ("xor", "parity", "and", "or", "majority", "sum", "threshold:t", "bit:i")
+NAMED_GAINS = ("indicator", "-abs", "-square")
+
+
+def input_bits(k: int) -> np.ndarray:
+    """(2^k, k) array of the bits of every input, x1 first (the most significant)."""
+    index = np.arange(1 << k, dtype=np.int64)
+    shifts = np.arange(k - 1, -1, -1, dtype=np.int64)
+    return ((index[:, None] >> shifts[None, :]) & 1).astype(np.int64)
+
+
+def named_function_values(name: str, param: int, k: int) -> list[int]:
+    """The named functions of spec.md, tabulated."""
+    bits = input_bits(k)
+    ones = bits.sum(axis=1)
+    if name in ("xor", "parity"):
+        out = ones % 2
+    elif name == "and":
+        out = (ones == k).astype(np.int64)
+    elif name == "or":
+        out = (ones > 0).astype(np.int64)
+    elif name == "majority":
+        out = (2 * ones > k).astype(np.int64)
+    elif name == "sum":
+        out = ones
+    elif name == "threshold":
+        out = (ones >= param).astype(np.int64)
+    elif name == "bit":
+        out = bits[:, param - 1]
+    else:  # the loader only builds FunctionDefs with the names above
+        raise ValueError(f"unknown function {name!r}")
+    return [int(v) for v in out]
+
+
+def function_values(fn: FunctionDef, k: int, *, file: str, key: str) -> tuple[Fraction, ...]:
+    if fn.kind == "named":
+        return tuple(Fraction(v) for v in named_function_values(fn.name, fn.param, k))
+    if fn.kind == "table":
+        return fn.values
+    names = [f"x{i}" for i in range(1, k + 1)] + ["x", "k"]
+    expression = compile_expression(fn.text, names)
+    bits = input_bits(k).tolist()
+    values = []
+    for row in bits:
+        env: dict[str, object] = {f"x{i + 1}": b for i, b in enumerate(row)}
+        env["x"] = tuple(row)
+        env["k"] = k
+        try:
+            values.append(Fraction(expression.evaluate(env)))
+        except ExpressionError as exc:
+            x = "".join(map(str, row))
+            raise SpecError(file, key, fn.text, f"fails at x = {x}: {exc}") from None
+    return tuple(values)
+
+
+def gain_value(gain: GainDef, f: Fraction, y: Fraction, expression=None) -> Fraction:
+    """w(f, y) for a named or expression gain (the matrix gain is indexed, not evaluated)."""
+    if gain.kind == "named":
+        if gain.name == "indicator":
+            return Fraction(1 if f == y else 0)
+        if gain.name == "-abs":
+            return -abs(f - y)
+        return -((f - y) ** 2)
+    return Fraction(expression.evaluate({"f": f, "y": y}))
+
+
+def tabulate(spec: MultipartySpec, agent: AgentSpec) -> AgentTable:
+    """f(x) and w(f(x), y) for every input x and output y of `agent` (cached on the spec)."""
+    cached = spec.tables.get(agent.name)
+    if cached is not None:
+        return cached
+    k = spec.parties
+    if k > MAX_TABULATED_PARTIES:
+        raise SizeLimitError(
+            f"{spec.source}: {k} parties means 2^{k} inputs; dpverify tabulates at most "
+            f"{MAX_TABULATED_PARTIES} parties"
+        )
+    file = spec.source
+    values = function_values(agent.function, k, file=file, key=f"{agent.key}.function")
+    distinct = tuple(sorted(set(values)))
+    outputs = agent.outputs if agent.outputs is not None else distinct
+    gain = agent.gain
+    gain_key = f"{agent.key}.gain"
+    if gain.kind == "matrix":
+        if len(gain.matrix) != len(distinct):
+            raise SpecError(
+                file, gain_key, f"{len(gain.matrix)} rows",
+                f"a gain matrix needs one row per distinct function value "
+                f"({len(distinct)}: {', '.join(_show(v) for v in distinct)})",
+            )
+        for r, row in enumerate(gain.matrix):
+            if len(row) != len(outputs):
+                raise SpecError(
+                    file, f"{gain_key}.matrix[{r}]", f"{len(row)} entries",
+                    f"every row needs one entry per output ({len(outputs)}: "
+                    f"{', '.join(_show(v) for v in outputs)})",
+                )
+        row_of = {v: i for i, v in enumerate(distinct)}
+        by_value = {v: gain.matrix[row_of[v]] for v in distinct}
+    else:
+        expression = None
+        if gain.kind == "expr":
+            expression = compile_expression(gain.text, ["f", "y"])
+        by_value = {}
+        for v in distinct:
+            try:
+                by_value[v] = tuple(gain_value(gain, v, y, expression) for y in outputs)
+            except ExpressionError as exc:
+                raise SpecError(file, gain_key, gain.text,
+                                f"fails at f = {_show(v)}: {exc}") from None
+    gain_exact = tuple(by_value[v] for v in values)
+    gain_float = np.array([[float(w) for w in row] for row in gain_exact], dtype=np.float64)
+    table = AgentTable(values=values, outputs=tuple(outputs), gain_exact=gain_exact,
+                       gain=gain_float.reshape(len(values), len(outputs)))
+    spec.tables[agent.name] = table
+    return table
+
+
+def _show(v: Fraction) -> str:
+    return str(v.numerator) if v.denominator == 1 else str(v)

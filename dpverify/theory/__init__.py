@@ -1,0 +1,1 @@
+"""Pure numpy mathematics: no I/O, no solver objects."""

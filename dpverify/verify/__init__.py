@@ -1,0 +1,1 @@
+"""One verifier per problem kind: build the LPs, solve them, compare, certify."""

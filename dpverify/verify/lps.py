@@ -1,0 +1,241 @@
+"""The LPs of the multi-party verifier, built as numpy / scipy.sparse arrays.
+
+* The relaxed protocol LP (theory.md, "The relaxed protocol LP"; KOV 2015, proof of
+  Theorem 3.1): columns P_label = sum_s theta[s, label] T_s over rank-one DP points T_s.
+* The worst-case decision-rule LP for randomized response (KOV 2015, eqs. (4) and (6)).
+
+Point families: a *product* family (one 2 x m_i factor matrix per party, every product of
+columns is a point: the corners, or an m-point grid) or *explicit* columns (random samples).
+A product family is built in one of two forms that define the same LP over theta:
+`dense`, with the 2^k x N point matrix written out (4^k non-zeros per label at the
+corners), or `chain`, where P = (F_1 (x) ... (x) F_k) theta is written as k passes of
+small mixing with intermediate variables (design.md: O(k 2^k) non-zeros per label).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from dpverify.lp.model import LinearProgram
+from dpverify.theory.rr import kron_apply
+
+FORMS = ("chain", "dense")
+
+
+@dataclass(frozen=True, eq=False)
+class PointFamily:
+    """Rank-one DP points: `factors` (product family) or `columns` (2^k x N, explicit)."""
+
+    factors: tuple[np.ndarray, ...] | None = None
+    columns: np.ndarray | None = None
+
+    def dense(self) -> np.ndarray:
+        if self.columns is not None:
+            return self.columns
+        assert self.factors is not None
+        size = int(np.prod([f.shape[1] for f in self.factors]))
+        return kron_apply(self.factors, np.eye(size))
+
+    @property
+    def size(self) -> int:
+        if self.columns is not None:
+            return int(self.columns.shape[1])
+        return int(np.prod([f.shape[1] for f in self.factors]))
+
+
+@dataclass(frozen=True, eq=False)
+class BuiltLp:
+    """An LP and where its rows of interest are.
+
+    `input_rows[x]`: the row of input x's constraint (relaxed: sum_label P_label[x] = 1,
+    whose duals are mu; RR: the worst-case row of x, whose negated duals are pi).
+    `worst_rows[x]`: the relaxed LP's worst-case rows (-1 where absent).
+    `outputs`: for each label or output, the column indices of its primary block
+    (relaxed: theta of each family; RR: Q[., y]).
+    """
+
+    lp: LinearProgram
+    input_rows: np.ndarray
+    worst_rows: np.ndarray
+    blocks: tuple[np.ndarray, ...]
+
+
+class _Builder:
+    """Accumulates COO triplets, columns and rows."""
+
+    def __init__(self) -> None:
+        self.rows: list[np.ndarray] = []
+        self.cols: list[np.ndarray] = []
+        self.vals: list[np.ndarray] = []
+        self.c: list[np.ndarray] = []
+        self.col_lo: list[np.ndarray] = []
+        self.col_hi: list[np.ndarray] = []
+        self.row_lo: list[np.ndarray] = []
+        self.row_hi: list[np.ndarray] = []
+        self.num_cols = 0
+        self.num_rows = 0
+        self.cost_updates: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def set_cost(self, cols: np.ndarray, values: np.ndarray) -> None:
+        self.cost_updates.append((cols, values))
+
+    def add_cols(self, count: int, cost=0.0, lo=0.0, hi=np.inf) -> np.ndarray:
+        idx = np.arange(self.num_cols, self.num_cols + count)
+        self.num_cols += count
+        self.c.append(np.broadcast_to(np.asarray(cost, dtype=float), (count,)).copy())
+        self.col_lo.append(np.full(count, lo, dtype=float))
+        self.col_hi.append(np.full(count, hi, dtype=float))
+        return idx
+
+    def add_rows(self, count: int, lo, hi) -> np.ndarray:
+        idx = np.arange(self.num_rows, self.num_rows + count)
+        self.num_rows += count
+        self.row_lo.append(np.broadcast_to(np.asarray(lo, dtype=float), (count,)).copy())
+        self.row_hi.append(np.broadcast_to(np.asarray(hi, dtype=float), (count,)).copy())
+        return idx
+
+    def add(self, rows, cols, vals) -> None:
+        rows, cols, vals = np.broadcast_arrays(np.asarray(rows), np.asarray(cols),
+                                               np.asarray(vals, dtype=float))
+        keep = vals != 0.0
+        self.rows.append(rows[keep].ravel())
+        self.cols.append(cols[keep].ravel())
+        self.vals.append(vals[keep].ravel())
+
+    def add_matrix(self, row_idx: np.ndarray, col_idx: np.ndarray, M) -> None:
+        M = sp.coo_matrix(M)
+        self.add(row_idx[M.row], col_idx[M.col], M.data)
+
+    def chain(self, factors: Sequence[np.ndarray], lo: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+        """Columns z_0 (the family's theta) and z_k = (F_1 (x) ... (x) F_k) z_0.
+
+        Pass j: z_j = (I_{2^(j-1)} (x) F_j (x) I_{rest}) z_{j-1}, as equality rows.
+        """
+        dims = [f.shape[1] for f in factors]
+        z0 = self.add_cols(int(np.prod(dims)), lo=lo)
+        prev = z0
+        left = 1
+        for j, f in enumerate(factors):
+            right = int(np.prod(dims[j + 1:]))
+            B = sp.kron(sp.kron(sp.identity(left, format="csr"), sp.csr_matrix(f)),
+                        sp.identity(right, format="csr"))
+            nxt = self.add_cols(B.shape[0], lo=lo)
+            rows = self.add_rows(B.shape[0], 0.0, 0.0)
+            self.add(rows, nxt, 1.0)
+            self.add_matrix(rows, prev, -B)
+            prev = nxt
+            left *= f.shape[0]
+        return z0, prev
+
+    def build(self, maximize: bool, name: str) -> LinearProgram:
+        rows = np.concatenate(self.rows) if self.rows else np.zeros(0, dtype=int)
+        cols = np.concatenate(self.cols) if self.cols else np.zeros(0, dtype=int)
+        vals = np.concatenate(self.vals) if self.vals else np.zeros(0)
+        A = sp.csc_matrix((vals, (rows, cols)), shape=(self.num_rows, self.num_cols))
+        A.sum_duplicates()
+        c = np.concatenate(self.c)
+        for cols_, values in self.cost_updates:
+            c[cols_] = values
+        return LinearProgram(
+            c=c, A=A,
+            row_lower=np.concatenate(self.row_lo), row_upper=np.concatenate(self.row_hi),
+            col_lower=np.concatenate(self.col_lo), col_upper=np.concatenate(self.col_hi),
+            maximize=maximize, name=name,
+        )
+
+
+def relaxed_lp(
+    label_gains: np.ndarray,
+    families: Sequence[PointFamily],
+    worst: bool,
+    form: str = "chain",
+) -> BuiltLp:
+    """The relaxed protocol LP (theory.md) over the given rank-one point families.
+
+    average: maximise (1/2^k) sum_x sum_l gain(x, l) P_l[x]
+    worst:   maximise t  s.t.  sum_l gain(x, l) P_l[x] >= t for every x
+    both:    sum_l P_l[x] = 1 for every x,  theta >= 0.
+    """
+    if form not in FORMS:
+        raise ValueError(f"unknown LP form {form!r}")
+    n, num_labels = label_gains.shape
+    b = _Builder()
+    input_rows = b.add_rows(n, 1.0, 1.0)
+    worst_rows = b.add_rows(n, 0.0, np.inf) if worst else np.full(n, -1)
+    blocks = []
+    for label in range(num_labels):
+        g = label_gains[:, label]
+        for family in families:
+            if form == "chain" and family.factors is not None:
+                theta, z = b.chain(family.factors)
+                b.add(input_rows, z, 1.0)
+                if worst:
+                    b.add(worst_rows, z, g)
+                else:
+                    b.set_cost(z, g / n)
+            else:
+                T = family.dense()
+                theta = b.add_cols(T.shape[1], cost=0.0 if worst else (T.T @ g) / n)
+                b.add_matrix(input_rows, theta, T)
+                if worst:
+                    b.add_matrix(worst_rows, theta, T * g[:, None])
+            blocks.append(theta)
+    if worst:
+        t = b.add_cols(1, cost=1.0, lo=-np.inf)
+        b.add(worst_rows, t, -1.0)
+    lp = b.build(maximize=True, name=f"relaxed-{'worst' if worst else 'average'}")
+    return BuiltLp(lp, input_rows, worst_rows, tuple(blocks))
+
+
+def rr_worst_lp(
+    lambdas_factors: Sequence[np.ndarray],
+    gain: np.ndarray,
+    relevant: np.ndarray | None = None,
+    form: str = "chain",
+) -> BuiltLp:
+    """Worst-case decision rule for a fixed protocol P = F_1 (x) ... (x) F_k (KOV eqs. 4, 6).
+
+    maximise t  s.t.  sum_tau sum_y P[x, tau] w(f(x), y) Q[tau, y] >= t  for relevant x,
+                      sum_y Q[tau, y] = 1,  Q >= 0.
+    `relevant` masks the inputs (a party's own bit); default all.
+    """
+    n, m = gain.shape
+    if relevant is None:
+        relevant = np.ones(n, dtype=bool)
+    rel = np.flatnonzero(relevant)
+    b = _Builder()
+    x_rows = b.add_rows(rel.size, 0.0, np.inf)
+    full = np.full(n, -1)
+    full[rel] = x_rows
+    blocks = []
+    sums = None
+    P = None if form == "chain" else kron_apply(lambdas_factors, np.eye(n))
+    for y in range(m):
+        if form == "chain":
+            q, z = b.chain(lambdas_factors)
+            b.add(x_rows, z[rel], gain[rel, y])
+        else:
+            q = b.add_cols(n)
+            b.add_matrix(x_rows, q, P[rel] * gain[rel, y][:, None])
+        blocks.append(q)
+        if sums is None:
+            sums = b.add_rows(q.size, 1.0, 1.0)
+        b.add(sums, q, 1.0)
+    t = b.add_cols(1, cost=1.0, lo=-np.inf)
+    b.add(x_rows, t, -1.0)
+    lp = b.build(maximize=True, name="rr-worst")
+    return BuiltLp(lp, full, np.full(n, -1), tuple(blocks))
+
+
+def chain_nonzeros(dims_in: Sequence[int], dims_out: Sequence[int]) -> int:
+    """Non-zeros of one chain block (for the size guard): pass j has dim_j * (m_j + 1)."""
+    total = 0
+    size = int(np.prod(dims_in))
+    for j in range(len(dims_in)):
+        size = size // dims_in[j] * dims_out[j]
+        total += size * (dims_in[j] + 1)
+    return total

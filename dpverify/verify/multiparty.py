@@ -1,0 +1,150 @@
+"""The multi-party verifier (Kairouz, Oh, Viswanath 2015, Theorem 3.1).
+
+For each agent and accuracy: the relaxed protocol LP over the 2^k corner points (an upper
+bound over every interactive DP protocol) against randomized response with its optimal
+decision rule (the candidate). Two independent computations; `optimal` only when both
+succeeded and agree within the tolerance.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+import numpy as np
+
+from dpverify.errors import SizeLimitError
+from dpverify.lp import LpSolution, solve
+from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
+from dpverify.spec.tables import tabulate
+from dpverify.theory.decision import (
+    observer_average_rule,
+    own_bit_mask,
+    party_average_rule,
+    party_label_gains,
+)
+from dpverify.theory.rr import rr_channel
+from dpverify.verify.lps import BuiltLp, PointFamily, chain_nonzeros, relaxed_lp, rr_worst_lp
+from dpverify.verify.options import VerifyOptions
+from dpverify.verify.result import AgentResult, ProblemResult, Verdict, judge
+
+BYTES_PER_NONZERO = 80  # COO build, CSC copy and HiGHS's own copies, measured roughly
+
+
+def corner_family(lambdas: Sequence[float]) -> PointFamily:
+    """The 2^k corner points c_1 (x) ... (x) c_k: the columns of P_RR (theory.md)."""
+    return PointFamily(factors=tuple(rr_channel(lam) for lam in lambdas))
+
+
+def _num_outputs(spec: MultipartySpec, agent: AgentSpec) -> int:
+    """|Y| without tabulating when k is large (a lower bound is enough to refuse)."""
+    if spec.tables.get(agent.name) is not None:
+        return len(spec.tables[agent.name].outputs)
+    if agent.outputs is not None:
+        return len(agent.outputs)
+    fn = agent.function
+    if fn.kind == "named" and fn.name == "sum":
+        return spec.parties + 1
+    return 2
+
+
+def estimate_nonzeros(spec: MultipartySpec, options: VerifyOptions) -> int:
+    """The non-zeros of the largest LP the verifier would build, computed without building."""
+    k, n = spec.parties, spec.num_inputs
+    largest = 0
+    for agent in spec.agents:
+        m = _num_outputs(spec, agent)
+        labels = m if agent.party == 0 else m * m
+        if options.form == "dense":
+            relaxed = labels * n * n * 2
+            rr = m * n * n
+        else:
+            relaxed = labels * (chain_nonzeros([2] * k, [2] * k) + 2 * n) + n
+            rr = m * (chain_nonzeros([2] * k, [2] * k) + n + 1) + n
+        if options.grid > 2:
+            g = options.grid
+            relaxed += labels * (chain_nonzeros([g] * k, [2] * k) + 2 * n)
+        if options.samples:
+            relaxed += labels * options.samples * n * 2
+        largest = max(largest, relaxed, rr)
+    return largest
+
+
+def check_size(spec: MultipartySpec, options: VerifyOptions) -> int:
+    """Refuse (SizeLimitError, exit 3) before building anything too large."""
+    estimate = estimate_nonzeros(spec, options)
+    if estimate > options.max_nonzeros:
+        raise SizeLimitError(
+            f"{spec.source}: too large: the LP would have about {estimate:.3g} non-zeros "
+            f"(~{estimate * BYTES_PER_NONZERO / 2**20:,.0f} MiB) with parties = {spec.parties}; "
+            f"the limit is {options.max_nonzeros:,} non-zeros (raise it with --max-nonzeros)"
+        )
+    return estimate
+
+
+def _solve(built: BuiltLp, options: VerifyOptions) -> LpSolution:
+    return solve(built.lp, options.backend, time_limit=options.time_limit,
+                 threads=options.threads)
+
+
+def _failure(agent: str, accuracy: str, start: float, what: str, sol: LpSolution,
+             relaxed: float | None = None) -> AgentResult:
+    return AgentResult(agent, accuracy, relaxed, None, Verdict.ERROR,
+                       time.perf_counter() - start,
+                       reason=f"{what} LP: {sol.status.value} ({sol.message})")
+
+
+def verify_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
+                 options: VerifyOptions) -> AgentResult:
+    start = time.perf_counter()
+    table = tabulate(spec, agent)
+    gain = table.gain
+    worst = accuracy is Accuracy.WORST
+    k = spec.parties
+    lambdas = spec.lambdas
+    if agent.party == 0:
+        label_gains = gain
+    else:
+        label_gains, _ = party_label_gains(gain, agent.party)
+
+    # Upper bound: the relaxed protocol LP over the corner points.
+    built = relaxed_lp(label_gains, [corner_family(lambdas)], worst, options.form)
+    relaxed = _solve(built, options)
+    if not relaxed.optimal:
+        return _failure(agent.name, accuracy.value, start, "relaxed", relaxed)
+    mu = relaxed.row_duals[built.input_rows]
+    pi = -relaxed.row_duals[built.worst_rows] if worst else None
+
+    # Candidate: randomized response with its optimal decision rule.
+    factors = [rr_channel(lam) for lam in lambdas]
+    if not worst:
+        if agent.party == 0:
+            value, rule = observer_average_rule(lambdas, gain)
+        else:
+            value, rule = party_average_rule(lambdas, agent.party, gain)
+    else:
+        masks = [None] if agent.party == 0 else [own_bit_mask(k, agent.party, b) for b in (0, 1)]
+        values, rules = [], []
+        for mask in masks:
+            rr_built = rr_worst_lp(factors, gain, mask, options.form)
+            sol = _solve(rr_built, options)
+            if not sol.optimal:
+                return _failure(agent.name, accuracy.value, start, "randomized-response worst-case",
+                                sol, relaxed.objective)
+            values.append(sol.objective)
+            rules.append(np.clip(np.stack([sol.x[q] for q in rr_built.blocks], axis=1), 0.0, 1.0))
+        value = min(values)  # a party's worst case: the minimum over its own bit (KOV eq. 6)
+        rule = rules[0] if agent.party == 0 else np.stack(rules)
+
+    verdict, reason = judge(relaxed.objective, value, options.tol)
+    return AgentResult(agent.name, accuracy.value, relaxed.objective, value, verdict,
+                       time.perf_counter() - start, reason=reason, rule=rule,
+                       outputs=table.outputs, mu=mu, pi=pi)
+
+
+def verify_multiparty(spec: MultipartySpec, options: VerifyOptions) -> ProblemResult:
+    header = {"parties": spec.parties, "lambdas": list(spec.lambdas)}
+    check_size(spec, options)
+    results = [verify_agent(spec, agent, accuracy, options)
+               for agent in spec.agents for accuracy in spec.accuracies]
+    return ProblemResult(spec.name, spec.source, spec.kind, tuple(results), header)

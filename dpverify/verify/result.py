@@ -1,0 +1,130 @@
+"""Verdicts and results (spec.md, "Results"): frozen dataclasses with their JSON form."""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+class Verdict(str, enum.Enum):
+    OPTIMAL = "optimal"
+    GAP = "gap"
+    ERROR = "error"
+
+
+_RANK = {Verdict.OPTIMAL: 0, Verdict.GAP: 1, Verdict.ERROR: 2}
+
+
+def worst_verdict(verdicts) -> Verdict:
+    """A problem's verdict is the worst of its results (optimal < gap < error)."""
+    out = Verdict.OPTIMAL
+    for v in verdicts:
+        if _RANK[v] > _RANK[out]:
+            out = v
+    return out
+
+
+def exit_status(verdicts) -> int:
+    """spec.md: 0 all optimal, 1 a gap, 3 could not decide (an error outranks a gap)."""
+    v = worst_verdict(verdicts)
+    return {Verdict.OPTIMAL: 0, Verdict.GAP: 1, Verdict.ERROR: 3}[v]
+
+
+def judge(upper: float | None, lower: float | None, tol: float) -> tuple[Verdict, str]:
+    """Compare an upper bound (the LP optimum) with the candidate's value.
+
+    optimal when upper - lower <= tol; gap when the candidate falls short by more; and an
+    error when the candidate *beats* the upper bound by more than tol, which no correct
+    computation can produce (a solver or modelling failure must never pass as optimal).
+    """
+    if upper is None or lower is None or not (math.isfinite(upper) and math.isfinite(lower)):
+        return Verdict.ERROR, "no value"
+    gap = upper - lower
+    if gap > tol:
+        return Verdict.GAP, ""
+    if gap < -tol:
+        return Verdict.ERROR, (f"the candidate's value exceeds the upper bound by {-gap:.3g}: "
+                               "a numerical failure")
+    return Verdict.OPTIMAL, ""
+
+
+def _num(x: float | None) -> float | None:
+    if x is None or not math.isfinite(x):
+        return None
+    return float(x)
+
+
+@dataclass(frozen=True, eq=False)
+class AgentResult:
+    """One (agent, accuracy) comparison of a multi-party problem."""
+
+    agent: str
+    accuracy: str
+    relaxed_optimum: float | None
+    rr_value: float | None
+    verdict: Verdict
+    seconds: float
+    reason: str = ""
+    rule: np.ndarray | None = None  # observer: Q[tau, y]; party: Q[b, tau, y]
+    outputs: tuple = ()
+    mu: np.ndarray | None = None  # the relaxed LP's duals (float): an upper-bound witness
+    pi: np.ndarray | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def optimum(self) -> float | None:
+        """The value `[expect]` entries are compared with: the verified optimum."""
+        return self.relaxed_optimum
+
+    @property
+    def gap(self) -> float | None:
+        if self.relaxed_optimum is None or self.rr_value is None:
+            return None
+        return self.relaxed_optimum - self.rr_value
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "agent": self.agent, "accuracy": self.accuracy,
+            "relaxed_optimum": _num(self.relaxed_optimum), "rr_value": _num(self.rr_value),
+            "gap": _num(self.gap), "verdict": self.verdict.value,
+            "seconds": round(self.seconds, 4),
+        }
+        if self.reason:
+            out["reason"] = self.reason
+        out.update(self.extra)
+        return out
+
+
+@dataclass(frozen=True, eq=False)
+class ProblemResult:
+    """All results of one problem file (spec.md's result object)."""
+
+    problem: str
+    source: str
+    kind: str
+    results: tuple[Any, ...]
+    header: dict[str, Any] = field(default_factory=dict)  # kind-specific: parties, lambdas
+    reason: str = ""  # set when the whole problem could not be decided
+
+    @property
+    def verdict(self) -> Verdict:
+        if not self.results:
+            return Verdict.ERROR
+        return worst_verdict(r.verdict for r in self.results)
+
+    @property
+    def seconds(self) -> float:
+        return float(sum(r.seconds for r in self.results))
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"problem": self.problem, "source": self.source, "kind": self.kind}
+        out.update(self.header)
+        out["verdict"] = self.verdict.value
+        if self.reason:
+            out["reason"] = self.reason
+        out["results"] = [r.to_json() for r in self.results]
+        return out
