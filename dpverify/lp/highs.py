@@ -17,7 +17,7 @@ import numpy as np
 
 from dpverify.lp.model import LinearProgram, LpSolution, LpStatus
 
-IPM_THRESHOLD = 40_000  # non-zeros above which HiGHS's interior point method is used
+IPM_THRESHOLD = 20_000  # non-zeros above which HiGHS's interior point method is used
 _banner_lock = threading.Lock()
 _banner_done = False
 

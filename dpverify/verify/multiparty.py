@@ -23,7 +23,7 @@ from dpverify.theory.decision import (
     party_average_rule,
     party_label_gains,
 )
-from dpverify.theory.rr import rr_channel
+from dpverify.theory.rr import random_rank_one, rr_channel, segment_grid
 from dpverify.verify.lps import BuiltLp, PointFamily, chain_nonzeros, relaxed_lp, rr_worst_lp
 from dpverify.verify.options import VerifyOptions
 from dpverify.verify.result import AgentResult, ProblemResult, Verdict, judge
@@ -137,9 +137,64 @@ def verify_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
         rule = rules[0] if agent.party == 0 else np.stack(rules)
 
     verdict, reason = judge(relaxed.objective, value, options.tol)
+    extra: dict = {}
+    if options.grid >= 2 or options.samples > 0:
+        interior = _interior_check(spec, label_gains, worst, relaxed.objective, options)
+        extra.update(interior)
+        if interior.get("verdict") is not None:
+            verdict = max(verdict, interior.pop("verdict"), key=_severity)
+            reason = reason or interior.get("note", "")
     return AgentResult(agent.name, accuracy.value, relaxed.objective, value, verdict,
                        time.perf_counter() - start, reason=reason, rule=rule,
-                       outputs=table.outputs, mu=mu, pi=pi)
+                       outputs=table.outputs, mu=mu, pi=pi, extra=extra)
+
+
+def _severity(v: Verdict) -> int:
+    return {Verdict.OPTIMAL: 0, Verdict.GAP: 1, Verdict.ERROR: 2}[v]
+
+
+def interior_families(lambdas: Sequence[float], options: VerifyOptions) -> list[PointFamily]:
+    """Rank-one DP points beyond the corners (issue: "interior rank-one points").
+
+    The corners are always included (an m-point grid of each segment contains its end
+    points, and random samples are added to the corners), so the optimum can only grow.
+    """
+    families = [corner_family(lambdas)]
+    if options.grid >= 2:
+        families = [PointFamily(factors=tuple(segment_grid(lam, options.grid)
+                                              for lam in lambdas))]
+    if options.samples > 0:
+        rng = np.random.default_rng(options.seed)
+        families.append(PointFamily(columns=random_rank_one(lambdas, options.samples, rng)))
+    return families
+
+
+def _interior_check(spec: MultipartySpec, label_gains: np.ndarray, worst: bool,
+                    corner_optimum: float, options: VerifyOptions) -> dict:
+    """The relaxed LP over grid / sampled rank-one points, against the corner optimum.
+
+    KOV's corner lemma: the corners generate the cone of rank-one DP tensors, so no point
+    can raise the optimum. A rise beyond the tolerance would contradict it: verdict `gap`.
+    """
+    built = relaxed_lp(label_gains, interior_families(spec.lambdas, options), worst,
+                       options.form)
+    sol = _solve(built, options)
+    if not sol.optimal:
+        return {"interior_optimum": None, "verdict": Verdict.ERROR,
+                "note": f"interior-point LP: {sol.status.value} ({sol.message})"}
+    out: dict = {"interior_optimum": sol.objective,
+                 "interior_points": {"grid": options.grid, "samples": options.samples,
+                                     "seed": options.seed}}
+    rise = sol.objective - corner_optimum
+    if rise > options.tol:
+        out["verdict"] = Verdict.GAP
+        out["note"] = (f"interior rank-one points raise the relaxed optimum by {rise:.3g}: "
+                       "this would contradict the corner lemma of Kairouz-Oh-Viswanath")
+    elif rise < -options.tol:
+        out["verdict"] = Verdict.ERROR
+        out["note"] = (f"the LP with more points has a smaller optimum (by {-rise:.3g}): "
+                       "a numerical failure")
+    return out
 
 
 def verify_multiparty(spec: MultipartySpec, options: VerifyOptions) -> ProblemResult:
