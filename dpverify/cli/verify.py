@@ -44,11 +44,9 @@ def exit_code(results: list[ProblemResult], invalid: int) -> int:
     return 0
 
 
-def refused(path, exc: DpverifyError) -> ProblemResult:
-    """A problem that could not be decided (size limit): an `error` result, never optimal."""
-    from pathlib import Path
-
-    return ProblemResult(problem=Path(path).stem, source=str(path), kind="unknown",
+def refused(spec, exc: DpverifyError) -> ProblemResult:
+    """A problem that could not be decided (size limit): verdict `error`, never optimal."""
+    return ProblemResult(problem=spec.name, source=spec.source, kind=spec.kind,
                          results=(), reason=str(exc))
 
 
@@ -86,7 +84,6 @@ def verify(paths, tol, backend, max_nonzeros, as_json, quiet, show_rules, no_col
     options = VerifyOptions(tol=tol, backend=backend, form=lp_form, max_nonzeros=max_nonzeros,
                             grid=grid, samples=samples, seed=seed, certify=certify)
     out = make_console(no_color=no_color)
-    err = make_console(stderr=True, no_color=no_color)
     files = find_problems(paths)
     if not files:
         raise SpecError(", ".join(paths), "", None, "no *.toml problem files found")
@@ -99,11 +96,12 @@ def verify(paths, tol, backend, max_nonzeros, as_json, quiet, show_rules, no_col
             result = verify_spec(spec, options)
         except SpecError as exc:
             invalid += 1
-            err.print(f"dpverify: {exc}")
+            click.echo(f"dpverify: {exc}", err=True)
             continue
         except SizeLimitError as exc:
-            err.print(f"dpverify: {exc}")
-            result = refused(path, exc)
+            click.echo(f"dpverify: {exc}", err=True)
+            results.append(refused(spec, exc))
+            continue
         results.append(result)
         if not as_json and not quiet:
             print_problem(out, result, show_proof=certify, show_grid=bool(grid or samples))

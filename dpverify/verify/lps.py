@@ -44,6 +44,7 @@ class PointFamily:
     def size(self) -> int:
         if self.columns is not None:
             return int(self.columns.shape[1])
+        assert self.factors is not None
         return int(np.prod([f.shape[1] for f in self.factors]))
 
 
@@ -219,6 +220,7 @@ def rr_worst_lp(
             q, z = b.chain(lambdas_factors)
             b.add(x_rows, z[rel], gain[rel, y])
         else:
+            assert P is not None
             q = b.add_cols(n)
             b.add_matrix(x_rows, q, P[rel] * gain[rel, y][:, None])
         blocks.append(q)

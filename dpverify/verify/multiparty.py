@@ -76,10 +76,18 @@ def check_size(spec: MultipartySpec, options: VerifyOptions) -> int:
     if estimate > options.max_nonzeros:
         raise SizeLimitError(
             f"{spec.source}: too large: the LP would have about {estimate:.3g} non-zeros "
-            f"(~{estimate * BYTES_PER_NONZERO / 2**20:,.0f} MiB) with parties = {spec.parties}; "
+            f"(~{_bytes(estimate * BYTES_PER_NONZERO)}) with parties = {spec.parties}; "
             f"the limit is {options.max_nonzeros:,} non-zeros (raise it with --max-nonzeros)"
         )
     return estimate
+
+
+def _bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:,.0f} {unit}"
+        n /= 1024
+    return f"{n:,.0f} TiB"
 
 
 def _solve(built: BuiltLp, options: VerifyOptions) -> LpSolution:
