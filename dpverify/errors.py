@@ -27,7 +27,9 @@ class SpecError(DpverifyError):
         self.value = value
         self.allowed = allowed
         shown = _show(value)
-        if key:
+        if key and value is None:
+            message = f"{file}: `{key}`: {allowed}"
+        elif key:
             message = f"{file}: `{key}` = {shown}: {allowed}"
         else:
             message = f"{file}: {allowed}" if value is None else f"{file}: {shown}: {allowed}"

@@ -7,6 +7,7 @@ Imported lazily (`import cvxpy` costs 1-2 s). Duals are mapped to the convention
 from __future__ import annotations
 
 import time
+import warnings
 
 import numpy as np
 
@@ -69,7 +70,8 @@ def solve_cvxpy(lp: LinearProgram, *, time_limit: float | None = None) -> LpSolu
         options["time_limit"] = float(time_limit)
     empty = np.zeros(0)
     try:
-        with _stdout_to_devnull():
+        with _stdout_to_devnull(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "Solution may be inaccurate": the status says it
             problem.solve(solver=cp.HIGHS, **options)
     except cp.error.SolverError as exc:
         return LpSolution(LpStatus.ERROR, float("nan"), empty, empty,
@@ -86,6 +88,6 @@ def solve_cvxpy(lp: LinearProgram, *, time_limit: float | None = None) -> LpSolu
         sign = {"eq": 1.0, "up": 1.0, "lo": -1.0}[kind]
         if not lp.maximize:
             sign = -sign
-        duals[rows] = sign * value
+        duals[rows] += sign * value  # a ranged row has a <= and a >= part
     return LpSolution(LpStatus.OPTIMAL, float(problem.value), np.asarray(x.value, dtype=float),
                       duals, time.perf_counter() - start, "cvxpy", str(problem.status))

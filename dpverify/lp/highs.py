@@ -17,7 +17,8 @@ import numpy as np
 
 from dpverify.lp.model import LinearProgram, LpSolution, LpStatus
 
-IPM_THRESHOLD = 20_000  # non-zeros above which HiGHS's interior point method is used
+IPM_THRESHOLD = 20_000
+SMALL_MATRIX_VALUE = 1e-12  # HiGHS drops smaller matrix entries; refuse such LPs instead  # non-zeros above which HiGHS's interior point method is used
 _banner_lock = threading.Lock()
 _banner_done = False
 
@@ -113,12 +114,29 @@ def solve_highs(
     model.a_matrix_.value_ = A.data.astype(np.float64)
 
     empty = np.zeros(0)
+    if A.nnz and float(np.abs(A.data).min()) < SMALL_MATRIX_VALUE:
+        # HiGHS would silently drop these entries and solve a different LP.
+        return LpSolution(LpStatus.ERROR, float("nan"), empty, empty,
+                          time.perf_counter() - start, "highs",
+                          f"matrix entries below {SMALL_MATRIX_VALUE:g} (HiGHS would drop them)")
+    h.setOptionValue("small_matrix_value", SMALL_MATRIX_VALUE)
     pass_status = h.passModel(model)
     if pass_status == highspy.HighsStatus.kError:
         return LpSolution(LpStatus.ERROR, float("nan"), empty, empty,
                           time.perf_counter() - start, "highs", "passModel failed")
     run_status = h.run()
     model_status = h.getModelStatus()
+    if run_status == highspy.HighsStatus.kError or model_status in (
+        highspy.HighsModelStatus.kNotset, highspy.HighsModelStatus.kSolveError,
+        highspy.HighsModelStatus.kUnknown,
+    ):
+        # One retry with the other algorithm (seen: the worst-case RR LP at lambda = 1000,
+        # k = 8, ends `Not Set` after presolve). Whatever it returns is still checked
+        # against an independent computation before any verdict.
+        h.setOptionValue("solver", "simplex" if lp.nnz > IPM_THRESHOLD else "ipm")
+        h.clearSolver()
+        run_status = h.run()
+        model_status = h.getModelStatus()
     status = _model_status_table().get(model_status, LpStatus.UNKNOWN)
     message = h.modelStatusToString(model_status)
     if run_status == highspy.HighsStatus.kError and status is LpStatus.OPTIMAL:

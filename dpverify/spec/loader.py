@@ -8,12 +8,13 @@ message names the file, the key, the bad value and what is allowed.
 from __future__ import annotations
 
 import math
+import re
 import tomllib
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from dpverify.errors import SpecError
+from dpverify.errors import SizeLimitError, SpecError
 from dpverify.spec.expr import ExpressionError, compile_expression
 from dpverify.spec.model import (
     Accuracy,
@@ -24,12 +25,21 @@ from dpverify.spec.model import (
     MultipartySpec,
 )
 from dpverify.spec.reader import Table, exact_number, type_name
-from dpverify.spec.tables import MAX_TABULATED_PARTIES, NAMED_FUNCTIONS, NAMED_GAINS, tabulate
+from dpverify.spec.tables import NAMED_FUNCTIONS, NAMED_GAINS, tabulate
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
+# 2^k inputs: far beyond this no LP is conceivable, and a spec with k = 10^9 parties must
+# not make the loader build per-party lists of 10^9 entries. Refused as a size limit
+# (exit 3), like the size guard refuses parties = 40.
+MAX_PARTIES = 60
+# Tables and gains are tabulated at load time (to report their errors early) only while
+# that is cheap; larger problems are tabulated by the verifier after its size guard.
+LOAD_TABULATE_PARTIES = 12
 KINDS = ("multiparty", "count")
 PROBLEM_KEYS = ("name", "description", "kind", "parties", "epsilon", "lambda", "accuracy")
 AGENT_KEYS = ("function", "gain", "outputs")
+TOP_KEYS = ("problem", "observer", "party", "expect")
+_INTEGER_ARG = re.compile(r"\+?[0-9]{1,9}")  # ASCII digits only: "bit:\u00b2" is no integer
 ACCURACIES = tuple(a.value for a in Accuracy)
 
 
@@ -45,17 +55,22 @@ def load(path: str | Path):
         raise SpecError(source, "", None,
                         f"the file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise SpecError(source, "", None, "the file is not UTF-8 text") from None
+        text = raw.decode("utf-8-sig")  # a byte-order mark from some editors is harmless
+    except UnicodeDecodeError as exc:
+        raise SpecError(source, "", None,
+                        f"the file is not UTF-8 text (byte {exc.start}: "
+                        f"{raw[exc.start:exc.start + 1]!r}); save it as UTF-8") from None
     return loads(text, source=source, default_name=Path(source).stem)
 
 
 def loads(text: str, *, source: str = "<string>", default_name: str = "problem"):
     try:
-        document = tomllib.loads(text)
+        document = tomllib.loads(text.removeprefix("\ufeff"))
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(source, "", None, f"TOML syntax error: {exc}") from None
+    except RecursionError:
+        raise SpecError(source, "", None,
+                        "TOML syntax error: arrays or tables nested too deeply") from None
     root = Table(document, source, "")
     problem = root.table("problem")
     kind = problem.string("kind", "multiparty", choices=KINDS)
@@ -68,12 +83,20 @@ def loads(text: str, *, source: str = "<string>", default_name: str = "problem")
 
 def _parse_multiparty(root: Table, problem: Table, default_name: str) -> MultipartySpec:
     file = root.file
+    # Unknown keys first: a misspelt key is the likeliest cause of any later error.
+    root.done(TOP_KEYS)
+    problem.done(PROBLEM_KEYS)
     name = problem.string("name", default_name)
     description = problem.string("description", "")
     k = problem.integer("parties", minimum=1)
+    if k > MAX_PARTIES:
+        raise SizeLimitError(
+            f"{file}: `{problem.key('parties')}` = {k}: too large: 2^{k} inputs; "
+            f"dpverify handles at most {MAX_PARTIES} parties (and the LP size guard "
+            f"refuses far fewer)"
+        )
     lambdas, lambdas_exact, epsilons_exact = _privacy(problem, k)
     accuracies = _accuracies(problem)
-    problem.done(PROBLEM_KEYS)
 
     agents: list[AgentSpec] = []
     if root.has("observer"):
@@ -85,6 +108,7 @@ def _parse_multiparty(root: Table, problem: Table, default_name: str) -> Multipa
         seen: set[int] = set()
         for n, entry in enumerate(entries):
             table = Table(entry, file, f"party[{n}]")
+            table.done(("index",) + AGENT_KEYS)
             index = table.integer("index", minimum=1, maximum=k)
             if index in seen:
                 raise table.error("index", index, "each party may appear once")
@@ -94,14 +118,13 @@ def _parse_multiparty(root: Table, problem: Table, default_name: str) -> Multipa
         raise SpecError(file, "", None,
                         "no agent: add an [observer] table or at least one [[party]]")
     expect = _expectations(root, agents) if root.has("expect") else ()
-    root.done(("problem", "observer", "party", "expect"))
 
     spec = MultipartySpec(
         name=name, description=description, source=file, parties=k, lambdas=lambdas,
         lambdas_exact=lambdas_exact, epsilons_exact=epsilons_exact,
         accuracies=accuracies, agents=tuple(agents), expect=expect,
     )
-    if k <= MAX_TABULATED_PARTIES:
+    if k <= LOAD_TABULATE_PARTIES:
         for agent in spec.agents:  # surface table and gain errors at load time
             tabulate(spec, agent)
     return spec
@@ -165,10 +188,10 @@ def _accuracies(problem: Table) -> tuple[Accuracy, ...]:
 
 
 def _agent(table: Table, party: int, k: int, extra: tuple[str, ...] = ()) -> AgentSpec:
+    table.done(extra + AGENT_KEYS)
     function = _function(table, k)
     gain = _gain(table)
     outputs = _outputs(table) if table.has("outputs") else None
-    table.done(extra + AGENT_KEYS)
     return AgentSpec(party=party, function=function, gain=gain, outputs=outputs,
                      key=table.path)
 
@@ -181,12 +204,11 @@ def _function(table: Table, k: int) -> FunctionDef:
     if isinstance(value, str):
         name, _, arg = value.partition(":")
         if name in ("threshold", "bit"):
-            if not arg.strip().lstrip("+").isdigit():
-                raise SpecError(table.file, key, value,
-                                f"write {name}:N with an integer N" +
-                                (f" in 1..{k}" if name == "bit" else f" in 0..{k}"))
-            param = int(arg)
             low = 1 if name == "bit" else 0
+            if not _INTEGER_ARG.fullmatch(arg.strip()):
+                raise SpecError(table.file, key, value,
+                                f"write {name}:N with an integer N in {low}..{k}")
+            param = int(arg)
             if not low <= param <= k:
                 raise SpecError(table.file, key, value,
                                 f"{name}:N needs {low} <= N <= {k} (parties = {k})")
@@ -214,8 +236,9 @@ def _function_table(table: Table, value: object, key: str, k: int) -> tuple[Frac
     n = 1 << k
     if isinstance(value, list):
         if len(value) != n:
-            raise SpecError(table.file, key, f"{len(value)} values",
-                            f"a table needs 2^{k} = {n} values in input order (x1 first)")
+            raise SpecError(table.file, key, value,
+                            f"has {len(value)} values; a table needs 2^{k} = {n} values in "
+                            f"input order (x1 first), or a table of bit strings to values")
         items = [(v, f"{key}[{i}]") for i, v in enumerate(value)]
     elif isinstance(value, dict):
         expected = [format(i, f"0{k}b") for i in range(n)]
@@ -225,8 +248,9 @@ def _function_table(table: Table, value: object, key: str, k: int) -> tuple[Frac
             raise SpecError(table.file, key, unknown[0],
                             f"keys must be bit strings of length {k}, such as {expected[-1]!r}")
         if missing:
-            raise SpecError(table.file, key, f"{len(value)} entries",
-                            f"every input must be listed: {missing[0]!r} is missing")
+            raise SpecError(table.file, key, value,
+                            f"every input must be listed: {missing[0]!r} is missing "
+                            f"({len(missing)} of the {n} bit strings of length {k})")
         items = [(value[x], f"{key}.{x}") for x in expected]
     else:
         raise SpecError(table.file, key, value,
@@ -296,9 +320,8 @@ def _expectations(root: Table, agents: list[AgentSpec]) -> tuple[Expectation, ..
         if agent not in names:
             raise SpecError(t.file, t.path, None,
                             f"no such agent in this problem; agents: {', '.join(sorted(names))}")
+        t.done(ACCURACIES)
         for acc in t.data:
-            if acc not in ACCURACIES:
-                raise t.error(acc, t.data[acc], "allowed keys: average, worst")
             v = t.get(acc)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
                 raise t.error(acc, v, f"must be a finite number, not {type_name(v)}")
@@ -309,7 +332,7 @@ def _expectations(root: Table, agents: list[AgentSpec]) -> tuple[Expectation, ..
     if expect.has("party"):
         parties = expect.table("party")
         for index in parties.data:
-            if not index.isdigit():
+            if not re.fullmatch(r"[0-9]{1,9}", index):
                 raise parties.error(index, parties.data[index],
                                     "write [expect.party.N] with the party's index N")
             read(parties.table(index), f"party:{int(index)}")

@@ -20,13 +20,14 @@ class NumberError(ValueError):
 
 def parse_exact(value: object, *, strings: bool = True) -> Fraction:
     """A TOML value -> an exact Fraction. Booleans, NaN and infinities are refused."""
+    allowed = "a number" + (' or an exact rational string such as "3/2"' if strings else "")
     if isinstance(value, bool):
-        raise NumberError("a boolean is not a number")
+        raise NumberError(f"must be {allowed}, not a boolean")
     if isinstance(value, int):
         return Fraction(value)
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise NumberError("must be a finite number")
+            raise NumberError(f"must be a finite number, not {value}")
         return Fraction(value)
     if isinstance(value, str) and strings:
         match = _RATIONAL.match(value)
@@ -38,5 +39,4 @@ def parse_exact(value: object, *, strings: bool = True) -> Fraction:
         if _DECIMAL.match(value):
             return Fraction(value.strip())
         raise NumberError('a string must be an exact rational such as "3/2" or "7"')
-    raise NumberError("must be a number" + (' or an exact rational string such as "3/2"'
-                                             if strings else ""))
+    raise NumberError(f"must be {allowed}")

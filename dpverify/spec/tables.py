@@ -95,7 +95,8 @@ def tabulate(spec: MultipartySpec, agent: AgentSpec) -> AgentTable:
             f"{MAX_TABULATED_PARTIES} parties"
         )
     file = spec.source
-    values = function_values(agent.function, k, file=file, key=f"{agent.key}.function")
+    fn_key = f"{agent.key}.function" + (".expr" if agent.function.kind == "expr" else "")
+    values = function_values(agent.function, k, file=file, key=fn_key)
     distinct = tuple(sorted(set(values)))
     outputs = agent.outputs if agent.outputs is not None else distinct
     gain = agent.gain
@@ -103,14 +104,14 @@ def tabulate(spec: MultipartySpec, agent: AgentSpec) -> AgentTable:
     if gain.kind == "matrix":
         if len(gain.matrix) != len(distinct):
             raise SpecError(
-                file, gain_key, f"{len(gain.matrix)} rows",
-                f"a gain matrix needs one row per distinct function value "
+                file, f"{gain_key}.matrix", f"{len(gain.matrix)} rows",
+                f"a gain matrix needs one row per distinct function value, sorted "
                 f"({len(distinct)}: {', '.join(_show(v) for v in distinct)})",
             )
-        for r, row in enumerate(gain.matrix):
-            if len(row) != len(outputs):
+        for r, matrix_row in enumerate(gain.matrix):
+            if len(matrix_row) != len(outputs):
                 raise SpecError(
-                    file, f"{gain_key}.matrix[{r}]", f"{len(row)} entries",
+                    file, f"{gain_key}.matrix[{r}]", f"{len(matrix_row)} entries",
                     f"every row needs one entry per output ({len(outputs)}: "
                     f"{', '.join(_show(v) for v in outputs)})",
                 )
@@ -122,13 +123,24 @@ def tabulate(spec: MultipartySpec, agent: AgentSpec) -> AgentTable:
             expression = compile_expression(gain.text, ["f", "y"])
         by_value = {}
         for v in distinct:
-            try:
-                by_value[v] = tuple(gain_value(gain, v, y, expression) for y in outputs)
-            except ExpressionError as exc:
-                raise SpecError(file, gain_key, gain.text,
-                                f"fails at f = {_show(v)}: {exc}") from None
+            row: list[Fraction] = []
+            for y in outputs:
+                try:
+                    row.append(gain_value(gain, v, y, expression))
+                except ExpressionError as exc:
+                    raise SpecError(file, f"{gain_key}.expr", gain.text,
+                                    f"fails at f = {_show(v)}, y = {_show(y)}: {exc}") from None
+            by_value[v] = tuple(row)
+    floats: dict[Fraction, list[float]] = {}
+    for v, gains in by_value.items():
+        try:
+            floats[v] = [float(w) for w in gains]
+        except OverflowError:
+            raise SpecError(file, gain_key, gain.describe(),
+                            f"a gain at f = {_show(v)} is too large for a float "
+                            f"(at most about 1e308 in absolute value)") from None
     gain_exact = tuple(by_value[v] for v in values)
-    gain_float = np.array([[float(w) for w in row] for row in gain_exact], dtype=np.float64)
+    gain_float = np.array([floats[v] for v in values], dtype=np.float64)
     table = AgentTable(values=values, outputs=tuple(outputs), gain_exact=gain_exact,
                        gain=gain_float.reshape(len(values), len(outputs)))
     spec.tables[agent.name] = table

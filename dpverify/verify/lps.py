@@ -14,6 +14,7 @@ small mixing with intermediate variables (design.md: O(k 2^k) non-zeros per labe
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -37,7 +38,7 @@ class PointFamily:
         if self.columns is not None:
             return self.columns
         assert self.factors is not None
-        size = int(np.prod([f.shape[1] for f in self.factors]))
+        size = math.prod(f.shape[1] for f in self.factors)
         return kron_apply(self.factors, np.eye(size))
 
     @property
@@ -45,7 +46,7 @@ class PointFamily:
         if self.columns is not None:
             return int(self.columns.shape[1])
         assert self.factors is not None
-        return int(np.prod([f.shape[1] for f in self.factors]))
+        return math.prod(f.shape[1] for f in self.factors)
 
 
 @dataclass(frozen=True, eq=False)
@@ -236,7 +237,7 @@ def rr_worst_lp(
 def chain_nonzeros(dims_in: Sequence[int], dims_out: Sequence[int]) -> int:
     """Non-zeros of one chain block (for the size guard): pass j has dim_j * (m_j + 1)."""
     total = 0
-    size = int(np.prod(dims_in))
+    size = math.prod(dims_in)
     for j in range(len(dims_in)):
         size = size // dims_in[j] * dims_out[j]
         total += size * (dims_in[j] + 1)

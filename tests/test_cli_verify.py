@@ -1,0 +1,295 @@
+"""`dpverify verify` through click's CliRunner (and once through a real process)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from dpverify.cli import main
+from dpverify.verify import multiparty
+
+XOR2 = """
+[problem]
+name = "xor-2"
+parties = 2
+lambda = 3
+[observer]
+function = "xor"
+[[party]]
+index = 2
+function = "and"
+"""
+XOR2_VALUE = (9 + 1) / 16  # Corollary 3.1 at k = 2, lambda = 3: (lambda^2 + 1)/(1 + lambda)^2
+
+AND3 = """
+[problem]
+parties = 3
+epsilon = 0.5
+accuracy = "average"
+[observer]
+function = "and"
+"""
+
+RESULT_FIELDS = {"agent", "accuracy", "relaxed_optimum", "rr_value", "gap", "verdict", "seconds"}
+PROBLEM_FIELDS = {"problem", "source", "kind", "parties", "lambdas", "verdict", "results"}
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+def test_table_output(write_toml) -> None:
+    path = write_toml(XOR2, "xor2")
+    run = invoke("verify", str(path))
+    assert run.exit_code == 0, run.output
+    out = run.stdout
+    assert "xor-2" in out and str(path) in out
+    for header in ("agent", "accuracy", "relaxed optimum", "RR value", "gap", "verdict",
+                   "seconds"):
+        assert header in out
+    rows = [line for line in out.splitlines() if line.startswith(("observer", "party:"))]
+    assert len(rows) == 4
+    assert [r.split()[0] for r in rows] == ["observer", "observer", "party:2", "party:2"]
+    assert all("optimal" in r for r in rows)
+    assert f"{XOR2_VALUE:.12g}" in rows[0]
+    assert out.strip().splitlines()[-1].startswith("1 problem: 1 optimal, 0 gap, 0 error")
+    assert run.stderr == ""
+
+
+def test_json_one_file_is_an_object(write_toml) -> None:
+    path = write_toml(XOR2, "xor2")
+    run = invoke("verify", "--json", str(path))
+    assert run.exit_code == 0, run.output
+    data = json.loads(run.stdout)  # the whole of stdout is the JSON document
+    assert isinstance(data, dict)
+    assert PROBLEM_FIELDS <= set(data)
+    assert data["problem"] == "xor-2"
+    assert data["source"] == str(path)
+    assert data["kind"] == "multiparty"
+    assert data["parties"] == 2
+    assert data["lambdas"] == [3.0, 3.0]
+    assert data["verdict"] == "optimal"
+    results = data["results"]
+    assert [(r["agent"], r["accuracy"]) for r in results] == [
+        ("observer", "average"), ("observer", "worst"), ("party:2", "average"),
+        ("party:2", "worst")]
+    for r in results:
+        assert RESULT_FIELDS <= set(r)
+        assert r["verdict"] == "optimal"
+        assert isinstance(r["relaxed_optimum"], float) and isinstance(r["rr_value"], float)
+        assert r["gap"] == pytest.approx(r["relaxed_optimum"] - r["rr_value"], abs=1e-15)
+        assert abs(r["gap"]) <= 1e-9
+        assert r["seconds"] >= 0
+    assert results[0]["relaxed_optimum"] == pytest.approx(XOR2_VALUE, abs=1e-9)
+
+
+def test_json_several_files_is_an_array(write_toml) -> None:
+    a = write_toml(XOR2, "a")
+    b = write_toml(AND3, "b")
+    run = invoke("verify", "--json", str(a), str(b))
+    assert run.exit_code == 0, run.output
+    data = json.loads(run.stdout)
+    assert isinstance(data, list) and len(data) == 2
+    assert [d["source"] for d in data] == [str(a), str(b)]
+    assert data[1]["problem"] == "b"  # the default name: the file name without .toml
+    assert [r["accuracy"] for r in data[1]["results"]] == ["average"]
+
+
+def test_directories_are_searched_recursively(tmp_path, write_toml) -> None:
+    write_toml(XOR2, "top")
+    write_toml(AND3, "inner", subdir="one/two")
+    write_toml(AND3, "other", subdir="one")
+    (tmp_path / "one" / "notes.txt").write_text("not a problem")
+    (tmp_path / "one" / "two" / "data.json").write_text("{}")
+    run = invoke("verify", "--json", str(tmp_path))
+    assert run.exit_code == 0, run.output
+    sources = sorted(d["source"] for d in json.loads(run.stdout))
+    assert sources == sorted(str(p) for p in (tmp_path / "top.toml",
+                                              tmp_path / "one" / "other.toml",
+                                              tmp_path / "one" / "two" / "inner.toml"))
+
+
+def test_quiet_prints_only_the_summary(write_toml) -> None:
+    path = write_toml(XOR2, "xor2")
+    run = invoke("verify", "--quiet", str(path))
+    assert run.exit_code == 0
+    lines = [line for line in run.stdout.splitlines() if line.strip()]
+    assert len(lines) == 1
+    assert lines[0].startswith("1 problem: 1 optimal, 0 gap, 0 error")
+
+
+def test_show_rules_prints_the_xor_rule(write_toml) -> None:
+    path = write_toml("[problem]\nparties = 2\nlambda = 3\naccuracy = \"average\"\n"
+                      "[observer]\nfunction = \"xor\"\n", "xor")
+    run = invoke("verify", "--show-rules", str(path))
+    assert run.exit_code == 0, run.output
+    out = run.stdout
+    assert "decision rule of observer (average)" in " ".join(out.split())  # titles wrap
+    rows = {}
+    for line in out.splitlines():
+        cells = [c.strip() for c in line.replace("│", "|").split("|")]
+        if len(cells) == 2 and cells[0] in ("00", "01", "10", "11"):
+            rows[cells[0]] = cells[1]
+    # Corollary 3.1: the observer's optimal decision is the XOR of the released bits.
+    assert rows == {"00": "0", "01": "1", "10": "1", "11": "0"}
+    without = invoke("verify", str(path))
+    assert "decision rule" not in without.stdout
+
+
+def test_show_rules_for_a_party_has_one_column_per_own_bit(write_toml) -> None:
+    path = write_toml("[problem]\nparties = 2\nlambda = 3\naccuracy = \"average\"\n"
+                      "[[party]]\nindex = 1\nfunction = \"xor\"\n", "p")
+    run = invoke("verify", "--show-rules", str(path))
+    assert "decision if own bit 0" in run.stdout and "decision if own bit 1" in run.stdout
+
+
+def _worse_observer_rule(monkeypatch, by: float = 0.01) -> None:
+    """Test-only substitution: RR's observer rule reports a value `by` below the truth."""
+    real = multiparty.observer_average_rule
+
+    def worse(lambdas, gain):
+        value, rule = real(lambdas, gain)
+        return value - by, rule
+
+    monkeypatch.setattr(multiparty, "observer_average_rule", worse)
+
+
+def test_exit_1_on_a_gap(monkeypatch, write_toml) -> None:
+    """Negative control: a candidate that falls short is reported `gap`, exit 1."""
+    _worse_observer_rule(monkeypatch)
+    path = write_toml(XOR2, "xor2")
+    run = invoke("verify", "--json", str(path))
+    assert run.exit_code == 1, run.output
+    data = json.loads(run.stdout)
+    assert data["verdict"] == "gap"
+    by_key = {(r["agent"], r["accuracy"]): r for r in data["results"]}
+    assert by_key[("observer", "average")]["verdict"] == "gap"
+    assert by_key[("observer", "average")]["gap"] == pytest.approx(0.01, abs=1e-9)
+    assert by_key[("party:2", "average")]["verdict"] == "optimal"
+    table = invoke("verify", str(path))
+    assert table.exit_code == 1
+    assert "1 problem: 0 optimal, 1 gap, 0 error" in table.stdout
+
+
+def test_tol_decides_what_counts_as_optimal(monkeypatch, write_toml) -> None:
+    _worse_observer_rule(monkeypatch, by=1e-6)
+    path = write_toml(XOR2, "xor2")
+    assert invoke("verify", "--quiet", str(path)).exit_code == 1  # default tol 1e-9
+    assert invoke("verify", "--quiet", "--tol", "1e-5", str(path)).exit_code == 0
+
+
+def test_exit_2_on_bad_input(write_toml) -> None:
+    bad = write_toml("[problem]\nparties = 2\nepsilon = -1\n[observer]\nfunction = \"xor\"\n",
+                     "bad")
+    run = invoke("verify", str(bad))
+    assert run.exit_code == 2
+    assert run.stderr.strip() == (f"dpverify: {bad}: `problem.epsilon` = -1: "
+                                  "epsilon must be a number >= 0")
+
+
+def test_bad_input_does_not_hide_the_other_results(write_toml) -> None:
+    bad = write_toml("[problem]\nparties = 2\n", "bad")
+    good = write_toml(XOR2, "good")
+    run = invoke("verify", "--json", str(bad), str(good))
+    assert run.exit_code == 2  # bad input outranks everything
+    data = json.loads(run.stdout)
+    assert [d["source"] for d in data] == [str(good)]
+    assert data[0]["verdict"] == "optimal"
+
+
+@pytest.mark.parametrize("args", [
+    ["verify", "--tol", "abc", "X"],
+    ["verify", "--backend", "glpk", "X"],
+    ["verify", "--max-nonzeros", "0", "X"],
+    ["verify", "--grid", "1", "X"],
+    ["verify", "--no-such-option", "X"],
+    ["verify"],
+    ["verify", "does-not-exist.toml"],
+])
+def test_exit_2_on_a_bad_command_line(write_toml, args) -> None:
+    path = str(write_toml(XOR2, "x"))
+    run = invoke(*[path if a == "X" else a for a in args])
+    assert run.exit_code == 2, run.output
+    assert "Traceback" not in run.output
+
+
+def test_exit_3_on_the_size_limit(write_toml) -> None:
+    path = write_toml("[problem]\nparties = 30\nepsilon = 1\n[observer]\nfunction = \"and\"\n",
+                      "big")
+    run = invoke("verify", "--json", str(path))
+    assert run.exit_code == 3
+    data = json.loads(run.stdout)
+    assert data["verdict"] == "error"
+    assert "too large" in data["reason"]
+    assert "too large" in run.stderr
+
+
+def test_error_outranks_gap_in_the_exit_status(monkeypatch, write_toml) -> None:
+    _worse_observer_rule(monkeypatch)
+    gap = write_toml(XOR2, "gap")
+    big = write_toml("[problem]\nparties = 30\nepsilon = 1\n[observer]\nfunction = \"and\"\n",
+                     "big")
+    assert invoke("verify", "--quiet", str(gap)).exit_code == 1
+    assert invoke("verify", "--quiet", str(gap), str(big)).exit_code == 3
+
+
+@pytest.mark.parametrize("extra", [["--backend", "cvxpy"], ["--lp-form", "dense"],
+                                   ["--no-color"]])
+def test_options_keep_the_verdict(write_toml, extra) -> None:
+    path = write_toml(XOR2, "xor2")
+    run = invoke("verify", "--json", *extra, str(path))
+    assert run.exit_code == 0, run.output
+    data = json.loads(run.stdout)
+    assert data["results"][0]["relaxed_optimum"] == pytest.approx(XOR2_VALUE, abs=1e-9)
+
+
+def test_every_command_has_help_text() -> None:
+    assert main.help and main.help.strip()
+    assert main.commands, "no commands registered"
+    assert "verify" in main.commands
+    top = invoke("--help")
+    assert top.exit_code == 0
+    for name, command in main.commands.items():
+        assert command.help and command.help.strip(), f"`dpverify {name}` has no docstring"
+        run = invoke(name, "--help")
+        assert run.exit_code == 0, (name, run.output)
+        first = " ".join(command.help.split())[:40]  # click re-wraps the text
+        assert first in " ".join(run.stdout.split())
+        assert name in top.stdout
+        for param in command.params:  # and every option says what it does
+            if isinstance(param, click.Option):
+                assert param.help, f"`dpverify {name} {param.opts[0]}` has no help"
+
+
+def test_version() -> None:
+    run = invoke("--version")
+    assert run.exit_code == 0 and "dpverify" in run.stdout
+
+
+def _python(*args: str, cwd=None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=120,
+                          env=env, cwd=cwd, check=False)
+
+
+def test_python_m_dpverify_help() -> None:
+    done = _python("-m", "dpverify", "--help")
+    assert done.returncode == 0, done.stderr
+    assert "verify" in done.stdout
+    assert done.stdout.startswith("Usage: dpverify")
+
+
+def test_json_stdout_is_clean_in_a_real_process(write_toml) -> None:
+    """In a fresh process the first HiGHS object prints a banner on fd 1: not in --json."""
+    path = write_toml(XOR2, "xor2")
+    done = _python("-m", "dpverify", "verify", "--json", str(path))
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["verdict"] == "optimal"
+    assert "HiGHS" not in done.stdout
