@@ -1,0 +1,155 @@
+"""`dpverify derive FILE` and `dpverify release ...`: count queries beyond `verify`
+(Gupte-Sundararajan, PODS 2010: Theorem 2, Lemma 3, Algorithm 1)."""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from fractions import Fraction
+
+import click
+
+from dpverify.cli import handle_errors, main
+from dpverify.errors import InputError, SizeLimitError
+
+
+@main.command()
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--tol", type=float, default=1e-9, show_default=True,
+              help="Tolerance of the floating-point comparisons (unused in exact arithmetic).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object only.")
+@click.option("--no-color", is_flag=True, help="No colours.")
+@handle_errors
+def derive(file, tol, as_json, no_color):
+    """Can the mechanism in FILE be derived from the geometric mechanism?
+
+    FILE is TOML with a [mechanism] table: `alpha` (or `epsilon`) and `matrix`, an
+    (n+1) x (n+1) row-stochastic matrix (rows: true answers 0..n, columns: released
+    answers; "p/q" strings allowed). dpverify checks that it is alpha-DP and tests
+    x = G T for a row-stochastic T by two independent methods that must agree: a linear
+    solve T = G^-1 x >= 0, and the local three-row test
+    (1+alpha^2) x[i,j] >= alpha (x[i-1,j] + x[i+1,j]) (Gupte-Sundararajan Theorem 2).
+    It prints T when it exists and the violating (i, j) otherwise.
+
+    Arithmetic is exact when alpha is exact (given as `alpha`) and no matrix entry is a
+    TOML float; otherwise floating point with --tol.
+
+    Exit status: 0 derivable; 1 not derivable (including: not alpha-DP); 2 bad input;
+    3 undecided (the two tests disagree).
+    """
+    from dpverify.console import make_console, print_json
+    from dpverify.console.count import derivation_json, print_derivation
+    from dpverify.spec.count_loader import load_mechanism
+    from dpverify.theory.geometric import as_exact_array
+    from dpverify.theory.geometric import derive as derive_mechanism
+
+    spec = load_mechanism(file)
+    if spec.exact:
+        d = derive_mechanism(as_exact_array(spec.matrix), spec.alpha_exact)
+    else:
+        import numpy as np
+
+        x = np.array([[float(v) for v in row] for row in spec.matrix], dtype=np.float64)
+        d = derive_mechanism(x, spec.alpha, tol)
+    if as_json:
+        print_json(derivation_json(spec, d))
+    else:
+        print_derivation(make_console(no_color=no_color), spec, d)
+    sys.exit({True: 0, False: 1, None: 3}[d.derivable])
+
+
+def _alphas(text: str) -> list[Fraction]:
+    from dpverify.spec.numbers import NumberError, parse_exact
+
+    out = []
+    for item in text.split(","):
+        try:
+            a = parse_exact(item.strip())
+        except NumberError as exc:
+            raise InputError(f"--alphas: {item.strip()!r}: {exc}") from None
+        if not 0 <= a <= 1:
+            raise InputError(f"--alphas: {item.strip()!r}: every alpha = e^-epsilon must lie "
+                             "in [0, 1]")
+        out.append(a)
+    if any(b <= a for a, b in itertools.pairwise(out)):
+        raise InputError(f"--alphas: {text!r}: list the privacy levels in strictly increasing "
+                         "order (least private first: each stage re-randomises the previous "
+                         "one, Gupte-Sundararajan Lemma 3)")
+    return out
+
+
+MAX_RELEASE_N = 300  # the stage matrices are built exactly: about 3 s at n = 300
+
+
+@main.command()
+@click.option("--n", "n", type=int, required=True,
+              help=f"Answers are 0..N (N <= {MAX_RELEASE_N}).")
+@click.option("--alphas", required=True,
+              help='Privacy levels alpha = e^-epsilon in [0, 1], strictly increasing, '
+                   'comma-separated; exact rationals allowed ("1/10,1/2,0.9").')
+@click.option("--answer", type=int, required=True, help="The true answer, in 0..N.")
+@click.option("--seed", type=int, default=None,
+              help="Seed of the random release (default: fresh, and printed).")
+@click.option("--check", is_flag=True,
+              help="Verify that each stage's marginal is exactly the alpha_j-geometric "
+                   "mechanism and that every subset of stages is jointly as private as its "
+                   "least private member (to 1e-12).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object only.")
+@click.option("--no-color", is_flag=True, help="No colours.")
+@handle_errors
+def release(n, alphas, answer, seed, check, as_json, no_color):
+    """Release a count at several privacy levels at once (Gupte-Sundararajan Algorithm 1).
+
+    Stage 1 releases the alpha_1-geometric mechanism's output; stage j+1 re-randomises
+    stage j's release with T_j = G_{alpha_j}^-1 G_{alpha_(j+1)}, which is row-stochastic
+    because alpha_(j+1) > alpha_j (Lemma 3), so stage j's release is distributed as the
+    alpha_j-geometric mechanism and a coalition of consumers learns no more than its
+    least private member. The matrices are built in exact rational arithmetic.
+
+    Exit status: 0 every T_j is stochastic (and, with --check, every check passed);
+    1 a check failed; 2 bad input; 3 too large to check.
+    """
+    import numpy as np
+
+    from dpverify.console import make_console, print_json
+    from dpverify.console.count import print_release, release_json
+    from dpverify.theory.geometric import (
+        MAX_JOINT_ENTRIES,
+        check_release,
+        joint_size,
+        joint_underflows,
+        release_plan,
+        sample_chain,
+    )
+
+    if not 0 <= n <= MAX_RELEASE_N:
+        raise InputError(f"--n: {n}: must be an integer in 0..{MAX_RELEASE_N} (the stage "
+                         "matrices are built in exact arithmetic)")
+    if not 0 <= answer <= n:
+        raise InputError(f"--answer: {answer}: must be an answer in 0..{n} (--n {n})")
+    levels = _alphas(alphas)
+    if seed is None:
+        seed = int(np.random.SeedSequence().generate_state(1)[0])
+    elif seed < 0:
+        raise InputError(f"--seed: {seed}: must be >= 0")
+    if check and joint_size(n, len(levels)) > MAX_JOINT_ENTRIES:
+        raise SizeLimitError(
+            f"--check: the joint release of {len(levels)} stages over n = {n} has "
+            f"(n+1)^{len(levels) + 1} = {joint_size(n, len(levels)):.3g} entries; the limit "
+            f"is {MAX_JOINT_ENTRIES:,} (fewer stages or a smaller n)")
+    plan = release_plan(levels, n)
+    result = None
+    if check:
+        if joint_underflows(plan):
+            raise SizeLimitError("--check: the joint release probabilities would underflow "
+                                 "in floating point (alphas too close to 0 for this n)")
+        result = check_release(plan)
+    first = np.asarray(plan.first, dtype=np.float64)
+    transitions = [np.asarray(T, dtype=np.float64) for T in plan.transitions]
+    released = sample_chain(first, transitions, answer, np.random.default_rng(seed))
+    if as_json:
+        print_json(release_json(plan, released, answer, seed, result))
+    else:
+        print_release(make_console(no_color=no_color), plan, released, answer, seed, result)
+    ok = plan.ok and (result is None or result.ok)
+    sys.exit(0 if ok else 1)

@@ -1,0 +1,375 @@
+"""The count-query verifier (Gupte-Sundararajan Theorem 1; Ghosh-Roughgarden-Sundararajan).
+
+The theorem on grids (monotone losses, side information, priors: no gap), random
+non-monotone losses (gaps, reported as expected), closed values worked out by hand,
+invariants that need no stored numbers (the optimal mechanism's loss is at most that of
+any DP mechanism; the optimal mechanism is DP), and negative controls (a failed or wrong
+solve is never `optimal`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from dpverify.errors import SizeLimitError
+from dpverify.lp import LpSolution, LpStatus, solve
+from dpverify.spec import loads
+from dpverify.spec.count_loader import loss_table
+from dpverify.theory.geometric import (
+    dp_violations,
+    geometric_matrix,
+    minimax_loss,
+    named_loss,
+)
+from dpverify.verify import count as count_module
+from dpverify.verify.count import (
+    CountResult,
+    _note,
+    check_size,
+    dual_lower_bound,
+    estimate_nonzeros,
+    mechanism_lp,
+    post_processing_lp,
+    repaired_mechanism,
+    verify_count,
+)
+from dpverify.verify.options import VerifyOptions
+from dpverify.verify.result import Verdict
+from dpverify.verify.run import verify_spec
+
+OPTIONS = VerifyOptions()
+
+
+def spec_of(n, alpha, loss='"abs"', side=None, prior=None, name="t"):
+    lines = ["[problem]", 'kind = "count"', f"n = {n}", f"alpha = {json.dumps(str(alpha))}",
+             "[consumer]", f"loss = {loss}"]
+    if side is not None:
+        lines.append(f"side_information = {side}")
+    if prior is not None:
+        lines += ['model = "bayes"', f"prior = {json.dumps([str(p) for p in prior])}"]
+    return loads("\n".join(lines) + "\n", source=f"{name}.toml", default_name=name)
+
+
+def result_of(spec, options=OPTIONS) -> CountResult:
+    problem = verify_count(spec, options)
+    assert problem.kind == "count" and len(problem.results) == 1
+    return problem.results[0]
+
+
+def matrix_loss(m) -> str:
+    return "{ matrix = " + json.dumps([[str(Fraction(v).limit_denominator(10**6)) for v in row]
+                                       for row in m]) + " }"
+
+
+# --------------------------------------------------------------------------------------
+# The theorem on grids
+
+
+GRID_ALPHAS = ["0", "1/4", "1/2", "4/5", "1", "0.9"]
+
+
+@pytest.mark.parametrize("loss", ['"abs"', '"square"', '"indicator"'])
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 5, 8, 10])
+def test_minimax_theorem_on_a_grid(n, loss):
+    for alpha in GRID_ALPHAS:
+        r = result_of(spec_of(n, alpha, loss))
+        assert r.verdict is Verdict.OPTIMAL, (n, alpha, loss, r.reason)
+        assert abs(r.gap) <= 1e-8
+        assert r.hypothesis == "monotone" and r.agent == "consumer" and r.accuracy == "minimax"
+        assert "note" not in r.extra
+
+
+def test_minimax_theorem_with_random_side_information():
+    rng = np.random.default_rng(2010)
+    for _ in range(40):
+        n = int(rng.integers(1, 11))
+        members = sorted(set(rng.integers(0, n + 1, size=int(rng.integers(1, n + 2))).tolist()))
+        alpha = ["1/3", "1/2", "0.7", "9/10"][int(rng.integers(0, 4))]
+        loss = ['"abs"', '"square"', '"indicator"'][int(rng.integers(0, 3))]
+        r = result_of(spec_of(n, alpha, loss, side=f"{{ set = {members} }}"))
+        assert r.verdict is Verdict.OPTIMAL and abs(r.gap) <= 1e-8, (n, members, alpha, loss)
+
+
+def test_bayes_theorem_with_random_priors():
+    rng = np.random.default_rng(2009)
+    for _ in range(40):
+        n = int(rng.integers(0, 11))
+        alpha = ["0", "1/3", "1/2", "0.7", "1"][int(rng.integers(0, 5))]
+        loss = ['"abs"', '"square"', '"indicator"'][int(rng.integers(0, 3))]
+        weights = rng.integers(0, 20, size=n + 1)
+        weights[int(rng.integers(0, n + 1))] += 1
+        r = result_of(spec_of(n, alpha, loss, prior=weights.tolist()))
+        assert r.accuracy == "bayes"
+        assert r.verdict is Verdict.OPTIMAL and abs(r.gap) <= 1e-8, (n, alpha, loss, weights)
+
+
+def test_random_sidewise_monotone_losses_have_no_gap():
+    """Asymmetric losses with row offsets (even negative), non-decreasing as r moves away
+    from i on each side: the hypothesis holds, and so does the theorem."""
+    rng = np.random.default_rng(17)
+    for trial in range(25):
+        n = int(rng.integers(1, 8))
+        loss = np.zeros((n + 1, n + 1))
+        for i in range(n + 1):
+            for r in range(i + 1, n + 1):
+                loss[i, r] = loss[i, r - 1] + rng.integers(0, 4)
+            for r in range(i - 1, -1, -1):
+                loss[i, r] = loss[i, r + 1] + rng.integers(0, 4)
+            loss[i] += rng.integers(-5, 6)
+        prior = rng.integers(1, 5, size=n + 1).tolist() if trial % 2 else None
+        r = result_of(spec_of(n, "3/5", matrix_loss(loss), prior=prior))
+        assert r.hypothesis == "monotone"
+        assert r.verdict is Verdict.OPTIMAL and abs(r.gap) <= 1e-8, loss
+
+
+def test_random_non_monotone_losses_produce_gaps_and_say_so():
+    rng = np.random.default_rng(42)
+    gaps = 0
+    for trial in range(30):
+        n = int(rng.integers(2, 7))
+        loss = rng.integers(0, 10, size=(n + 1, n + 1))
+        prior = rng.integers(1, 5, size=n + 1).tolist() if trial % 2 else None
+        r = result_of(spec_of(n, "1/2", matrix_loss(loss), prior=prior))
+        assert r.verdict in (Verdict.OPTIMAL, Verdict.GAP), r.reason
+        assert r.gap >= -1e-9
+        if r.hypothesis == "monotone":
+            assert r.verdict is Verdict.OPTIMAL
+        if r.verdict is Verdict.GAP:
+            gaps += 1
+            assert r.hypothesis == "not-monotone"
+            assert r.extra["note"].startswith("gap expected: the loss is not monotone")
+    assert gaps >= 5
+
+
+def test_parity_loss_closed_values():
+    """l(i, r) = |i - r| mod 2 at n = 6, alpha = 1/2: the optimal mechanism loses 1/3, the
+    geometric mechanism with its best post-processing 4/9 (the shipped gap example)."""
+    r = result_of(spec_of(6, "1/2", '{ expr = "abs(i - r) % 2" }'))
+    assert r.verdict is Verdict.GAP and r.hypothesis == "not-monotone"
+    assert r.mechanism_optimum == pytest.approx(1 / 3, abs=1e-9)
+    assert r.geometric_value == pytest.approx(4 / 9, abs=1e-9)
+    assert r.gap == pytest.approx(1 / 9, abs=1e-9)
+
+
+def test_alpha_one_n_one_closed_value():
+    """alpha = 1: the release ignores the answer. For |i - r| on {0, 1} any distribution
+    q has loss max(q1, q0) >= 1/2, attained by the fair coin."""
+    r = result_of(spec_of(1, "1", '"abs"'))
+    assert r.verdict is Verdict.OPTIMAL
+    assert r.mechanism_optimum == pytest.approx(0.5, abs=1e-12)
+
+
+def test_n_one_abs_closed_value():
+    """n = 1, abs loss, full side information: randomized response is optimal with
+    loss alpha / (1 + alpha)."""
+    for alpha in (Fraction(1, 3), Fraction(1, 2), Fraction(4, 5)):
+        r = result_of(spec_of(1, alpha, '"abs"'))
+        assert r.mechanism_optimum == pytest.approx(float(alpha / (1 + alpha)), abs=1e-12)
+        assert r.verdict is Verdict.OPTIMAL
+
+
+def test_n_zero_and_alpha_zero_have_no_loss():
+    assert result_of(spec_of(0, "1/2", '"square"')).mechanism_optimum == pytest.approx(0)
+    r = result_of(spec_of(6, "0", '"square"'))
+    assert r.mechanism_optimum == pytest.approx(0, abs=1e-12)
+    assert r.geometric_value == pytest.approx(0, abs=1e-12)
+
+
+@pytest.mark.parametrize("loss", ['"abs"', '"square"', '"indicator"'])
+def test_dense_and_chain_post_processing_agree(loss):
+    spec = spec_of(9, "0.7", loss, side="[2, 7]")
+    chain = result_of(spec, VerifyOptions(form="chain"))
+    dense = result_of(spec, VerifyOptions(form="dense"))
+    assert chain.geometric_value == pytest.approx(dense.geometric_value, abs=1e-10)
+    assert chain.verdict is dense.verdict is Verdict.OPTIMAL
+
+
+def test_cvxpy_backend_agrees():
+    spec = spec_of(6, "1/2", '"square"', side="[1, 4]")
+    highs = result_of(spec)
+    cvx = result_of(spec, VerifyOptions(backend="cvxpy"))
+    assert cvx.verdict is Verdict.OPTIMAL
+    assert cvx.mechanism_optimum == pytest.approx(highs.mechanism_optimum, abs=1e-8)
+
+
+# --------------------------------------------------------------------------------------
+# Invariants
+
+
+def test_optimal_mechanism_is_dp_and_beats_every_random_dp_mechanism():
+    rng = np.random.default_rng(5)
+    for _ in range(10):
+        n = int(rng.integers(1, 8))
+        alpha = float(rng.choice([0.3, 0.6, 0.9]))
+        loss = rng.integers(0, 10, size=(n + 1, n + 1)).astype(float)
+        side = sorted(set(rng.integers(0, n + 1, size=3).tolist()))
+        spec = spec_of(n, alpha, matrix_loss(loss), side=f"{{ set = {side} }}")
+        r = result_of(spec)
+        x = r.mechanism
+        assert np.allclose(x.sum(axis=1), 1, atol=1e-9) and x.min() >= -1e-9
+        assert dp_violations(x, alpha, tol=1e-7) == []
+        G = geometric_matrix(alpha, n)
+        for _ in range(20):
+            T = rng.random((n + 1, n + 1)) ** 4
+            T /= T.sum(axis=1, keepdims=True)
+            assert r.mechanism_optimum <= minimax_loss(G @ T, loss, side) + 1e-9
+        # and the candidate is a real mechanism G T achieving the reported value
+        assert minimax_loss(G @ r.post_processing, loss, side) == pytest.approx(
+            r.geometric_value, abs=1e-12)
+
+
+def test_dual_bound_and_repaired_mechanism_bracket_the_optimum():
+    loss = named_loss("square", 12).astype(float)
+    side = list(range(13))
+    for alpha in (0.3, 0.8):
+        lp = mechanism_lp(loss, alpha, side)
+        sol = solve(lp)
+        N = 13
+        groups = count_module.ColumnGroups(((0, N, True),), ((N * N, 0.0, 144.0),))
+        lower = dual_lower_bound(lp, sol, groups)
+        x = repaired_mechanism(sol.x[:N * N].reshape(N, N), alpha)
+        assert dp_violations(x, alpha) == []  # exactly DP (in floats)
+        upper = minimax_loss(x, loss, side)
+        assert lower <= sol.objective + 1e-12 <= upper + 2e-12
+        assert upper - lower <= 1e-9
+
+
+def test_repaired_mechanism_fixes_dp_violations():
+    x = np.array([[1.0, 0.0], [0.5, 0.5]])  # column 1: 0 vs 0.5 violates any alpha > 0
+    y = repaired_mechanism(x, 0.5)
+    assert dp_violations(y, 0.5) == [] and np.allclose(y.sum(axis=1), 1)
+    z = repaired_mechanism(x, 1.0)
+    assert np.allclose(z[0], z[1])
+
+
+def test_estimate_bounds_the_built_lps():
+    for n, side in ((5, None), (9, "[2, 4]")):
+        for form in ("chain", "dense"):
+            spec = spec_of(n, "1/2", '"abs"', side=side)
+            loss = loss_table(spec).astype(float)
+            options = VerifyOptions(form=form)
+            built = max(mechanism_lp(loss, 0.5, spec.side_information).nnz,
+                        post_processing_lp(loss, 0.5, spec.side_information, form).nnz)
+            assert built <= estimate_nonzeros(spec, options) <= 1.5 * built + 50
+
+
+def test_size_guard_refuses_before_building(monkeypatch):
+    spec = spec_of(40, "1/2", '"abs"')
+
+    def boom(*a, **k):
+        raise AssertionError("an LP was built")
+
+    monkeypatch.setattr(count_module, "mechanism_lp", boom)
+    with pytest.raises(SizeLimitError, match="too large.*n = 40.*--max-nonzeros"):
+        verify_count(spec, VerifyOptions(max_nonzeros=1000))
+    with pytest.raises(SizeLimitError):
+        check_size(spec, VerifyOptions(max_nonzeros=1000))
+
+
+def test_ill_conditioned_instances_never_claim_a_gap_under_a_monotone_loss():
+    """alpha^n = 3e-8: the LP solver's absolute tolerances (1e-7) are coarser than the
+    smallest probabilities, so the LP optimum may be off by more than tol. The verifier
+    must then say `optimal` (if the bracket proves it) or `error`, never `gap`."""
+    r = result_of(spec_of(25, "1/2", '"abs"'))
+    assert r.verdict in (Verdict.OPTIMAL, Verdict.ERROR)
+    if r.verdict is Verdict.ERROR:
+        assert r.reason.startswith("undecided") and "mechanism_bounds" in r.extra
+
+
+# --------------------------------------------------------------------------------------
+# Negative controls: failures are errors, never optimal
+
+
+def _fake(status=LpStatus.OPTIMAL, objective=None):
+    real = count_module.solve
+    calls = {"n": 0}
+
+    def fake(lp, backend="highs", **kw):
+        calls["n"] += 1
+        sol = real(lp, backend, **kw)
+        if calls["n"] == 1:  # the optimal-mechanism LP
+            if status is not LpStatus.OPTIMAL:
+                return LpSolution(status, math.nan, np.zeros(0), np.zeros(0), 0.0, "fake",
+                                  "fake failure")
+            if objective is not None:
+                return LpSolution(sol.status, objective(sol.objective), sol.x, sol.row_duals,
+                                  sol.seconds, "fake")
+        return sol
+
+    return fake
+
+
+@pytest.mark.parametrize("status", [LpStatus.ERROR, LpStatus.TIME_LIMIT, LpStatus.UNKNOWN,
+                                    LpStatus.INFEASIBLE])
+def test_a_failed_solve_is_an_error(monkeypatch, status):
+    monkeypatch.setattr(count_module, "solve", _fake(status))
+    r = result_of(spec_of(4, "1/2", '"abs"'))
+    assert r.verdict is Verdict.ERROR and "optimal-mechanism LP" in r.reason
+    assert r.to_json()["verdict"] == "error"
+
+
+def test_a_failed_post_processing_solve_is_an_error(monkeypatch):
+    real = count_module.solve
+
+    def fake(lp, backend="highs", **kw):
+        if lp.name == "count-post-processing":
+            return LpSolution(LpStatus.TIME_LIMIT, math.nan, np.zeros(0), np.zeros(0), 0.0,
+                              "fake", "time limit")
+        return real(lp, backend, **kw)
+
+    monkeypatch.setattr(count_module, "solve", fake)
+    r = result_of(spec_of(4, "1/2", '"abs"'))
+    assert r.verdict is Verdict.ERROR and "post-processing LP: time-limit" in r.reason
+    assert r.mechanism_optimum is not None and r.geometric_value is None and r.gap is None
+
+
+def test_an_optimum_reported_too_low_is_not_optimal(monkeypatch):
+    """If the mechanism LP claimed a loss below the truth, the candidate would look worse:
+    the verifier must not call that optimal (the bracket shows it is no real gap either)."""
+    monkeypatch.setattr(count_module, "solve", _fake(objective=lambda v: v - 0.01))
+    r = result_of(spec_of(4, "1/2", '"abs"'))
+    assert r.verdict is Verdict.ERROR and r.reason.startswith("undecided")
+
+
+def test_an_optimum_reported_too_high_is_an_error(monkeypatch):
+    monkeypatch.setattr(count_module, "solve", _fake(objective=lambda v: v + 0.01))
+    r = result_of(spec_of(4, "1/2", '"abs"'))
+    assert r.verdict is Verdict.ERROR and "inaccurately" in r.reason
+
+
+def test_monotone_gap_note_is_loud():
+    assert _note(Verdict.GAP, None, "minimax").startswith("CONTRADICTS Gupte-Sundararajan")
+    assert "Ghosh" in _note(Verdict.GAP, None, "bayes")
+    assert _note(Verdict.OPTIMAL, None, "minimax") == ""
+    assert "optimal here anyway" in _note(Verdict.OPTIMAL, (0, 2), "minimax")
+
+
+# --------------------------------------------------------------------------------------
+# Results and JSON
+
+
+def test_result_json_and_header():
+    problem = verify_spec(spec_of(3, "1/2", '"abs"', name="json"), OPTIONS)
+    obj = problem.to_json()
+    json.dumps(obj, allow_nan=False)
+    assert obj["kind"] == "count" and obj["n"] == 3 and obj["alpha"] == 0.5
+    assert obj["verdict"] == "optimal" and obj["problem"] == "json"
+    (res,) = obj["results"]
+    assert set(res) >= {"agent", "accuracy", "mechanism_optimum", "geometric_value", "gap",
+                        "verdict", "hypothesis", "seconds"}
+    assert res["gap"] == pytest.approx(res["geometric_value"] - res["mechanism_optimum"])
+    r = problem.results[0]
+    assert r.optimum == r.mechanism_optimum and r.rule is None
+
+
+def test_failed_result_json_has_nulls():
+    r = CountResult("consumer", "minimax", None, None, "monotone", Verdict.ERROR, 0.1,
+                    reason="x")
+    obj = r.to_json()
+    assert obj["mechanism_optimum"] is None and obj["gap"] is None and obj["reason"] == "x"
+    json.dumps(obj, allow_nan=False)
