@@ -152,9 +152,15 @@ def verify_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
         if interior.get("verdict") is not None:
             verdict = max(verdict, interior.pop("verdict"), key=_severity)
             reason = reason or interior.get("note", "")
-    return AgentResult(agent.name, accuracy.value, relaxed.objective, value, verdict,
-                       time.perf_counter() - start, reason=reason, rule=rule,
-                       outputs=table.outputs, mu=mu, pi=pi, extra=extra)
+    result = AgentResult(agent.name, accuracy.value, relaxed.objective, value, verdict,
+                         time.perf_counter() - start, reason=reason, rule=rule,
+                         outputs=table.outputs, mu=mu, pi=pi, extra=extra)
+    if options.certify:
+        from dpverify.verify.certify import proof_for  # lazy: exact arithmetic only when asked
+
+        # The certificate is an independent proof; the float rule only serves as a hint.
+        extra["proof"] = proof_for(spec, agent, accuracy, result, options)
+    return result
 
 
 def _severity(v: Verdict) -> int:

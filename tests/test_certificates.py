@@ -1,0 +1,481 @@
+"""Exact certificates (issue 3): construction, exact arithmetic, the commands.
+
+Every certificate built here is checked by the independent checker (dpverify.checker);
+values are compared with closed forms (theory.md) and with the float LP verifier.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from flint import arb, ctx, fmpq
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dpverify.checker import check_certificate
+from dpverify.cli import main
+from dpverify.spec import load, loads
+from dpverify.spec.model import Accuracy
+from dpverify.spec.tables import tabulate
+from dpverify.theory import certificates as certs
+from dpverify.theory.certificates import (
+    WorstHint,
+    exact_worst_lp,
+    symmetry_orbits,
+    trivial_orbits,
+    upper_from_prior,
+    worst_certificate,
+)
+from dpverify.theory.exact import (
+    Scaled,
+    exp_bracket,
+    lambda_brackets,
+    rr_apply,
+    rr_inverse_apply,
+    simplex_max,
+)
+from dpverify.theory.rr import rr_matrix
+from dpverify.verify.certify import (
+    certificate_filename,
+    certify_agent,
+    proof_for,
+    proof_summary,
+)
+from dpverify.verify.multiparty import verify_agent
+from dpverify.verify.options import VerifyOptions
+
+PROBLEMS = Path(__file__).resolve().parents[1] / "problems"
+
+
+def _roundtrip(cert: dict) -> dict:
+    return json.loads(json.dumps(cert))
+
+
+def _certify_and_check(spec, agent, accuracy) -> tuple[dict, object]:
+    cert = _roundtrip(certify_agent(spec, agent, accuracy))
+    result = check_certificate(spec, cert)
+    assert result.ok, f"{spec.name} {agent.name} {accuracy}: {result.message}"
+    return cert, result
+
+
+# ------------------------------------------------------------------ shipped problems
+
+
+def _shipped():
+    out = []
+    for path in sorted(PROBLEMS.glob("*.toml")):
+        spec = load(path)
+        if spec.kind == "multiparty":  # the float LP cross-check is slow beyond k = 8
+            marks = [pytest.mark.slow] if spec.parties > 8 else []
+            out.append(pytest.param(path, id=path.stem, marks=marks))
+    return out
+
+
+@pytest.mark.parametrize("path", _shipped())
+def test_shipped_problems_certify_and_check(path):
+    spec = load(path)
+    for agent in spec.agents:
+        for accuracy in spec.accuracies:
+            cert, _ = _certify_and_check(spec, agent, accuracy)
+            bound = Fraction(cert["upper"]["bound"])
+            value = Fraction(cert["lower"]["value"])
+            if spec.lambdas_exact is not None:
+                assert cert["status"] == "proved-optimal"
+                assert value == bound
+            else:
+                assert cert["status"] == "bracket"
+                assert 0 <= bound - value <= Fraction(1, 10**15) * (1 + abs(value))
+            # a second, independent computation: the float relaxed LP of the verifier
+            lp = verify_agent(spec, agent, accuracy, VerifyOptions())
+            assert lp.relaxed_optimum == pytest.approx(float(bound), abs=1e-9)
+
+
+def test_shipped_problems_exist():
+    assert _shipped(), "no multi-party problems in problems/"
+
+
+# ------------------------------------------------------------------ closed forms
+
+
+def _spec(text: str, name: str = "p"):
+    return loads(text, source=f"{name}.toml", default_name=name)
+
+
+def _xor_closed_form(k: int, lam: Fraction) -> Fraction:
+    """KOV Corollary 3.1: sum_i C(k, 2i) lam^(k - 2i) / (1 + lam)^k."""
+    return sum(math.comb(k, 2 * i) * lam ** (k - 2 * i) for i in range(k // 2 + 1)) \
+        / (1 + lam) ** k
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 5])
+@pytest.mark.parametrize("lam", ["2", "3/2", "1"])
+def test_xor_matches_corollary_3_1(k, lam):
+    spec = _spec(f'[problem]\nparties = {k}\nlambda = "{lam}"\n[observer]\nfunction = "xor"\n')
+    expected = _xor_closed_form(k, Fraction(lam))
+    for accuracy in ("average", "worst"):
+        cert, result = _certify_and_check(spec, spec.agents[0], accuracy)
+        assert cert["status"] == "proved-optimal"
+        assert result.value == expected
+
+
+def test_one_party_closed_forms():
+    spec = _spec('[problem]\nparties = 1\nlambda = "5/2"\n[observer]\nfunction = "bit:1"\n'
+                 '[[party]]\nindex = 1\nfunction = "bit:1"\n')
+    for accuracy in ("average", "worst"):
+        _, observer = _certify_and_check(spec, spec.agents[0], accuracy)
+        _, party = _certify_and_check(spec, spec.agents[1], accuracy)
+        assert observer.value == Fraction(5, 2) / (1 + Fraction(5, 2))
+        assert party.value == 1
+
+
+def test_negative_control_closed_form_differs():
+    """The closed-form comparison can fail: XOR at lambda = 2 is not AND's value."""
+    spec = _spec('[problem]\nparties = 3\nlambda = "2"\n[observer]\nfunction = "and"\n')
+    _, result = _certify_and_check(spec, spec.agents[0], "average")
+    assert result.value != _xor_closed_form(3, Fraction(2))
+
+
+# ------------------------------------------------------------------ lambda = 1
+
+
+def test_all_lambdas_one():
+    """lambda = 1 everywhere: RR reveals nothing, the observer of XOR is at 1/2."""
+    spec = _spec('[problem]\nparties = 3\nlambda = "1"\n[observer]\nfunction = "xor"\n'
+                 '[[party]]\nindex = 2\nfunction = "xor"\n')
+    for agent in spec.agents:
+        for accuracy in ("average", "worst"):
+            cert, result = _certify_and_check(spec, agent, accuracy)
+            assert cert["status"] == "proved-optimal"
+            assert result.value == Fraction(1, 2)
+
+
+@pytest.mark.parametrize("accuracy", ["average", "worst"])
+def test_some_lambdas_one(accuracy):
+    spec = _spec('[problem]\nparties = 3\nlambda = ["1", "3", "1"]\n[observer]\n'
+                 'function = "majority"\n[[party]]\nindex = 1\nfunction = { expr = "x1 + x2 + x3" }\n'
+                 'gain = "-abs"\n')
+    for agent in spec.agents:
+        cert, _ = _certify_and_check(spec, agent, accuracy)
+        assert cert["status"] == "proved-optimal"
+
+
+def test_epsilon_zero_is_exact():
+    """epsilon = 0 gives lambda = 1 exactly: the bracket collapses and the value is proved."""
+    spec = _spec('[problem]\nparties = 2\nepsilon = 0\n[observer]\nfunction = "and"\n')
+    assert lambda_brackets(None, spec.epsilons_exact) == ((Fraction(1),) * 2,) * 2
+    cert, result = _certify_and_check(spec, spec.agents[0], "average")
+    assert cert["status"] == "proved-optimal"
+    assert result.value == Fraction(3, 4)  # always answer 0
+
+
+def test_inverse_on_a_singular_axis():
+    lams = [Fraction(1), Fraction(3, 2)]
+    v = Scaled.from_fractions([Fraction(1, 3), Fraction(2), Fraction(-1, 5), Fraction(7)])
+    Sv = rr_apply(lams, v)  # constant along the lambda = 1 axis
+    back = rr_apply(lams, rr_inverse_apply(lams, Sv))
+    assert back.fractions() == Sv.fractions()
+    assert rr_inverse_apply(lams, Sv).total() == Sv.total()
+
+
+# ------------------------------------------------------------------ exact arithmetic
+
+
+def test_rr_apply_matches_float_matrix():
+    lams = [Fraction(3, 2), Fraction(2), Fraction(7, 3)]
+    values = [Fraction(i * i - 3, 7 + i) for i in range(8)]
+    got = np.array([float(x) for x in rr_apply(lams, Scaled.from_fractions(values)).fractions()])
+    expected = rr_matrix([float(x) for x in lams]) @ np.array([float(x) for x in values])
+    assert np.allclose(got, expected, rtol=1e-14, atol=1e-15)
+    inverse = rr_inverse_apply(lams, rr_apply(lams, Scaled.from_fractions(values)))
+    assert inverse.fractions() == values
+
+
+@pytest.mark.parametrize("eps", [Fraction(1), Fraction(1, 10), Fraction(0.1), Fraction(3, 2),
+                                 Fraction(1, 10**20), Fraction(700), Fraction(1234, 7)])
+def test_exp_bracket_is_rigorous_and_tight(eps):
+    lo, hi = exp_bracket(eps)
+    assert lo <= hi and hi - lo <= Fraction(1, 10**15) * lo
+    old = ctx.prec
+    try:
+        ctx.prec = 400
+        e = arb(fmpq(eps.numerator, eps.denominator)).exp()
+        assert arb(fmpq(lo.numerator, lo.denominator)) <= e
+        assert e <= arb(fmpq(hi.numerator, hi.denominator))
+    finally:
+        ctx.prec = old
+
+
+def test_exp_bracket_edges():
+    assert exp_bracket(Fraction(0)) == (1, 1)
+    with pytest.raises(ValueError):
+        exp_bracket(Fraction(-1))
+
+
+def test_simplex_max_small_lp():
+    """max x + y/2 s.t. x <= 2, y <= 3, x + y <= 4 (slacks s1..s3): optimum 3 at (2, 2)."""
+    rows = [[1, 0, 1, 0, 0], [0, 1, 0, 1, 0], [1, 1, 0, 0, 1]]
+    z, reduced, optimum = simplex_max(rows, [2, 3, 4], [1, Fraction(1, 2), 0, 0, 0],
+                                      [(0, 2), (1, 3), (2, 4)])
+    assert optimum == 3 and list(z[:2]) == [2, 2]
+    # duals y = (1/2, 0, 1/2): reduced cost of slack j is -y_j
+    assert [Fraction(int(r.p), int(r.q)) for r in reduced[2:]] == [Fraction(-1, 2), 0,
+                                                                  Fraction(-1, 2)]
+
+
+# ------------------------------------------------------------------ symmetry
+
+
+def _table(spec):
+    return tabulate(spec, spec.agents[0])
+
+
+def test_symmetry_orbits():
+    xor = _spec('[problem]\nparties = 4\nlambda = "2"\n[observer]\nfunction = "xor"\n')
+    assert symmetry_orbits(xor.lambdas_exact, _table(xor).gain_exact, 0).count == 5
+    mixed = _spec('[problem]\nparties = 4\nlambda = ["2", "2", "3", "3"]\n'
+                  '[observer]\nfunction = "xor"\n')
+    orbits = symmetry_orbits(mixed.lambdas_exact, _table(mixed).gain_exact, 0)
+    assert orbits.count == 9 and sorted(orbits.blocks) == [(1, 2), (3, 4)]
+    party = _spec('[problem]\nparties = 4\nlambda = "2"\n[[party]]\nindex = 1\n'
+                  'function = "xor"\n')
+    orbits = symmetry_orbits(party.lambdas_exact, _table(party).gain_exact, 1)
+    assert orbits.count == 8 and orbits.blocks == ((2, 3, 4),)
+    # negative control: x1 and not x2 is not symmetric in (1, 2)
+    lopsided = _spec('[problem]\nparties = 2\nlambda = "2"\n[observer]\n'
+                     'function = { expr = "x1 and not x2" }\n')
+    assert symmetry_orbits(lopsided.lambdas_exact, _table(lopsided).gain_exact, 0).count == 4
+
+
+def test_exact_lp_agrees_with_the_fast_path():
+    spec = _spec('[problem]\nparties = 3\nlambda = ["3/2", "2", "5/2"]\n[observer]\n'
+                 'function = "and"\n')
+    table = _table(spec)
+    gain = Scaled.from_fractions(table.gain_exact)
+    _, prior, value = exact_worst_lp(spec.lambdas_exact, gain, 0, None, trivial_orbits(3))
+    _, bound = upper_from_prior(spec.lambdas_exact, gain, 0, prior)
+    assert value == bound == Fraction(138, 245)
+    cert = certify_agent(spec, spec.agents[0], "worst")
+    assert Fraction(cert["lower"]["value"]) == value
+
+
+def _bad_hints(n: int, m: int, with_prior: bool) -> dict:
+    rng = np.random.default_rng(3)
+    rule = rng.uniform(size=(n, m))
+    rule /= rule.sum(axis=1, keepdims=True)
+    prior = rng.uniform(size=n) if with_prior else None
+    return {None: WorstHint(rule=rule, prior=None if prior is None else prior / prior.sum(),
+                            x_orbits=np.arange(n))}
+
+
+def test_bad_hints_fall_back_to_the_exact_lp(monkeypatch):
+    calls = []
+    original = certs.exact_worst_lp
+    monkeypatch.setattr(certs, "exact_worst_lp", lambda *a: calls.append(1) or original(*a))
+    spec = _spec('[problem]\nparties = 3\nlambda = ["3/2", "2", "5/2"]\n[observer]\n'
+                 'function = "and"\n')
+    table = _table(spec)
+    cert = worst_certificate("observer", table.outputs, table.gain_exact, 0,
+                             spec.lambdas_exact, spec.lambdas_exact, True, trivial_orbits(3),
+                             _bad_hints(8, 2, True))
+    assert calls, "the fast path accepted random hints: the fallback was not exercised"
+    assert cert.status == "proved-optimal" and cert.value == Fraction(138, 245)
+    assert check_certificate(spec, _roundtrip(cert.to_json(spec.name))).ok
+
+
+def test_bad_hints_without_the_exact_lp_give_a_valid_weaker_certificate(monkeypatch):
+    monkeypatch.setattr(certs, "MAX_EXACT_TABLEAU", 0)
+    spec = _spec('[problem]\nparties = 3\nlambda = ["3/2", "2", "5/2"]\n[observer]\n'
+                 'function = "and"\n')
+    table = _table(spec)
+    for with_prior in (True, False):
+        cert = worst_certificate("observer", table.outputs, table.gain_exact, 0,
+                                 spec.lambdas_exact, spec.lambdas_exact, True,
+                                 trivial_orbits(3), _bad_hints(8, 2, with_prior))
+        assert cert.status == "bracket" and cert.width > 0 and cert.notes
+        result = check_certificate(spec, _roundtrip(cert.to_json(spec.name)))
+        assert result.ok, result.message
+        assert result.bracket[0] < Fraction(138, 245) < result.bracket[1]
+
+
+def test_hint_lp_failure_falls_back_to_the_exact_simplex(monkeypatch):
+    import dpverify.verify.certify as glue
+    from dpverify.errors import SolverError
+    from dpverify.lp import LpSolution, LpStatus
+
+    def failing(*args, **kwargs):
+        return LpSolution(LpStatus.ERROR, float("nan"), np.zeros(0), np.zeros(0), 0.0, "highs",
+                          "simulated failure")
+
+    monkeypatch.setattr(glue, "solve", failing)
+    spec = _spec('[problem]\nparties = 3\nlambda = ["3/2", "2", "5/2"]\n[observer]\n'
+                 'function = "and"\n[[party]]\nindex = 2\nfunction = "xor"\n')
+    for agent in spec.agents:
+        cert = _roundtrip(certify_agent(spec, agent, "worst"))
+        assert cert["status"] == "proved-optimal"
+        assert check_certificate(spec, cert).ok
+    # too large for the exact simplex: the solver failure is reported, never a pass
+    monkeypatch.setattr(glue, "MAX_EXACT_TABLEAU", 0)
+    with pytest.raises(SolverError, match="simulated failure"):
+        certify_agent(spec, spec.agents[0], "worst")
+
+
+# ------------------------------------------------------------------ hypothesis
+
+
+@st.composite
+def instances(draw):
+    k = draw(st.integers(1, 3))
+    n = 1 << k
+    values = draw(st.lists(st.integers(0, 2), min_size=n, max_size=n))
+    distinct = len(set(values))
+    m = draw(st.integers(1, 3))
+    entry = st.fractions(min_value=-3, max_value=3, max_denominator=4)
+    matrix = draw(st.lists(st.lists(entry, min_size=m, max_size=m),
+                           min_size=distinct, max_size=distinct))
+    lam = st.fractions(min_value=1, max_value=9, max_denominator=5)
+    lambdas = draw(st.lists(lam, min_size=k, max_size=k))
+    party = draw(st.integers(0, k))
+    return k, values, m, matrix, lambdas, party
+
+
+def _instance_spec(k, values, m, matrix, lambdas, party):
+    def q(v):
+        return f'"{v.numerator}/{v.denominator}"'
+
+    agent = "[observer]" if party == 0 else f"[[party]]\nindex = {party}"
+    rows = ", ".join("[" + ", ".join(q(v) for v in row) + "]" for row in matrix)
+    text = (f"[problem]\nparties = {k}\nlambda = [{', '.join(q(v) for v in lambdas)}]\n"
+            f"{agent}\nfunction = {{ table = {values} }}\ngain = {{ matrix = [{rows}] }}\n"
+            f"outputs = {list(range(m))}\n")
+    return _spec(text, "random")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instances())
+def test_random_instances_are_proved_optimal(instance):
+    spec = _instance_spec(*instance)
+    for accuracy in ("average", "worst"):
+        cert, result = _certify_and_check(spec, spec.agents[0], accuracy)
+        assert cert["status"] == "proved-optimal", cert.get("notes")
+        assert result.value == Fraction(cert["upper"]["bound"])
+
+
+# ------------------------------------------------------------------ glue
+
+
+def test_certificate_filename():
+    assert certificate_filename("and-3", "party:2", "worst") == "and-3.party-2.worst.cert.json"
+    assert certificate_filename("xor", "observer", "average") == "xor.observer.average.cert.json"
+
+
+def test_proof_summary():
+    base = {"upper": {"bound": "3/4"}, "lower": {"value": "1/2"}}
+    assert proof_summary({**base, "status": "proved-optimal"}) == {"status": "proved-optimal",
+                                                                   "width": 0.0}
+    assert proof_summary({**base, "status": "bracket"}) == {"status": "bracket", "width": 0.25}
+    assert proof_summary({**base, "status": "unproved"})["status"] == "unproved"
+
+
+def test_proof_for_reports_limits_as_unproved():
+    spec = _spec('[problem]\nparties = 3\nlambda = ["3/2", "2", "5/2"]\n[observer]\n'
+                 'function = "and"\n')
+    assert proof_for(spec, spec.agents[0], "worst")["status"] == "proved-optimal"
+    tiny = VerifyOptions(max_nonzeros=10)
+    summary = proof_for(spec, spec.agents[0], "worst", options=tiny)
+    assert summary["status"] == "unproved" and "non-zeros" in summary["reason"]
+
+
+def test_certify_uses_the_verifier_hints():
+    spec = _spec('[problem]\nparties = 3\nlambda = ["3/2", "2", "5/2"]\n[[party]]\n'
+                 'index = 1\nfunction = "and"\n')
+    agent = spec.agents[0]
+    result = verify_agent(spec, agent, Accuracy.WORST, VerifyOptions())
+    cert = certify_agent(spec, agent, Accuracy.WORST, result)
+    assert cert["status"] == "proved-optimal"
+    assert float(Fraction(cert["lower"]["value"])) == pytest.approx(result.rr_value, abs=1e-9)
+
+
+# ------------------------------------------------------------------ commands
+
+
+AND3 = """
+[problem]
+name = "and-3"
+parties = 3
+lambda = ["3/2", "2", "5/2"]
+[observer]
+function = "and"
+[[party]]
+index = 2
+function = "and"
+"""
+
+
+def test_certify_and_check_cert_commands(write_toml, tmp_path):
+    spec = write_toml(AND3, "and-3")
+    out = tmp_path / "certs"
+    runner = CliRunner()
+    res = runner.invoke(main, ["certify", str(spec), "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["and-3.observer.average.cert.json", "and-3.observer.worst.cert.json",
+                     "and-3.party-2.average.cert.json", "and-3.party-2.worst.cert.json"]
+    assert res.output.count("proved-optimal") == 4
+    files = [str(out / name) for name in names]
+    res = runner.invoke(main, ["check-cert", str(spec), *files])
+    assert res.exit_code == 0, res.output
+    assert "OK " in res.output and "proved value 138/245" in res.output
+    # a mutated certificate fails with exit 1 and the reason
+    cert = json.loads((out / names[1]).read_text())
+    cert["upper"]["bound"] = "1"
+    bad = tmp_path / "bad.cert.json"
+    bad.write_text(json.dumps(cert))
+    res = runner.invoke(main, ["check-cert", str(spec), files[0], str(bad)])
+    assert res.exit_code == 1
+    assert f"FAIL {bad}: upper.bound = 1 but sum(mu)" in res.output
+    # a malformed file: exit 2 and one line
+    junk = tmp_path / "junk.json"
+    junk.write_text("{not json")
+    res = runner.invoke(main, ["check-cert", str(spec), str(junk)])
+    assert res.exit_code == 2
+    assert len(res.output.strip().splitlines()) == 1 and "not a certificate" in res.output
+
+
+def test_certify_epsilon_brackets(write_toml, tmp_path):
+    spec = write_toml('[problem]\nname = "maj"\nparties = 3\nepsilon = 1\n'
+                      'accuracy = "worst"\n[observer]\nfunction = "majority"\n', "maj")
+    res = CliRunner().invoke(main, ["certify", str(spec), "-o", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    assert res.output.startswith("bracket") and "width" in res.output
+    res = CliRunner().invoke(main, ["check-cert", str(spec),
+                                    str(tmp_path / "maj.observer.worst.cert.json")])
+    assert res.exit_code == 0 and "bracket [" in res.output
+
+
+def test_certify_size_limit_is_exit_3(write_toml, tmp_path):
+    spec = write_toml(AND3, "and-3")
+    res = CliRunner().invoke(main, ["certify", str(spec), "-o", str(tmp_path),
+                                    "--max-nonzeros", "10"])
+    assert res.exit_code == 3
+    assert "non-zeros" in res.output
+
+
+def test_certify_refuses_count_problems(write_toml, tmp_path):
+    spec = write_toml('[problem]\nkind = "count"\nn = 3\nepsilon = 1\n[consumer]\n'
+                      'loss = "abs"\n', "count")
+    res = CliRunner().invoke(main, ["certify", str(spec), "-o", str(tmp_path)])
+    assert res.exit_code == 2
+    assert "multi-party" in res.output
+
+
+@pytest.mark.parametrize("command", ["certify", "check-cert"])
+def test_commands_have_help(command):
+    res = CliRunner().invoke(main, [command, "--help"])
+    assert res.exit_code == 0
+    assert len(res.output.split("\n\n")[1].strip()) > 40
