@@ -16,8 +16,8 @@ import numpy as np
 from dpverify.errors import SpecError
 from dpverify.spec.count_model import MODELS, NAMED_LOSSES, CountSpec, LossDef, MechanismSpec
 from dpverify.spec.expr import ExpressionError, compile_expression
-from dpverify.spec.model import Expectation
-from dpverify.spec.reader import Table, exact_number, type_name
+from dpverify.spec.model import EXPECTABLE_VERDICTS, Expectation
+from dpverify.spec.reader import Table, exact_number, expected_verdict, type_name
 
 __all__ = ["CountSpec", "MechanismSpec", "load_mechanism", "loads_mechanism", "loss_table",
            "parse_count"]
@@ -223,16 +223,20 @@ def _expectations(root: Table, model: str) -> tuple[Expectation, ...]:
     out: list[Expectation] = []
     if expect.has("consumer"):
         t = expect.table("consumer")
+        verdict = expected_verdict(t, EXPECTABLE_VERDICTS)
         for acc in t.data:
+            if acc == "verdict":
+                continue
             if acc not in MODELS:
-                raise t.error(acc, t.data[acc], "allowed keys: minimax, bayes")
+                raise t.error(acc, t.data[acc], "allowed keys: minimax, bayes, verdict")
             if acc != model:
                 raise t.error(acc, t.data[acc],
                               f"this problem's model is {model!r}: write `{model} = ...`")
             v = t.get(acc)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
                 raise t.error(acc, v, f"must be a finite number, not {type_name(v)}")
-            out.append(Expectation(agent="consumer", accuracy=acc, value=float(v)))
+            out.append(Expectation(agent="consumer", accuracy=acc, value=float(v),
+                                   verdict=verdict))
     expect.done(("consumer",))
     return tuple(out)
 

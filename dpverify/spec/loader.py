@@ -17,6 +17,7 @@ from typing import Any
 from dpverify.errors import SizeLimitError, SpecError
 from dpverify.spec.expr import ExpressionError, compile_expression
 from dpverify.spec.model import (
+    EXPECTABLE_VERDICTS,
     Accuracy,
     AgentSpec,
     Expectation,
@@ -24,7 +25,7 @@ from dpverify.spec.model import (
     GainDef,
     MultipartySpec,
 )
-from dpverify.spec.reader import Table, exact_number, type_name
+from dpverify.spec.reader import Table, exact_number, expected_verdict, type_name
 from dpverify.spec.tables import NAMED_FUNCTIONS, NAMED_GAINS, tabulate
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
@@ -320,12 +321,15 @@ def _expectations(root: Table, agents: list[AgentSpec]) -> tuple[Expectation, ..
         if agent not in names:
             raise SpecError(t.file, t.path, None,
                             f"no such agent in this problem; agents: {', '.join(sorted(names))}")
-        t.done(ACCURACIES)
+        t.done(ACCURACIES + ("verdict",))
+        verdict = expected_verdict(t, EXPECTABLE_VERDICTS)
         for acc in t.data:
+            if acc == "verdict":
+                continue
             v = t.get(acc)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
                 raise t.error(acc, v, f"must be a finite number, not {type_name(v)}")
-            out.append(Expectation(agent=agent, accuracy=acc, value=float(v)))
+            out.append(Expectation(agent=agent, accuracy=acc, value=float(v), verdict=verdict))
 
     if expect.has("observer"):
         read(expect.table("observer"), "observer")

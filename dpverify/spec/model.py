@@ -78,13 +78,19 @@ class AgentTable:
     gain: np.ndarray
 
 
+EXPECTABLE_VERDICTS = ("optimal", "gap")
+
+
 @dataclass(frozen=True)
 class Expectation:
-    """An `[expect]` entry: the value `dpverify check` compares with."""
+    """An `[expect]` entry: the value `dpverify check` compares with, and the verdict the
+    result must have (`optimal` unless the table says `verdict = "gap"`, as for a shipped
+    counterexample outside a theorem's hypotheses)."""
 
     agent: str
     accuracy: str
     value: float
+    verdict: str = "optimal"
 
 
 @dataclass(frozen=True, eq=False)

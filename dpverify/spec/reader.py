@@ -87,6 +87,15 @@ def exact_number(table: Table, name: str, value: object, *, key: str | None = No
         raise SpecError(table.file, key or table.key(name), value, str(exc)) from None
 
 
+def expected_verdict(table: Table, choices: tuple[str, ...]) -> str:
+    """The optional `verdict` key of an `[expect.<agent>]` table (default "optimal")."""
+    verdict = table.string("verdict", "optimal", choices=choices)
+    if verdict != "optimal" and len([k for k in table.data if k != "verdict"]) == 0:
+        raise table.error("verdict", verdict,
+                          "give the expected value too (e.g. `average = ...`) beside `verdict`")
+    return verdict
+
+
 def finite_float(value: Fraction) -> float:
     out = float(value)
     if not math.isfinite(out):

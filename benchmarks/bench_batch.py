@@ -1,0 +1,132 @@
+"""Benchmark `dpverify batch`: 100 small problems (k <= 5), --jobs 1 against --jobs 2, and
+the resumed run that finds everything in the store.
+
+Targets (issue 4, on 2 cores): --jobs 2 under 15 s; a speed-up over --jobs 1 of at least
+1.6x; the resumed run under 3 s. Each figure is the wall time of the whole command (a new
+Python process, the spawn pool's start-up, storing every result), best of --repeat runs.
+Prints a markdown table; exits 1 when a target is missed.
+
+The last row is a control that does not involve the batch machinery: the same problems
+verified by two plain processes at once against one. On an idle 2-core machine it is
+close to 2x; when other work holds a core it drops towards 1x, and so does any speed-up.
+
+    .venv/bin/python benchmarks/bench_batch.py [--problems 100] [--repeat 1] [--dask]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+FUNCTIONS = ["xor", "and", "or", "majority", "sum", "threshold:2", "bit:1"]
+GAINS = {"sum": "-square"}
+
+
+def problem(i: int) -> str:
+    """The i-th problem: k = 2..5, an observer and (every other problem) one party."""
+    k = 2 + i % 4
+    f, g = FUNCTIONS[i % len(FUNCTIONS)], FUNCTIONS[(i + 3) % len(FUNCTIONS)]
+    text = (f'[problem]\nname = "bench-{i:03d}"\nparties = {k}\n'
+            f"epsilon = {0.25 + 0.25 * (i % 7)}\n\n"
+            f'[observer]\nfunction = "{f}"\ngain = "{GAINS.get(f, "indicator")}"\n')
+    if i % 2 == 0:
+        text += (f'\n[[party]]\nindex = {1 + i % k}\nfunction = "{g}"\n'
+                 f'gain = "{GAINS.get(g, "indicator")}"\n')
+    return text
+
+
+def run(args: list[str]) -> float:
+    start = time.perf_counter()
+    res = subprocess.run([sys.executable, "-m", "dpverify", "batch", *args, "-q"],
+                         check=False, capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if res.returncode != 0:
+        sys.exit(f"dpverify batch {' '.join(args)} failed ({res.returncode}):\n{res.stdout}"
+                 f"{res.stderr}")
+    return elapsed
+
+
+CONTROL = """
+import sys, time
+from dpverify.spec import loads
+from dpverify.verify.options import VerifyOptions
+from dpverify.verify.run import verify_spec
+texts = [open(p).read() for p in sys.argv[1:]]
+options = VerifyOptions(threads=1)
+verify_spec(loads(texts[0]), options)
+start = time.perf_counter()
+for text in texts:
+    verify_spec(loads(text), options)
+print(time.perf_counter() - start)
+"""
+
+
+def control(files: list[Path]) -> float:
+    """Available parallelism: two plain processes, each verifying half, against one."""
+    def launch(part: list[Path]) -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, "-c", CONTROL, *map(str, part)],
+                                stdout=subprocess.PIPE, text=True)
+
+    solo = float(launch(files).communicate()[0])
+    pair = [launch(files[0::2]), launch(files[1::2])]
+    both = max(float(p.communicate()[0]) for p in pair)
+    return solo / both
+
+
+def best(repeat: int, make_args) -> float:
+    return min(run(make_args(r)) for r in range(repeat))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--problems", type=int, default=100)
+    parser.add_argument("--repeat", type=int, default=1, help="best of N runs per row")
+    parser.add_argument("--dask", action="store_true",
+                        help="also time --scheduler local --jobs 2 (a Dask LocalCluster)")
+    ns = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-batch-") as tmp:
+        root = Path(tmp)
+        folder = root / "problems"
+        folder.mkdir()
+        for i in range(ns.problems):
+            (folder / f"bench-{i:03d}.toml").write_text(problem(i), encoding="utf-8")
+
+        def fresh(jobs: int, extra: tuple[str, ...] = ()):
+            return lambda r: [str(folder), "--jobs", str(jobs), "--store",
+                              str(root / f"s-{jobs}-{'-'.join(extra)}-{r}.sqlite"), *extra]
+
+        t1 = best(ns.repeat, fresh(1))
+        t2 = best(ns.repeat, fresh(2))
+        resumed = best(ns.repeat, lambda r: [str(folder), "--jobs", "2", "--store",
+                                             str(root / "s-2--0.sqlite")])
+        rows = [("--jobs 1", t1, ""),
+                ("--jobs 2", t2, f"< 15 s: {'yes' if t2 < 15 else 'NO'}"),
+                ("speed-up (jobs 1 / jobs 2)", None,
+                 f">= 1.6x: {'yes' if t1 / t2 >= 1.6 else 'NO'} ({t1 / t2:.2f}x)"),
+                ("resumed (all stored)", resumed, f"< 3 s: {'yes' if resumed < 3 else 'NO'}")]
+        if ns.dask:
+            td = best(ns.repeat, fresh(2, ("--scheduler", "local")))
+            rows.insert(2, ("--scheduler local --jobs 2", td, ""))
+        parallel = max(control(sorted(folder.glob("*.toml"))) for _ in range(ns.repeat))
+        rows.append(("control: 2 plain processes / 1", None, f"{parallel:.2f}x"))
+    n = ns.problems
+    print(f"`dpverify batch`, {n} problems (k = 2..5), {os.cpu_count()} CPUs, "
+          f"best of {ns.repeat}\n")
+    print("| run | wall time (s) | problems/s | target |")
+    print("|---|---:|---:|---|")
+    for name, t, target in rows:
+        if t is None:
+            print(f"| {name} | | | {target} |")
+        else:
+            print(f"| {name} | {t:.2f} | {n / t:.1f} | {target} |")
+    ok = t2 < 15 and t1 / t2 >= 1.6 and resumed < 3
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,11 @@
+"""Batch runs over directories of problem files: executors (a spawn process pool, or Dask),
+a resumable SQLite results store, and `check`'s comparison with `[expect]` tables.
+
+Layer: below the console and the CLI, above `verify`. No printing here: callers pass a
+listener and print what they are told.
+"""
+
+from dpverify.batch.runner import BatchItem, BatchReport, run_batch
+from dpverify.batch.store import DEFAULT_STORE, Store
+
+__all__ = ["DEFAULT_STORE", "BatchItem", "BatchReport", "Store", "run_batch"]

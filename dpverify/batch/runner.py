@@ -1,0 +1,277 @@
+"""Batch runs: find problem files, skip what the store holds, run the rest, store each result.
+
+`run_batch` does no printing: a `Listener` (the console's progress display) hears about
+each problem as it finishes. Ctrl-C stops the workers; what finished is already stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+import tomllib
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from dpverify import __version__
+from dpverify.errors import InputError
+from dpverify.spec.loader import MAX_FILE_BYTES
+from dpverify.verify.options import VerifyOptions
+from dpverify.verify.run import find_problems
+
+from .executors import Executor, Outcome, Task, error_result, make_executor, one_line_reason
+from .store import INVALID, Store, StoredResult, options_key
+
+DEFAULT_TIMEOUT = 600.0
+INTERRUPTED_EXIT = 130  # the shell's convention for a run stopped by SIGINT
+
+
+@dataclass(frozen=True)
+class BatchItem:
+    """One problem file's outcome (computed now, or read from the store when `cached`)."""
+
+    source: str
+    content_hash: str
+    status: str  # store.DONE, INVALID, TIMEOUT, CRASHED or FAILED
+    result: dict[str, Any]  # spec.md's result object, with this file's `source`
+    values: tuple[tuple[str, str, float | None], ...] = ()
+    expect: tuple[tuple[str, str, float, str], ...] = ()
+    seconds: float = 0.0
+    cached: bool = False
+
+    @property
+    def problem(self) -> str:
+        return str(self.result.get("problem", Path(self.source).stem))
+
+    @property
+    def verdict(self) -> str:
+        return str(self.result.get("verdict", "error"))
+
+    @property
+    def invalid(self) -> bool:
+        return self.status == INVALID
+
+    @property
+    def reason(self) -> str:
+        return one_line_reason(self.result)
+
+    @property
+    def category(self) -> str:
+        """`invalid` for a file that is not a valid problem, else the verdict."""
+        return "invalid" if self.invalid else self.verdict
+
+
+@dataclass
+class BatchReport:
+    items: list[BatchItem] = field(default_factory=list)
+    total: int = 0  # problem files found
+    skipped: int = 0  # read from the store
+    interrupted: bool = False
+    seconds: float = 0.0
+    workers: int = 0
+    executor: str = ""
+
+    def counts(self) -> Counter[str]:
+        return Counter(item.category for item in self.items)
+
+    def exit_code(self) -> int:
+        """spec.md: 2 bad input, else 3 could not decide, else 1 a gap, else 0 (130 when
+        interrupted)."""
+        if self.interrupted:
+            return INTERRUPTED_EXIT
+        return exit_code_for(self.items)
+
+
+def exit_code_for(items: Iterable[BatchItem]) -> int:
+    categories = {item.category for item in items}
+    if "invalid" in categories:
+        return 2
+    if "error" in categories:
+        return 3
+    if "gap" in categories:
+        return 1
+    return 0
+
+
+class Listener(Protocol):
+    def started(self, total: int, skipped: int, workers: int) -> None: ...
+
+    def finished(self, item: BatchItem) -> None: ...
+
+
+class _Silent:
+    def started(self, total: int, skipped: int, workers: int) -> None:
+        pass
+
+    def finished(self, item: BatchItem) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class ProblemFile:
+    """A problem file as read by the parent: its bytes' hash and text, or why not."""
+
+    source: str
+    content_hash: str
+    text: str | None
+    error: str = ""
+
+
+def read_problem(path: Path) -> ProblemFile:
+    """Read and hash one file; the same checks as `dpverify.spec.load` before parsing."""
+    source = str(path)
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        return ProblemFile(source, "", None, f"{source}: cannot read the file: {exc.strerror}")
+    digest = hashlib.sha256(raw).hexdigest()
+    if len(raw) > MAX_FILE_BYTES:
+        return ProblemFile(source, digest, None, f"{source}: the file is larger than "
+                                                 f"{MAX_FILE_BYTES // (1024 * 1024)} MiB")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return ProblemFile(source, digest, None, f"{source}: the file is not UTF-8 text")
+    return ProblemFile(source, digest, text)
+
+
+def relabel(result: dict[str, Any], source: str, text: str | None) -> dict[str, Any]:
+    """A result computed for identical bytes under another path, relabelled for `source`:
+    its `source`, and its `problem` when the name defaults to the file name."""
+    old = str(result.get("source", ""))
+    if old == source:
+        return result
+    out = dict(result)
+    out["source"] = source
+    if isinstance(out.get("reason"), str) and old:
+        out["reason"] = out["reason"].replace(old, source)
+    name = None
+    if text is not None:
+        try:
+            problem = tomllib.loads(text).get("problem")
+            name = problem.get("name") if isinstance(problem, dict) else None
+        except tomllib.TOMLDecodeError:
+            name = None
+    if not isinstance(name, str):
+        out["problem"] = Path(source).stem
+    return out
+
+
+def run_batch(
+    paths: Sequence[str | Path],
+    options: VerifyOptions,
+    *,
+    store: Store | None,
+    jobs: int | None = None,
+    timeout: float | None = DEFAULT_TIMEOUT,
+    force: bool = False,
+    scheduler: str | None = None,
+    executor: Executor | None = None,
+    listener: Listener | None = None,
+) -> BatchReport:
+    """Verify every problem under `paths`, skipping those `store` holds (unless `force`).
+
+    Results are stored (one commit each) as they finish. Raises InputError when no
+    problem file is found, or when the store or the scheduler is unusable.
+    """
+    start = time.perf_counter()
+    listener = listener or _Silent()
+    files, seen = [], set()
+    for path in find_problems(paths):  # a file named twice (or inside a named dir) runs once
+        resolved = path.resolve()
+        if resolved not in seen:
+            seen.add(resolved)
+            files.append(path)
+    if not files:
+        raise InputError(f"{', '.join(map(str, paths))}: no *.toml problem files found")
+    if timeout is not None and timeout <= 0:
+        timeout = None
+    okey = options_key(options.key())
+    report = BatchReport(total=len(files))
+    problems = [read_problem(p) for p in files]
+
+    stored: dict[str, StoredResult] = {}
+    if store is not None:
+        store.check_writable()
+        if not force:
+            stored = store.lookup([p.content_hash for p in problems if p.content_hash],
+                                  okey, __version__)
+
+    cached: list[BatchItem] = []
+    unreadable: list[BatchItem] = []
+    groups: dict[str, list[ProblemFile]] = {}  # identical contents are verified once
+    for p in problems:
+        if p.text is None:
+            unreadable.append(BatchItem(p.source, p.content_hash, INVALID,
+                                        error_result(p.source, p.error, invalid=True)))
+            continue
+        row = stored.get(p.content_hash)
+        if row is not None and row.final:
+            cached.append(BatchItem(p.source, p.content_hash, row.status,
+                                    relabel(row.result, p.source, p.text), row.values,
+                                    row.expect, row.seconds, cached=True))
+            continue
+        groups.setdefault(p.content_hash, []).append(p)
+
+    tasks = [Task(i, members[0].source, members[0].text or "", options)
+             for i, members in enumerate(groups.values())]
+    by_task = dict(enumerate(groups.values()))
+    report.skipped = len(cached)
+
+    own = executor is None
+    try:
+        if tasks and executor is None:
+            executor = make_executor(jobs, scheduler)
+        report.workers = executor.workers if executor is not None else 0
+        report.executor = executor.name if executor is not None else ""
+        listener.started(report.total, report.skipped, report.workers)
+        for item in cached + unreadable:
+            report.items.append(item)
+            listener.finished(item)
+        if executor is not None and tasks:
+            _run(executor, tasks, by_task, timeout, store, okey, report, listener)
+    except KeyboardInterrupt:
+        report.interrupted = True
+    finally:
+        if own and executor is not None:
+            executor.close()
+    report.seconds = time.perf_counter() - start
+    return report
+
+
+def _run(executor: Executor, tasks: list[Task], by_task: dict[int, list[ProblemFile]],
+         timeout: float | None, store: Store | None, okey: str, report: BatchReport,
+         listener: Listener) -> None:
+    outcomes = executor.run(tasks, timeout)
+    try:
+        for outcome in outcomes:
+            members = by_task[outcome.task_id]
+            if store is not None:
+                store.put(_row(members[0], outcome, okey))  # committed before it is shown
+            for member in members:
+                item = _item(member, outcome)
+                report.items.append(item)
+                listener.finished(item)
+    finally:
+        outcomes.close()  # stops the workers if the loop did not run to its end
+
+
+def _row(problem: ProblemFile, outcome: Outcome, okey: str) -> StoredResult:
+    result = outcome.result
+    return StoredResult(
+        content_hash=problem.content_hash, options_key=okey, version=__version__,
+        source=problem.source, problem=str(result.get("problem", Path(problem.source).stem)),
+        kind=str(result.get("kind", "unknown")), status=outcome.status,
+        verdict=outcome.verdict, reason=outcome.reason, result=result, values=outcome.values,
+        expect=outcome.expect, seconds=outcome.seconds, worker=outcome.worker,
+    )
+
+
+def _item(problem: ProblemFile, outcome: Outcome) -> BatchItem:
+    return BatchItem(problem.source, problem.content_hash, outcome.status,
+                     relabel(outcome.result, problem.source, problem.text), outcome.values,
+                     outcome.expect, outcome.seconds)
+

@@ -1,0 +1,290 @@
+"""The results store: SQLite through the standard library, one file, safe to kill at any moment.
+
+One row per (problem content hash, options key, dpverify version): the spec.md result
+object as JSON, the values `[expect]` entries are compared with, timings and a status.
+Each result is committed on its own in WAL mode, so a batch killed even with SIGKILL
+loses at most the problems in flight and never leaves a half-written row; the next run
+skips what is stored and resumes.
+
+Every sqlite3 failure (a locked, corrupt or unwritable store) becomes an InputError
+(exit 2) that names the store and says what to do: never a traceback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Self
+
+from dpverify.errors import InputError
+
+DEFAULT_STORE = Path(".dpverify") / "results.sqlite"
+SCHEMA_VERSION = "1"
+BUSY_TIMEOUT = 10.0  # seconds to wait for another writer before calling the store locked
+
+# Statuses. `done` (verified, whatever the verdict) and `invalid` (the file is not a valid
+# problem) are deterministic for a given content, options and version, so a re-run skips
+# them. `timeout`, `crashed` and `failed` may not recur (a longer --timeout, more memory, a
+# fixed bug): they are stored, so `dpverify results` shows them, but a re-run retries them.
+DONE, INVALID, TIMEOUT, CRASHED, FAILED = "done", "invalid", "timeout", "crashed", "failed"
+STATUSES = (DONE, INVALID, TIMEOUT, CRASHED, FAILED)
+FINAL_STATUSES = (DONE, INVALID)
+_FINAL_SQL = "('done', 'invalid')"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS results (
+    content_hash TEXT NOT NULL,      -- sha256 of the problem file's bytes
+    options_key  TEXT NOT NULL,      -- canonical JSON of VerifyOptions.key()
+    version      TEXT NOT NULL,      -- dpverify version that computed the row
+    source       TEXT NOT NULL,      -- the path the problem was last run from
+    problem      TEXT NOT NULL,
+    kind         TEXT NOT NULL,
+    status       TEXT NOT NULL,      -- done | invalid | timeout | crashed | failed
+    verdict      TEXT NOT NULL,      -- optimal | gap | error
+    reason       TEXT NOT NULL,
+    result_json  TEXT NOT NULL,      -- spec.md's result object
+    values_json  TEXT NOT NULL,      -- [[agent, accuracy, optimum], ...] (what check compares)
+    expect_json  TEXT NOT NULL,      -- the file's [expect] entries [[agent, accuracy, value]]
+    seconds      REAL NOT NULL,      -- wall time in the worker
+    worker       TEXT NOT NULL,      -- host:pid that computed it
+    finished_at  TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    PRIMARY KEY (content_hash, options_key, version)
+);
+CREATE INDEX IF NOT EXISTS results_verdict ON results (verdict);
+"""
+
+
+def options_key(key: dict[str, Any]) -> str:
+    """A canonical text for `VerifyOptions.key()` (sorted keys, no spaces)."""
+    return json.dumps(key, sort_keys=True, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class StoredResult:
+    """One row of the store."""
+
+    content_hash: str
+    options_key: str
+    version: str
+    source: str
+    problem: str
+    kind: str
+    status: str
+    verdict: str
+    reason: str
+    result: dict[str, Any]
+    values: tuple[tuple[str, str, float | None], ...]
+    expect: tuple[tuple[str, str, float, str], ...]
+    seconds: float
+    worker: str
+    finished_at: str = ""
+
+    @property
+    def final(self) -> bool:
+        """Whether a re-run may skip this row (see FINAL_STATUSES)."""
+        return self.status in FINAL_STATUSES
+
+
+_COLUMNS = ("content_hash", "options_key", "version", "source", "problem", "kind", "status",
+            "verdict", "reason", "result_json", "values_json", "expect_json", "seconds",
+            "worker", "finished_at")
+
+
+def _row(row: Sequence[Any]) -> StoredResult:
+    d = dict(zip(_COLUMNS, row, strict=True))
+    return StoredResult(
+        content_hash=d["content_hash"], options_key=d["options_key"], version=d["version"],
+        source=d["source"], problem=d["problem"], kind=d["kind"], status=d["status"],
+        verdict=d["verdict"], reason=d["reason"], result=json.loads(d["result_json"]),
+        values=tuple((a, b, c) for a, b, c in json.loads(d["values_json"])),
+        expect=tuple(tuple(e) for e in json.loads(d["expect_json"])),
+        seconds=float(d["seconds"]), worker=d["worker"], finished_at=d["finished_at"],
+    )
+
+
+class Store:
+    """A results store at `path` (created on first use unless `create=False`)."""
+
+    def __init__(self, path: str | Path = DEFAULT_STORE, *, create: bool = True,
+                 readonly: bool = False, busy_timeout: float = BUSY_TIMEOUT) -> None:
+        self.path = Path(path)
+        self.readonly = readonly
+        if readonly:
+            create = False
+        if not create and not self.path.exists():
+            raise InputError(f"{self.path}: no results store here (run `dpverify batch` first, "
+                             "or name the store with --store)")
+        if self.path.is_dir():
+            raise InputError(f"{self.path}: is a directory, not a results store file")
+        if create:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise InputError(f"{self.path}: cannot create the results store's directory: "
+                                 f"{exc.strerror}") from None
+        with self._errors("open"):
+            if readonly:
+                uri = f"{self.path.resolve().as_uri()}?mode=ro"
+                self._db = sqlite3.connect(uri, uri=True, timeout=busy_timeout,
+                                           isolation_level=None)
+            else:
+                self._db = sqlite3.connect(self.path, timeout=busy_timeout,
+                                           isolation_level=None)
+        try:
+            with self._errors("open"):
+                if readonly:
+                    self._check_schema()
+                else:
+                    self._setup()
+        except InputError:
+            self._db.close()
+            raise
+
+    # -- errors -------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _errors(self, action: str) -> Iterator[None]:
+        """sqlite3 failures -> one clear InputError (exit 2) naming the store."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:  # OperationalError is a subclass
+            raise InputError(self._explain(action, exc)) from None
+
+    def _explain(self, action: str, exc: sqlite3.DatabaseError) -> str:
+        text = str(exc)
+        low = text.lower()
+        where = f"{self.path}: cannot {action} the results store"
+        if "locked" in low or "busy" in low:
+            return (f"{where}: it is locked by another process (another `dpverify batch` "
+                    "on the same store?); wait for it, or use another --store")
+        if "not a database" in low or "malformed" in low or "corrupt" in low:
+            return (f"{where}: the file is corrupt or not a dpverify store ({text}); "
+                    "move it away or use another --store")
+        if "readonly" in low or "unable to open" in low or "disk i/o" in low:
+            return (f"{where}: it is not writable ({text}); check the permissions, "
+                    "or use another --store")
+        return f"{where}: {text}"
+
+    def _setup(self) -> None:
+        db = self._db
+        mode = db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        if str(mode).lower() != "wal":
+            # A file system without shared memory (some network mounts): fall back to a
+            # rollback journal, which is just as safe, only slower under concurrency.
+            db.execute("PRAGMA journal_mode=DELETE")
+        # NORMAL in WAL mode: a commit survives the process being killed; only a power
+        # loss may drop the last commits, and never corrupts the file.
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.executescript(_SCHEMA)
+        db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?)",
+                   (SCHEMA_VERSION,))
+        self._check_schema()
+
+    def _check_schema(self) -> None:
+        tables = {r[0] for r in self._db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()}
+        if not {"meta", "results"} <= tables:
+            raise InputError(f"{self.path}: not a dpverify results store (no results table); "
+                             "use another --store")
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        if row is None or row[0] != SCHEMA_VERSION:
+            found = "none" if row is None else row[0]
+            raise InputError(f"{self.path}: the results store has schema version {found}, "
+                             f"this dpverify uses {SCHEMA_VERSION}; use another --store")
+
+    # -- reading ------------------------------------------------------------------------
+    def get(self, content_hash: str, options: str, version: str) -> StoredResult | None:
+        with self._errors("read"):
+            row = self._db.execute(
+                f"SELECT {', '.join(_COLUMNS)} FROM results "
+                "WHERE content_hash = ? AND options_key = ? AND version = ?",
+                (content_hash, options, version)).fetchone()
+        return None if row is None else _row(row)
+
+    def lookup(self, hashes: Sequence[str], options: str,
+               version: str) -> dict[str, StoredResult]:
+        """The stored rows for many content hashes at once (one query per 500)."""
+        out: dict[str, StoredResult] = {}
+        unique = sorted(set(hashes))
+        for i in range(0, len(unique), 500):
+            chunk = unique[i:i + 500]
+            marks = ", ".join("?" * len(chunk))
+            with self._errors("read"):
+                rows = self._db.execute(
+                    f"SELECT {', '.join(_COLUMNS)} FROM results WHERE options_key = ? "
+                    f"AND version = ? AND content_hash IN ({marks})",
+                    (options, version, *chunk)).fetchall()
+            for row in rows:
+                stored = _row(row)
+                out[stored.content_hash] = stored
+        return out
+
+    def all(self, *, verdict: str | None = None) -> list[StoredResult]:
+        query = f"SELECT {', '.join(_COLUMNS)} FROM results"
+        args: tuple[Any, ...] = ()
+        if verdict is not None:
+            query += " WHERE verdict = ?"
+            args = (verdict,)
+        query += " ORDER BY source, finished_at"
+        with self._errors("read"):
+            rows = self._db.execute(query, args).fetchall()
+        return [_row(r) for r in rows]
+
+    def count(self) -> int:
+        with self._errors("read"):
+            return int(self._db.execute("SELECT COUNT(*) FROM results").fetchone()[0])
+
+    # -- writing ------------------------------------------------------------------------
+    def put(self, row: StoredResult) -> None:
+        """Insert or replace one row and commit it (autocommit: one statement, one
+        transaction)."""
+        if row.status not in STATUSES:
+            raise ValueError(f"unknown status {row.status!r}; expected one of {STATUSES}")
+        values = (row.content_hash, row.options_key, row.version, row.source, row.problem,
+                  row.kind, row.status, row.verdict, row.reason,
+                  json.dumps(row.result, allow_nan=False),
+                  json.dumps([list(v) for v in row.values], allow_nan=False),
+                  json.dumps([list(e) for e in row.expect], allow_nan=False),
+                  float(row.seconds), row.worker)
+        # A transient failure (a timeout in a --force run, say) never replaces a final row.
+        with self._errors("write to"):
+            self._db.execute(
+                "INSERT INTO results (content_hash, options_key, version, source, problem, kind, "
+                "status, verdict, reason, result_json, values_json, expect_json, seconds, worker) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (content_hash, options_key, version) DO UPDATE SET "
+                "source = excluded.source, problem = excluded.problem, kind = excluded.kind, "
+                "status = excluded.status, verdict = excluded.verdict, reason = excluded.reason, "
+                "result_json = excluded.result_json, values_json = excluded.values_json, "
+                "expect_json = excluded.expect_json, seconds = excluded.seconds, "
+                "worker = excluded.worker, "
+                "finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
+                f"WHERE excluded.status IN {_FINAL_SQL} OR results.status NOT IN {_FINAL_SQL}",
+                values)
+
+    def check_writable(self) -> None:
+        """Fail now (InputError) rather than after the first problem if we cannot write."""
+        with self._errors("write to"):
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute("ROLLBACK")
+        if not os.access(self.path, os.W_OK):
+            raise InputError(f"{self.path}: cannot write to the results store: it is not "
+                             "writable; check the permissions, or use another --store")
+
+    def close(self) -> None:
+        with contextlib.suppress(sqlite3.Error):
+            self._db.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

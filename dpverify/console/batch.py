@@ -1,0 +1,281 @@
+"""What `batch`, `check` and `results` show: progress, summaries, mismatch and result tables.
+
+Progress: a rich bar on stderr when stderr is a terminal (done/total, rate, ETA, failures
+so far); otherwise one plain line per problem on stdout. With `--json`, stdout carries
+JSON Lines only (one spec.md result object per problem, as each finishes).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any, Self
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+from rich.text import Text
+
+from dpverify.console import VERDICT_STYLE, fmt, print_json
+
+SLOWEST = 5
+CATEGORIES = ("optimal", "gap", "error", "invalid")
+STYLE = {**VERDICT_STYLE, "invalid": "bold magenta"}
+
+
+class _RateColumn(ProgressColumn):
+    def render(self, task: Task) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text("-/s" if speed is None else f"{speed:.1f}/s")
+
+
+class _FailuresColumn(ProgressColumn):
+    def render(self, task: Task) -> Text:
+        n = task.fields.get("failures", 0)
+        return Text(f"failures: {n}", style="bold red" if n else "")
+
+
+class BatchProgress:
+    """A batch listener (see dpverify.batch.runner.Listener) that shows progress.
+
+    Use as a context manager around the run so a progress bar is always taken down.
+    """
+
+    def __init__(self, out: Console, err: Console, *, as_json: bool = False,
+                 quiet: bool = False, label: str = "verifying") -> None:
+        self.out, self.err = out, err
+        self.as_json, self.quiet, self.label = as_json, quiet, label
+        self.total = 0
+        self.done = 0
+        self.failures = 0
+        self._progress: Progress | None = None
+        self._task: Any = None
+        self._bar = err.is_terminal and not quiet
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+
+    def started(self, total: int, skipped: int, workers: int) -> None:
+        self.total = total
+        if self._bar:
+            self._progress = Progress(
+                TextColumn(f"{self.label}"), BarColumn(), MofNCompleteColumn(), _RateColumn(),
+                TextColumn("eta"), TimeRemainingColumn(), TimeElapsedColumn(),
+                _FailuresColumn(), console=self.err, transient=True)
+            self._progress.start()
+            self._task = self._progress.add_task(self.label, total=total, failures=0)
+        elif not self.as_json and not self.quiet:
+            stored = f", {skipped} from the store" if skipped else ""
+            pool = f"; running on {workers} worker{'s' if workers != 1 else ''}" if workers else ""
+            self.out.print(f"{total} problem{'s' if total != 1 else ''}{stored}{pool}")
+
+    def finished(self, item: Any) -> None:
+        self.done += 1
+        failed = item.category != "optimal"
+        self.failures += failed
+        if self.as_json:
+            print_json(item.result, lines=True)
+        if self._progress is not None:
+            self._progress.update(self._task, advance=1, failures=self.failures)
+            if failed and not self.as_json:
+                self._progress.console.print(_line(item, self.done, self.total))
+        elif not self.as_json and not self.quiet:
+            self.out.print(_line(item, self.done, self.total))
+
+
+def _line(item: Any, done: int, total: int) -> Text:
+    width = len(str(total))
+    text = Text(f"[{done:>{width}}/{total}] ")
+    text.append(f"{item.category:<7}", style=STYLE.get(item.category, ""))
+    text.append(f" {item.problem}  {item.source}  {item.seconds:.2f} s")
+    if item.cached:
+        text.append("  (stored)")
+    if item.category != "optimal" and item.reason:
+        text.append(f"  {_reason(item)}")
+    return text
+
+
+def _reason(item: Any) -> str:
+    """The one-line reason without a leading `source: ` (the line names the file already)."""
+    reason = item.reason or "-"
+    prefix = f"{item.source}: "
+    return reason.removeprefix(prefix)
+
+
+def counts_line(report: Any) -> str:
+    counts = report.counts()
+    parts = [f"{counts.get(c, 0)} {c}" for c in CATEGORIES[:3]]
+    if counts.get("invalid"):
+        parts.append(f"{counts['invalid']} invalid")
+    n = len(report.items)
+    extra = []
+    if report.skipped:
+        extra.append(f"{report.skipped} from the store")
+    computed = n - report.skipped
+    if computed and report.workers:
+        extra.append(f"{computed} computed on {report.workers} "
+                     f"{report.executor + ' ' if report.executor else ''}"
+                     f"worker{'s' if report.workers != 1 else ''}")
+    tail = f"; {', '.join(extra)}" if extra else ""
+    return (f"{n} problem{'s' if n != 1 else ''}: {', '.join(parts)} "
+            f"({report.seconds:.2f} s{tail})")
+
+
+def print_batch_summary(console: Console, report: Any, store_path: str | None = None) -> None:
+    """Counts per verdict, the slowest problems, and each failure with its reason."""
+    computed = [i for i in report.items if not i.cached]
+    slow = sorted(computed, key=lambda i: i.seconds, reverse=True)[:SLOWEST]
+    if len(computed) > 1 and slow:
+        table = Table(title="slowest", title_justify="left", show_edge=False, pad_edge=False)
+        for col in ("problem", "source", "verdict", "seconds"):
+            table.add_column(col, justify="right" if col == "seconds" else "left")
+        for item in slow:
+            table.add_row(item.problem, item.source,
+                          Text(item.category, style=STYLE.get(item.category, "")),
+                          f"{item.seconds:.2f}")
+        console.print(table)
+        console.print()
+    failures = [i for i in report.items if i.category != "optimal"]
+    if failures:
+        console.print(f"failures ({len(failures)}):")
+        for item in failures:
+            line = Text("  ")
+            line.append(f"{item.category:<7}", style=STYLE.get(item.category, ""))
+            line.append(f" {item.source}: {_reason(item)}")
+            console.print(line)
+        console.print()
+    console.print(counts_line(report))
+    if report.interrupted:
+        done = len(report.items)
+        where = f" in {store_path}" if store_path else ""
+        console.print(f"interrupted: {done} of {report.total} problems finished and saved{where}; "
+                      "run the same command again to resume")
+
+
+# -- check ---------------------------------------------------------------------------------
+def mismatch_table(mismatches: Sequence[Any]) -> Table:
+    table = Table(title="mismatches", title_justify="left", show_edge=False, pad_edge=False)
+    for col in ("problem", "agent", "accuracy", "expected", "got", "difference", "note"):
+        table.add_column(col, justify="right" if col in ("expected", "got", "difference")
+                         else "left")
+    for m in mismatches:
+        diff = m.difference
+        table.add_row(m.problem, m.agent, m.accuracy, fmt(m.expected), fmt(m.got),
+                      "-" if diff is None else f"{diff:+.3g}", m.note)
+    return table
+
+
+def print_check(console: Console, report: Any) -> None:
+    if report.mismatches:
+        console.print(mismatch_table(report.mismatches))
+        console.print()
+    if report.unchecked:
+        label = "unchecked (no [expect] table" + (", a failure with --strict)" if report.strict
+                                                   else ")")
+        console.print(f"{label}: {len(report.unchecked)}")
+        for item in report.unchecked:
+            console.print(f"  {item.source}")
+        console.print()
+    for source in report.updated:
+        console.print(f"updated [expect] in {source}")
+    for message in report.update_errors:
+        console.print(f"dpverify: {message}")
+    batch = report.batch
+    n = len(batch.items)
+    status = "ok" if report.exit_code() == 0 else "FAILED"
+    console.print(f"check {status}: {n} problem{'s' if n != 1 else ''}, "
+                  f"{report.checked} expectation{'s' if report.checked != 1 else ''} held, "
+                  f"{len(report.mismatches)} mismatch{'es' if len(report.mismatches) != 1 else ''}"
+                  f", {len(report.unchecked)} unchecked ({batch.seconds:.2f} s)")
+    if batch.interrupted:
+        console.print(f"interrupted: {n} of {batch.total} problems finished and saved")
+
+
+def check_json(report: Any) -> dict[str, Any]:
+    return {"problems": len(report.batch.items), "checked": report.checked,
+            "mismatches": [m.to_json() for m in report.mismatches],
+            "unchecked": [i.source for i in report.unchecked],
+            "updated": list(report.updated), "update_errors": list(report.update_errors),
+            "exit_status": report.exit_code()}
+
+
+# -- results -------------------------------------------------------------------------------
+def results_table(rows: Sequence[Any]) -> Table:
+    table = Table(show_edge=False, pad_edge=False)
+    for col in ("problem", "source", "kind", "verdict", "status", "seconds", "version",
+                "options", "finished (UTC)", "reason"):
+        table.add_column(col, justify="right" if col == "seconds" else "left")
+    for row in rows:
+        table.add_row(row.problem, row.source, row.kind,
+                      Text(row.verdict, style=STYLE.get(row.verdict, "")), row.status,
+                      f"{row.seconds:.2f}", row.version, _options_id(row.options_key),
+                      row.finished_at.replace("T", " ")[:19], row.reason)
+    return table
+
+
+def _options_id(key: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(key.encode()).hexdigest()[:8]
+
+
+RESULT_FIXED = ("problem", "source", "kind", "problem_verdict", "status", "version",
+                "content_hash", "options", "finished_at")
+
+
+def results_csv(rows: Sequence[Any]) -> str:
+    """One CSV row per (problem, agent, accuracy); a problem without results gets one row.
+    Result fields are the union over the rows (multi-party and count results differ);
+    lists and objects are written as JSON."""
+    records: list[dict[str, Any]] = []
+    keys: list[str] = []
+    for row in rows:
+        base = {"problem": row.problem, "source": row.source, "kind": row.kind,
+                "problem_verdict": row.verdict, "status": row.status, "version": row.version,
+                "content_hash": row.content_hash, "options": row.options_key,
+                "finished_at": row.finished_at}
+        results = row.result.get("results") or [{"reason": row.reason}]
+        for r in results:
+            record = dict(base)
+            for k, v in r.items():
+                if k not in keys:
+                    keys.append(k)
+                record[k] = json.dumps(v) if isinstance(v, (list, dict)) else v
+            records.append(record)
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=[*RESULT_FIXED, *keys], extrasaction="ignore",
+                            lineterminator="\n")
+    writer.writeheader()
+    for record in records:
+        writer.writerow(record)
+    return buf.getvalue()
+
+
+def print_results(out: Console, rows: Sequence[Any], fmt_name: str) -> None:
+    if fmt_name == "json":
+        print_json([row.result for row in rows])
+    elif fmt_name == "csv":
+        sys.stdout.write(results_csv(rows))
+        sys.stdout.flush()
+    else:
+        if rows:
+            out.print(results_table(rows))
+        n = len(rows)
+        out.print(f"{n} stored result{'s' if n != 1 else ''}")

@@ -1,0 +1,436 @@
+"""`dpverify batch`: same values as `verify`, skipping what is stored, resuming after
+SIGKILL and Ctrl-C, timeouts, dead workers, invalid files, clean `--json` output.
+
+Spawned process pools cost a second or two each, so the expensive runs are shared
+(module-scoped fixtures) and the runner's logic is also tested with an in-process executor.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from dpverify.batch import Store, run_batch
+from dpverify.batch.executors import (
+    Executor,
+    LocalPool,
+    Task,
+    import_distributed,
+    run_task,
+)
+from dpverify.batch.runner import BatchItem, exit_code_for
+from dpverify.batch.store import INVALID, TIMEOUT, options_key
+from dpverify.cli import main
+from dpverify.errors import InputError
+from dpverify.verify.options import VerifyOptions
+from dpverify.verify.run import verify_file
+
+DPVERIFY = [sys.executable, "-m", "dpverify"]
+FUNCTIONS = ["xor", "and", "or", "majority", "sum", "threshold:2", "bit:1"]
+GAINS = {"sum": "-square"}
+
+
+def small_problem(i: int) -> str:
+    """The i-th of a family of small, varied problems (k = 2..4)."""
+    k = 2 + i % 3
+    f = FUNCTIONS[i % len(FUNCTIONS)]
+    g = FUNCTIONS[(i + 3) % len(FUNCTIONS)]
+    privacy = (f'lambda = ["{2 + i % 4}/2", "3/2"{", 2" * (k - 2)}]' if i % 5 == 0
+               else f"epsilon = {0.25 + 0.25 * (i % 6)}")
+    accuracy = ['"average"', '"worst"', '["average", "worst"]'][i % 3]
+    text = f"""# problem {i}
+[problem]
+name = "p{i:02d}"
+parties = {k}
+{privacy}
+accuracy = {accuracy}
+
+[observer]
+function = "{f}"
+gain = "{GAINS.get(f, 'indicator')}"
+"""
+    if i % 2 == 0:
+        text += f"""
+[[party]]
+index = {1 + i % k}
+function = "{g}"
+gain = "{GAINS.get(g, 'indicator')}"
+"""
+    return text
+
+
+def write_problems(folder: Path, n: int, start: int = 0) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for i in range(start, start + n):
+        sub = folder / ("deep" if i % 4 == 0 else "")
+        sub.mkdir(exist_ok=True)
+        path = sub / f"p{i:02d}.toml"
+        path.write_text(small_problem(i), encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
+SLOW = """[problem]
+name = "slow"
+parties = 12
+epsilon = 1.0
+accuracy = "worst"
+
+[observer]
+function = "xor"
+gain = "indicator"
+"""
+
+
+def comparable(obj: dict) -> dict:
+    """A result object without timings."""
+    out = {k: v for k, v in obj.items() if k != "seconds"}
+    out["results"] = [{k: v for k, v in r.items() if k != "seconds"} for r in obj["results"]]
+    return out
+
+
+class InlineExecutor(Executor):
+    """Runs each task in this process: the runner's logic without spawning anything."""
+
+    name = "inline"
+
+    def __init__(self) -> None:
+        self.submitted: list[Task] = []
+
+    def _submit(self, task: Task):
+        self.submitted.append(task)
+        fut: cf.Future = cf.Future()
+        fut.set_result(run_task(task))
+        return fut, None
+
+    def _kill(self, late, flights):
+        return []
+
+
+def crash_on_b(task: Task):
+    """A worker target that kills its own process for files named b*.toml (a crash)."""
+    if Path(task.source).name.startswith("b"):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return run_task(task)
+
+
+# -- one real batch over 30 problems, shared ---------------------------------------------------
+@pytest.fixture(scope="module")
+def thirty(tmp_path_factory):
+    root = tmp_path_factory.mktemp("thirty")
+    paths = write_problems(root / "problems", 30)
+    store = root / "store.sqlite"
+    res = subprocess.run([*DPVERIFY, "batch", str(root / "problems"), "--store", str(store),
+                          "--jobs", "2", "--json"], check=False, capture_output=True,
+                         text=True, timeout=120)
+    return root, paths, store, res
+
+
+def test_batch_json_lines_match_verify(thirty) -> None:
+    _, paths, _, res = thirty
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert len(lines) == 30
+    objs = [json.loads(line) for line in lines]  # nothing but JSON on stdout
+    by_source = {o["source"]: o for o in objs}
+    assert set(by_source) == {str(p) for p in paths}
+    for path in paths:
+        expected = verify_file(path, VerifyOptions()).to_json()
+        got = by_source[str(path)]
+        assert got["verdict"] == expected["verdict"] == "optimal"
+        assert comparable(got).keys() == comparable(expected).keys()
+        for a, b in zip(got["results"], expected["results"], strict=True):
+            assert (a["agent"], a["accuracy"], a["verdict"]) == (b["agent"], b["accuracy"],
+                                                                 b["verdict"])
+            assert a["relaxed_optimum"] == pytest.approx(b["relaxed_optimum"], abs=1e-12)
+            assert a["rr_value"] == pytest.approx(b["rr_value"], abs=1e-12)
+
+
+def test_store_holds_each_problem_once(thirty) -> None:
+    _, _, store, _ = thirty
+    db = sqlite3.connect(store)
+    rows = db.execute("SELECT content_hash, status, verdict FROM results").fetchall()
+    assert len(rows) == len({r[0] for r in rows}) == 30
+    assert {r[1] for r in rows} == {"done"} and {r[2] for r in rows} == {"optimal"}
+
+
+def test_second_run_skips_everything(thirty) -> None:
+    root, paths, store, first = thirty
+    runner = CliRunner()
+    t = time.perf_counter()
+    res = runner.invoke(main, ["batch", str(root / "problems"), "--store", str(store), "--json"])
+    assert time.perf_counter() - t < 5
+    assert res.exit_code == 0
+    again = {json.loads(line)["source"]: json.loads(line) for line in res.stdout.splitlines()}
+    before = {json.loads(line)["source"]: json.loads(line) for line in first.stdout.splitlines()}
+    assert again == before  # the stored objects, printed again, identical
+    with Store(store) as s:
+        report = run_batch([root / "problems"], VerifyOptions(), store=s)
+    assert report.skipped == 30 and report.workers == 0 and report.exit_code() == 0
+    assert all(item.cached for item in report.items)
+    # Other options are another key: nothing is skipped (InlineExecutor: no pool needed).
+    with Store(store) as s:
+        inline = InlineExecutor()
+        report = run_batch([paths[0], paths[1]], VerifyOptions(tol=1e-7), store=s,
+                           executor=inline)
+    assert report.skipped == 0 and len(inline.submitted) == 2
+
+
+def test_force_recomputes(tmp_path: Path) -> None:
+    paths = write_problems(tmp_path / "p", 3)
+    with Store(tmp_path / "s.sqlite") as store:
+        run_batch([tmp_path / "p"], VerifyOptions(), store=store, executor=InlineExecutor())
+        inline = InlineExecutor()
+        report = run_batch([tmp_path / "p"], VerifyOptions(), store=store, executor=inline,
+                           force=True)
+        assert report.skipped == 0 and len(inline.submitted) == len(paths)
+        assert store.count() == 3
+
+
+def test_plain_output_and_summary(tmp_path: Path) -> None:
+    write_problems(tmp_path / "p", 3)
+    runner = CliRunner()
+    store = str(tmp_path / "s.sqlite")
+    res = runner.invoke(main, ["batch", str(tmp_path / "p"), "--store", store, "--jobs", "1"])
+    assert res.exit_code == 0, res.output
+    assert "[1/3] optimal" in res.output and "slowest" in res.output
+    assert "3 problems: 3 optimal, 0 gap, 0 error" in res.output
+    res = runner.invoke(main, ["batch", str(tmp_path / "p"), "--store", store, "-q"])
+    assert "3 from the store" in res.output and "[1/3]" not in res.output
+
+
+def test_invalid_file_is_reported_and_exit_2(tmp_path: Path) -> None:
+    write_problems(tmp_path / "p", 2)
+    (tmp_path / "p" / "bad.toml").write_text(small_problem(1).replace("parties", "partys"))
+    (tmp_path / "p" / "binary.toml").write_bytes(b"\xff\xfe not utf-8")
+    with Store(tmp_path / "s.sqlite") as store:
+        report = run_batch([tmp_path / "p"], VerifyOptions(), store=store,
+                           executor=InlineExecutor())
+    assert report.exit_code() == 2
+    bad = {Path(i.source).name: i for i in report.items if i.invalid}
+    assert set(bad) == {"bad.toml", "binary.toml"}
+    assert "partys" in bad["bad.toml"].reason and "\n" not in bad["bad.toml"].reason
+    assert bad["bad.toml"].result["verdict"] == "error" and bad["bad.toml"].result["invalid"]
+    assert "not UTF-8" in bad["binary.toml"].reason
+    assert sum(i.verdict == "optimal" for i in report.items) == 2
+    # Stored as invalid, and still exit 2 when read back from the store.
+    with Store(tmp_path / "s.sqlite") as store:
+        again = run_batch([tmp_path / "p"], VerifyOptions(), store=store,
+                          executor=InlineExecutor())
+    assert again.exit_code() == 2 and again.skipped == 3  # the unreadable file is re-read
+
+
+def test_identical_files_run_once_and_keep_their_names(tmp_path: Path) -> None:
+    text = small_problem(3).replace('name = "p03"\n', "")
+    (tmp_path / "one.toml").write_text(text)
+    (tmp_path / "two.toml").write_text(text)
+    inline = InlineExecutor()
+    with Store(tmp_path / "s.sqlite") as store:
+        report = run_batch([tmp_path, tmp_path / "one.toml"], VerifyOptions(), store=store,
+                           executor=inline)
+        assert len(inline.submitted) == 1 and store.count() == 1
+    names = sorted((i.problem, Path(i.source).name) for i in report.items)
+    assert names == [("one", "one.toml"), ("two", "two.toml")]  # each file listed once
+
+
+def test_exit_codes() -> None:
+    def item(verdict: str, status: str = "done") -> BatchItem:
+        return BatchItem("x.toml", "h", status, {"verdict": verdict, "results": []})
+
+    assert exit_code_for([item("optimal")]) == 0
+    assert exit_code_for([item("optimal"), item("gap")]) == 1
+    assert exit_code_for([item("gap"), item("error")]) == 3
+    assert exit_code_for([item("error", INVALID), item("error")]) == 2
+
+
+def test_transient_failures_are_retried(tmp_path: Path) -> None:
+    """A stored timeout is shown by `results` but not skipped by the next run."""
+    paths = write_problems(tmp_path / "p", 2)
+    import hashlib
+
+    from dpverify.batch.executors import error_result
+    from dpverify.batch.store import StoredResult
+
+    h = hashlib.sha256(paths[0].read_bytes()).hexdigest()
+    with Store(tmp_path / "s.sqlite") as store:
+        store.put(StoredResult(h, options_key(VerifyOptions().key()), "0.1.0", str(paths[0]),
+                               "p00", "unknown", TIMEOUT, "error", "timeout",
+                               error_result(str(paths[0]), "timeout"), (), (), 600.0, "w"))
+        inline = InlineExecutor()
+        report = run_batch([tmp_path / "p"], VerifyOptions(), store=store, executor=inline)
+        assert report.skipped == 0 and len(inline.submitted) == 2
+        assert store.get(h, options_key(VerifyOptions().key()), "0.1.0").status == "done"
+
+
+def test_no_problem_files(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no \\*.toml"):
+        run_batch([tmp_path], VerifyOptions(), store=None)
+    res = CliRunner().invoke(main, ["batch", str(tmp_path), "--store",
+                                    str(tmp_path / "s.sqlite")])
+    assert res.exit_code == 2
+
+
+def test_dask_missing_is_a_clear_error(monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed -> ImportError
+    with pytest.raises(InputError, match=r"pip install 'dpverify\[dask\]'"):
+        import_distributed()
+    write_problems(tmp_path / "p", 1)
+    res = CliRunner().invoke(main, ["batch", str(tmp_path / "p"), "--scheduler", "local",
+                                    "--store", str(tmp_path / "s.sqlite")])
+    assert res.exit_code == 2 and "dpverify[dask]" in res.output
+    assert "Traceback" not in res.output
+
+
+def test_commands_have_help() -> None:
+    runner = CliRunner()
+    for name in ("batch", "results", "check"):
+        res = runner.invoke(main, [name, "--help"])
+        assert res.exit_code == 0 and len(main.commands[name].help or "") > 40
+        for param in main.commands[name].params:
+            if isinstance(param, __import__("click").Option):
+                assert param.help, f"{name} {param.name} has no help"
+
+
+# -- limits: timeout, a dead worker ------------------------------------------------------------
+def test_timeout_replaces_the_worker_and_goes_on(tmp_path: Path) -> None:
+    folder = tmp_path / "p"
+    write_problems(folder, 3)
+    (folder / "slow.toml").write_text(SLOW)
+    options = VerifyOptions(max_nonzeros=10**9)
+    start = time.perf_counter()
+    with Store(tmp_path / "s.sqlite") as store:
+        report = run_batch([folder], options, store=store, jobs=2, timeout=1.5)
+        rows = {r.source: r for r in store.all()}
+    elapsed = time.perf_counter() - start
+    by_name = {Path(i.source).name: i for i in report.items}
+    slow = by_name.pop("slow.toml")
+    assert slow.status == TIMEOUT and slow.verdict == "error" and slow.reason == "timeout"
+    assert 1.5 <= slow.seconds < 5
+    assert all(i.verdict == "optimal" for i in by_name.values()) and len(by_name) == 3
+    assert report.exit_code() == 3
+    assert rows[str(folder / "slow.toml")].status == TIMEOUT  # stored, to be retried
+    assert elapsed < 25
+
+
+def test_dead_worker_is_an_error_and_the_batch_goes_on(tmp_path: Path) -> None:
+    folder = tmp_path / "p"
+    paths = write_problems(folder, 5)
+    (folder / "b-crash.toml").write_text(small_problem(7))
+    pool = LocalPool(2, target=crash_on_b)
+    try:
+        report = run_batch([folder], VerifyOptions(), store=None, executor=pool, timeout=60)
+    finally:
+        pool.close()
+    by_name = {Path(i.source).name: i for i in report.items}
+    crashed = by_name.pop("b-crash.toml")
+    assert crashed.status == "crashed" and crashed.verdict == "error"
+    assert "worker died" in crashed.reason and "SIGKILL" in crashed.reason
+    assert len(by_name) == len(paths) and all(i.verdict == "optimal" for i in by_name.values())
+    assert report.exit_code() == 3
+
+
+# -- killed and interrupted runs ----------------------------------------------------------------
+def _children(pid: int) -> list[int]:
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
+def _stored(store: Path) -> int:
+    if not store.exists():
+        return 0
+    try:
+        return sqlite3.connect(store).execute("SELECT COUNT(*) FROM results").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+
+
+def _wait_for_rows(store: Path, proc: subprocess.Popen, n: int, limit: float = 60) -> int:
+    deadline = time.time() + limit
+    while time.time() < deadline and proc.poll() is None:
+        count = _stored(store)
+        if count >= n:
+            return count
+        time.sleep(0.05)
+    pytest.fail(f"the batch stored fewer than {n} results in time (exit {proc.poll()})")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+def test_sigkill_then_resume(tmp_path: Path) -> None:
+    folder = tmp_path / "p"
+    write_problems(folder, 30)
+    store = tmp_path / "s.sqlite"
+    proc = subprocess.Popen([*DPVERIFY, "batch", str(folder), "--store", str(store), "-j", "2",
+                             "-q"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _wait_for_rows(store, proc, 4)
+        workers = _children(proc.pid)
+        proc.kill()  # SIGKILL: no clean-up at all
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    before = _stored(store)
+    assert 4 <= before < 30, "the batch finished before it could be killed"
+    # The orphaned workers notice that their parent is gone and exit.
+    deadline = time.time() + 10
+    while time.time() < deadline and any(Path(f"/proc/{w}").exists() for w in workers):
+        time.sleep(0.1)
+    alive = [w for w in workers if Path(f"/proc/{w}").exists()
+             and "multiprocessing" in Path(f"/proc/{w}/cmdline").read_text(errors="replace")
+             and "spawn_main" in Path(f"/proc/{w}/cmdline").read_text(errors="replace")]
+    assert not alive, f"orphaned workers still running: {alive}"
+    res = subprocess.run([*DPVERIFY, "batch", str(folder), "--store", str(store), "-j", "2",
+                          "--json"], check=False, capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert len(res.stdout.splitlines()) == 30
+    db = sqlite3.connect(store)
+    assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    rows = db.execute("SELECT content_hash FROM results").fetchall()
+    assert len(rows) == len(set(rows)) == 30  # every problem stored exactly once
+    with Store(store) as s:
+        report = run_batch([folder], VerifyOptions(), store=s)
+    assert report.skipped == 30
+
+
+def test_ctrl_c_stops_cleanly(tmp_path: Path) -> None:
+    folder = tmp_path / "p"
+    write_problems(folder, 30)
+    store = tmp_path / "s.sqlite"
+    proc = subprocess.Popen([*DPVERIFY, "batch", str(folder), "--store", str(store), "-j", "2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for_rows(store, proc, 3)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, (out, err)
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
+    import re
+
+    saved = _stored(store)
+    match = re.search(r"interrupted: (\d+) of 30 problems finished and saved", out)
+    assert match, out
+    # Each result is committed before it is counted: Ctrl-C between the two can only
+    # leave one more stored than counted.
+    assert int(match.group(1)) <= saved <= int(match.group(1)) + 1 and saved < 30

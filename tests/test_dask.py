@@ -1,0 +1,83 @@
+"""The Dask executor, for real: a LocalCluster with 2 workers gives the same results as the
+local process pool, through the same executor interface. Skipped only when Dask's
+`distributed` is not installed (`pip install 'dpverify[dask]'`)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+pytest.importorskip("distributed")
+
+from dpverify.batch import Store, run_batch
+from dpverify.batch.executors import DaskExecutor, LocalPool
+from dpverify.cli import main
+from dpverify.errors import InputError
+from dpverify.verify.options import VerifyOptions
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_batch import SLOW, comparable, write_problems
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    executor = DaskExecutor("local", 2)
+    try:
+        yield executor
+    finally:
+        executor.close()
+
+
+def test_dask_matches_local_pool(cluster, tmp_path: Path) -> None:
+    folder = tmp_path / "p"
+    paths = write_problems(folder, 10)
+    assert cluster.workers == 2 and cluster.name == "dask"
+    with Store(tmp_path / "dask.sqlite") as store:
+        on_dask = run_batch([folder], VerifyOptions(), store=store, executor=cluster)
+        assert store.count() == 10
+    with LocalPool(2) as pool:
+        local = run_batch([folder], VerifyOptions(), store=None, executor=pool)
+    assert on_dask.exit_code() == local.exit_code() == 0
+    a = {i.source: comparable(i.result) for i in on_dask.items}
+    b = {i.source: comparable(i.result) for i in local.items}
+    assert set(a) == {str(p) for p in paths} and a == b
+    # The Dask workers ran the tasks, not this process.
+    workers = {r.worker for r in Store(tmp_path / "dask.sqlite").all()}
+    assert workers and all(":" in w for w in workers)
+
+
+def test_cli_scheduler_local(tmp_path: Path) -> None:
+    folder = tmp_path / "p"
+    write_problems(folder, 4)
+    res = CliRunner().invoke(main, ["batch", str(folder), "--scheduler", "local", "-j", "2",
+                                    "--store", str(tmp_path / "s.sqlite"), "--json"])
+    assert res.exit_code == 0, res.output
+    objs = [json.loads(line) for line in res.stdout.splitlines()]
+    assert len(objs) == 4 and {o["verdict"] for o in objs} == {"optimal"}
+
+
+def test_unreachable_scheduler_is_exit_2() -> None:
+    start = time.perf_counter()
+    with pytest.raises(InputError, match="cannot connect to the Dask scheduler"):
+        DaskExecutor("tcp://127.0.0.1:9", connect_timeout=1)
+    assert time.perf_counter() - start < 20
+
+
+@pytest.mark.slow
+def test_dask_timeout_restarts_the_worker(cluster, tmp_path: Path) -> None:
+    folder = tmp_path / "p"
+    write_problems(folder, 3)
+    (folder / "slow.toml").write_text(SLOW)
+    report = run_batch([folder], VerifyOptions(max_nonzeros=10**9), store=None,
+                       executor=cluster, timeout=2)
+    by_name = {Path(i.source).name: i for i in report.items}
+    assert by_name.pop("slow.toml").reason == "timeout"
+    assert all(i.verdict == "optimal" for i in by_name.values())
+    # The cluster still has two workers and still works.
+    again = run_batch([folder / "p01.toml"], VerifyOptions(), store=None, executor=cluster)
+    assert again.exit_code() == 0 and cluster._client is not None
