@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from dpverify.lp import solve
 from dpverify.spec import loads
 from dpverify.theory.rr import random_rank_one, segment_grid
 from dpverify.verify.lps import PointFamily, relaxed_lp
 from dpverify.verify.multiparty import corner_family, interior_families, verify_multiparty
 from dpverify.verify.options import VerifyOptions
 from dpverify.verify.result import Verdict
-from dpverify.lp import solve
 
 SPEC = """
 [problem]

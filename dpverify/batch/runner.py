@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from dpverify import __version__
-from dpverify.errors import InputError
-from dpverify.spec.loader import MAX_FILE_BYTES
+from dpverify.errors import InputError, SpecError
+from dpverify.spec.reader import read_data
 from dpverify.verify.options import VerifyOptions
 from dpverify.verify.run import find_problems
 
@@ -123,19 +123,10 @@ def read_problem(path: Path) -> ProblemFile:
     """Read and hash one file; the same checks as `dpverify.spec.load` before parsing."""
     source = str(path)
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        return ProblemFile(source, "", None, f"{source}: cannot read the file: {exc.strerror}")
-    digest = hashlib.sha256(raw).hexdigest()
-    if len(raw) > MAX_FILE_BYTES:
-        return ProblemFile(source, digest, None, f"{source}: the file is larger than "
-                                                 f"{MAX_FILE_BYTES // (1024 * 1024)} MiB")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return ProblemFile(source, digest, None, f"{source}: the file is not UTF-8 text")
-    return ProblemFile(source, digest, text)
+        raw, text = read_data(path)
+    except SpecError as exc:
+        return ProblemFile(source, "", None, str(exc))
+    return ProblemFile(source, hashlib.sha256(raw).hexdigest(), text)
 
 
 def relabel(result: dict[str, Any], source: str, text: str | None) -> dict[str, Any]:

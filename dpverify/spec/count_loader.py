@@ -17,7 +17,7 @@ from dpverify.errors import SpecError
 from dpverify.spec.count_model import MODELS, NAMED_LOSSES, CountSpec, LossDef, MechanismSpec
 from dpverify.spec.expr import ExpressionError, compile_expression
 from dpverify.spec.model import EXPECTABLE_VERDICTS, Expectation
-from dpverify.spec.reader import Table, exact_number, expected_verdict, type_name
+from dpverify.spec.reader import Table, exact_number, expected_verdict, read_text, type_name
 
 __all__ = ["CountSpec", "MechanismSpec", "load_mechanism", "loads_mechanism", "loss_table",
            "parse_count"]
@@ -29,7 +29,6 @@ LOSS_NAMES = ("i", "r", "n")
 MAX_N = 5000  # answers 0..n; the LP size guard refuses far smaller n by default
 MAX_TABULATED_N = 150  # tabulate (and so validate) the loss at load time up to this n
 MAX_EPSILON = 700  # e^-epsilon must stay a positive float
-MAX_FILE_BYTES = 4 * 1024 * 1024
 STOCHASTIC_TOL = 1e-9  # rows of a mechanism given with floats must sum to 1 within this
 
 
@@ -289,20 +288,7 @@ def _to_float(v: Fraction) -> float:
 
 def load_mechanism(path: str | Path) -> MechanismSpec:
     """Read and validate a mechanism file (a `[mechanism]` table; see `dpverify derive`)."""
-    source = str(path)
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        raise SpecError(source, "", None, f"cannot read the file: {exc.strerror}") from None
-    if len(raw) > MAX_FILE_BYTES:
-        raise SpecError(source, "", None,
-                        f"the file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise SpecError(source, "", None, "the file is not UTF-8 text") from None
-    return loads_mechanism(text, source=source, default_name=Path(source).stem)
+    return loads_mechanism(read_text(path), source=str(path), default_name=Path(path).stem)
 
 
 def loads_mechanism(text: str, *, source: str = "<string>",

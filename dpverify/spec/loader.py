@@ -25,10 +25,15 @@ from dpverify.spec.model import (
     GainDef,
     MultipartySpec,
 )
-from dpverify.spec.reader import Table, exact_number, expected_verdict, type_name
+from dpverify.spec.reader import (
+    Table,
+    exact_number,
+    expected_verdict,
+    read_text,
+    type_name,
+)
 from dpverify.spec.tables import NAMED_FUNCTIONS, NAMED_GAINS, tabulate
 
-MAX_FILE_BYTES = 4 * 1024 * 1024
 # 2^k inputs: far beyond this no LP is conceivable, and a spec with k = 10^9 parties must
 # not make the loader build per-party lists of 10^9 entries. Refused as a size limit
 # (exit 3), like the size guard refuses parties = 40.
@@ -46,22 +51,7 @@ ACCURACIES = tuple(a.value for a in Accuracy)
 
 def load(path: str | Path):
     """Read and validate one problem file (any kind)."""
-    source = str(path)
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        raise SpecError(source, "", None, f"cannot read the file: {exc.strerror}") from None
-    if len(raw) > MAX_FILE_BYTES:
-        raise SpecError(source, "", None,
-                        f"the file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
-    try:
-        text = raw.decode("utf-8-sig")  # a byte-order mark from some editors is harmless
-    except UnicodeDecodeError as exc:
-        raise SpecError(source, "", None,
-                        f"the file is not UTF-8 text (byte {exc.start}: "
-                        f"{raw[exc.start:exc.start + 1]!r}); save it as UTF-8") from None
-    return loads(text, source=source, default_name=Path(source).stem)
+    return loads(read_text(path), source=str(path), default_name=Path(path).stem)
 
 
 def loads(text: str, *, source: str = "<string>", default_name: str = "problem"):

@@ -87,6 +87,33 @@ def exact_number(table: Table, name: str, value: object, *, key: str | None = No
         raise SpecError(table.file, key or table.key(name), value, str(exc)) from None
 
 
+MAX_FILE_BYTES = 4 * 1024 * 1024
+
+
+def read_text(path) -> str:
+    """A TOML data file's text: bounded in size, UTF-8 (a byte-order mark is harmless)."""
+    return read_data(path)[1]
+
+
+def read_data(path) -> tuple[bytes, str]:
+    """A TOML data file's bytes (for hashing) and text, or a SpecError naming the file."""
+    source = str(path)
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise SpecError(source, "", None, f"cannot read the file: {exc.strerror}") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise SpecError(source, "", None,
+                        f"the file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
+    try:
+        return raw, raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise SpecError(source, "", None,
+                        f"the file is not UTF-8 text (byte {exc.start}: "
+                        f"{raw[exc.start:exc.start + 1]!r}); save it as UTF-8") from None
+
+
 def expected_verdict(table: Table, choices: tuple[str, ...]) -> str:
     """The optional `verdict` key of an `[expect.<agent>]` table (default "optimal")."""
     verdict = table.string("verdict", "optimal", choices=choices)

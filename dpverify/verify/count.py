@@ -24,7 +24,6 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from dpverify.errors import SizeLimitError
 from dpverify.lp import LinearProgram, LpSolution, solve
 from dpverify.spec.count_loader import loss_table
 from dpverify.spec.count_model import CountSpec
@@ -36,10 +35,8 @@ from dpverify.theory.geometric import (
     minimax_loss,
     monotonicity_violation,
 )
-from dpverify.verify.options import VerifyOptions
+from dpverify.verify.options import VerifyOptions, check_limit
 from dpverify.verify.result import ProblemResult, Verdict, judge
-
-BYTES_PER_NONZERO = 80  # as in the multi-party verifier (COO, CSC and HiGHS's copies)
 
 
 @dataclass(frozen=True, eq=False)
@@ -112,14 +109,7 @@ def estimate_nonzeros(spec: CountSpec, options: VerifyOptions) -> int:
 
 def check_size(spec: CountSpec, options: VerifyOptions) -> int:
     """Refuse (SizeLimitError, exit 3) before building anything too large."""
-    estimate = estimate_nonzeros(spec, options)
-    if estimate > options.max_nonzeros:
-        raise SizeLimitError(
-            f"{spec.source}: too large: the LP would have about {estimate:.3g} non-zeros "
-            f"(~{estimate * BYTES_PER_NONZERO / 2**20:,.0f} MiB) with n = {spec.n}; "
-            f"the limit is {options.max_nonzeros:,} non-zeros (raise it with --max-nonzeros)"
-        )
-    return estimate
+    return check_limit(spec.source, estimate_nonzeros(spec, options), options, f"n = {spec.n}")
 
 
 # --------------------------------------------------------------------------------------

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dpverify.errors import SizeLimitError
 from dpverify.lp import LpSolution, solve
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
 from dpverify.spec.tables import tabulate
@@ -25,10 +24,8 @@ from dpverify.theory.decision import (
 )
 from dpverify.theory.rr import random_rank_one, rr_channel, segment_grid
 from dpverify.verify.lps import BuiltLp, PointFamily, chain_nonzeros, relaxed_lp, rr_worst_lp
-from dpverify.verify.options import VerifyOptions
+from dpverify.verify.options import VerifyOptions, check_limit
 from dpverify.verify.result import AgentResult, ProblemResult, Verdict, judge
-
-BYTES_PER_NONZERO = 80  # COO build, CSC copy and HiGHS's own copies, measured roughly
 
 
 def corner_family(lambdas: Sequence[float]) -> PointFamily:
@@ -72,22 +69,8 @@ def estimate_nonzeros(spec: MultipartySpec, options: VerifyOptions) -> int:
 
 def check_size(spec: MultipartySpec, options: VerifyOptions) -> int:
     """Refuse (SizeLimitError, exit 3) before building anything too large."""
-    estimate = estimate_nonzeros(spec, options)
-    if estimate > options.max_nonzeros:
-        raise SizeLimitError(
-            f"{spec.source}: too large: the LP would have about {estimate:.3g} non-zeros "
-            f"(~{_bytes(estimate * BYTES_PER_NONZERO)}) with parties = {spec.parties}; "
-            f"the limit is {options.max_nonzeros:,} non-zeros (raise it with --max-nonzeros)"
-        )
-    return estimate
-
-
-def _bytes(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if n < 1024 or unit == "TiB":
-            return f"{n:,.0f} {unit}"
-        n /= 1024
-    return f"{n:,.0f} TiB"
+    return check_limit(spec.source, estimate_nonzeros(spec, options), options,
+                       f"parties = {spec.parties}")
 
 
 def _solve(built: BuiltLp, options: VerifyOptions) -> LpSolution:

@@ -10,6 +10,31 @@ DEFAULT_MAX_NONZEROS = 70_000
 DEFAULT_TOL = 1e-9
 
 
+BYTES_PER_NONZERO = 80  # COO build, CSC copy and HiGHS's own copies, measured roughly
+
+
+def check_limit(source: str, estimate: int, options: VerifyOptions, size: str) -> int:
+    """Refuse (SizeLimitError, exit 3) an LP estimated above `options.max_nonzeros`,
+    before anything is built; `size` names the problem's size (e.g. "parties = 12")."""
+    from dpverify.errors import SizeLimitError
+
+    if estimate > options.max_nonzeros:
+        raise SizeLimitError(
+            f"{source}: too large: the LP would have about {estimate:.3g} non-zeros "
+            f"(~{_bytes(estimate * BYTES_PER_NONZERO)}) with {size}; "
+            f"the limit is {options.max_nonzeros:,} non-zeros (raise it with --max-nonzeros)"
+        )
+    return estimate
+
+
+def _bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024:
+            return f"{n:,.0f} {unit}"
+        n /= 1024
+    return f"{n:,.0f} TiB"
+
+
 @dataclass(frozen=True)
 class VerifyOptions:
     tol: float = DEFAULT_TOL
