@@ -7,6 +7,7 @@ never a traceback.
 from __future__ import annotations
 
 import functools
+import os
 import sys
 
 import click
@@ -27,6 +28,14 @@ def handle_errors(fn):
             sys.exit(exc.exit_code)
         except MemoryError:
             click.echo("dpverify: out of memory (try a smaller problem)", err=True)
+            sys.exit(3)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise  # click reports these itself (a bad command line is exit 2)
+        except Exception as exc:  # a bug: exit 3 (could not decide), never a pass
+            if os.environ.get("DPVERIFY_DEBUG"):
+                raise
+            click.echo(f"dpverify: internal error: {type(exc).__name__}: {exc} "
+                       "(set DPVERIFY_DEBUG=1 for the traceback)", err=True)
             sys.exit(3)
 
     return wrapper

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 
@@ -13,9 +14,15 @@ from dpverify.lp import BACKENDS
 from dpverify.verify.options import DEFAULT_MAX_NONZEROS, DEFAULT_TOL, VerifyOptions
 from dpverify.verify.result import ProblemResult, Verdict
 
+def _tolerance(ctx, param, value: float) -> float:
+    if not (math.isfinite(value) and value >= 0):
+        raise click.BadParameter("must be a finite number >= 0")
+    return value
+
+
 common_options = [
     click.option("--tol", type=float, default=DEFAULT_TOL, show_default=True,
-                 help="Absolute tolerance for `optimal`."),
+                 callback=_tolerance, help="Absolute tolerance for `optimal`."),
     click.option("--backend", type=click.Choice(BACKENDS), default="highs", show_default=True,
                  help="LP backend (cvxpy solves the same LP through cvxpy, as a cross-check)."),
     click.option("--max-nonzeros", type=click.IntRange(min=1), default=DEFAULT_MAX_NONZEROS,
@@ -44,8 +51,14 @@ def exit_code(results: list[ProblemResult], invalid: int) -> int:
     return 0
 
 
-def refused(spec, exc: DpverifyError) -> ProblemResult:
-    """A problem that could not be decided (size limit): verdict `error`, never optimal."""
+def refused(spec, exc: DpverifyError, path) -> ProblemResult:
+    """A problem that could not be decided (size limit): verdict `error`, never optimal.
+    `spec` is None when the loader itself refused the file."""
+    from pathlib import Path
+
+    if spec is None:
+        return ProblemResult(problem=Path(path).stem, source=str(path), kind="multiparty",
+                             results=(), reason=str(exc))
     return ProblemResult(problem=spec.name, source=spec.source, kind=spec.kind,
                          results=(), reason=str(exc))
 
@@ -63,7 +76,7 @@ def refused(spec, exc: DpverifyError) -> ProblemResult:
               help="Add the rank-one points on an m-point grid of each party's segment (m >= 2).")
 @click.option("--samples", type=click.IntRange(min=0), default=0,
               help="Add N random rank-one DP points.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed for --samples.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed for --samples.")
 @click.option("--certify", is_flag=True, help="Also build and check exact certificates.")
 @handle_errors
 def verify(paths, tol, backend, max_nonzeros, as_json, quiet, show_rules, no_color, lp_form,
@@ -91,6 +104,7 @@ def verify(paths, tol, backend, max_nonzeros, as_json, quiet, show_rules, no_col
     invalid = 0
     start = time.perf_counter()
     for path in files:
+        spec = None
         try:
             spec = load(path)
             result = verify_spec(spec, options)
@@ -100,7 +114,7 @@ def verify(paths, tol, backend, max_nonzeros, as_json, quiet, show_rules, no_col
             continue
         except SizeLimitError as exc:
             click.echo(f"dpverify: {exc}", err=True)
-            results.append(refused(spec, exc))
+            results.append(refused(spec, exc, path))
             continue
         results.append(result)
         if not as_json and not quiet:

@@ -29,7 +29,8 @@ def _status_table():
     }
 
 
-def solve_cvxpy(lp: LinearProgram, *, time_limit: float | None = None) -> LpSolution:
+def solve_cvxpy(lp: LinearProgram, *, time_limit: float | None = None,
+                feasibility_tol: float | None = None) -> LpSolution:
     import cvxpy as cp
 
     from dpverify.lp.highs import _stdout_to_devnull
@@ -68,6 +69,9 @@ def solve_cvxpy(lp: LinearProgram, *, time_limit: float | None = None) -> LpSolu
     options = {}
     if time_limit is not None:
         options["time_limit"] = float(time_limit)
+    if feasibility_tol is not None:
+        options["primal_feasibility_tolerance"] = float(feasibility_tol)
+        options["dual_feasibility_tolerance"] = float(feasibility_tol)
     empty = np.zeros(0)
     try:
         with _stdout_to_devnull(), warnings.catch_warnings():

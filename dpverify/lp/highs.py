@@ -79,7 +79,8 @@ def _model_status_table():
 
 
 def solve_highs(
-    lp: LinearProgram, *, time_limit: float | None = None, threads: int | None = None
+    lp: LinearProgram, *, time_limit: float | None = None, threads: int | None = None,
+    feasibility_tol: float | None = None,
 ) -> LpSolution:
     """Solve `lp` with HiGHS; never raises for a solver failure, the status says it."""
     import highspy
@@ -90,6 +91,9 @@ def solve_highs(
         h.setOptionValue("threads", int(threads))
     if time_limit is not None:
         h.setOptionValue("time_limit", float(time_limit))
+    if feasibility_tol is not None:
+        for name in ("primal_feasibility_tolerance", "dual_feasibility_tolerance"):
+            h.setOptionValue(name, float(feasibility_tol))
     if lp.nnz > IPM_THRESHOLD:
         # Measured on the relaxed LPs (k = 9, 10): interior point with crossover is 2-8x
         # faster than dual simplex and still ends at a vertex (a basic optimal solution).

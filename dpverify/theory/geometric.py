@@ -432,8 +432,11 @@ def named_loss(name: str, n: int) -> np.ndarray:
     return np.vectorize(Fraction, otypes=[object])(out)
 
 
-def monotonicity_violation(loss: np.ndarray) -> tuple[int, int] | None:
+def monotonicity_violation(loss: np.ndarray, rows=None) -> tuple[int, int] | None:
     """The first (i, r) where l(i, .) decreases as r moves away from i, or None.
+
+    `rows`: the true answers i that matter (the side information; default all): a row
+    outside it never enters the consumer's dis-utility, so it does not need to be monotone.
 
     GS section 2.2 asks l(i, r) to be "monotone non-decreasing in |i - r|, for every i":
     for r >= i, l(i, r+1) >= l(i, r), and for r <= i, l(i, r-1) >= l(i, r). The returned
@@ -441,7 +444,7 @@ def monotonicity_violation(loss: np.ndarray) -> tuple[int, int] | None:
     """
     loss = np.asarray(loss)
     n1 = loss.shape[0]
-    for i in range(n1):
+    for i in (range(n1) if rows is None else rows):
         for r in range(i, n1 - 1):
             if loss[i, r + 1] < loss[i, r]:
                 return i, r + 1

@@ -345,8 +345,14 @@ def _t_range(loss: np.ndarray, side) -> tuple[float, float]:
 # The verifier
 
 
+# HiGHS's default feasibility tolerance (1e-7) is coarser than the smallest entries of G
+# when alpha^n is small; the count LPs are small, so they are always solved tightly.
+FEASIBILITY_TOL = 1e-10
+
+
 def _solve(lp: LinearProgram, options: VerifyOptions) -> LpSolution:
-    return solve(lp, options.backend, time_limit=options.time_limit, threads=options.threads)
+    return solve(lp, options.backend, time_limit=options.time_limit, threads=options.threads,
+                 feasibility_tol=FEASIBILITY_TOL)
 
 
 def _failure(spec: CountSpec, hypothesis: str, start: float, what: str, sol: LpSolution,
@@ -387,9 +393,9 @@ def _verify_consumer(spec: CountSpec, options: VerifyOptions) -> CountResult:
     start = time.perf_counter()
     exact_loss = loss_table(spec)
     loss = exact_loss.astype(np.float64)
-    violation = monotonicity_violation(exact_loss)
-    hypothesis = "monotone" if violation is None else "not-monotone"
     side = spec.side_information
+    violation = monotonicity_violation(exact_loss, rows=side)
+    hypothesis = "monotone" if violation is None else "not-monotone"
     alpha = spec.alpha
     N = spec.n + 1
     G = geometric_matrix(alpha, spec.n)

@@ -8,6 +8,7 @@ succeeded and agree within the tolerance.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Sequence
 
@@ -22,7 +23,7 @@ from dpverify.theory.decision import (
     party_average_rule,
     party_label_gains,
 )
-from dpverify.theory.rr import random_rank_one, rr_channel, segment_grid
+from dpverify.theory.rr import kron_apply, random_rank_one, rr_channel, segment_grid
 from dpverify.verify.lps import BuiltLp, PointFamily, chain_nonzeros, relaxed_lp, rr_worst_lp
 from dpverify.verify.options import VerifyOptions, check_limit
 from dpverify.verify.result import AgentResult, ProblemResult, Verdict, judge
@@ -45,26 +46,31 @@ def _num_outputs(spec: MultipartySpec, agent: AgentSpec) -> int:
     return 2
 
 
+def _agent_nonzeros(spec: MultipartySpec, agent: AgentSpec, options: VerifyOptions,
+                    m: int) -> int:
+    """Non-zeros of the largest LP built for one agent with m outputs."""
+    k, n = spec.parties, spec.num_inputs
+    labels = m if agent.party == 0 else m * m
+    if options.form == "dense":
+        relaxed = labels * n * n * 2
+        rr = m * n * n
+    else:
+        relaxed = labels * (chain_nonzeros([2] * k, [2] * k) + 2 * n) + n
+        rr = m * (chain_nonzeros([2] * k, [2] * k) + n + 1) + n
+    if options.grid > 2:
+        g = options.grid
+        per_label = (n * g**k * 2 if options.form == "dense"
+                     else chain_nonzeros([g] * k, [2] * k) + 2 * n)
+        relaxed += labels * per_label
+    if options.samples:
+        relaxed += labels * options.samples * n * 2
+    return max(relaxed, rr)
+
+
 def estimate_nonzeros(spec: MultipartySpec, options: VerifyOptions) -> int:
     """The non-zeros of the largest LP the verifier would build, computed without building."""
-    k, n = spec.parties, spec.num_inputs
-    largest = 0
-    for agent in spec.agents:
-        m = _num_outputs(spec, agent)
-        labels = m if agent.party == 0 else m * m
-        if options.form == "dense":
-            relaxed = labels * n * n * 2
-            rr = m * n * n
-        else:
-            relaxed = labels * (chain_nonzeros([2] * k, [2] * k) + 2 * n) + n
-            rr = m * (chain_nonzeros([2] * k, [2] * k) + n + 1) + n
-        if options.grid > 2:
-            g = options.grid
-            relaxed += labels * (chain_nonzeros([g] * k, [2] * k) + 2 * n)
-        if options.samples:
-            relaxed += labels * options.samples * n * 2
-        largest = max(largest, relaxed, rr)
-    return largest
+    return max(_agent_nonzeros(spec, agent, options, _num_outputs(spec, agent))
+               for agent in spec.agents)
 
 
 def check_size(spec: MultipartySpec, options: VerifyOptions) -> int:
@@ -73,9 +79,10 @@ def check_size(spec: MultipartySpec, options: VerifyOptions) -> int:
                        f"parties = {spec.parties}")
 
 
-def _solve(built: BuiltLp, options: VerifyOptions) -> LpSolution:
+def _solve(built: BuiltLp, options: VerifyOptions,
+           feasibility_tol: float | None = None) -> LpSolution:
     return solve(built.lp, options.backend, time_limit=options.time_limit,
-                 threads=options.threads)
+                 threads=options.threads, feasibility_tol=feasibility_tol)
 
 
 def _failure(agent: str, accuracy: str, start: float, what: str, sol: LpSolution,
@@ -85,13 +92,66 @@ def _failure(agent: str, accuracy: str, start: float, what: str, sol: LpSolution
                        reason=f"{what} LP: {sol.status.value} ({sol.message})")
 
 
+# HiGHS's default feasibility tolerances (1e-7) are coarser than the default verdict
+# tolerance (1e-9): a result that does not agree at first is solved again with these.
+TIGHT_FEASIBILITY = 1e-10
+
+
+def _rr_candidate(lambdas: Sequence[float], gain: np.ndarray, party: int, worst: bool,
+                  options: VerifyOptions, feasibility_tol: float | None = None):
+    """Randomized response with its optimal decision rule: (value, rule) or a failed LP.
+
+    Average: the argmax rules of KOV eqs. (2) and (5). Worst case: the LPs of eqs. (4) and
+    (6); their rule is cleaned (clipped, rows normalised) and the value reported is the one
+    that rule achieves, recomputed from scratch, not the LP's objective.
+    """
+    if not worst:
+        if party == 0:
+            return observer_average_rule(lambdas, gain)
+        return party_average_rule(lambdas, party, gain)
+    k = len(lambdas)
+    factors = [rr_channel(lam) for lam in lambdas]
+    masks = [None] if party == 0 else [own_bit_mask(k, party, b) for b in (0, 1)]
+    values, rules = [], []
+    for mask in masks:
+        built = rr_worst_lp(factors, gain, mask, options.form)
+        sol = _solve(built, options, feasibility_tol)
+        if not sol.optimal:
+            return sol
+        rule = np.clip(np.stack([sol.x[q] for q in built.blocks], axis=1), 0.0, None)
+        rule /= rule.sum(axis=1, keepdims=True)
+        per_input = (kron_apply(factors, rule) * gain).sum(axis=1)
+        values.append(float(per_input[mask].min() if mask is not None else per_input.min()))
+        rules.append(rule)
+    # a party's worst case: the minimum over its own bit (KOV eq. 6)
+    return min(values), (rules[0] if party == 0 else np.stack(rules))
+
+
+def _feasible_value(sol: LpSolution, built: BuiltLp, label_gains: np.ndarray,
+                    lambdas: Sequence[float], worst: bool) -> float:
+    """The accuracy of a protocol that is exactly feasible, made from the relaxed solution.
+
+    theta is clipped at 0 and each corner's weights normalised over the labels; since the
+    corners are the columns of P_RR and P_RR 1 = 1, every input's labels then sum to 1.
+    A `gap` is claimed only when such a protocol beats the candidate: a witness, not noise.
+    """
+    factors = [rr_channel(lam) for lam in lambdas]
+    theta = np.clip(np.stack([sol.x[b] for b in built.blocks], axis=1), 0.0, None)
+    total = theta.sum(axis=1)
+    theta[total <= 0, 0] = 1.0
+    theta /= theta.sum(axis=1, keepdims=True)
+    per_input = (kron_apply(factors, theta) * label_gains).sum(axis=1)
+    return float(per_input.min() if worst else per_input.mean())
+
+
 def verify_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
                  options: VerifyOptions) -> AgentResult:
     start = time.perf_counter()
     table = tabulate(spec, agent)
+    check_limit(spec.source, _agent_nonzeros(spec, agent, options, len(table.outputs)),
+                options, f"parties = {spec.parties} and {len(table.outputs)} outputs")
     gain = table.gain
     worst = accuracy is Accuracy.WORST
-    k = spec.parties
     lambdas = spec.lambdas
     if agent.party == 0:
         label_gains = gain
@@ -103,46 +163,57 @@ def verify_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
     relaxed = _solve(built, options)
     if not relaxed.optimal:
         return _failure(agent.name, accuracy.value, start, "relaxed", relaxed)
+    # Candidate: randomized response with its optimal decision rule.
+    candidate = _rr_candidate(lambdas, gain, agent.party, worst, options)
+    if isinstance(candidate, LpSolution):
+        return _failure(agent.name, accuracy.value, start, "randomized-response worst-case",
+                        candidate, relaxed.objective)
+    value, rule = candidate
+    verdict, reason = judge(relaxed.objective, value, options.tol)
+
+    if verdict is not Verdict.OPTIMAL:
+        # Solve again with tighter feasibility tolerances before claiming anything.
+        tight = _solve(built, options, TIGHT_FEASIBILITY)
+        again = _rr_candidate(lambdas, gain, agent.party, worst, options, TIGHT_FEASIBILITY)
+        if tight.optimal and not isinstance(again, LpSolution):
+            relaxed, (value, rule) = tight, again
+            verdict, reason = judge(relaxed.objective, value, options.tol)
+    if verdict is Verdict.GAP:
+        witness = _feasible_value(relaxed, built, label_gains, lambdas, worst)
+        if witness - value > options.tol:
+            reason = (f"a feasible DP protocol (the relaxed LP's solution, repaired) reaches "
+                      f"{witness:.12g}, beating randomized response by {witness - value:.3g}")
+        else:
+            verdict = Verdict.ERROR
+            reason = (f"undecided: the LPs differ by {relaxed.objective - value:.3g}, within "
+                      f"the solver's accuracy, and no feasible protocol found beats "
+                      f"randomized response by more than --tol")
     mu = relaxed.row_duals[built.input_rows]
     pi = -relaxed.row_duals[built.worst_rows] if worst else None
 
-    # Candidate: randomized response with its optimal decision rule.
-    factors = [rr_channel(lam) for lam in lambdas]
-    if not worst:
-        if agent.party == 0:
-            value, rule = observer_average_rule(lambdas, gain)
-        else:
-            value, rule = party_average_rule(lambdas, agent.party, gain)
-    else:
-        masks = [None] if agent.party == 0 else [own_bit_mask(k, agent.party, b) for b in (0, 1)]
-        values, rules = [], []
-        for mask in masks:
-            rr_built = rr_worst_lp(factors, gain, mask, options.form)
-            sol = _solve(rr_built, options)
-            if not sol.optimal:
-                return _failure(agent.name, accuracy.value, start, "randomized-response worst-case",
-                                sol, relaxed.objective)
-            values.append(sol.objective)
-            rules.append(np.clip(np.stack([sol.x[q] for q in rr_built.blocks], axis=1), 0.0, 1.0))
-        value = min(values)  # a party's worst case: the minimum over its own bit (KOV eq. 6)
-        rule = rules[0] if agent.party == 0 else np.stack(rules)
-
-    verdict, reason = judge(relaxed.objective, value, options.tol)
     extra: dict = {}
     if options.grid >= 2 or options.samples > 0:
         interior = _interior_check(spec, label_gains, worst, relaxed.objective, options)
+        interior_verdict = interior.pop("verdict", None)
+        note = interior.pop("note", "")
         extra.update(interior)
-        if interior.get("verdict") is not None:
-            verdict = max(verdict, interior.pop("verdict"), key=_severity)
-            reason = reason or interior.get("note", "")
+        if interior_verdict is not None:
+            verdict = max(verdict, interior_verdict, key=_severity)
+            reason = "; ".join(r for r in (reason, note) if r)
     result = AgentResult(agent.name, accuracy.value, relaxed.objective, value, verdict,
                          time.perf_counter() - start, reason=reason, rule=rule,
                          outputs=table.outputs, mu=mu, pi=pi, extra=extra)
     if options.certify:
         from dpverify.verify.certify import proof_for  # lazy: exact arithmetic only when asked
 
-        # The certificate is an independent proof; the float rule only serves as a hint.
-        extra["proof"] = proof_for(spec, agent, accuracy, result, options)
+        # The certificate is an independent, exactly checked proof; the float rule is a hint.
+        proof = proof_for(spec, agent, accuracy, result, options)
+        extra["proof"] = proof
+        if proof.get("status") == "proved-optimal" and verdict is not Verdict.OPTIMAL:
+            result = dataclasses.replace(
+                result, verdict=Verdict.OPTIMAL,
+                reason=f"the float LPs disagree ({reason}); the exact certificate proves "
+                       "optimality")
     return result
 
 
@@ -183,6 +254,13 @@ def _interior_check(spec: MultipartySpec, label_gains: np.ndarray, worst: bool,
                  "interior_points": {"grid": options.grid, "samples": options.samples,
                                      "seed": options.seed}}
     rise = sol.objective - corner_optimum
+    if abs(rise) > options.tol:  # solve both again, tighter, before claiming anything
+        tight = _solve(built, options, TIGHT_FEASIBILITY)
+        corners = relaxed_lp(label_gains, [corner_family(spec.lambdas)], worst, options.form)
+        tight_corners = _solve(corners, options, TIGHT_FEASIBILITY)
+        if tight.optimal and tight_corners.optimal:
+            out["interior_optimum"] = tight.objective
+            rise = tight.objective - tight_corners.objective
     if rise > options.tol:
         out["verdict"] = Verdict.GAP
         out["note"] = (f"interior rank-one points raise the relaxed optimum by {rise:.3g}: "

@@ -41,15 +41,17 @@ def judge(upper: float | None, lower: float | None, tol: float) -> tuple[Verdict
     error when the candidate *beats* the upper bound by more than tol, which no correct
     computation can produce (a solver or modelling failure must never pass as optimal).
     """
+    if not (math.isfinite(tol) and tol >= 0):
+        raise ValueError(f"the tolerance must be a finite number >= 0: {tol!r}")
     if upper is None or lower is None or not (math.isfinite(upper) and math.isfinite(lower)):
         return Verdict.ERROR, "no value"
     gap = upper - lower
+    if -tol <= gap <= tol:
+        return Verdict.OPTIMAL, ""
     if gap > tol:
         return Verdict.GAP, ""
-    if gap < -tol:
-        return Verdict.ERROR, (f"the candidate's value exceeds the upper bound by {-gap:.3g}: "
-                               "a numerical failure")
-    return Verdict.OPTIMAL, ""
+    return Verdict.ERROR, (f"the candidate's value exceeds the upper bound by {-gap:.3g}: "
+                           "a numerical failure")
 
 
 def _num(x: float | None) -> float | None:
@@ -95,7 +97,7 @@ class AgentResult:
         }
         if self.reason:
             out["reason"] = self.reason
-        out.update(self.extra)
+        out.update({k: v for k, v in self.extra.items() if k not in out})
         return out
 
 
