@@ -14,6 +14,7 @@ from dpverify.lp import BACKENDS
 from dpverify.verify.options import DEFAULT_MAX_NONZEROS, DEFAULT_TOL, VerifyOptions
 from dpverify.verify.result import ProblemResult, Verdict
 
+
 def _tolerance(ctx, param, value: float) -> float:
     if not (math.isfinite(value) and value >= 0):
         raise click.BadParameter("must be a finite number >= 0")
