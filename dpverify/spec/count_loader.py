@@ -17,7 +17,14 @@ from dpverify.errors import SpecError
 from dpverify.spec.count_model import MODELS, NAMED_LOSSES, CountSpec, LossDef, MechanismSpec
 from dpverify.spec.expr import ExpressionError, compile_expression
 from dpverify.spec.model import EXPECTABLE_VERDICTS, Expectation
-from dpverify.spec.reader import Table, exact_number, expected_verdict, read_text, type_name
+from dpverify.spec.reader import (
+    Table,
+    exact_number,
+    expected_verdict,
+    expression_text,
+    read_text,
+    type_name,
+)
 
 __all__ = ["CountSpec", "MechanismSpec", "load_mechanism", "loads_mechanism", "loss_table",
            "parse_count"]
@@ -111,15 +118,8 @@ def _loss(consumer: Table, n: int) -> LossDef:
             raise SpecError(consumer.file, key, value, f"unknown loss; {allowed}")
         return LossDef(kind="named", name=value)
     if isinstance(value, dict) and set(value) == {"expr"}:
-        text = value["expr"]
-        if not isinstance(text, str):
-            raise SpecError(consumer.file, f"{key}.expr", text,
-                            f"must be a string, not {type_name(text)}")
-        try:
-            compile_expression(text, LOSS_NAMES)
-        except ExpressionError as exc:
-            raise SpecError(consumer.file, f"{key}.expr", text, str(exc)) from None
-        return LossDef(kind="expr", text=text)
+        return LossDef(kind="expr", text=expression_text(consumer, value["expr"], key,
+                                                         LOSS_NAMES))
     if isinstance(value, dict) and set(value) == {"matrix"}:
         rows = _square_matrix(consumer, value["matrix"], f"{key}.matrix", n)
         return LossDef(kind="matrix", matrix=rows)

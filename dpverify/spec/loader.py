@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from dpverify.errors import SizeLimitError, SpecError
-from dpverify.spec.expr import ExpressionError, compile_expression
 from dpverify.spec.model import (
     EXPECTABLE_VERDICTS,
     Accuracy,
@@ -29,6 +28,7 @@ from dpverify.spec.reader import (
     Table,
     exact_number,
     expected_verdict,
+    expression_text,
     read_text,
     type_name,
 )
@@ -208,15 +208,8 @@ def _function(table: Table, k: int) -> FunctionDef:
             return FunctionDef(kind="named", name="xor" if value == "parity" else value)
         raise SpecError(table.file, key, value, f"unknown function; allowed: {allowed}")
     if isinstance(value, dict) and set(value) == {"expr"}:
-        text = value["expr"]
-        if not isinstance(text, str):
-            raise SpecError(table.file, f"{key}.expr", text, "must be a string")
         names = [f"x{i}" for i in range(1, k + 1)] + ["x", "k"]
-        try:
-            compile_expression(text, names)
-        except ExpressionError as exc:
-            raise SpecError(table.file, f"{key}.expr", text, str(exc)) from None
-        return FunctionDef(kind="expr", text=text)
+        return FunctionDef(kind="expr", text=expression_text(table, value["expr"], key, names))
     if isinstance(value, dict) and set(value) == {"table"}:
         return FunctionDef(kind="table", values=_function_table(table, value["table"],
                                                                 f"{key}.table", k))
@@ -263,14 +256,7 @@ def _gain(table: Table) -> GainDef:
             raise SpecError(table.file, key, value, f"unknown gain; {allowed}")
         return GainDef(kind="named", name=value)
     if isinstance(value, dict) and set(value) == {"expr"}:
-        text = value["expr"]
-        if not isinstance(text, str):
-            raise SpecError(table.file, f"{key}.expr", text, "must be a string")
-        try:
-            compile_expression(text, ["f", "y"])
-        except ExpressionError as exc:
-            raise SpecError(table.file, f"{key}.expr", text, str(exc)) from None
-        return GainDef(kind="expr", text=text)
+        return GainDef(kind="expr", text=expression_text(table, value["expr"], key, ["f", "y"]))
     if isinstance(value, dict) and set(value) == {"matrix"}:
         return GainDef(kind="matrix", matrix=_matrix(table, value["matrix"], f"{key}.matrix"))
     raise SpecError(table.file, key, value, allowed)

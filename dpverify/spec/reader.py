@@ -90,6 +90,20 @@ def exact_number(table: Table, name: str, value: object, *, key: str | None = No
 MAX_FILE_BYTES = 4 * 1024 * 1024
 
 
+def expression_text(table: Table, text: object, key: str, names) -> str:
+    """The text of a `{ expr = "..." }` value at `key`, checked by the safe evaluator."""
+    from dpverify.spec.expr import ExpressionError, compile_expression
+
+    if not isinstance(text, str):
+        raise SpecError(table.file, f"{key}.expr", text,
+                        f"must be a string, not {type_name(text)}")
+    try:
+        compile_expression(text, names)
+    except ExpressionError as exc:
+        raise SpecError(table.file, f"{key}.expr", text, str(exc)) from None
+    return text
+
+
 def read_text(path) -> str:
     """A TOML data file's text: bounded in size, UTF-8 (a byte-order mark is harmless)."""
     return read_data(path)[1]
