@@ -74,3 +74,22 @@ def test_negative_control_points_outside_the_cone_raise_the_optimum():
 def test_interior_families_always_include_the_corners():
     fams = interior_families([2.0, 2.0], VerifyOptions(samples=3))
     assert fams[0].factors is not None and fams[1].columns.shape == (4, 3)
+
+
+def test_grouped_chain_factors_multiply_out_to_the_same_kronecker_product():
+    from functools import reduce
+
+    from dpverify.theory.rr import rr_channel
+    from dpverify.verify.lps import grouped
+
+    factors = [rr_channel(lam) for lam in (1.0, 1.5, 2.0, 3.0, 7.0, 1.2, 2.5)]
+    blocks = grouped(factors)
+    assert [b.shape[0] for b in blocks] == [8, 8, 2]
+    assert np.allclose(reduce(np.kron, blocks), reduce(np.kron, factors))
+    # at lambda = 1e4 a block of three would hold entries near 1e-12: blocks stay smaller
+    big = [rr_channel(1e4)] * 4
+    assert all(np.abs(b[b != 0]).min() >= 1e-8 for b in grouped(big))
+    assert np.allclose(reduce(np.kron, grouped(big)), reduce(np.kron, big))
+    # grid factors (2 x m) are left one per pass
+    grid = [segment_grid(2.0, 4)] * 3
+    assert len(grouped(grid)) == 3
