@@ -2,8 +2,10 @@
 
 For each agent and accuracy: the relaxed protocol LP over the 2^k corner points (an upper
 bound over every interactive DP protocol) against randomized response with its optimal
-decision rule (the candidate). Two independent computations; `optimal` only when both
-succeeded and agree within the tolerance.
+decision rule (the candidate). `optimal` only when both computations succeeded and agree
+within the tolerance; `gap` only when a feasible protocol built from the relaxed solution
+beats the candidate; anything else is `error`. The corner lemma itself is checked apart,
+with interior points (--grid, --samples), and proved exactly by certificates (--certify).
 """
 
 from __future__ import annotations
