@@ -28,7 +28,7 @@ from dpverify.theory.decision import (
 from dpverify.theory.rr import kron_apply, random_rank_one, rr_channel, segment_grid
 from dpverify.verify.lps import BuiltLp, PointFamily, chain_nonzeros, relaxed_lp, rr_worst_lp
 from dpverify.verify.options import VerifyOptions, check_limit
-from dpverify.verify.result import AgentResult, ProblemResult, Verdict, judge
+from dpverify.verify.result import AgentResult, ProblemResult, Verdict, judge, worst_verdict
 
 
 def corner_family(lambdas: Sequence[float]) -> PointFamily:
@@ -200,7 +200,7 @@ def verify_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
         note = interior.pop("note", "")
         extra.update(interior)
         if interior_verdict is not None:
-            verdict = max(verdict, interior_verdict, key=_severity)
+            verdict = worst_verdict([verdict, interior_verdict])
             reason = "; ".join(r for r in (reason, note) if r)
     result = AgentResult(agent.name, accuracy.value, relaxed.objective, value, verdict,
                          time.perf_counter() - start, reason=reason, rule=rule,
@@ -217,10 +217,6 @@ def verify_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
                 reason=f"the float LPs disagree ({reason}); the exact certificate proves "
                        "optimality")
     return result
-
-
-def _severity(v: Verdict) -> int:
-    return {Verdict.OPTIMAL: 0, Verdict.GAP: 1, Verdict.ERROR: 2}[v]
 
 
 def interior_families(lambdas: Sequence[float], options: VerifyOptions) -> list[PointFamily]:
