@@ -211,7 +211,7 @@ ERRORS = [
      "expect.consumer.bayes", "model is 'minimax'"),
     ("n = 2\nalpha = 0.5", 'loss = "abs"', "[expect.consumer]\nworst = 1.0",
      "expect.consumer.worst", "minimax, bayes"),
-    ("n = 2\nalpha = 0.5", 'loss = "abs"', '[expect.consumer]\nminimax = "1"',
+    ("n = 2\nalpha = 0.5", 'loss = "abs"', '[expect.consumer]\nminimax = "one"',
      "expect.consumer.minimax", "finite number"),
     ("n = 2\nalpha = 0.5", 'loss = "abs"', "[expect.observer]\naverage = 1.0",
      "expect.observer", "unknown key"),
@@ -230,6 +230,34 @@ def test_invalid_files_name_the_key(problem, consumer, tail, key, words):
     assert f"`{key}`" in message, message
     assert words in message, message
     assert "\n" not in message
+
+
+@pytest.mark.parametrize("text, key", [
+    ('[problem]\nkind = "count"\nn = 2\nalpa = 0.5\n[consumer]\nloss = "abs"\n',
+     "problem.alpa"),
+    ('[problem]\nkind = "count"\nn = 2\nalpha = 0.5\n[consumr]\nloss = "abs"\n', "consumr"),
+    ('[problem]\nkind = "count"\nn = 2\nalpha = 0.5\n[consumer]\nlos = "abs"\n',
+     "consumer.los"),
+    ('[problem]\nkind = "count"\nn = 2\nalpha = 0.5\n[consumer]\nloss = "abs"\n'
+     '[expect.consumr]\nminimax = 1\n', "expect.consumr"),
+])
+def test_a_typo_is_named_before_what_it_leaves_missing(text, key):
+    """`alpa` must not be reported as "epsilon is required", nor `[consumr]` as "consumer
+    is required": the unknown key comes first, as in multi-party files."""
+    with pytest.raises(SpecError) as info:
+        loads(text, source="c.toml")
+    assert f"`{key}`" in str(info.value) and "unknown key" in str(info.value)
+    assert "is required" not in str(info.value)
+
+
+def test_a_loss_with_division_is_exact():
+    table = loss_table(count('loss = { expr = "abs(i - r) / n" }'))
+    assert table[0, 3] == Fraction(3, 4) and table[2, 2] == 0
+
+
+def test_an_exact_rational_expectation_is_accepted():
+    spec = count(tail='[expect.consumer]\nminimax = "5/4"')
+    assert spec.expect[0].value == 1.25
 
 
 def test_a_huge_but_finite_float_loss_is_accepted():
@@ -364,6 +392,9 @@ def test_mechanism_rows_with_float_rounding_pass_within_tolerance():
      "unknown key"),
     ('[mechanism]\nalpha = 0.5\nmatrix = [[1]]\n[extra]\na = 1', "extra", "unknown key"),
     ("[problem]\nn = 1", "mechanism", "is required"),
+    ("[mechanism]\nalpa = 0.5\nmatrix = [[1]]", "mechanism.alpa", "unknown key"),
+    ("[mechanism]\nalpha = 0.5\nmatrix = [[1]]\n[mechanismm]\nx = 1", "mechanismm",
+     "unknown key"),
 ])
 def test_invalid_mechanism_files(body, key, words):
     with pytest.raises(SpecError) as info:

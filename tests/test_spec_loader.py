@@ -58,7 +58,8 @@ BAD = [
     ("type-outputs", doc(HEAD, OBS, 'outputs = ["a"]\n'), "observer.outputs[0]", "'a'",
      r"must be a number"),
     ("type-expect", doc(HEAD, OBS, '[expect.observer]\naverage = "x"\n'),
-     "expect.observer.average", "'x'", r"must be a finite number, not a string"),
+     "expect.observer.average", "'x'",
+     r'must be a finite number or an exact rational "p/q", not a string'),
     ("epsilon-negative", doc("[problem]\nparties = 3\nepsilon = -0.5\n", OBS),
      "problem.epsilon", "-0.5", r"epsilon must be a number >= 0"),
     ("epsilon-nan", doc("[problem]\nparties = 3\nepsilon = nan\n", OBS), "problem.epsilon",
@@ -304,10 +305,27 @@ def test_parity_is_an_alias_of_xor() -> None:
     ("x1 ^ x2 ^ x3", [0, 1, 1, 0, 1, 0, 0, 1]),
     ("4 * x1 + 2 * x2 + x3", [0, 1, 2, 3, 4, 5, 6, 7]),
     ("max(x) if x1 else min(x)", [0, 0, 0, 0, 1, 1, 1, 1]),
+    ("1 if sum(x) > k/2 else 0", [0, 0, 0, 1, 0, 1, 1, 1]),  # majority, with `/`
 ])
 def test_expression_functions(expr: str, table: list[int]) -> None:
     spec = loads(HEAD + f'[observer]\nfunction = {{ expr = "{expr}" }}\n')
     assert [int(v) for v in tabulate(spec, spec.agents[0]).values] == table
+
+
+def test_division_gives_exact_function_values_and_gains() -> None:
+    spec = loads(HEAD + '[observer]\nfunction = { expr = "sum(x) / k" }\n'
+                 'gain = { expr = "-abs(f - y) / 2" }\n')
+    table = tabulate(spec, spec.agents[0])
+    assert table.values[:4] == (0, Fraction(1, 3), Fraction(1, 3), Fraction(2, 3))
+    assert table.gain_exact[0][-1] == Fraction(-1, 2)  # f = 0, y = 1
+
+
+def test_division_by_zero_in_a_problem_file_is_one_line() -> None:
+    with pytest.raises(SpecError) as info:
+        loads(HEAD + '[observer]\nfunction = { expr = "1 / (sum(x) - 1)" }\n',
+              source="d.toml")
+    assert str(info.value) == ("d.toml: `observer.function.expr` = '1 / (sum(x) - 1)': "
+                               "fails at x = 001: division by zero in '1 / (sum(x) - 1)'")
 
 
 def test_table_as_list_and_as_mapping_agree() -> None:

@@ -20,6 +20,7 @@ from dpverify.spec.model import EXPECTABLE_VERDICTS, Expectation
 from dpverify.spec.reader import (
     Table,
     exact_number,
+    expected_value,
     expected_verdict,
     expression_text,
     read_text,
@@ -46,18 +47,22 @@ STOCHASTIC_TOL = 1e-9  # rows of a mechanism given with floats must sum to 1 wit
 def parse_count(root: Table, problem: Table, *, default_name: str) -> CountSpec:
     """The `[problem]` and `[consumer]` tables of a count problem -> a CountSpec."""
     file = root.file
+    # Unknown keys first: a misspelt key (`alpa`, `[consumr]`) is the likeliest cause of
+    # any later error, so it is named before "epsilon is required" could hide it.
+    root.done(("problem", "consumer", "expect"))
+    problem.done(PROBLEM_KEYS)
     name = problem.string("name", default_name)
     description = problem.string("description", "")
     problem.string("kind", "count")
     n = problem.integer("n", minimum=0, maximum=MAX_N)
     alpha, alpha_exact, epsilon_exact = privacy(problem)
-    problem.done(PROBLEM_KEYS)
 
     if not root.has("consumer"):
         raise SpecError(file, "consumer", None,
                         "is required: a [consumer] table with `loss` (and optionally "
                         "side_information, model, prior)")
     consumer = root.table("consumer")
+    consumer.done(CONSUMER_KEYS)
     loss = _loss(consumer, n)
     side = _side_information(consumer, n)
     model = consumer.string("model", "minimax", choices=MODELS)
@@ -65,9 +70,7 @@ def parse_count(root: Table, problem: Table, *, default_name: str) -> CountSpec:
     if model != "bayes" and consumer.has("prior"):
         raise consumer.error("prior", consumer.get("prior"),
                              'a prior is used only with model = "bayes"')
-    consumer.done(CONSUMER_KEYS)
     expect = _expectations(root, model) if root.has("expect") else ()
-    root.done(("problem", "consumer", "expect"))
 
     spec = CountSpec(name=name, description=description, source=file, n=n, alpha=alpha,
                      alpha_exact=alpha_exact, epsilon_exact=epsilon_exact, loss=loss,
@@ -219,6 +222,7 @@ def _prior(consumer: Table, n: int, side: tuple[int, ...]) -> tuple[Fraction, ..
 
 def _expectations(root: Table, model: str) -> tuple[Expectation, ...]:
     expect = root.table("expect")
+    expect.done(("consumer",))
     out: list[Expectation] = []
     if expect.has("consumer"):
         t = expect.table("consumer")
@@ -231,12 +235,8 @@ def _expectations(root: Table, model: str) -> tuple[Expectation, ...]:
             if acc != model:
                 raise t.error(acc, t.data[acc],
                               f"this problem's model is {model!r}: write `{model} = ...`")
-            v = t.get(acc)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-                raise t.error(acc, v, f"must be a finite number, not {type_name(v)}")
-            out.append(Expectation(agent="consumer", accuracy=acc, value=float(v),
-                                   verdict=verdict))
-    expect.done(("consumer",))
+            out.append(Expectation(agent="consumer", accuracy=acc,
+                                   value=expected_value(t, acc), verdict=verdict))
     return tuple(out)
 
 
@@ -300,11 +300,16 @@ def loads_mechanism(text: str, *, source: str = "<string>",
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(source, "", None, f"TOML syntax error: {exc}") from None
     root = Table(document, source, "")
+    if "problem" in document and "mechanism" not in document:
+        raise SpecError(source, "mechanism", None, "is required: this is a problem file "
+                        f"([problem] table), not a mechanism file: `dpverify verify {source}`")
     if not root.has("mechanism"):
         raise SpecError(source, "mechanism", None,
                         "is required: a [mechanism] table with `alpha` (or `epsilon`) and "
                         "`matrix`")
     table = root.table("mechanism")
+    root.done(("mechanism",))
+    table.done(MECHANISM_KEYS)
     name = table.string("name", default_name)
     description = table.string("description", "")
     alpha, alpha_exact, epsilon_exact = privacy(table)
@@ -330,8 +335,6 @@ def loads_mechanism(text: str, *, source: str = "<string>",
             raise SpecError(source, f"{key}[{i}]", f"sum {float(total):.17g}",
                             "every row is a probability distribution and must sum to 1"
                             + ("" if exact else f" (within {STOCHASTIC_TOL:g})"))
-    table.done(MECHANISM_KEYS)
-    root.done(("mechanism",))
     return MechanismSpec(name=name, description=description, source=source, n=n, alpha=alpha,
                          alpha_exact=alpha_exact, epsilon_exact=epsilon_exact, matrix=rows,
                          exact=exact)

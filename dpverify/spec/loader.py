@@ -27,10 +27,10 @@ from dpverify.spec.model import (
 from dpverify.spec.reader import (
     Table,
     exact_number,
+    expected_value,
     expected_verdict,
     expression_text,
     read_text,
-    type_name,
 )
 from dpverify.spec.tables import NAMED_FUNCTIONS, NAMED_GAINS, tabulate
 
@@ -62,6 +62,7 @@ def loads(text: str, *, source: str = "<string>", default_name: str = "problem")
     except RecursionError:
         raise SpecError(source, "", None,
                         "TOML syntax error: arrays or tables nested too deeply") from None
+    _refuse_other_kinds(document, source)
     root = Table(document, source, "")
     problem = root.table("problem")
     kind = problem.string("kind", "multiparty", choices=KINDS)
@@ -70,6 +71,34 @@ def loads(text: str, *, source: str = "<string>", default_name: str = "problem")
 
         return parse_count(root, problem, default_name=default_name)
     return _parse_multiparty(root, problem, default_name)
+
+
+# Top-level tables of dpverify's own files: problem files of every kind, mechanism files.
+OWN_TABLES = ("problem", "observer", "party", "expect", "consumer", "round", "mechanism")
+
+
+def file_kind(document: dict[str, Any]) -> str:
+    """What a parsed TOML document is: `problem` (it has a [problem] table), `mechanism`
+    (a [mechanism] table for `dpverify derive`), `foreign` (none of dpverify's tables, such
+    as a pyproject.toml), or `incomplete` (some of a problem's tables, no [problem])."""
+    if "problem" in document:
+        return "problem"
+    if "mechanism" in document:
+        return "mechanism"
+    if not any(name in document for name in OWN_TABLES):
+        return "foreign"
+    return "incomplete"
+
+
+def _refuse_other_kinds(document: dict[str, Any], source: str) -> None:
+    """A file that is not a problem file gets a message that says what it is."""
+    kind = file_kind(document)
+    if kind == "mechanism":
+        raise SpecError(source, "", None, "a mechanism file ([mechanism] table), not a problem "
+                        f"file: check it with `dpverify derive {source}`")
+    if kind == "foreign":
+        raise SpecError(source, "", None, "not a dpverify problem file (no [problem] table); "
+                        "`dpverify new multiparty NAME` writes a template")
 
 
 def _parse_multiparty(root: Table, problem: Table, default_name: str) -> MultipartySpec:
@@ -290,6 +319,7 @@ def _outputs(table: Table) -> tuple[Fraction, ...]:
 
 def _expectations(root: Table, agents: list[AgentSpec]) -> tuple[Expectation, ...]:
     expect = root.table("expect")
+    expect.done(("observer", "party"))
     out: list[Expectation] = []
     names = {a.name for a in agents}
 
@@ -302,10 +332,8 @@ def _expectations(root: Table, agents: list[AgentSpec]) -> tuple[Expectation, ..
         for acc in t.data:
             if acc == "verdict":
                 continue
-            v = t.get(acc)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-                raise t.error(acc, v, f"must be a finite number, not {type_name(v)}")
-            out.append(Expectation(agent=agent, accuracy=acc, value=float(v), verdict=verdict))
+            out.append(Expectation(agent=agent, accuracy=acc, value=expected_value(t, acc),
+                                   verdict=verdict))
 
     if expect.has("observer"):
         read(expect.table("observer"), "observer")
@@ -316,5 +344,4 @@ def _expectations(root: Table, agents: list[AgentSpec]) -> tuple[Expectation, ..
                 raise parties.error(index, parties.data[index],
                                     "write [expect.party.N] with the party's index N")
             read(parties.table(index), f"party:{int(index)}")
-    expect.done(("observer", "party"))
     return tuple(out)

@@ -137,6 +137,22 @@ def expected_verdict(table: Table, choices: tuple[str, ...]) -> str:
     return verdict
 
 
+def expected_value(table: Table, name: str) -> float:
+    """An `[expect]` value: a finite number, or an exact rational "p/q" string."""
+    value = table.get(name)
+    allowed = 'must be a finite number or an exact rational "p/q"'
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise table.error(name, value, f"{allowed}, not {type_name(value)}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise table.error(name, value, allowed)
+    try:
+        return finite_float(parse_exact(value))
+    except NumberError:
+        raise table.error(name, value, f"{allowed}, not {type_name(value)}") from None
+    except OverflowError:
+        raise table.error(name, value, f"{allowed} (at most about 1e308)") from None
+
+
 def finite_float(value: Fraction) -> float:
     out = float(value)
     if not math.isfinite(out):
