@@ -23,7 +23,6 @@ from dpverify.cli import main
 from dpverify.spec import load, loads
 from dpverify.spec.model import Accuracy
 from dpverify.spec.tables import tabulate
-from dpverify.theory import certificates as certs
 from dpverify.theory.certificates import (
     WorstHint,
     exact_worst_lp,
@@ -32,14 +31,15 @@ from dpverify.theory.certificates import (
     upper_from_prior,
     worst_certificate,
 )
+from dpverify.theory.certificates import worst as certs
 from dpverify.theory.exact import (
     Scaled,
     exp_bracket,
     lambda_brackets,
     rr_apply,
     rr_inverse_apply,
-    simplex_max,
 )
+from dpverify.theory.exact_lp import ExactLpError, simplex_from_basis
 from dpverify.theory.rr import rr_matrix
 from dpverify.verify.certify import (
     certificate_filename,
@@ -217,15 +217,23 @@ def test_exp_bracket_edges():
         exp_bracket(Fraction(-1))
 
 
-def test_simplex_max_small_lp():
+def test_exact_simplex_small_lp():
     """max x + y/2 s.t. x <= 2, y <= 3, x + y <= 4 (slacks s1..s3): optimum 3 at (2, 2)."""
     rows = [[1, 0, 1, 0, 0], [0, 1, 0, 1, 0], [1, 1, 0, 0, 1]]
-    z, reduced, optimum = simplex_max(rows, [2, 3, 4], [1, Fraction(1, 2), 0, 0, 0],
-                                      [(0, 2), (1, 3), (2, 4)])
-    assert optimum == 3 and list(z[:2]) == [2, 2]
-    # duals y = (1/2, 0, 1/2): reduced cost of slack j is -y_j
-    assert [Fraction(int(r.p), int(r.q)) for r in reduced[2:]] == [Fraction(-1, 2), 0,
-                                                                  Fraction(-1, 2)]
+    sol = simplex_from_basis(rows, [2, 3, 4], [1, Fraction(1, 2), 0, 0, 0], [2, 3, 4])
+    assert sol.value == 3 and sol.z[:2] == [2, 2]
+    assert sol.y == [Fraction(1, 2), 0, Fraction(1, 2)]  # the duals
+    # started from the optimal basis: no pivot, same answer
+    again = simplex_from_basis(rows, [2, 3, 4], [1, Fraction(1, 2), 0, 0, 0], list(sol.basis))
+    assert again.pivots == 0 and again.value == 3
+
+
+def test_exact_simplex_rejects_a_bad_start():
+    rows = [[1, 0, 1, 0, 0], [0, 1, 0, 1, 0], [1, 1, 0, 0, 1]]
+    with pytest.raises(ExactLpError, match="not primal feasible"):
+        simplex_from_basis(rows, [2, 3, 4], [1, 1, 0, 0, 0], [0, 1, 4])  # x=2, y=3: s3 < 0
+    with pytest.raises(ExactLpError, match="singular"):
+        simplex_from_basis(rows, [2, 3, 4], [1, 1, 0, 0, 0], [0, 2, 4])
 
 
 # ------------------------------------------------------------------ symmetry
@@ -257,7 +265,7 @@ def test_exact_lp_agrees_with_the_fast_path():
                  'function = "and"\n')
     table = _table(spec)
     gain = Scaled.from_fractions(table.gain_exact)
-    _, prior, value = exact_worst_lp(spec.lambdas_exact, gain, 0, None, trivial_orbits(3))
+    _, prior, value, _ = exact_worst_lp(spec.lambdas_exact, gain, 0, None, trivial_orbits(3))
     _, bound = upper_from_prior(spec.lambdas_exact, gain, 0, prior)
     assert value == bound == Fraction(138, 245)
     cert = certify_agent(spec, spec.agents[0], "worst")
@@ -289,7 +297,7 @@ def test_bad_hints_fall_back_to_the_exact_lp(monkeypatch):
 
 
 def test_bad_hints_without_the_exact_lp_give_a_valid_weaker_certificate(monkeypatch):
-    monkeypatch.setattr(certs, "MAX_EXACT_TABLEAU", 0)
+    monkeypatch.setattr(certs, "MAX_EXACT_ROWS", 0)
     spec = _spec('[problem]\nparties = 3\nlambda = ["3/2", "2", "5/2"]\n[observer]\n'
                  'function = "and"\n')
     table = _table(spec)
@@ -320,7 +328,7 @@ def test_hint_lp_failure_falls_back_to_the_exact_simplex(monkeypatch):
         assert cert["status"] == "proved-optimal"
         assert check_certificate(spec, cert).ok
     # too large for the exact simplex: the solver failure is reported, never a pass
-    monkeypatch.setattr(glue, "MAX_EXACT_TABLEAU", 0)
+    monkeypatch.setattr(glue, "MAX_EXACT_ROWS", 0)
     with pytest.raises(SolverError, match="simulated failure"):
         certify_agent(spec, spec.agents[0], "worst")
 

@@ -17,8 +17,8 @@ import numpy as np
 
 from dpverify.lp.model import LinearProgram, LpSolution, LpStatus
 
-IPM_THRESHOLD = 20_000
-SMALL_MATRIX_VALUE = 1e-12  # HiGHS drops smaller matrix entries; refuse such LPs instead  # non-zeros above which HiGHS's interior point method is used
+IPM_THRESHOLD = 20_000  # non-zeros above which HiGHS's interior point method is used
+SMALL_MATRIX_VALUE = 1e-12  # HiGHS drops smaller matrix entries; refuse such LPs instead
 _banner_lock = threading.Lock()
 _banner_done = False
 
@@ -158,4 +158,20 @@ def solve_highs(
     # HiGHS reports row duals as d(objective)/d(bound) for both senses (checked by the
     # shared tiny-LP tests in tests/test_lp.py), which is our convention.
     return LpSolution(LpStatus.OPTIMAL, objective, x, duals,
-                      time.perf_counter() - start, "highs", message)
+                      time.perf_counter() - start, "highs", message,
+                      basic_columns=_basic_columns(h, lp.num_cols))
+
+
+def _basic_columns(h, num_cols: int) -> np.ndarray | None:
+    """The columns HiGHS reports basic, when it has a valid basis (None after IPM without
+    crossover, or when the basis has basic row logicals: then it is no column basis)."""
+    import highspy
+
+    basis = h.getBasis()
+    if not basis.valid:
+        return None
+    basic = highspy.HighsBasisStatus.kBasic
+    cols = np.array([s == basic for s in basis.col_status], dtype=bool)
+    if cols.shape != (num_cols,) or any(s == basic for s in basis.row_status):
+        return None
+    return cols

@@ -72,6 +72,8 @@ class LpSolution:
     seconds: float
     backend: str
     message: str = ""
+    # HiGHS only: which columns are basic in the optimal basis (None when unknown)
+    basic_columns: np.ndarray | None = None
 
     @property
     def optimal(self) -> bool:

@@ -230,9 +230,6 @@ def rational_string(value: Fraction) -> str:
     return f"{value.numerator}/{value.denominator}"
 
 
-# --------------------------------------------------------------------------- exact simplex
-
-
 def to_fmpq(v) -> fmpq:
     if isinstance(v, fmpq):
         return v
@@ -242,64 +239,3 @@ def to_fmpq(v) -> fmpq:
 
 def from_fmpq(v) -> Fraction:
     return Fraction(int(v.p), int(v.q))
-
-
-def simplex_max(rows: list[list], rhs: list, cost: list, start: list[tuple[int, int]],
-                max_pivots: int = 100_000) -> tuple[list, list, object]:
-    """Maximise cost @ z subject to rows @ z = rhs, z >= 0, exactly (python-flint fmpq).
-
-    `start` lists (row, column) pivots that make a feasible starting basis (the caller knows
-    one: the pivots are applied in order by Gauss-Jordan elimination and the resulting
-    right-hand side must be >= 0). Then the primal simplex with Bland's rule, which cannot
-    cycle. Returns (z, reduced_costs, optimum): reduced_costs[j] = cost_j - y @ rows[:, j]
-    for the optimal duals y, all <= 0 at the optimum.
-    """
-    m, width = len(rows), len(cost)
-    T = [[to_fmpq(v) for v in row] + [to_fmpq(b)] for row, b in zip(rows, rhs)]
-    d = [to_fmpq(c) for c in cost] + [fmpq(0)]
-    basis = [-1] * m
-
-    def pivot(r: int, col: int) -> None:
-        row = T[r]
-        p = row[col]
-        if p == 0:
-            raise ArithmeticError(f"zero pivot at row {r}, column {col}")
-        if p != 1:
-            inv = 1 / p
-            row = T[r] = [v * inv for v in row]
-        nz = [j for j, v in enumerate(row) if v != 0]
-        for i in range(m):
-            f = T[i][col]
-            if i != r and f != 0:
-                Ti = T[i]
-                for j in nz:
-                    Ti[j] -= f * row[j]
-        f = d[col]
-        if f != 0:
-            for j in nz:
-                d[j] -= f * row[j]
-        basis[r] = col
-
-    for r, col in start:
-        pivot(r, col)
-    if any(T[i][width] < 0 for i in range(m)):
-        raise ArithmeticError("the starting basis is not feasible")
-    for _ in range(max_pivots):
-        enter = next((j for j in range(width) if d[j] > 0), None)
-        if enter is None:
-            z = [fmpq(0)] * width
-            for i, col in enumerate(basis):
-                if col >= 0:
-                    z[col] = T[i][width]
-            return z, d[:width], -d[width]
-        best, leave = None, -1
-        for i in range(m):
-            a = T[i][enter]
-            if a > 0:
-                ratio = T[i][width] / a
-                if best is None or ratio < best or (ratio == best and basis[i] < basis[leave]):
-                    best, leave = ratio, i
-        if leave < 0:
-            raise ArithmeticError("the LP is unbounded")
-        pivot(leave, enter)
-    raise ArithmeticError(f"no optimum after {max_pivots} pivots")

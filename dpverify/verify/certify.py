@@ -23,13 +23,13 @@ from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
 from dpverify.spec.tables import tabulate
 from dpverify.theory.certificates import (
     BRACKET,
-    MAX_EXACT_TABLEAU,
+    MAX_EXACT_ROWS,
     PROVED,
     UNPROVED,
     Orbits,
     WorstHint,
     average_certificate,
-    exact_lp_size,
+    exact_rows,
     own_bits,
     reduced_rr_data,
     relevant_orbit_count,
@@ -153,20 +153,21 @@ def certify_agent(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Accurac
     def solved_hints() -> dict:
         if estimate > options.max_nonzeros:
             raise too_large
-        hints = _solve_hints(spec, table.gain, party, orbits, bits, options)
+        hints = _solve_hints(spec, _unit_gain(table.gain), party, orbits, bits, options)
         # None: the hint LP failed on a problem small enough for the exact simplex alone
         return hints if hints is not None else {b: None for b in bits}
 
     given = None
     if orbits.count == n and agent_result is not None and agent_result.rule is not None:
         given = _hints_from_result(spec, party, agent_result)
+    finder = basis_finder(options)
     cert = worst_certificate(agent_spec.name, table.outputs, table.gain_exact, party, lower,
-                             upper, exact, orbits, given or solved_hints())
+                             upper, exact, orbits, given or solved_hints(), finder)
     if given is not None and cert.status != PROVED and exact \
             and estimate <= options.max_nonzeros:
         # the verifier's hints (relaxed-LP prior) did not close it: RR's own LP and dual
         cert = worst_certificate(agent_spec.name, table.outputs, table.gain_exact, party,
-                                 lower, upper, exact, orbits, solved_hints())
+                                 lower, upper, exact, orbits, solved_hints(), finder)
     return cert.to_json(spec.name)
 
 
@@ -199,7 +200,7 @@ def _normalised(p: np.ndarray | None) -> np.ndarray | None:
 def _solve_hints(spec: MultipartySpec, gain: np.ndarray, party: int, orbits: Orbits,
                  bits: list, options: VerifyOptions) -> dict | None:
     """Float hints per sub-problem; None when an LP failed but the exact simplex can take
-    every sub-problem (theory.certificates.MAX_EXACT_TABLEAU); else the SolverError."""
+    every sub-problem (theory.certificates.MAX_EXACT_ROWS); else the SolverError."""
     out = {}
     k = spec.parties
     try:
@@ -210,12 +211,43 @@ def _solve_hints(spec: MultipartySpec, gain: np.ndarray, party: int, orbits: Orb
             else:
                 out[b] = _full_hint(spec.lambdas, gain, relevant, options)
     except SolverError:
-        m = gain.shape[1]
-        if all(exact_lp_size(orbits, m, relevant_orbit_count(orbits, party, b))
-               <= MAX_EXACT_TABLEAU for b in bits):
+        if all(exact_rows(orbits, relevant_orbit_count(orbits, party, b))
+               <= MAX_EXACT_ROWS for b in bits):
             return None
         raise
     return out
+
+
+def _unit_gain(gain: np.ndarray) -> np.ndarray:
+    """The gains mapped affinely to [0, 1]: the optimal rules and minimax priors are the same
+    (every accuracy moves by the same affine map), and the hint LPs stay well scaled
+    whatever the scale of the user's gains."""
+    lo, hi = float(np.min(gain)), float(np.max(gain))
+    return (gain - lo) / (hi - lo) if hi > lo else np.zeros_like(gain)
+
+
+def basis_finder(options: VerifyOptions):
+    """A BasisFinder (theory.certificates.worst) backed by HiGHS: the optimal basis of the
+    float twin of an exact standard-form LP, rows scaled to a largest entry of 1. Only a
+    starting point: the exact simplex checks and repairs it."""
+
+    def find(rows: np.ndarray, rhs: np.ndarray, cost: np.ndarray):
+        scale = np.max(np.abs(rows), axis=1)
+        scale[scale == 0] = 1.0
+        A = rows / scale[:, None]
+        A[np.abs(A) < 1e-12] = 0.0  # HiGHS would drop them; a hint needs no more
+        b = rhs / scale
+        n = rows.shape[1]
+        lp = LinearProgram(c=cost, A=sp.csc_matrix(A), row_lower=b, row_upper=b,
+                           col_lower=np.zeros(n), col_upper=np.full(n, np.inf),
+                           maximize=True, name="exact-twin")
+        sol = solve(lp, "highs", time_limit=options.time_limit, threads=options.threads)
+        if not sol.optimal or sol.basic_columns is None:
+            return None
+        cols = np.flatnonzero(sol.basic_columns)
+        return cols.tolist() if cols.size == rows.shape[0] else None
+
+    return find
 
 
 def _check(sol, what: str) -> None:

@@ -1,0 +1,55 @@
+"""Exact certificates of optimality (theory.md, "Certificates"; KOV 2015, Theorem 3.1).
+
+* `format`: the certificate data type and its JSON form;
+* `bounds`: the exact upper bound (prior, mu) and lower bound (RR with a rule), and the
+  average-case certificate;
+* `symmetry`: orbits of inputs under the problem's symmetries;
+* `repair`: exact worst-case rules and priors from float hints (complementary slackness);
+* `worst`: the worst-case certificate (repair, else the exact simplex, else a bracket).
+"""
+
+from dpverify.theory.certificates.bounds import (
+    average_certificate,
+    average_rule,
+    check_lower,
+    check_upper,
+    input_accuracies,
+    label_maxima,
+    normalised,
+    own_bits,
+    rule_value,
+    upper_from_prior,
+)
+from dpverify.theory.certificates.format import BRACKET, FORMAT, PROVED, UNPROVED, Certificate
+from dpverify.theory.certificates.repair import (
+    WorstHint,
+    exact_worst_prior,
+    exact_worst_rule,
+    rationalised_prior,
+    rationalised_rule,
+    uniform_prior,
+)
+from dpverify.theory.certificates.symmetry import (
+    Orbits,
+    reduced_rr_data,
+    symmetry_orbits,
+    trivial_orbits,
+)
+from dpverify.theory.certificates.worst import (
+    MAX_EXACT_ROWS,
+    BasisFinder,
+    exact_rows,
+    exact_worst_lp,
+    relevant_orbit_count,
+    worst_certificate,
+    worst_lp,
+)
+
+__all__ = [
+    "BRACKET", "FORMAT", "MAX_EXACT_ROWS", "PROVED", "UNPROVED", "BasisFinder", "Certificate",
+    "Orbits", "WorstHint", "average_certificate", "average_rule", "check_lower", "check_upper",
+    "exact_rows", "exact_worst_lp", "exact_worst_prior", "exact_worst_rule", "input_accuracies",
+    "label_maxima", "normalised", "own_bits", "rationalised_prior", "rationalised_rule",
+    "reduced_rr_data", "relevant_orbit_count", "rule_value", "symmetry_orbits", "trivial_orbits",
+    "uniform_prior", "upper_from_prior", "worst_certificate", "worst_lp",
+]

@@ -1,0 +1,77 @@
+"""The certificate data type and its JSON form (`dpverify-certificate/1`; docs/format.md).
+
+A certificate for one agent and accuracy proves  value <= OPT <= bound  (theory.md,
+"Certificates"): `upper` (a prior and mu over the inputs, one inequality per corner and
+label) and `lower` (randomized response with an explicit decision rule).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from dpverify.theory.exact import rational_string, unlimited_int_digits
+
+FORMAT = "dpverify-certificate/1"
+PROVED = "proved-optimal"
+BRACKET = "bracket"
+UNPROVED = "unproved"
+
+
+@dataclass(frozen=True, eq=False)
+class Certificate:
+    """An exact certificate (issue 3's format). `decision` is Q[tau][y] for the observer and
+    Q[b][tau][y] for a party; every number is a Fraction."""
+
+    agent: str
+    accuracy: str
+    outputs: tuple[Fraction, ...]
+    gain: tuple[tuple[Fraction, ...], ...]
+    upper_lambdas: tuple[Fraction, ...]
+    prior: tuple[Fraction, ...]
+    mu: tuple[Fraction, ...]
+    bound: Fraction
+    lower_lambdas: tuple[Fraction, ...]
+    decision: tuple
+    value: Fraction
+    status: str
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def width(self) -> Fraction:
+        return self.bound - self.value
+
+    def to_json(self, problem: str) -> dict:
+        with unlimited_int_digits():
+            return self._to_json(problem)
+
+    def _to_json(self, problem: str) -> dict:
+        out = {
+            "format": FORMAT, "problem": problem, "agent": self.agent,
+            "accuracy": self.accuracy,
+            "outputs": [_json_output(y) for y in self.outputs],
+            "gain": [[rational_string(w) for w in row] for row in self.gain],
+            "upper": {"lambdas": [rational_string(v) for v in self.upper_lambdas],
+                      "prior": [rational_string(v) for v in self.prior],
+                      "mu": [rational_string(v) for v in self.mu],
+                      "bound": rational_string(self.bound)},
+            "lower": {"lambdas": [rational_string(v) for v in self.lower_lambdas],
+                      "decision": _nested_strings(self.decision),
+                      "value": rational_string(self.value)},
+            "status": self.status,
+        }
+        if self.notes:
+            out["notes"] = list(self.notes)
+        return out
+
+
+def _json_output(y: Fraction):
+    y = Fraction(y)
+    return y.numerator if y.denominator == 1 else rational_string(y)
+
+
+def _nested_strings(obj):
+    if isinstance(obj, (list, tuple)):
+        return [_nested_strings(v) for v in obj]
+    return rational_string(obj)
+

@@ -1,0 +1,130 @@
+"""Symmetries of a problem: orbits of inputs under permutations of equal-privacy parties.
+
+The worst-case decision LP of randomized response (KOV 2015, eqs. 4, 6) is invariant under
+every permutation g of parties that preserves the privacy levels, the agent (a party's own
+index is fixed) and the gain table: P[gx, g tau] = P[x, tau]. Averaging an optimal solution
+over the group keeps it optimal (the LP is convex), so an optimal rule constant on
+tau-orbits and an optimal prior constant on x-orbits exist (docs/theory.md, "Symmetry").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from dpverify.theory.rr import kron_apply, rr_channel
+
+
+@dataclass(frozen=True, eq=False)
+class Orbits:
+    """Orbits of the inputs under the problem's symmetry group (parties with equal lambda
+    whose swap leaves the agent's gain table unchanged; the agent's own party is fixed).
+
+    `ids[x]` is the orbit of input x, `reps[o]` its first member, `sizes[o]` its size.
+    The trivial partition (every input its own orbit) is always valid.
+    """
+
+    ids: np.ndarray
+    reps: np.ndarray
+    sizes: np.ndarray
+    blocks: tuple[tuple[int, ...], ...]
+
+    @property
+    def count(self) -> int:
+        return int(self.reps.size)
+
+
+
+def symmetry_orbits(keys: Sequence, gain_exact, party: int) -> Orbits:
+    """Orbits under the parties that can be permuted: i, j (not the agent's own party) with
+    equal privacy `keys` (exact lambdas or epsilons) and gain[x] = gain[swap_ij(x)] for
+    every x. Transpositions generate the symmetric group of each connected block.
+
+    RR's worst-case LP is invariant under such permutations (P[gx, g tau] = P[x, tau]), so
+    averaging an optimal solution over the group keeps it optimal: an optimal rule constant
+    on tau-orbits and an optimal prior constant on x-orbits exist.
+    """
+    k = len(keys)
+    n = 1 << k
+    codes: dict[tuple, int] = {}
+    row_code = np.array([codes.setdefault(tuple(row), len(codes)) for row in gain_exact])
+    index = np.arange(n)
+    parent = list(range(k + 1))
+
+    def find(a: int) -> int:
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+
+    for i in range(1, k + 1):
+        for j in range(i + 1, k + 1):
+            if party in (i, j) or keys[i - 1] != keys[j - 1] or find(i) == find(j):
+                continue
+            bi, bj = k - i, k - j
+            differ = ((index >> bi) & 1) != ((index >> bj) & 1)
+            swapped = np.where(differ, index ^ ((1 << bi) | (1 << bj)), index)
+            if np.array_equal(row_code, row_code[swapped]):
+                parent[find(i)] = find(j)
+    groups: dict[int, list[int]] = {}
+    for i in range(1, k + 1):
+        groups.setdefault(find(i), []).append(i)
+    blocks = tuple(tuple(g) for g in groups.values() if len(g) > 1)
+    # orbit key: the number of ones in each block, and every other party's own bit
+    in_block = {i for b in blocks for i in b}
+    key = np.zeros(n, dtype=np.int64)
+    for b in blocks:
+        ones = sum(((index >> (k - i)) & 1) for i in b)
+        key = key * (len(b) + 1) + ones
+    for i in range(1, k + 1):
+        if i not in in_block:
+            key = key * 2 + ((index >> (k - i)) & 1)
+    _, reps, ids = np.unique(key, return_index=True, return_inverse=True)
+    order = np.argsort(reps)  # number orbits by their first member
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    ids = rank[ids]
+    reps = reps[order]
+    sizes = np.bincount(ids, minlength=reps.size)
+    return Orbits(ids=ids, reps=reps, sizes=sizes, blocks=blocks)
+
+
+def trivial_orbits(k: int) -> Orbits:
+    n = 1 << k
+    idx = np.arange(n)
+    return Orbits(ids=idx, reps=idx, sizes=np.ones(n, dtype=np.int64), blocks=())
+
+
+def reduced_rr_data(lambdas: Sequence[float], gain: np.ndarray, orbits: Orbits,
+                    relevant: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """RR's worst-case decision LP (KOV eqs. 4, 6) on orbits, in floats, for the LP hint.
+
+    Returns (A, G, x_orbits): A[a, o] = sum_{tau in o} P[rep(a), tau] for the relevant
+    x-orbits a, G[a, y] = w(f(rep(a)), y). The reduced LP: maximise t subject to
+    sum_{o, y} A[a, o] G[a, y] q[o, y] >= t for every a, sum_y q[o, y] = 1, q >= 0.
+    """
+    n = gain.shape[0]
+    indicator = np.zeros((n, orbits.count))
+    indicator[np.arange(n), orbits.ids] = 1.0
+    SP = kron_apply([rr_channel(lam) for lam in lambdas], indicator)
+    x_orbits = np.arange(orbits.count)
+    if relevant is not None:
+        x_orbits = x_orbits[relevant[orbits.reps]]
+    reps = orbits.reps[x_orbits]
+    return SP[reps], gain[reps], x_orbits
+
+
+
+def _lift_rule(orbits: Orbits, rows: list[list[Fraction]]) -> list[tuple[Fraction, ...]]:
+    return [tuple(rows[o]) for o in orbits.ids.tolist()]
+
+
+def _members(orbits: Orbits) -> list[list[int]]:
+    out: list[list[int]] = [[] for _ in range(orbits.count)]
+    for x, o in enumerate(orbits.ids.tolist()):
+        out[o].append(x)
+    return out
+
