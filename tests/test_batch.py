@@ -21,14 +21,9 @@ import pytest
 from click.testing import CliRunner
 
 from dpverify.batch import Store, run_batch
-from dpverify.batch.executors import (
-    Executor,
-    LocalPool,
-    Task,
-    import_distributed,
-    run_task,
-)
-from dpverify.batch.runner import BatchItem, exit_code_for
+from dpverify.batch.dask_executor import import_distributed
+from dpverify.batch.executors import Executor, LocalPool, Task, run_task
+from dpverify.batch.runner import BatchItem, BatchReport
 from dpverify.batch.store import INVALID, TIMEOUT, options_key
 from dpverify.cli import main
 from dpverify.errors import InputError
@@ -248,10 +243,14 @@ def test_exit_codes() -> None:
     def item(verdict: str, status: str = "done") -> BatchItem:
         return BatchItem("x.toml", "h", status, {"verdict": verdict, "results": []})
 
-    assert exit_code_for([item("optimal")]) == 0
-    assert exit_code_for([item("optimal"), item("gap")]) == 1
-    assert exit_code_for([item("gap"), item("error")]) == 3
-    assert exit_code_for([item("error", INVALID), item("error")]) == 2
+    def exit_code(*items: BatchItem, interrupted: bool = False) -> int:
+        return BatchReport(items=list(items), interrupted=interrupted).exit_code()
+
+    assert exit_code(item("optimal")) == 0
+    assert exit_code(item("optimal"), item("gap")) == 1
+    assert exit_code(item("gap"), item("error")) == 3
+    assert exit_code(item("error", INVALID), item("error")) == 2
+    assert exit_code(item("error", INVALID), interrupted=True) == 130
 
 
 def test_transient_failures_are_retried(tmp_path: Path) -> None:

@@ -95,22 +95,59 @@ def test_right_expectations_pass_and_wrong_fail(tmp_path: Path) -> None:
     (tmp_path / "bad").mkdir()
     (tmp_path / "good" / "x.toml").write_text(good)
     (tmp_path / "bad" / "x.toml").write_text(bad)
-    ok = check([tmp_path / "good"], tmp_path)
+    ok = check([tmp_path / "good"], tmp_path, digits=True)
     assert ok.exit_code() == 0 and ok.checked == 3 and not ok.mismatches
-    wrong = check([tmp_path / "bad"], tmp_path)
+    wrong = check([tmp_path / "bad"], tmp_path, digits=True)
     assert wrong.exit_code() == 1 and wrong.checked == 2
     (m,) = wrong.mismatches
     assert (m.problem, m.agent, m.accuracy, m.expected) == ("xor-3", "observer", "worst", 0.5494)
     assert m.got == pytest.approx(v[("observer", "worst")])
     assert m.difference == pytest.approx(v[("observer", "worst")] - 0.5494)
+    # By default the digits written do not widen the tolerance: 0.5493 is 4e-5 off.
+    default = check([tmp_path / "good"], tmp_path)
+    assert default.exit_code() == 1 and default.checked == 2
+    assert [(m.agent, m.accuracy) for m in default.mismatches] == [("observer", "worst")]
 
 
 def test_tol_option_loosens(tmp_path: Path) -> None:
     (tmp_path / "x.toml").write_text(PROBLEM + "\n[expect.observer]\naverage = 0.55\n")
-    assert check([tmp_path / "x.toml"], tmp_path).exit_code() == 0  # 0.55 to 2 decimals
-    (tmp_path / "x.toml").write_text(PROBLEM + "\n[expect.observer]\naverage = 0.5500001\n")
-    assert check([tmp_path / "x.toml"], tmp_path).exit_code() == 1
+    assert check([tmp_path / "x.toml"], tmp_path).exit_code() == 1  # 7e-4 off
+    assert check([tmp_path / "x.toml"], tmp_path, digits=True).exit_code() == 0  # 2 decimals
     assert check([tmp_path / "x.toml"], tmp_path, tol=1e-3).exit_code() == 0
+    (tmp_path / "x.toml").write_text(PROBLEM + "\n[expect.observer]\naverage = 0.5500001\n")
+    assert check([tmp_path / "x.toml"], tmp_path, digits=True).exit_code() == 1
+    assert check([tmp_path / "x.toml"], tmp_path, tol=1e-3).exit_code() == 0
+
+
+def test_the_tolerance_is_relative_for_large_values() -> None:
+    from dpverify.batch.check import allowed_difference
+
+    assert allowed_difference(0.5, 1e-6) == 1e-6  # absolute near 0
+    assert allowed_difference(-2000.0, 1e-6) == pytest.approx(2e-3)  # relative beyond 1
+    assert allowed_difference(0.5, 1e-6, "0.5") == 1e-6  # the digits only with digits=True
+    assert allowed_difference(0.5, 1e-6, "0.5", digits=True) == pytest.approx(0.05)
+
+
+XOR4 = """[problem]
+name = "xor-4"
+parties = 4
+epsilon = 0.5
+[observer]
+function = "xor"
+"""
+
+
+def test_a_round_expectation_does_not_accept_a_nearby_value(tmp_path: Path) -> None:
+    """The trap of issue 9: `average = 0.5` accepted 0.5018 (observer XOR of four bits at
+    epsilon 0.5 is 0.50179...), because the tolerance came from the one digit written."""
+    path = tmp_path / "x.toml"
+    path.write_text(XOR4 + "[expect.observer]\naverage = 0.5\nworst = 0.5017991091818609\n")
+    report = check([path], tmp_path)
+    assert report.exit_code() == 1
+    (m,) = report.mismatches
+    assert (m.accuracy, m.expected) == ("average", 0.5)
+    assert m.got == pytest.approx(0.5017991091818609, abs=1e-9)
+    assert check([path], tmp_path, digits=True).exit_code() == 0  # the explicit opt-in
 
 
 def test_expectation_for_a_result_not_computed(tmp_path: Path) -> None:
@@ -162,11 +199,57 @@ def test_update_round_trip_keeps_comments(tmp_path: Path) -> None:
     assert path.read_text() == before
 
 
+def test_update_changes_only_what_does_not_hold(tmp_path: Path) -> None:
+    """--update leaves expectations that hold as they are written (here 13 significant
+    digits), and writes a wrong or missing one in full precision (the float's repr)."""
+    path = tmp_path / "x.toml"
+    path.write_text(PROBLEM)
+    v = values_of(path)
+    lines = {key: f"{key[1]} = {value:.13g}" for key, value in v.items()}
+    holding = (PROBLEM + "\n[expect.observer]  # kept as written\n"
+               + f"{lines['observer', 'average']}\n{lines['observer', 'worst']}\n"
+               + f"[expect.party.1]\n{lines['party:1', 'average']}\n"
+               + f"{lines['party:1', 'worst']}\n")
+    path.write_text(holding)
+    report = check([path], tmp_path, update=True)
+    assert report.exit_code() == 0 and report.updated == [] and report.checked == 4
+    assert path.read_text() == holding  # byte for byte
+    # One wrong value and one missing: only those two change.
+    wrong = holding.replace(lines["observer", "worst"], "worst = 0.1").replace(
+        lines["party:1", "worst"] + "\n", "")
+    path.write_text(wrong)
+    report = check([path], tmp_path, update=True)
+    assert report.exit_code() == 0 and report.updated == [str(path)]
+    text = path.read_text()
+    assert f"worst = {v['observer', 'worst']!r}\n" in text  # full precision, not 12 digits
+    assert f"worst = {v['party:1', 'worst']!r}\n" in text  # the missing one, added
+    for key in (("observer", "average"), ("party:1", "average")):
+        assert lines[key] + "\n" in text  # untouched
+    assert "0.1" not in text and "# kept as written" in text
+
+
+def test_update_leaves_the_shipped_problems_alone(tmp_path: Path) -> None:
+    """Issue 9: `check --update` rewrote 20 of 24 shipped files whose expectations all held
+    (cutting 16-digit values to 12). Now no file changes."""
+    import shutil
+
+    folder = tmp_path / "problems"
+    shutil.copytree(Path(__file__).resolve().parent.parent / "problems", folder)
+    before = {p: p.read_bytes() for p in folder.rglob("*.toml")}
+    assert len(before) >= 20
+    res = CliRunner().invoke(main, ["check", str(folder), "--update", "--store",
+                                    str(tmp_path / "s.sqlite"), "-j", "2"])
+    assert res.exit_code == 0, res.output
+    assert "updated" not in res.output
+    assert {p: p.read_bytes() for p in folder.rglob("*.toml")} == before
+
+
 def test_updated_text_structure() -> None:
     text = "# top\n[problem]\nkind = \"count\"  # a count problem\n"
-    out = updated_text(text, [("consumer", "minimax", 1.23456789012345)])
+    out = updated_text(text, [("consumer", "minimax", 1.2345678901234567)])
     assert out.startswith("# top\n[problem]\nkind = \"count\"  # a count problem\n")
-    assert "[expect.consumer]\nminimax = 1.23456789012" in out
+    assert "[expect.consumer]\nminimax = 1.2345678901234567\n" in out  # every digit
+    assert "minimax = \"7/8\"" in updated_text(text, [("consumer", "minimax", "7/8")])
     out = updated_text(PROBLEM, [("observer", "average", 0.5), ("party:2", "worst", 0.25)])
     assert "[expect.observer]\naverage = 0.5" in out and "[expect.party.2]\nworst = 0.25" in out
     # Inline tables stay inline.
@@ -204,6 +287,23 @@ def test_cli_check_exit_statuses(tmp_path: Path) -> None:
     obj = json.loads(res.stdout)
     assert res.exit_code == 1 and obj["exit_status"] == 1
     assert obj["mismatches"][0]["expected"] == 0.6 and obj["mismatches"][0]["agent"] == "observer"
+
+
+def test_cli_expect_tol_digits_and_the_verdict_tol(tmp_path: Path) -> None:
+    """--tol means what it means in `verify` (the verdict tolerance); --expect-tol is the
+    expectations' tolerance; --digits the opt-in to the digits written."""
+    path = tmp_path / "x.toml"
+    path.write_text(PROBLEM + "\n[expect.observer]\naverage = 0.5493\n")
+    runner = CliRunner()
+    store = ["--store", str(tmp_path / "s.sqlite"), "-j", "1"]
+    res = runner.invoke(main, ["check", str(path), *store, "--tol", "1e-7", "--json"])
+    assert res.exit_code == 1, res.output  # 4e-5 off, beyond the default 1e-6
+    assert json.loads(res.stdout)["mismatches"][0]["note"] == "tolerance 1e-06"
+    for extra in (["--expect-tol", "1e-4"], ["--digits"]):
+        res = runner.invoke(main, ["check", str(path), *store, "--tol", "1e-7", *extra])
+        assert res.exit_code == 0, (extra, res.output)
+    res = runner.invoke(main, ["check", str(path), *store, "--tol", "-1"])
+    assert res.exit_code == 2 and "--tol" in res.output
 
 
 # -- expected verdicts: a shipped counterexample must stay a gap, and nothing else may --

@@ -262,6 +262,6 @@ def test_release_without_check_on_a_large_n(runner):
 
 
 def test_release_exact_alphas_from_decimals():
-    from dpverify.cli.count import _alphas
+    from dpverify.release import parse_alphas as _alphas
 
     assert _alphas("0.1, 1/3,1") == [Fraction(1, 10), Fraction(1, 3), Fraction(1)]

@@ -15,7 +15,8 @@ from click.testing import CliRunner
 pytest.importorskip("distributed")
 
 from dpverify.batch import Store, run_batch
-from dpverify.batch.executors import DaskExecutor, LocalPool
+from dpverify.batch.dask_executor import DaskExecutor
+from dpverify.batch.executors import LocalPool
 from dpverify.cli import main
 from dpverify.errors import InputError
 from dpverify.verify.options import VerifyOptions

@@ -204,7 +204,10 @@ def test_cli_exits_2_with_one_line(write_toml, name, text, key, value, allowed) 
     assert "1 invalid" in run.stdout  # the summary counts it
     as_json = CliRunner().invoke(main, ["verify", "--json", str(path)])
     assert as_json.exit_code == 2
-    assert json.loads(as_json.stdout) == []  # no result object for an invalid file
+    # an invalid file is a result object too, as in `batch --json`
+    (obj,) = json.loads(as_json.stdout)
+    assert obj["invalid"] is True and obj["verdict"] == "error" and obj["results"] == []
+    assert obj["source"] == str(path) and obj["reason"] == lines[0].removeprefix("dpverify: ")
 
 
 def test_non_utf8_file(tmp_path) -> None:

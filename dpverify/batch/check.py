@@ -3,15 +3,18 @@
 An expectation `(agent, accuracy, value)` holds when the problem has a result for that
 agent and accuracy whose `optimum` (the value `[expect]` entries are compared with: the
 relaxed optimum of a multi-party result, the mechanism optimum of a count result) is
-within the tolerance of `value`. The tolerance is the larger of `--tol` and half a unit in
-the last digit written in the file: `average = 0.5493` asks for four decimals, so any
-value that rounds to 0.5493 holds; `average = 0.549343083284` asks for twelve. Integers
-are compared with `--tol` alone.
+within the tolerance of `value`: `|got - value| <= T * max(1, |value|)` for the expectation
+tolerance T (`--expect-tol`, default 1e-6), absolute near 0 and relative for large values.
+Only with `digits` (`--digits`) may the digits written widen it, to half a unit in the
+last digit: then `average = 0.5493` holds for any value that rounds to 0.5493. By default
+`average = 0.5` does not accept 0.5018.
 
-`update` writes the current values into the `[expect]` tables with tomlkit, keeping the
-file's comments and order: `[expect.observer]` / `[expect.party.N]` (keys `average`,
-`worst`) for multi-party problems, `[expect.consumer]` (key `minimax` or `bayes`) for count
-problems. In general an agent name `a:b` is the table `[expect.a.b]`.
+`update` writes into the `[expect]` tables, with tomlkit, keeping the file's comments and
+order, only the values that do not hold (or are missing): the float's full `repr`, or the
+exact rational "p/q" when a proof gives one. A file whose expectations all hold is left
+byte for byte as it is. The tables are `[expect.observer]` / `[expect.party.N]` (keys
+`average`, `worst`) for multi-party problems, `[expect.consumer]` (key `minimax` or
+`bayes`) for count problems; in general an agent name `a:b` is the table `[expect.a.b]`.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import os
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +35,12 @@ from tomlkit.exceptions import TOMLKitError
 
 from dpverify import __version__
 from dpverify.errors import DpverifyError
+from dpverify.status import ExitStatus, exit_status
 
-from .runner import INTERRUPTED_EXIT, BatchItem, BatchReport
+from .runner import BatchItem, BatchReport
 from .store import DONE, Store, StoredResult, options_key
 
-DEFAULT_CHECK_TOL = 1e-6
-UPDATE_DIGITS = 12  # significant digits written by --update
+DEFAULT_CHECK_TOL = 1e-6  # the expectation tolerance, absolute and relative
 
 
 @dataclass(frozen=True)
@@ -74,21 +78,17 @@ class CheckReport:
     update_errors: list[str] = field(default_factory=list)
     tol: float = DEFAULT_CHECK_TOL
     strict: bool = False
+    digits: bool = False
 
-    def exit_code(self) -> int:
+    def exit_code(self) -> ExitStatus:
         """spec.md: 2 bad input; 3 could not decide; 1 a gap or a mismatch (or, with
-        --strict, a problem without expectations); else 0."""
-        if self.batch.interrupted:
-            return INTERRUPTED_EXIT
-        categories = {item.category for item in self.batch.items}
-        if "invalid" in categories or self.update_errors:
-            return 2
-        if "error" in categories:
-            return 3
-        # every gap that is not expected by its [expect] table is a mismatch
-        if self.mismatches or (self.strict and self.unchecked):
-            return 1
-        return 0
+        --strict, a problem without expectations); else 0. Every gap that its [expect]
+        table does not expect is a mismatch."""
+        counts = self.batch.counts()
+        return exit_status(invalid=counts["invalid"] + len(self.update_errors),
+                           undecided=counts["error"],
+                           failed=len(self.mismatches) + (len(self.unchecked) * self.strict),
+                           interrupted=self.batch.interrupted)
 
 
 # -- tolerance from the written digits -----------------------------------------------------
@@ -131,8 +131,20 @@ def expectation_literals(text: str) -> dict[tuple[str, str], str]:
 
 
 # -- comparing -----------------------------------------------------------------------------
-def compare(item: BatchItem, tol: float, literals: dict[tuple[str, str], str] | None = None
-            ) -> tuple[list[Mismatch], int]:
+def allowed_difference(expected: float, tol: float, literal: str = "",
+                       digits: bool = False) -> float:
+    """How far a value may be from `expected`: `tol * max(1, |expected|)`, or with `digits`
+    at least half a unit in the last digit of the `literal` written in the file."""
+    allowed = tol * max(1.0, abs(expected))
+    return max(allowed, written_tolerance(literal)) if digits else allowed
+
+
+def holds(expected: float, got: float | None, allowed: float) -> bool:
+    return got is not None and math.isfinite(got) and abs(got - expected) <= allowed
+
+
+def compare(item: BatchItem, tol: float, literals: dict[tuple[str, str], str] | None = None,
+            *, digits: bool = False) -> tuple[list[Mismatch], int]:
     """The mismatches of one problem, and how many expectations held."""
     literals = literals or {}
     mismatches: list[Mismatch] = []
@@ -173,8 +185,8 @@ def compare(item: BatchItem, tol: float, literals: dict[tuple[str, str], str] | 
         if result.get("verdict") != verdict:
             continue  # listed above as a result without the expected verdict
         got = values.get(key)
-        allowed = max(tol, written_tolerance(literals.get(key, "")))
-        if got is None or not math.isfinite(got) or abs(got - expected) > allowed:
+        allowed = allowed_difference(expected, tol, literals.get(key, ""), digits)
+        if not holds(expected, got, allowed):
             mismatches.append(Mismatch(item.problem, item.source, agent, accuracy, expected, got,
                                        f"tolerance {allowed:.1g}"))
         else:
@@ -183,11 +195,11 @@ def compare(item: BatchItem, tol: float, literals: dict[tuple[str, str], str] | 
 
 
 def check_report(batch: BatchReport, *, tol: float = DEFAULT_CHECK_TOL,
-                 strict: bool = False) -> CheckReport:
-    report = CheckReport(batch=batch, tol=tol, strict=strict)
+                 strict: bool = False, digits: bool = False) -> CheckReport:
+    report = CheckReport(batch=batch, tol=tol, strict=strict, digits=digits)
     for item in batch.items:
-        literals = _literals(item) if item.expect else {}
-        mismatches, held = compare(item, tol, literals)
+        literals = _literals(item) if item.expect and digits else {}
+        mismatches, held = compare(item, tol, literals, digits=digits)
         report.mismatches.extend(mismatches)
         report.checked += held
         if not item.expect and item.verdict == "optimal":
@@ -206,13 +218,13 @@ def _literals(item: BatchItem) -> dict[tuple[str, str], str]:
 
 
 # -- updating ------------------------------------------------------------------------------
-def _rounded(value: float) -> float:
-    return float(f"{value:.{UPDATE_DIGITS}g}")
+Written = float | str  # a value --update writes: a float (its repr) or an exact "p/q"
 
 
-def updated_text(text: str, values: Iterable[tuple[str, str, float]]) -> str:
+def updated_text(text: str, values: Iterable[tuple[str, str, Written]]) -> str:
     """`text` with `[expect]` entries set to `values` ((agent, accuracy, value)), keeping
-    comments, order and every other entry. Raises TOMLKitError on a TOML syntax error."""
+    comments, order and every other entry. A float is written in full (its `repr`), a
+    string as an exact rational "p/q". Raises TOMLKitError on a TOML syntax error."""
     doc = tomlkit.parse(text)
     for agent, accuracy, value in values:
         path = ["expect", *agent.split(":")]
@@ -225,7 +237,7 @@ def updated_text(text: str, values: Iterable[tuple[str, str, float]]) -> str:
                 else:
                     container[part] = tomlkit.table(is_super_table=not leaf)
             container = container[part]
-        container[accuracy] = _rounded(value)
+        container[accuracy] = value
     return tomlkit.dumps(doc)
 
 
@@ -242,70 +254,117 @@ def _write_atomically(path: Path, text: str) -> None:
         raise
 
 
-def update_expectations(report: CheckReport, *, store: Store | None, options: Any) -> None:
-    """Write each problem's current `optimal` values into its `[expect]` tables, then
-    compare again. Results that are not `optimal` are left as they are (and stay listed).
-    The new text must load as a valid problem with exactly those expectations, or the
-    file is left alone and the failure reported. The store learns the new file's hash,
-    so the next check does not recompute it (the result does not depend on `[expect]`)."""
+def exact_values(result: dict[str, Any]) -> dict[tuple[str, str], str]:
+    """Exact optima a result carries: a proof with status `proved-optimal` and an exact
+    `value` "p/q" (from `--certify`, when the verifier records it)."""
+    out: dict[tuple[str, str], str] = {}
+    for r in result.get("results", ()):
+        proof = r.get("proof")
+        if isinstance(proof, dict) and proof.get("status") == "proved-optimal" \
+                and isinstance(proof.get("value"), str):
+            out[(str(r.get("agent")), str(r.get("accuracy")))] = proof["value"]
+    return out
+
+
+def values_to_write(item: BatchItem, report: CheckReport) -> list[tuple[str, str, Written]]:
+    """The current values of `item`'s `optimal` results whose expectation is missing or
+    does not hold; those that hold are not rewritten (not even to more digits)."""
+    verdicts = {(r.get("agent"), r.get("accuracy")): r.get("verdict")
+                for r in item.result.get("results", ())}
+    expected = {(e[0], e[1]): e[2] for e in item.expect}
+    literals = _literals(item) if report.digits else {}
+    exact = exact_values(item.result)
+    out: list[tuple[str, str, Written]] = []
+    for agent, accuracy, value in item.values:
+        key = (agent, accuracy)
+        if value is None or not math.isfinite(value) or verdicts.get(key) != "optimal":
+            continue
+        old = expected.get(key)
+        if old is not None and holds(old, value, allowed_difference(
+                old, report.tol, literals.get(key, ""), report.digits)):
+            continue
+        out.append((agent, accuracy, exact.get(key, value)))
+    return out
+
+
+def _rewrite(item: BatchItem, values: list[tuple[str, str, Written]]
+             ) -> tuple[str, str, tuple[tuple[str, str, float, str], ...]]:
+    """(old text, new text, the new text's expectations): the new text must load as a
+    valid problem whose expectations read back exactly as written, else ValueError (or a
+    DpverifyError, an OSError, a TOMLKitError)."""
     from dpverify.spec import loads
 
+    path = Path(item.source)
+    raw = path.read_bytes()
+    if hashlib.sha256(raw).hexdigest() != item.content_hash:
+        raise ValueError("the file changed during the check")
+    text = raw.decode("utf-8")
+    new_text = updated_text(text, values)
+    spec = loads(new_text, source=item.source, default_name=path.stem)
+    expect = tuple((e.agent, e.accuracy, float(e.value), e.verdict) for e in spec.expect)
+    got = {(e[0], e[1]): e[2] for e in expect}
+    for agent, accuracy, value in values:
+        if got.get((agent, accuracy)) != float(Fraction(value)):
+            raise ValueError("the rewritten [expect] table does not read back the same")
+    return text, new_text, expect
+
+
+def update_expectations(report: CheckReport, *, store: Store | None, options: Any) -> None:
+    """Write into each problem's `[expect]` tables the current `optimal` values whose
+    expectation is missing or does not hold, then compare again. Results that are not
+    `optimal` are left as they are (and stay listed). The new text must load as a valid
+    problem with exactly those expectations, or the file is left alone and the failure
+    reported. The store learns the new file's hash, so the next check does not recompute
+    it (the result does not depend on `[expect]`)."""
     done_sources: set[str] = set()
     items: list[BatchItem] = []
     okey = options_key(options.key())
     for item in report.batch.items:
-        verdicts = {(r.get("agent"), r.get("accuracy")): r.get("verdict")
-                    for r in item.result.get("results", ())}
-        new_values = [(a, c, v) for a, c, v in item.values
-                      if v is not None and math.isfinite(v) and verdicts.get((a, c)) == "optimal"]
-        if not new_values or item.source in done_sources:
+        values = values_to_write(item, report)
+        if not values or item.source in done_sources:
             items.append(item)
             continue
         done_sources.add(item.source)
-        path = Path(item.source)
         try:
-            raw = path.read_bytes()
-            if hashlib.sha256(raw).hexdigest() != item.content_hash:
-                raise ValueError("the file changed during the check")
-            text = raw.decode("utf-8")
-            new_text = updated_text(text, new_values)
-            spec = loads(new_text, source=item.source, default_name=path.stem)
-            expect = tuple((e.agent, e.accuracy, float(e.value), e.verdict)
-                           for e in spec.expect)
-            wanted = {(a, c): _rounded(v) for a, c, v in new_values}
-            got = {(e[0], e[1]): e[2] for e in expect}
-            if any(got.get(key) != value for key, value in wanted.items()):
-                raise ValueError("the rewritten [expect] table does not read back the same")
+            text, new_text, expect = _rewrite(item, values)
         except (OSError, ValueError, TOMLKitError, DpverifyError) as exc:
             report.update_errors.append(f"{item.source}: cannot update [expect]: {exc}")
             items.append(item)
             continue
         if new_text != text:
-            _write_atomically(path, new_text)
+            _write_atomically(Path(item.source), new_text)
             report.updated.append(item.source)
-        new_hash = hashlib.sha256(new_text.encode("utf-8")).hexdigest()
-        item = replace(item, content_hash=new_hash, expect=expect)
+        item = replace(item, content_hash=hashlib.sha256(new_text.encode()).hexdigest(),
+                       expect=expect)
         if store is not None and item.status == DONE:
-            store.put(StoredResult(
-                content_hash=new_hash, options_key=okey, version=__version__,
-                source=item.source, problem=item.problem,
-                kind=str(item.result.get("kind", "unknown")), status=item.status,
-                verdict=item.verdict, reason=item.reason, result=item.result,
-                values=item.values, expect=expect, seconds=item.seconds, worker="check --update"))
+            store.put(_stored(item, okey))
         items.append(item)
     report.batch.items = items
-    fresh = check_report(report.batch, tol=report.tol, strict=report.strict)
+    fresh = check_report(report.batch, tol=report.tol, strict=report.strict,
+                         digits=report.digits)
     report.mismatches, report.unchecked, report.checked = (fresh.mismatches, fresh.unchecked,
                                                            fresh.checked)
 
 
-def run_check(paths, options, *, store: Store | None, tol: float = DEFAULT_CHECK_TOL,
-              strict: bool = False, update: bool = False, **batch_kw: Any) -> CheckReport:
-    """Run the problems like `batch` (through the store) and compare with `[expect]`."""
+def _stored(item: BatchItem, okey: str) -> StoredResult:
+    return StoredResult(
+        content_hash=item.content_hash, options_key=okey, version=__version__,
+        source=item.source, problem=item.problem, kind=str(item.result.get("kind", "unknown")),
+        status=item.status, verdict=item.verdict, reason=item.reason, result=item.result,
+        values=item.values, expect=item.expect, seconds=item.seconds,
+        worker="check --update")
+
+
+def run_check(paths: Any, options: Any, *, store: Store | None,
+              tol: float = DEFAULT_CHECK_TOL, digits: bool = False, strict: bool = False,
+              update: bool = False, **batch_kw: Any) -> CheckReport:
+    """Run the problems like `batch` (through the store) and compare with `[expect]`:
+    `tol` is the expectation tolerance (absolute and relative), `digits` lets the digits
+    written widen it; `update` rewrites the expectations that do not hold."""
     from .runner import run_batch
 
     batch = run_batch(paths, options, store=store, **batch_kw)
-    report = check_report(batch, tol=tol, strict=strict)
+    report = check_report(batch, tol=tol, strict=strict, digits=digits)
     if update and not batch.interrupted:
         update_expectations(report, store=store, options=options)
     return report

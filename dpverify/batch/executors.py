@@ -25,204 +25,48 @@ Both drive `concurrent.futures` futures through one loop (`Executor.run`), which
 * **Ctrl-C / the caller stops listening**: every worker is killed at once. Workers also
   exit by themselves when the parent dies, even by SIGKILL.
 
-A worker runs `run_task` and returns plain data (a dict), never a library object or a
-library exception: SpecError and friends take required arguments and do not unpickle.
+A worker runs `dpverify.batch.worker.run_task`; the Dask executor is in
+`dpverify.batch.dask_executor`.
 """
+
 
 from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
-import logging
-import math
 import multiprocessing
-import multiprocessing.connection
 import os
 import queue
+import re
 import signal
-import socket
-import sys
 import time
 from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Generator, Iterable, Iterator
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Self
 
-from dpverify import __version__
 from dpverify.errors import InputError
 from dpverify.verify.options import VerifyOptions
 
-from .store import CRASHED, DONE, FAILED, INVALID, TIMEOUT
+from .store import CRASHED, FAILED, TIMEOUT
+from .worker import (
+    WORKER_ENV,
+    Outcome,
+    Task,
+    _init_worker,
+    error_result,
+    one_line_reason,
+    outcome_from,
+    run_task,
+)
+
+__all__ = ["Executor", "LocalPool", "Outcome", "Task", "check_scheduler", "describe_exit",
+           "error_result", "make_executor", "one_line_reason", "run_task", "usable_cpus"]
 
 POLL_SECONDS = 0.25  # how often the loop wakes to check deadlines when nothing finishes
 STARTUP_GRACE = 60.0  # allowance for a task whose start was never reported (worker start-up)
-WORKER_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-
-
-@dataclass(frozen=True)
-class Task:
-    """One problem to verify: its text travels with it, so a remote worker needs no shared
-    file system and the result is for exactly the bytes that were hashed."""
-
-    id: int
-    source: str
-    text: str
-    options: VerifyOptions
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What became of one task. `result` is spec.md's result object (with `source`)."""
-
-    task_id: int
-    status: str  # store.DONE, INVALID, TIMEOUT, CRASHED or FAILED
-    result: dict[str, Any]
-    values: tuple[tuple[str, str, float | None], ...] = ()
-    expect: tuple[tuple[str, str, float, str], ...] = ()
-    seconds: float = 0.0
-    worker: str = ""
-
-    @property
-    def verdict(self) -> str:
-        return str(self.result.get("verdict", "error"))
-
-    @property
-    def reason(self) -> str:
-        return one_line_reason(self.result)
-
-
-def one_line_reason(result: dict[str, Any]) -> str:
-    """A failure's reason in one line: the problem's, else its first non-optimal result's."""
-    if result.get("reason"):
-        return str(result["reason"]).splitlines()[0]
-    for r in result.get("results", ()):
-        if r.get("verdict") != "optimal":
-            what = f"{r.get('agent')} {r.get('accuracy')}"
-            if r.get("reason"):
-                return f"{what}: {str(r['reason']).splitlines()[0]}"
-            if r.get("gap") is not None:
-                return f"{what}: gap {r['gap']:.3g}"
-            return f"{what}: {r.get('verdict')}"
-    return ""
-
-
-def error_result(source: str, reason: str, *, problem: str | None = None,
-                 invalid: bool = False) -> dict[str, Any]:
-    """spec.md's result object for a problem that could not be decided (verdict `error`)."""
-    out: dict[str, Any] = {"problem": problem or Path(source).stem, "source": source,
-                           "kind": "unknown", "verdict": "error", "reason": reason}
-    if invalid:
-        out["invalid"] = True
-    out["results"] = []
-    return out
-
-
-# -- the worker side ----------------------------------------------------------------------
-_start_queue: Any = None
-
-
-def _init_worker(start_queue: Any) -> None:
-    """Process-pool worker set-up: Ctrl-C is the parent's business; stray prints go to
-    stderr (never into `--json` output); the verifier is imported once, up front."""
-    global _start_queue
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    with contextlib.suppress(OSError):
-        os.dup2(2, 1)
-    _start_queue = start_queue
-    _exit_with_parent()
-    warm_up()
-
-
-def _exit_with_parent() -> None:
-    """Exit when the parent dies (even by SIGKILL): an orphaned pool worker would otherwise
-    wait forever, since it holds the write end of its own task queue."""
-    import threading
-
-    parent = multiprocessing.parent_process()
-    sentinel = getattr(parent, "sentinel", None)
-    ppid = os.getppid()
-
-    def watch() -> None:
-        if sentinel is not None:
-            multiprocessing.connection.wait([sentinel])
-        else:
-            while os.getppid() == ppid:
-                time.sleep(1.0)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="dpverify-parent-watch", daemon=True).start()
-
-
-def warm_up() -> str:
-    """Import the verifier (so the first task's clock does not include it); the version."""
-    import dpverify.verify.multiparty
-    import dpverify.verify.run  # noqa: F401
-
-    return __version__
-
-
-def run_task(task: Task) -> dict[str, Any]:
-    """Verify one problem in a worker; plain data back (see the module docstring)."""
-    if _start_queue is not None:
-        with contextlib.suppress(Exception):  # timing only: a lost message costs the grace
-            _start_queue.put_nowait((task.id, os.getpid(), time.time()))
-    start = time.perf_counter()
-    worker = f"{socket.gethostname()}:{os.getpid()}"
-    from dpverify.errors import DpverifyError, SpecError
-    from dpverify.spec import loads
-    from dpverify.verify.run import verify_spec
-
-    def out(status: str, result: dict[str, Any], values=(), expect=()) -> dict[str, Any]:
-        return {"status": status, "result": result, "values": list(values),
-                "expect": list(expect), "seconds": time.perf_counter() - start,
-                "worker": worker}
-
-    try:
-        spec = loads(task.text, source=task.source, default_name=Path(task.source).stem)
-        result = verify_spec(spec, task.options)
-    except SpecError as exc:
-        return out(INVALID, error_result(task.source, str(exc), invalid=True))
-    except DpverifyError as exc:  # refused (size limit) or a solver failure: undecided
-        return out(DONE, error_result(task.source, str(exc)))
-    except MemoryError:
-        return out(FAILED, error_result(task.source, "out of memory"))
-    except Exception as exc:  # noqa: BLE001  a bug must not stop the batch: an error, never a pass
-        return out(FAILED, error_result(task.source, f"internal error: "
-                                                     f"{type(exc).__name__}: {exc}"))
-    values = [(r.agent, r.accuracy, _finite(r.optimum)) for r in result.results]
-    expect = [(e.agent, e.accuracy, float(e.value), e.verdict)
-              for e in getattr(spec, "expect", ())]
-    return out(DONE, result.to_json(), values, expect)
-
-
-START_TOPIC = "dpverify-task-start"
-
-
-def run_task_dask(task: Task) -> dict[str, Any]:
-    """`run_task` on a Dask worker, first telling the client that the task has started."""
-    import distributed
-
-    with contextlib.suppress(Exception):  # timing only: a lost event costs the grace
-        worker = distributed.get_worker()
-        worker.log_event(START_TOPIC, {"key": str(worker.get_current_task())})
-    return run_task(task)
-
-
-def _finite(x: Any) -> float | None:
-    if x is None:
-        return None
-    x = float(x)
-    return x if math.isfinite(x) else None
-
-
-def outcome_from(task: Task, payload: dict[str, Any]) -> Outcome:
-    return Outcome(task_id=task.id, status=payload["status"], result=payload["result"],
-                   values=tuple(tuple(v) for v in payload["values"]),
-                   expect=tuple(tuple(e) for e in payload["expect"]),
-                   seconds=float(payload["seconds"]), worker=payload["worker"])
 
 
 # -- the shared loop ----------------------------------------------------------------------
@@ -421,6 +265,9 @@ class LocalPool(Executor):
         self._pool: cf.ProcessPoolExecutor | None = None
         self._queue: Any = None
         self._saved_env: dict[str, str | None] = {}
+        # Every worker process this pool started, kept here: a broken pool forgets its
+        # processes, and a dead worker's exit code is what names its cause (SIGKILL...).
+        self._started: dict[int, Any] = {}
 
     @property
     def capacity(self) -> int:
@@ -444,7 +291,9 @@ class LocalPool(Executor):
         # One HiGHS thread per worker (fixed at a process's first HiGHS run).
         task = Task(task.id, task.source, task.text, _one_thread(task.options))
         try:
-            return self._ensure_pool().submit(self._target, task), None
+            fut = self._ensure_pool().submit(self._target, task)
+            self._started.update({p.pid: p for p in self._processes()})  # spawned on submit
+            return fut, None
         except BrokenProcessPool as exc:  # a worker died since the last look: a break
             fut: cf.Future = cf.Future()
             fut.set_exception(exc)
@@ -477,6 +326,7 @@ class LocalPool(Executor):
         """Kill every worker and drop the pool; their exit codes."""
         pool, procs = self._pool, self._processes()
         self._pool = None
+        self._started = {}
         if pool is None:
             return []
         for p in procs:
@@ -496,12 +346,11 @@ class LocalPool(Executor):
         return codes
 
     def _reset_after_break(self) -> str:
-        procs = self._processes()
-        early = []
-        for p in procs:  # the dead worker has exited already; the pool terminates the rest
-            with contextlib.suppress(OSError, ValueError, AttributeError, AssertionError):
-                p.join(timeout=2)
-            early.append(getattr(p, "exitcode", None))
+        procs = list(self._started.values())
+        self._started = {}
+        # the dead worker has exited already; the pool terminates the rest
+        deadline = time.monotonic() + 5.0
+        early = [_exit_code(p, deadline) for p in procs]
         self._discard_pool()
         # SIGTERM is how the pool stops the survivors; any other code is the dead worker's.
         causes = [c for c in early if c not in (None, 0, -signal.SIGTERM)]
@@ -528,152 +377,48 @@ class LocalPool(Executor):
         self._saved_env = {}
 
 
+def _exit_code(process: Any, deadline: float) -> int | None:
+    """A worker process's exit code once it has exited (None if it has not by `deadline`,
+    a time.monotonic() value).
+
+    The pool's own thread may be reaping the same process: between its waitpid() and its
+    recording the code, `exitcode` reads None (waitpid finds no child), so wait for the
+    code to be recorded rather than report the cause of death as unknown."""
+    with contextlib.suppress(OSError, ValueError, AttributeError, AssertionError):
+        process.join(timeout=max(0.0, deadline - time.monotonic()))
+    code = getattr(process, "exitcode", None)
+    while code is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+        code = getattr(process, "exitcode", None)
+    return code
+
+
 def _one_thread(options: VerifyOptions) -> VerifyOptions:
     from dataclasses import replace
 
     return options if options.threads == 1 else replace(options, threads=1)
 
 
-# -- Dask -----------------------------------------------------------------------------------
-def import_distributed() -> Any:
-    try:
-        import distributed
-    except ImportError:
-        raise InputError("--scheduler needs Dask's distributed package, which is not "
-                         "installed: pip install 'dpverify[dask]'") from None
-    return distributed
+# -- choosing an executor --------------------------------------------------------------------
+_HOST = r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])"
+_ADDRESS = re.compile(rf"(?:(?:tcp|tls|ws|wss)://)?(?P<host>{_HOST}):(?P<port>[0-9]{{1,5}})")
 
 
-class DaskExecutor(Executor):
-    """The same loop on a Dask cluster: `address` of a scheduler, or `local` for a
-    LocalCluster of `workers` single-threaded worker processes."""
-
-    name = "dask"
-
-    def __init__(self, address: str, workers: int | None = None, *,
-                 connect_timeout: float = 10.0) -> None:
-        distributed = import_distributed()
-        self._distributed = distributed
-        self.address = address
-        self._cluster: Any = None
-        self._client: Any = None
-        self._starts: dict[str, float] = {}
-        self._live: dict[str, Any] = {}  # Dask futures in flight, by key
-        try:
-            if address == "local":
-                self._cluster = distributed.LocalCluster(
-                    n_workers=max(1, workers or usable_cpus()), threads_per_worker=1,
-                    processes=True, dashboard_address=None, silence_logs=logging.ERROR,
-                    # No dashboard; the scheduler's small HTTP server on any free port.
-                    scheduler_kwargs={"dashboard_address": ":0"})
-                self._client = distributed.Client(self._cluster, set_as_default=False)
-            else:
-                self._client = distributed.Client(address, timeout=connect_timeout,
-                                                  set_as_default=False)
-        except (OSError, TimeoutError, ValueError) as exc:
-            self.close()
-            raise InputError(f"--scheduler {address}: cannot connect to the Dask scheduler: "
-                             f"{exc}") from None
-        self._check_workers()
-
-    def _check_workers(self) -> None:
-        """Every worker imports the verifier up front and runs this very version (the store
-        keys results by version)."""
-        try:
-            versions = self._client.run(warm_up)
-        except ImportError as exc:
-            self.close()
-            raise InputError(f"--scheduler {self.address}: the Dask workers cannot import "
-                             f"dpverify ({exc}); install it on every worker") from None
-        if not versions:
-            self.close()
-            raise InputError(f"--scheduler {self.address}: the cluster has no workers")
-        wrong = {w: v for w, v in versions.items() if v != __version__}
-        if wrong:
-            self.close()
-            worker, version = next(iter(wrong.items()))
-            raise InputError(f"--scheduler {self.address}: worker {worker} runs dpverify "
-                             f"{version}, this is {__version__}; install the same version "
-                             "on every worker")
-        self.workers = max(1, sum(self._client.nthreads().values()))
-        self._client.subscribe_topic(START_TOPIC, self._on_start)
-
-    def _on_start(self, event: Any) -> None:
-        # Runs in the client's event loop; the client's clock (worker clocks may differ).
-        _, msg = event
-        if isinstance(msg, dict) and "key" in msg:
-            self._starts[msg["key"]] = time.time()
-
-    @property
-    def capacity(self) -> int:
-        # Twice the threads keeps workers busy across the scheduler's round trips; each
-        # task's clock starts when its worker reports that it started.
-        return 2 * self.workers
-
-    def _submit(self, task: Task) -> tuple[cf.Future, Any]:
-        task = Task(task.id, task.source, task.text, _one_thread(task.options))
-        dfut = self._client.submit(run_task_dask, task, pure=False,
-                                   key=f"dpverify-{task.id}-{time.time_ns()}")
-        cfut: cf.Future = cf.Future()
-        cfut.set_running_or_notify_cancel()
-
-        def transfer(f: Any) -> None:
-            try:
-                cfut.set_result(f.result())
-            except BaseException as exc:  # noqa: BLE001  handed to the loop, not swallowed
-                with contextlib.suppress(cf.InvalidStateError):
-                    cfut.set_exception(exc)
-
-        self._live[dfut.key] = dfut
-        dfut.add_done_callback(transfer)
-        dfut.add_done_callback(lambda f: self._live.pop(f.key, None))
-        return cfut, dfut
-
-    def _poll_starts(self, flights: dict[cf.Future, _Flight]) -> None:
-        for flight in flights.values():
-            if flight.started is None:
-                started = self._starts.pop(flight.handle.key, None)
-                if started is not None:
-                    flight.started = started
-
-    def _kill(self, late: list[_Flight], flights: dict[cf.Future, _Flight]) -> list[_Flight]:
-        keys = {f.handle.key: f for f in late}
-        try:
-            processing = self._client.processing()
-        except Exception:  # noqa: BLE001  best effort: the task is reported as a timeout anyway
-            processing = {}
-        stuck = [w for w, ks in processing.items() if any(k in keys for k in ks)]
-        for f in late:
-            f.handle.cancel()
-            self._starts.pop(f.handle.key, None)
-        if stuck:
-            try:
-                self._client.restart_workers(stuck, raise_for_error=False)
-            except Exception as exc:  # noqa: BLE001  e.g. workers without a nanny
-                print(f"dpverify: could not restart Dask worker(s) {', '.join(stuck)}: {exc}",
-                      file=sys.stderr)
-        return []  # other tasks keep running on their own workers
-
-    def _abort(self) -> None:
-        live, self._live = list(self._live.values()), {}
-        if live and self._client is not None:
-            with contextlib.suppress(Exception):  # shutting down anyway
-                self._client.cancel(live, force=True)
-
-    def close(self) -> None:
-        client = getattr(self, "_client", None)
-        if client is not None:
-            with contextlib.suppress(Exception):
-                client.close()
-            self._client = None
-        if self._cluster is not None:
-            with contextlib.suppress(Exception):
-                self._cluster.close()
-            self._cluster = None
+def check_scheduler(address: str) -> str:
+    """`address` if it has the form of a Dask scheduler address: `local`, or
+    `tcp://HOST:PORT` (also tls, ws, wss) or `HOST:PORT`; else InputError (exit 2), before
+    anything tries to connect."""
+    match = _ADDRESS.fullmatch(address)
+    if address == "local" or (match and 1 <= int(match["port"]) <= 65535):
+        return address
+    raise InputError(f"--scheduler {address!r}: not a scheduler address; write `local` (a "
+                     "LocalCluster), `tcp://HOST:PORT` or `HOST:PORT` (port 1-65535)")
 
 
 def make_executor(jobs: int | None = None, scheduler: str | None = None) -> Executor:
     """A LocalPool of `jobs` workers, or a DaskExecutor when a scheduler is named."""
     if scheduler:
-        return DaskExecutor(scheduler, jobs)
+        from .dask_executor import DaskExecutor
+
+        return DaskExecutor(check_scheduler(scheduler), jobs)
     return LocalPool(jobs)

@@ -10,22 +10,30 @@ import hashlib
 import time
 import tomllib
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from dpverify import __version__
-from dpverify.errors import InputError, SpecError
+from dpverify.errors import SpecError
 from dpverify.spec.reader import read_data
+from dpverify.status import ExitStatus, verdict_status
 from dpverify.verify.options import VerifyOptions
-from dpverify.verify.run import find_problems
+from dpverify.verify.paths import SkippedFile, find_problem_files, no_problem_files
 
-from .executors import Executor, Outcome, Task, error_result, make_executor, one_line_reason
+from .executors import (
+    Executor,
+    Outcome,
+    Task,
+    check_scheduler,
+    error_result,
+    make_executor,
+    one_line_reason,
+)
 from .store import INVALID, Store, StoredResult, options_key
 
 DEFAULT_TIMEOUT = 600.0
-INTERRUPTED_EXIT = 130  # the shell's convention for a run stopped by SIGINT
 
 
 @dataclass(frozen=True)
@@ -72,27 +80,16 @@ class BatchReport:
     seconds: float = 0.0
     workers: int = 0
     executor: str = ""
+    not_problems: tuple[SkippedFile, ...] = ()  # TOML files in the directories skipped
 
     def counts(self) -> Counter[str]:
         return Counter(item.category for item in self.items)
 
-    def exit_code(self) -> int:
+    def exit_code(self) -> ExitStatus:
         """spec.md: 2 bad input, else 3 could not decide, else 1 a gap, else 0 (130 when
         interrupted)."""
-        if self.interrupted:
-            return INTERRUPTED_EXIT
-        return exit_code_for(self.items)
-
-
-def exit_code_for(items: Iterable[BatchItem]) -> int:
-    categories = {item.category for item in items}
-    if "invalid" in categories:
-        return 2
-    if "error" in categories:
-        return 3
-    if "gap" in categories:
-        return 1
-    return 0
+        return verdict_status((item.category for item in self.items),
+                              interrupted=self.interrupted)
 
 
 class Listener(Protocol):
@@ -170,18 +167,16 @@ def run_batch(
     """
     start = time.perf_counter()
     listener = listener or _Silent()
-    files, seen = [], set()
-    for path in find_problems(paths):  # a file named twice (or inside a named dir) runs once
-        resolved = path.resolve()
-        if resolved not in seen:
-            seen.add(resolved)
-            files.append(path)
+    if scheduler:
+        check_scheduler(scheduler)  # a malformed address fails before anything runs
+    found = find_problem_files(paths)  # a file named twice (or inside a named dir) runs once
+    files = list(found.files)
     if not files:
-        raise InputError(f"{', '.join(map(str, paths))}: no *.toml problem files found")
+        raise no_problem_files(paths, found.skipped)
     if timeout is not None and timeout <= 0:
         timeout = None
     okey = options_key(options.key())
-    report = BatchReport(total=len(files))
+    report = BatchReport(total=len(files), not_problems=found.skipped)
     problems = [read_problem(p) for p in files]
 
     stored: dict[str, StoredResult] = {}

@@ -6,7 +6,9 @@ never a traceback.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import io
 import os
 import sys
 
@@ -14,15 +16,39 @@ import click
 
 from dpverify import __version__
 from dpverify.errors import DpverifyError
+from dpverify.status import ExitStatus
+
+
+def _silence_stdout() -> None:
+    """Point fd 1 at /dev/null, so the interpreter's final flush of a closed pipe does not
+    print "Exception ignored ... BrokenPipeError" on the way out."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        pass  # not a real file descriptor (a test runner's buffer): nothing to flush
+
+
+def _flush_stdout() -> None:
+    with contextlib.suppress(ValueError):  # already closed
+        sys.stdout.flush()
 
 
 def handle_errors(fn):
-    """Turn a DpverifyError into one line on stderr and its exit status."""
+    """Turn a DpverifyError into one line on stderr and its exit status. A closed stdout
+    (`dpverify batch --json | head -1`) ends the command quietly, as it ends Unix tools
+    (exit 141, 128 + SIGPIPE): what finished is already stored."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
-            return fn(*args, **kwargs)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                _flush_stdout()  # a closed pipe shows here at the latest
+        except BrokenPipeError:
+            _silence_stdout()
+            sys.exit(ExitStatus.BROKEN_PIPE)
         except DpverifyError as exc:
             click.echo(f"dpverify: {exc}", err=True)
             sys.exit(exc.exit_code)
@@ -41,9 +67,11 @@ def handle_errors(fn):
     return wrapper
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(context_settings={"help_option_names": ["-h", "--help"]},
+             invoke_without_command=True)
 @click.version_option(__version__, prog_name="dpverify")
-def main() -> None:
+@click.pass_context
+def main(ctx: click.Context) -> None:
     """Verify optimality theorems in differential privacy.
 
     Randomized response is optimal for multi-party computation on bits (Kairouz, Oh,
@@ -51,12 +79,15 @@ def main() -> None:
     (Gupte, Sundararajan 2010). Exit status: 0 all optimal, 1 a gap or a mismatch,
     2 bad input, 3 could not decide.
     """
+    if ctx.invoked_subcommand is None:  # `dpverify` alone: the help, and success
+        click.echo(ctx.get_help())
+        ctx.exit(0)
 
 
 def _register() -> None:
     from dpverify.cli import verify as _verify  # noqa: F401  (commands register themselves)
 
-    for name in ("certify", "batch", "count"):
+    for name in ("certify", "batch", "count", "new"):
         try:
             __import__(f"dpverify.cli.{name}")
         except ModuleNotFoundError as exc:  # a command module not present in this build

@@ -11,11 +11,34 @@ from dpverify.batch.check import DEFAULT_CHECK_TOL
 from dpverify.batch.runner import DEFAULT_TIMEOUT
 from dpverify.batch.store import DEFAULT_STORE
 from dpverify.cli import handle_errors, main
-from dpverify.cli.verify import add_options, common_options
-from dpverify.lp import BACKENDS
-from dpverify.verify.options import DEFAULT_MAX_NONZEROS, VerifyOptions
+from dpverify.cli.options import (
+    NO_COLOR,
+    POINT_OPTIONS,
+    QUIET,
+    SOLVER_OPTIONS,
+    add_options,
+    json_option,
+    note,
+    note_unused_seed,
+    verify_options,
+)
+from dpverify.errors import InputError
+from dpverify.status import ExitStatus
 
-run_options = [
+
+def _scheduler(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A malformed --scheduler fails at once (exit 2), before anything tries to connect."""
+    from dpverify.batch.executors import check_scheduler
+
+    if value is None:
+        return None
+    try:
+        return check_scheduler(value)
+    except InputError as exc:
+        raise click.BadParameter(str(exc).partition(": ")[2]) from None
+
+
+RUN_OPTIONS = [
     click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
                  help="Worker processes (default: the number of CPUs). With --scheduler local, "
                       "the number of Dask workers."),
@@ -27,11 +50,12 @@ run_options = [
                  help="Seconds per problem (0: none); past it the verdict is `error`, reason "
                       "`timeout`, and the worker is replaced."),
     click.option("--force", is_flag=True, help="Recompute problems already in the store."),
-    click.option("--scheduler", metavar="ADDRESS", default=None,
-                 help="Run on a Dask cluster: a scheduler address (tcp://host:8786), or "
-                      "`local` for a LocalCluster. Needs pip install 'dpverify[dask]'."),
-    click.option("--quiet", "-q", is_flag=True, help="No progress; only the summary."),
-    click.option("--no-color", is_flag=True, help="No colours."),
+    click.option("--scheduler", metavar="ADDRESS", default=None, callback=_scheduler,
+                 help="Run on a Dask cluster: `local` for a LocalCluster, or a scheduler "
+                      "address tcp://HOST:PORT or HOST:PORT. Needs pip install "
+                      "'dpverify[dask]'."),
+    QUIET,
+    NO_COLOR,
 ]
 
 
@@ -44,7 +68,7 @@ def interruptible(fn):
             return fn(*args, **kwargs)
         except KeyboardInterrupt:
             click.echo("dpverify: interrupted", err=True)
-            sys.exit(130)
+            sys.exit(ExitStatus.INTERRUPTED)
 
     return wrapper
 
@@ -61,19 +85,28 @@ def _store(path: str):
     return Store(path)
 
 
-@main.command()
+def _notes(report, certify: bool) -> None:
+    """Files skipped in the directories, and --certify on count problems."""
+    for skipped in report.not_problems:
+        note(f"skipped {skipped.source}: {skipped.reason}")
+    counts = [i.source for i in report.items if i.result.get("kind") == "count"]
+    if certify and counts:
+        note(f"--certify applies to multi-party problems only, not to the count "
+             f"problem{'s' if len(counts) != 1 else ''} {', '.join(counts)}")
+
+
+@main.command(short_help="Verify directories of problems in parallel, with a results store.")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
-@add_options(run_options)
-@add_options(common_options)
-@click.option("--lp-form", type=click.Choice(["chain", "dense"]), default="chain",
-              show_default=True, help="How the corner points enter the LP (same LP either way).")
-@click.option("--json", "as_json", is_flag=True,
-              help="JSON Lines on stdout: one spec.md result object per problem, as each "
-                   "finishes (stored ones too), and nothing else.")
+@add_options(RUN_OPTIONS)
+@add_options(SOLVER_OPTIONS)
+@add_options(POINT_OPTIONS)
+@json_option("JSON Lines on stdout: one spec.md result object per problem, as each finishes "
+             "(stored ones too), and nothing else.")
+@click.pass_context
 @handle_errors
 @interruptible
-def batch(paths, jobs, store_path, timeout, force, scheduler, quiet, no_color, tol, backend,
-          max_nonzeros, lp_form, as_json):
+def batch(ctx, paths, jobs, store_path, timeout, force, scheduler, quiet, no_color, tol,
+          backend, max_nonzeros, lp_form, grid, samples, seed, certify, as_json):
     """Verify every problem file under PATHS in parallel worker processes.
 
     Directories are searched recursively for *.toml. Each result is saved in the results
@@ -84,7 +117,10 @@ def batch(paths, jobs, store_path, timeout, force, scheduler, quiet, no_color, t
     from dpverify.batch.runner import run_batch
     from dpverify.console.batch import BatchProgress, print_batch_summary
 
-    options = VerifyOptions(tol=tol, backend=backend, form=lp_form, max_nonzeros=max_nonzeros)
+    note_unused_seed(ctx, samples)
+    options = verify_options(tol=tol, backend=backend, max_nonzeros=max_nonzeros,
+                             lp_form=lp_form, grid=grid, samples=samples, seed=seed,
+                             certify=certify)
     out, err = _consoles(no_color)
     with _store(store_path) as store, BatchProgress(out, err, as_json=as_json,
                                                     quiet=quiet) as progress:
@@ -95,72 +131,89 @@ def batch(paths, jobs, store_path, timeout, force, scheduler, quiet, no_color, t
             print_batch_summary(err, report, store_path)
     else:
         print_batch_summary(out, report, store_path)
+    _notes(report, certify)
     sys.exit(report.exit_code())
 
 
-@main.command()
+@main.command(short_help="List or export what the results store holds.")
 @click.option("--store", "store_path", type=click.Path(dir_okay=False),
               default=str(DEFAULT_STORE), show_default=True, help="The SQLite results store.")
 @click.option("--format", "fmt_name", type=click.Choice(["table", "json", "csv"]),
               default="table", show_default=True,
               help="table; json (one array of spec.md result objects); csv (one row per "
                    "problem, agent and accuracy).")
+@json_option("The same as --format json.")
 @click.option("--verdict", type=click.Choice(["optimal", "gap", "error"]), default=None,
               help="Only problems with this verdict.")
-@click.option("--no-color", is_flag=True, help="No colours.")
+@add_options([NO_COLOR])
+@click.pass_context
 @handle_errors
-def results(store_path, fmt_name, verdict, no_color):
+def results(ctx, store_path, fmt_name, as_json, verdict, no_color):
     """List or export what the results store holds (every version and option set)."""
+    from click.core import ParameterSource
+
     from dpverify.batch.store import Store
     from dpverify.console.batch import print_results
 
+    if as_json:
+        if ctx.get_parameter_source("fmt_name") is ParameterSource.COMMANDLINE \
+                and fmt_name != "json":
+            raise click.UsageError(f"--json and --format {fmt_name} contradict each other")
+        fmt_name = "json"
     out, _ = _consoles(no_color)
     with Store(store_path, readonly=True) as store:
         rows = store.all(verdict=verdict)
     print_results(out, rows, fmt_name)
 
 
-@main.command()
+@main.command(short_help="CI: run problems like batch and compare with their [expect].")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
-@add_options(run_options)
-@click.option("--tol", type=click.FloatRange(min=0), default=DEFAULT_CHECK_TOL,
+@add_options(RUN_OPTIONS)
+@add_options(SOLVER_OPTIONS)
+@add_options(POINT_OPTIONS)
+@click.option("--expect-tol", type=click.FloatRange(min=0), default=DEFAULT_CHECK_TOL,
               show_default=True,
-              help="Tolerance for an expected value; a value written with fewer digits is "
-                   "checked to the digits written (half a unit in the last place).")
+              help="Tolerance of an expected value: |got - expected| <= T * max(1, "
+                   "|expected|) (absolute near 0, relative beyond).")
+@click.option("--digits", is_flag=True,
+              help="Also accept any value that rounds to the digits written (0.5493 holds "
+                   "within 5e-5; 0.5 within 0.05).")
 @click.option("--strict", is_flag=True, help="A problem without [expect] is a failure.")
 @click.option("--update", is_flag=True,
-              help="Write the current optimal values into the [expect] tables (comments and "
-                   "order kept).")
-@click.option("--backend", type=click.Choice(BACKENDS), default="highs", show_default=True,
-              help="LP backend.")
-@click.option("--max-nonzeros", type=click.IntRange(min=1), default=DEFAULT_MAX_NONZEROS,
-              show_default=True, help="Refuse LPs estimated to have more non-zeros.")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print one JSON object (mismatches, unchecked, updated) and nothing else.")
+              help="Write the current optimal values that do not hold (or are missing) into "
+                   "the [expect] tables, in full precision (comments and order kept).")
+@json_option("Print one JSON object (mismatches, unchecked, updated) and nothing else.")
+@click.pass_context
 @handle_errors
 @interruptible
-def check(paths, jobs, store_path, timeout, force, scheduler, quiet, no_color, tol, strict,
-          update, backend, max_nonzeros, as_json):
+def check(ctx, paths, jobs, store_path, timeout, force, scheduler, quiet, no_color, tol,
+          backend, max_nonzeros, lp_form, grid, samples, seed, certify, expect_tol, digits,
+          strict, update, as_json):
     """Run the problems under PATHS like `batch` and compare with their [expect] tables.
 
     For CI: exit 0 when every expectation holds and every verdict is optimal; 1 on a
     mismatch or a gap (with a table: problem, agent, accuracy, expected, got, difference);
     2 an invalid problem file; 3 could not decide. A problem without [expect] is reported
-    as unchecked (a failure with --strict).
+    as unchecked (a failure with --strict). --tol is the verdict tolerance, as in
+    `verify`; --expect-tol the tolerance of the expected values.
     """
     from dpverify.batch.check import run_check
     from dpverify.console import print_json
     from dpverify.console.batch import BatchProgress, check_json, print_check
 
-    options = VerifyOptions(backend=backend, max_nonzeros=max_nonzeros)
+    note_unused_seed(ctx, samples)
+    options = verify_options(tol=tol, backend=backend, max_nonzeros=max_nonzeros,
+                             lp_form=lp_form, grid=grid, samples=samples, seed=seed,
+                             certify=certify)
     out, err = _consoles(no_color)
     with _store(store_path) as store, BatchProgress(out, err, quiet=quiet or as_json,
                                                     label="checking") as progress:
-        report = run_check(paths, options, store=store, tol=tol, strict=strict, update=update,
-                           jobs=jobs, timeout=timeout or None, force=force, scheduler=scheduler,
-                           listener=progress)
+        report = run_check(paths, options, store=store, tol=expect_tol, digits=digits,
+                           strict=strict, update=update, jobs=jobs, timeout=timeout or None,
+                           force=force, scheduler=scheduler, listener=progress)
     if as_json:
         print_json(check_json(report))
     else:
         print_check(out, report)
+    _notes(report.batch, certify)
     sys.exit(report.exit_code())

@@ -2,41 +2,24 @@
 
 from __future__ import annotations
 
-import json
 import sys
-from fractions import Fraction
-from pathlib import Path
 
 import click
 
 from dpverify.cli import handle_errors, main
-from dpverify.errors import DpverifyError, InputError, SpecError
-from dpverify.lp import BACKENDS
-from dpverify.verify.options import DEFAULT_MAX_NONZEROS
+from dpverify.cli.options import BACKEND, MAX_NONZEROS, OUTPUT_OPTIONS, add_options, json_option
 
 
-def _unlimited_int_strings() -> None:
-    """Certificates hold exact rationals that can exceed Python's default 4300-digit limit
-    on int <-> str conversion; the limit guards servers, not a local proof checker."""
-    if hasattr(sys, "set_int_max_str_digits"):
-        sys.set_int_max_str_digits(0)
-
-
-def _short(x: Fraction) -> str:
-    text = str(x)
-    return text if len(text) <= 40 else f"~{float(x):.17g}"
-
-
-@main.command()
+@main.command(short_help="Write exact certificates (proofs) for multi-party problems.")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
 @click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), default=".",
               show_default=True, help="Directory for the certificates (created if missing).")
-@click.option("--backend", type=click.Choice(BACKENDS), default="highs", show_default=True,
-              help="LP backend for the worst-case hints (the certificate itself is exact).")
-@click.option("--max-nonzeros", type=click.IntRange(min=1), default=DEFAULT_MAX_NONZEROS,
-              show_default=True, help="Refuse hint LPs estimated to have more non-zeros.")
+@add_options([BACKEND, MAX_NONZEROS])
+@json_option("Print one JSON array, one object per certificate written (path, problem, agent, "
+             "accuracy, status, value, bound, width), and nothing else.")
+@add_options(OUTPUT_OPTIONS)
 @handle_errors
-def certify(paths, out_dir, backend, max_nonzeros):
+def certify(paths, out_dir, backend, max_nonzeros, as_json, quiet, no_color):
     """Write exact certificates for the multi-party problems PATHS (directories are
     searched for *.toml): one `<problem>.<agent>.<accuracy>.cert.json` per agent and
     accuracy, each an exact proof of an upper bound (a prior and mu over the inputs) and a
@@ -49,71 +32,37 @@ def certify(paths, out_dir, backend, max_nonzeros):
     `dpverify check-cert`. Exit status: 0 all proved or bracketed, 1 one unproved, 2 bad
     input, 3 could not decide (size limit, solver failure).
     """
-    from dpverify.spec import load
-    from dpverify.verify.certify import certificate_filename, certify_agent, dump_certificate
+    from dpverify.console import make_console, print_json
+    from dpverify.console.certify import certificate_json, certificate_line, certify_summary
+    from dpverify.verify.certify_paths import certify_paths
     from dpverify.verify.options import VerifyOptions
-    from dpverify.verify.run import find_problems
 
-    _unlimited_int_strings()
-    options = VerifyOptions(backend=backend, max_nonzeros=max_nonzeros)
-    files = find_problems(paths)
-    if not files:
-        raise SpecError(", ".join(paths), "", None, "no *.toml problem files found")
-    folder = Path(out_dir)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InputError(f"{out_dir}: cannot create the output directory: {exc.strerror}")
-    invalid = errors = unproved = certified = 0
-    for path in files:
-        try:
-            spec = load(path)
-        except SpecError as exc:
-            click.echo(f"dpverify: {exc}", err=True)
-            invalid += 1
-            continue
-        if spec.kind != "multiparty":
-            click.echo(f"dpverify: {path}: skipped: certificates cover multi-party problems "
-                       f"only (`problem.kind` = {spec.kind!r})", err=True)
-            continue
-        certified += 1
-        for agent in spec.agents:
-            for accuracy in spec.accuracies:
-                try:
-                    cert = certify_agent(spec, agent, accuracy, options=options)
-                except DpverifyError as exc:
-                    click.echo(f"dpverify: {exc}", err=True)
-                    errors += 1
-                    continue
-                target = folder / certificate_filename(spec.name, agent.name, accuracy.value)
-                try:
-                    target.write_text(dump_certificate(cert), encoding="utf-8")
-                except OSError as exc:
-                    raise InputError(f"{target}: cannot write: {exc.strerror}") from None
-                status = cert["status"]
-                value = Fraction(cert["lower"]["value"])
-                bound = Fraction(cert["upper"]["bound"])
-                if status == "proved-optimal":
-                    detail = f"value {_short(value)}"
-                elif status == "bracket":
-                    detail = f"[{float(value):.17g}, {float(bound):.17g}] width {float(bound - value):.3g}"
-                else:
-                    unproved += 1
-                    detail = "; ".join(cert.get("notes", [])) or "the certificate does not check"
-                click.echo(f"{status:<14} {target}  {detail}")
-    if not certified and not invalid:
-        raise SpecError(", ".join(paths), "", None, "no multi-party problem files found")
-    if invalid:
-        sys.exit(2)
-    sys.exit(3 if errors else 1 if unproved else 0)
+    out = make_console(no_color=no_color)
+
+    def written(record) -> None:
+        if not (as_json or quiet):
+            out.print(certificate_line(record))
+
+    report = certify_paths(
+        paths, out_dir, VerifyOptions(backend=backend, max_nonzeros=max_nonzeros),
+        on_certificate=written,
+        on_message=lambda message: click.echo(f"dpverify: {message}", err=True))
+    if as_json:
+        print_json([certificate_json(record) for record in report.certificates])
+    else:
+        out.print(certify_summary(report))
+    sys.exit(report.exit_status())
 
 
-@main.command("check-cert")
+@main.command("check-cert", short_help="Check certificates with the independent exact checker.")
 @click.argument("spec_path", metavar="SPEC", type=click.Path(exists=True, dir_okay=False))
 @click.argument("certs", metavar="CERT...", nargs=-1, required=True,
                 type=click.Path(exists=True, dir_okay=False))
+@json_option("Print one JSON array of {path, ok, message, value, bound} (exact \"p/q\"), "
+             "and nothing else.")
+@add_options(OUTPUT_OPTIONS)
 @handle_errors
-def check_cert(spec_path, certs):
+def check_cert(spec_path, certs, as_json, quiet, no_color):
     """Check certificates CERT... of the problem SPEC with the independent exact checker
     (dpverify/checker.py: it recomputes the gain table from SPEC and checks every corner
     inequality, sum and decision rule in exact arithmetic; it shares no code with the
@@ -121,32 +70,19 @@ def check_cert(spec_path, certs):
     `FAIL <cert>: <reason>`. Exit status: 0 all OK, 1 one failed, 2 bad input (a malformed
     certificate or spec).
     """
-    from dpverify.checker import CertificateFormatError, check_certificate
-    from dpverify.spec import load
+    from dpverify.console import make_console, print_json
+    from dpverify.console.certify import check_json, check_line, check_summary
+    from dpverify.verify.certify_paths import check_certificates, checks_status
 
-    _unlimited_int_strings()
-    spec = load(spec_path)
-    if spec.kind != "multiparty":
-        raise SpecError(spec_path, "problem.kind", spec.kind,
-                        "certificates cover multi-party problems only")
-    failed = malformed = 0
-    for cert_path in certs:
-        try:
-            with open(cert_path, encoding="utf-8") as handle:
-                cert = json.load(handle)
-            result = check_certificate(spec, cert)
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError,
-                CertificateFormatError) as exc:
-            click.echo(f"dpverify: {cert_path}: not a certificate: {_one_line(exc)}", err=True)
-            malformed += 1
-            continue
-        if result.ok:
-            click.echo(f"OK {cert_path}: {result.message}")
-        else:
-            failed += 1
-            click.echo(f"FAIL {cert_path}: {result.message}")
-    sys.exit(2 if malformed else 1 if failed else 0)
-
-
-def _one_line(exc: Exception) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
+    out = make_console(no_color=no_color)
+    checks = check_certificates(spec_path, certs)
+    for check in checks:
+        if check.malformed:
+            click.echo(f"dpverify: {check.path}: {check.message}", err=True)
+        elif not (as_json or quiet):
+            out.print(check_line(check))
+    if as_json:
+        print_json([check_json(check) for check in checks])
+    elif quiet:
+        out.print(check_summary(checks))
+    sys.exit(checks_status(checks))

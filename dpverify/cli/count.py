@@ -3,22 +3,22 @@
 
 from __future__ import annotations
 
-import itertools
 import sys
-from fractions import Fraction
 
 import click
 
 from dpverify.cli import handle_errors, main
-from dpverify.errors import InputError, SizeLimitError
+from dpverify.cli.options import NO_COLOR, add_options, json_option
+from dpverify.release import MAX_RELEASE_N
+from dpverify.status import exit_status
 
 
-@main.command()
+@main.command(short_help="Can a mechanism be derived from the geometric mechanism?")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--tol", type=float, default=1e-9, show_default=True,
               help="Tolerance of the floating-point comparisons (unused in exact arithmetic).")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object only.")
-@click.option("--no-color", is_flag=True, help="No colours.")
+@json_option("Print one JSON object only.")
+@add_options([NO_COLOR])
 @handle_errors
 def derive(file, tol, as_json, no_color):
     """Can the mechanism in FILE be derived from the geometric mechanism?
@@ -55,33 +55,10 @@ def derive(file, tol, as_json, no_color):
         print_json(derivation_json(spec, d))
     else:
         print_derivation(make_console(no_color=no_color), spec, d)
-    sys.exit({True: 0, False: 1, None: 3}[d.derivable])
+    sys.exit(exit_status(failed=d.derivable is False, undecided=d.derivable is None))
 
 
-def _alphas(text: str) -> list[Fraction]:
-    from dpverify.spec.numbers import NumberError, parse_exact
-
-    out = []
-    for item in text.split(","):
-        try:
-            a = parse_exact(item.strip())
-        except NumberError as exc:
-            raise InputError(f"--alphas: {item.strip()!r}: {exc}") from None
-        if not 0 <= a <= 1:
-            raise InputError(f"--alphas: {item.strip()!r}: every alpha = e^-epsilon must lie "
-                             "in [0, 1]")
-        out.append(a)
-    if any(b <= a for a, b in itertools.pairwise(out)):
-        raise InputError(f"--alphas: {text!r}: list the privacy levels in strictly increasing "
-                         "order (least private first: each stage re-randomises the previous "
-                         "one, Gupte-Sundararajan Lemma 3)")
-    return out
-
-
-MAX_RELEASE_N = 300  # the stage matrices are built exactly: about 3 s at n = 300
-
-
-@main.command()
+@main.command(short_help="Release a count at several privacy levels (GS Algorithm 1).")
 @click.option("--n", "n", type=int, required=True,
               help=f"Answers are 0..N (N <= {MAX_RELEASE_N}).")
 @click.option("--alphas", required=True,
@@ -94,8 +71,8 @@ MAX_RELEASE_N = 300  # the stage matrices are built exactly: about 3 s at n = 30
               help="Verify that each stage's marginal is exactly the alpha_j-geometric "
                    "mechanism and that every subset of stages is jointly as private as its "
                    "least private member (to 1e-12).")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object only.")
-@click.option("--no-color", is_flag=True, help="No colours.")
+@json_option("Print one JSON object only.")
+@add_options([NO_COLOR])
 @handle_errors
 def release(n, alphas, answer, seed, check, as_json, no_color):
     """Release a count at several privacy levels at once (Gupte-Sundararajan Algorithm 1).
@@ -109,47 +86,15 @@ def release(n, alphas, answer, seed, check, as_json, no_color):
     Exit status: 0 every T_j is stochastic (and, with --check, every check passed);
     1 a check failed; 2 bad input; 3 too large to check.
     """
-    import numpy as np
-
     from dpverify.console import make_console, print_json
     from dpverify.console.count import print_release, release_json
-    from dpverify.theory.geometric import (
-        MAX_JOINT_ENTRIES,
-        check_release,
-        joint_size,
-        joint_underflows,
-        release_plan,
-        sample_chain,
-    )
+    from dpverify.release import multilevel_release, parse_alphas
 
-    if not 0 <= n <= MAX_RELEASE_N:
-        raise InputError(f"--n: {n}: must be an integer in 0..{MAX_RELEASE_N} (the stage "
-                         "matrices are built in exact arithmetic)")
-    if not 0 <= answer <= n:
-        raise InputError(f"--answer: {answer}: must be an answer in 0..{n} (--n {n})")
-    levels = _alphas(alphas)
-    if seed is None:
-        seed = int(np.random.SeedSequence().generate_state(1)[0])
-    elif seed < 0:
-        raise InputError(f"--seed: {seed}: must be >= 0")
-    if check and joint_size(n, len(levels)) > MAX_JOINT_ENTRIES:
-        raise SizeLimitError(
-            f"--check: the joint release of {len(levels)} stages over n = {n} has "
-            f"(n+1)^{len(levels) + 1} = {joint_size(n, len(levels)):.3g} entries; the limit "
-            f"is {MAX_JOINT_ENTRIES:,} (fewer stages or a smaller n)")
-    plan = release_plan(levels, n)
-    result = None
-    if check:
-        if joint_underflows(plan):
-            raise SizeLimitError("--check: the joint release probabilities would underflow "
-                                 "in floating point (alphas too close to 0 for this n)")
-        result = check_release(plan)
-    first = np.asarray(plan.first, dtype=np.float64)
-    transitions = [np.asarray(T, dtype=np.float64) for T in plan.transitions]
-    released = sample_chain(first, transitions, answer, np.random.default_rng(seed))
+    done = multilevel_release(n, parse_alphas(alphas), answer, seed=seed, check=check)
+    released = list(done.released)
     if as_json:
-        print_json(release_json(plan, released, answer, seed, result))
+        print_json(release_json(done.plan, released, answer, done.seed, done.check))
     else:
-        print_release(make_console(no_color=no_color), plan, released, answer, seed, result)
-    ok = plan.ok and (result is None or result.ok)
-    sys.exit(0 if ok else 1)
+        print_release(make_console(no_color=no_color), done.plan, released, answer, done.seed,
+                      done.check)
+    sys.exit(exit_status(failed=not done.ok))

@@ -7,31 +7,24 @@ predictable; colour off when NO_COLOR is set or output is not a terminal).
 from __future__ import annotations
 
 import json
-import math
 import sys
 from typing import Any
 
 from rich.console import Console
+
+from dpverify.console.numbers import fmt, fmt_gap
+
+__all__ = ["PIPE_WIDTH", "VERDICT_STYLE", "fmt", "fmt_gap", "make_console", "print_json"]
+
+PIPE_WIDTH = 10_000  # a pipe or a file has no width to fit: full-width plain text
 
 
 def make_console(*, stderr: bool = False, no_color: bool = False) -> Console:
     console = Console(stderr=stderr, markup=False, highlight=False,
                       no_color=no_color or None, soft_wrap=False)
     if not console.is_terminal:
-        console.width = 160  # a pipe or a file: no terminal to fit, keep numbers whole
+        console.width = PIPE_WIDTH
     return console
-
-
-def fmt(value: float | None, digits: int = 12) -> str:
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "-"
-    return f"{value:.{digits}g}"
-
-
-def fmt_gap(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return f"{value:.2e}"
 
 
 def print_json(obj: Any, *, stream=None, lines: bool = False) -> None:

@@ -29,6 +29,7 @@ from rich.table import Table
 from rich.text import Text
 
 from dpverify.console import VERDICT_STYLE, fmt, print_json
+from dpverify.console.tables import print_table, without_columns
 
 SLOWEST = 5
 CATEGORIES = ("optimal", "gap", "error", "invalid")
@@ -150,7 +151,7 @@ def print_batch_summary(console: Console, report: Any, store_path: str | None = 
             table.add_row(item.problem, item.source,
                           Text(item.category, style=STYLE.get(item.category, "")),
                           f"{item.seconds:.2f}")
-        console.print(table)
+        print_table(console, table)
         console.print()
     failures = [i for i in report.items if i.category != "optimal"]
     if failures:
@@ -184,7 +185,7 @@ def mismatch_table(mismatches: Sequence[Any]) -> Table:
 
 def print_check(console: Console, report: Any) -> None:
     if report.mismatches:
-        console.print(mismatch_table(report.mismatches))
+        print_table(console, mismatch_table(report.mismatches))
         console.print()
     if report.unchecked:
         label = "unchecked (no [expect] table" + (", a failure with --strict)" if report.strict
@@ -276,6 +277,9 @@ def print_results(out: Console, rows: Sequence[Any], fmt_name: str) -> None:
         sys.stdout.flush()
     else:
         if rows:
-            out.print(results_table(rows))
+            table = results_table(rows)
+            print_table(out, [table, without_columns(table, ["seconds"]),
+                              without_columns(table, ["seconds", "version", "options",
+                                                      "finished (UTC)"])])
         n = len(rows)
         out.print(f"{n} stored result{'s' if n != 1 else ''}")

@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -14,30 +13,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from dpverify.console.numbers import json_number, show_number
+from dpverify.console.tables import print_table
+
 MAX_MATRIX_SIDE = 16  # larger matrices are summarised; --json has them whole
 MAX_LISTED = 20  # violations listed in a table
-
-
-# --------------------------------------------------------------------------------------
-# Numbers
-
-
-def show_number(v: Any, digits: int = 6) -> str:
-    """An exact rational as p/q (or an integer); a float with `digits` significant digits."""
-    if isinstance(v, Fraction):
-        return str(v.numerator) if v.denominator == 1 else f"{v.numerator}/{v.denominator}"
-    v = float(v)
-    if v == 0:
-        return "0"
-    return f"{v:.{digits}g}"
-
-
-def json_number(v: Any) -> Any:
-    """Exact rationals as "p/q" strings (spec files accept them back), floats as floats."""
-    if isinstance(v, Fraction):
-        return str(v.numerator) if v.denominator == 1 else f"{v.numerator}/{v.denominator}"
-    v = float(v)
-    return v if math.isfinite(v) else None
 
 
 def json_matrix(a: np.ndarray) -> list[list[Any]]:
@@ -109,7 +89,7 @@ def print_derivation(console: Console, spec, d) -> None:
                   _pairs(d.solve_violations))
     table.add_row("local three-row test", _ok(d.by_local, "derivable", "not derivable"),
                   _pairs(d.local_violations))
-    console.print(table)
+    print_table(console, table)
     console.print()
     if d.derivable is None:
         why = ("the two derivability tests disagree" if not d.agree else
@@ -126,7 +106,7 @@ def print_derivation(console: Console, spec, d) -> None:
     T = d.T
     if T.shape[0] <= MAX_MATRIX_SIDE:
         console.print("T (rows: G's output k, columns: released answer r):")
-        console.print(matrix_table(T, "", "k \\ r"))
+        print_table(console, matrix_table(T, "", "k \\ r"))
     else:
         console.print(f"(T is {T.shape[0]} x {T.shape[1]}: use --json to see it)")
 
@@ -182,7 +162,7 @@ def print_release(console: Console, plan, released: list[int], answer: int, seed
                          f"(min entry {float(plan.min_entries[j - 1]):.3g})",
                          style="" if ok else "bold red")
         table.add_row(str(j + 1), show_number(a), eps, trans, str(released[j]))
-    console.print(table)
+    print_table(console, table)
     if check is None:
         return
     console.print()
@@ -193,7 +173,7 @@ def print_release(console: Console, plan, released: list[int], answer: int, seed
         marg.add_column(col, justify="right")
     for j, (ok, err) in enumerate(zip(check.marginal_ok, check.marginal_error)):
         marg.add_row(str(j + 1), show_number(plan.alphas[j]), _ok(ok), f"{err:.1e}")
-    console.print(marg)
+    print_table(console, marg)
     console.print()
     console.print("Every coalition is as private as its least private member (joint release "
                   "of the stages, tolerance 1e-12):")
@@ -203,6 +183,6 @@ def print_release(console: Console, plan, released: list[int], answer: int, seed
     for sub in check.subsets:
         subs.add_row("{" + ", ".join(str(s + 1) for s in sub.stages) + "}",
                      f"{sub.promised:.6g}", f"{sub.measured:.12g}", _ok(sub.ok))
-    console.print(subs)
+    print_table(console, subs)
     console.print()
     console.print("check passed" if check.ok else "CHECK FAILED")

@@ -1,59 +1,78 @@
-"""Tables of `dpverify verify`: one per problem, a summary line, decision rules."""
+"""What `dpverify verify` shows: a table per problem, a summary line, decision rules, JSON.
+
+`VerifyView` listens to `dpverify.verify.paths.verify_paths`: it prints each problem as it
+finishes and, on a terminal only, shows a spinner while a problem is being solved.
+"""
 
 from __future__ import annotations
 
-from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Self
 
 import numpy as np
 from rich.console import Console
+from rich.status import Status
 from rich.table import Table
 from rich.text import Text
 
-from dpverify.console import VERDICT_STYLE, fmt, fmt_gap
+from dpverify.console import VERDICT_STYLE, print_json
+from dpverify.console.numbers import fmt, fmt_gap, json_output, rational
+from dpverify.console.tables import print_table
 
 MAX_RULE_ROWS = 64
+COUNT_COLUMNS = ("agent", "model", "mechanism optimum", "geometric value", "gap",
+                 "hypothesis", "verdict", "seconds")
+TEXT_COLUMNS = ("agent", "model", "accuracy", "hypothesis", "verdict", "proof")
 
 
-def problem_table(result, *, show_proof: bool = False, show_grid: bool = False) -> Table:
-    title = f"{result.problem}  ({result.source})"
+def _table(title: str, columns: Sequence[str]) -> Table:
     table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
+    for col in columns:
+        table.add_column(col, justify="left" if col in TEXT_COLUMNS else "right")
+    return table
+
+
+def problem_table(result: Any, *, show_proof: bool = False, show_grid: bool = False,
+                  seconds: bool = True, gap_digits: int = 2) -> Table:
+    """One problem's results; `seconds` and `gap_digits` let a narrow terminal drop the
+    least useful digits first (see `problem_tables`)."""
+    title = f"{result.problem}  ({result.source})"
     if result.kind == "count":
-        for col in ("agent", "model", "mechanism optimum", "geometric value", "gap",
-                    "hypothesis", "verdict", "seconds"):
-            table.add_column(col, justify="right" if col not in ("agent", "model", "hypothesis",
-                                                                   "verdict") else "left")
+        columns = [c for c in COUNT_COLUMNS if seconds or c != "seconds"]
+        table = _table(title, columns)
         for r in result.results:
-            table.add_row(r.agent, r.accuracy, fmt(r.mechanism_optimum), fmt(r.geometric_value),
-                          fmt_gap(r.gap), r.hypothesis, _verdict(r.verdict.value),
-                          f"{r.seconds:.3f}")
+            row = [r.agent, r.accuracy, fmt(r.mechanism_optimum), fmt(r.geometric_value),
+                   fmt_gap(r.gap, gap_digits), r.hypothesis, _verdict(r.verdict.value)]
+            table.add_row(*row, *([f"{r.seconds:.3f}"] if seconds else []))
         return table
-    cols = ["agent", "accuracy", "relaxed optimum", "RR value", "gap"]
-    if show_grid:
-        cols.append("interior optimum")
-    cols += ["verdict"]
-    if show_proof:
-        cols.append("proof")
-    cols.append("seconds")
-    for col in cols:
-        table.add_column(col, justify="left" if col in ("agent", "accuracy", "verdict", "proof")
-                         else "right")
+    columns = ["agent", "accuracy", "relaxed optimum", "RR value", "gap"]
+    columns += ["interior optimum"] * show_grid + ["verdict"] + ["proof"] * show_proof
+    table = _table(title, columns + ["seconds"] * seconds)
     for r in result.results:
-        row = [r.agent, r.accuracy, fmt(r.relaxed_optimum), fmt(r.rr_value), fmt_gap(r.gap)]
+        row = [r.agent, r.accuracy, fmt(r.relaxed_optimum), fmt(r.rr_value),
+               fmt_gap(r.gap, gap_digits)]
         if show_grid:
             row.append(fmt(r.extra.get("interior_optimum")))
         row.append(_verdict(r.verdict.value))
         if show_proof:
             row.append(_proof(r.extra.get("proof")))
-        row.append(f"{r.seconds:.3f}")
-        table.add_row(*row)
+        table.add_row(*row, *([f"{r.seconds:.3f}"] if seconds else []))
     return table
+
+
+def problem_tables(result: Any, **kw: Any) -> list[Table]:
+    """The problem table, then variants for narrow terminals: without seconds, then with
+    a one-digit gap. Numbers are never cut (dpverify.console.tables)."""
+    return [problem_table(result, **kw), problem_table(result, seconds=False, **kw),
+            problem_table(result, seconds=False, gap_digits=0, **kw)]
 
 
 def _verdict(v: str) -> Text:
     return Text(v, style=VERDICT_STYLE.get(v, ""))
 
 
-def _proof(proof) -> str:
+def _proof(proof: dict[str, Any] | None) -> str:
     if not proof:
         return "-"
     if proof.get("status") == "proved-optimal":
@@ -63,8 +82,8 @@ def _proof(proof) -> str:
     return "unproved"
 
 
-def print_problem(console: Console, result, **kw) -> None:
-    console.print(problem_table(result, **kw))
+def print_problem(console: Console, result: Any, **kw: Any) -> None:
+    print_table(console, problem_tables(result, **kw))
     for r in result.results:
         if r.reason:
             console.print(f"  {r.agent} {r.accuracy}: {r.reason}")
@@ -76,17 +95,18 @@ def print_problem(console: Console, result, **kw) -> None:
     console.print()
 
 
-def print_summary(console: Console, results, errors: int, seconds: float) -> None:
-    counts = Counter(r.verdict.value for r in results)
+def summary_line(report: Any) -> str:
+    """`N problems: a optimal, b gap, c error[, d invalid] (s s)`."""
+    counts = report.counts()
     parts = [f"{counts.get(v, 0)} {v}" for v in ("optimal", "gap", "error")]
-    if errors:
-        parts.append(f"{errors} invalid")
-    n = len(results) + errors
-    console.print(f"{n} problem{'s' if n != 1 else ''}: {', '.join(parts)} "
-                  f"({seconds:.2f} s)")
+    if counts.get("invalid"):
+        parts.append(f"{counts['invalid']} invalid")
+    n = len(report.files)
+    return f"{n} problem{'s' if n != 1 else ''}: {', '.join(parts)} ({report.seconds:.2f} s)"
 
 
-def _label(outputs, row) -> str:
+# -- decision rules -------------------------------------------------------------------------
+def _label(outputs: Sequence[Any], row: Any) -> str:
     """A decision-rule row as text: the output, or a distribution for a randomised rule."""
     row = np.asarray(row)
     if np.isclose(row.max(), 1.0, atol=1e-9):
@@ -94,33 +114,106 @@ def _label(outputs, row) -> str:
     return ", ".join(f"{_out(outputs[j])}: {p:.3g}" for j, p in enumerate(row) if p > 1e-9)
 
 
-def _out(v) -> str:
-    return str(v.numerator) if getattr(v, "denominator", 1) == 1 else str(v)
+def _out(v: Any) -> str:
+    return rational(v) if hasattr(v, "denominator") else str(v)
 
 
-def rules_table(result, k: int) -> list[Table]:
+def rules_table(result: Any, k: int) -> list[Table]:
     """Per agent and accuracy: released bits -> decision (per own bit for a party)."""
     tables = []
     for r in result.results:
-        if r.rule is None:
+        if getattr(r, "rule", None) is None:
             continue
-        t = Table(title=f"{result.problem}: decision rule of {r.agent} ({r.accuracy})",
-                  title_justify="left", show_edge=False, pad_edge=False)
-        t.add_column("released bits")
         party = r.rule.ndim == 3
-        if party:
-            t.add_column("decision if own bit 0")
-            t.add_column("decision if own bit 1")
-        else:
-            t.add_column("decision")
+        columns = ["decision if own bit 0", "decision if own bit 1"] if party else ["decision"]
+        t = _table(f"{result.problem}: decision rule of {r.agent} ({r.accuracy})",
+                   ["released bits", *columns])
         rows = 1 << k
         for tau in range(min(rows, MAX_RULE_ROWS)):
             bits = format(tau, f"0{k}b")
             if party:
-                t.add_row(bits, _label(r.outputs, r.rule[0][tau]), _label(r.outputs, r.rule[1][tau]))
+                t.add_row(bits, _label(r.outputs, r.rule[0][tau]),
+                          _label(r.outputs, r.rule[1][tau]))
             else:
                 t.add_row(bits, _label(r.outputs, r.rule[tau]))
         if rows > MAX_RULE_ROWS:
-            t.add_row(f"... {rows - MAX_RULE_ROWS} more rows", "")
+            t.add_row(f"... {rows - MAX_RULE_ROWS} more rows", *[""] * len(columns))
         tables.append(t)
     return tables
+
+
+def rule_json(agent_result: Any) -> dict[str, Any] | None:
+    """`{"outputs": [...], "decision": [[...]]}`: the decision rule as nested lists,
+    `decision[tau][y]` (observer) or `decision[b][tau][y]` (party with own bit b), as in
+    a certificate's `lower.decision`; None when the result has no rule."""
+    rule = getattr(agent_result, "rule", None)
+    if rule is None:
+        return None
+    return {"outputs": [json_output(v) for v in agent_result.outputs],
+            "decision": np.asarray(rule, dtype=float).tolist()}
+
+
+def result_json(file_result: Any, *, rules: bool = False) -> dict[str, Any]:
+    """spec.md's result object of one file; with `rules`, a `rule` field per result."""
+    out = file_result.to_json()
+    if rules and file_result.result.results:
+        for obj, r in zip(out["results"], file_result.result.results, strict=True):
+            rule = rule_json(r)
+            if rule is not None:
+                obj["rule"] = rule
+    return out
+
+
+# -- the listener ---------------------------------------------------------------------------
+class VerifyView:
+    """Prints what `verify_paths` reports: each problem's table as it finishes (unless
+    `as_json` or `quiet`), and on a terminal a spinner while a problem is solved. Use as a
+    context manager so the spinner is always taken down."""
+
+    def __init__(self, out: Console, err: Console, *, as_json: bool = False,
+                 quiet: bool = False, show_rules: bool = False, show_proof: bool = False,
+                 show_grid: bool = False) -> None:
+        self.out, self.err = out, err
+        self.as_json, self.quiet, self.show_rules = as_json, quiet, show_rules
+        self.table_options = {"show_proof": show_proof, "show_grid": show_grid}
+        self.spinner = out.is_terminal and not (as_json or quiet)
+        self._status: Status | None = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+    def started(self, path: Path) -> None:
+        if not self.spinner:
+            return
+        message = f"verifying {path}"
+        if self._status is None:
+            self._status = self.out.status(message)
+            self._status.start()
+        else:
+            self._status.update(message)
+
+    def finished(self, file_result: Any) -> None:
+        if file_result.status.value != "done":
+            self.err.print(f"dpverify: {file_result.reason}")
+            return
+        if self.as_json or self.quiet:
+            return
+        result = file_result.result
+        print_problem(self.out, result, **self.table_options)
+        if self.show_rules and result.kind == "multiparty":
+            for table in rules_table(result, file_result.spec.parties):
+                print_table(self.out, table)
+                self.out.print()
+
+    def report(self, report: Any) -> None:
+        """The end of the run: the JSON array of every file's result, or the summary."""
+        self.__exit__()
+        if self.as_json:
+            print_json([result_json(f, rules=self.show_rules) for f in report.files])
+        else:
+            self.out.print(summary_line(report))

@@ -1,0 +1,104 @@
+"""Options shared by several commands: one definition each, so a name means one thing.
+
+* `--tol` is always the verdict tolerance (`optimal` when the gap is within it);
+  `check --expect-tol` is the tolerance of an expected value.
+* `--json`, `--quiet` and `--no-color` behave alike on every command that has them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import click
+from click.core import ParameterSource
+
+from dpverify.lp import BACKENDS
+from dpverify.verify.options import DEFAULT_MAX_NONZEROS, DEFAULT_TOL, VerifyOptions
+
+Decorator = Callable[[Any], Any]
+
+
+def _tolerance(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    if not (math.isfinite(value) and value >= 0):
+        raise click.BadParameter("must be a finite number >= 0")
+    return value
+
+
+def _grid(ctx: click.Context, param: click.Parameter, value: int) -> int:
+    if value == 1:
+        raise click.BadParameter("must be 0 (off) or at least 2")
+    return value
+
+
+TOL = click.option("--tol", type=float, default=DEFAULT_TOL, show_default=True,
+                   callback=_tolerance,
+                   help="Verdict tolerance: `optimal` when the relaxed optimum and the "
+                        "candidate agree within it (absolute).")
+BACKEND = click.option("--backend", type=click.Choice(BACKENDS), default="highs",
+                       show_default=True,
+                       help="LP backend (cvxpy solves the same LP through cvxpy, as a "
+                            "cross-check).")
+MAX_NONZEROS = click.option("--max-nonzeros", type=click.IntRange(min=1),
+                            default=DEFAULT_MAX_NONZEROS, show_default=True,
+                            help="Refuse LPs estimated to have more non-zeros (exit 3).")
+LP_FORM = click.option("--lp-form", type=click.Choice(["chain", "dense"]), default="chain",
+                       show_default=True,
+                       help="How the corner points enter the LP (same LP either way).")
+GRID = click.option("--grid", type=click.IntRange(min=0), default=0, callback=_grid,
+                    help="Add the rank-one points on an m-point grid of each party's segment "
+                         "(m >= 2; 0: off).")
+SAMPLES = click.option("--samples", type=click.IntRange(min=0), default=0,
+                       help="Add N random rank-one DP points.")
+SEED = click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+                    help="Seed for --samples.")
+CERTIFY = click.option("--certify", is_flag=True,
+                       help="Also build and check exact certificates (multi-party problems).")
+QUIET = click.option("--quiet", "-q", is_flag=True, help="Print only the summary.")
+NO_COLOR = click.option("--no-color", is_flag=True, help="No colours.")
+
+
+def json_option(help_text: str = "Print JSON only (spec.md's result objects), nothing else."
+                ) -> Decorator:
+    return click.option("--json", "as_json", is_flag=True, help=help_text)
+
+
+SOLVER_OPTIONS = [TOL, BACKEND, MAX_NONZEROS, LP_FORM]
+POINT_OPTIONS = [GRID, SAMPLES, SEED, CERTIFY]
+OUTPUT_OPTIONS = [QUIET, NO_COLOR]
+
+
+def add_options(options: Sequence[Decorator]) -> Decorator:
+    """Apply click option decorators in the order given (the order of `--help`)."""
+    def decorate(fn: Any) -> Any:
+        for option in reversed(options):
+            fn = option(fn)
+        return fn
+
+    return decorate
+
+
+def verify_options(*, tol: float = DEFAULT_TOL, backend: str = "highs",
+                   max_nonzeros: int = DEFAULT_MAX_NONZEROS, lp_form: str = "chain",
+                   grid: int = 0, samples: int = 0, seed: int = 0,
+                   certify: bool = False) -> VerifyOptions:
+    """The VerifyOptions of the shared options (the names click gives them)."""
+    return VerifyOptions(tol=tol, backend=backend, form=lp_form, max_nonzeros=max_nonzeros,
+                         grid=grid, samples=samples, seed=seed, certify=certify)
+
+
+def given(ctx: click.Context, name: str) -> bool:
+    """Whether the option `name` was given on the command line (not its default)."""
+    return ctx.get_parameter_source(name) in (ParameterSource.COMMANDLINE,
+                                              ParameterSource.ENVIRONMENT)
+
+
+def note(message: str) -> None:
+    """A one-line note on stderr (an option that does not apply, a file skipped)."""
+    click.echo(f"dpverify: note: {message}", err=True)
+
+
+def note_unused_seed(ctx: click.Context, samples: int) -> None:
+    if given(ctx, "seed") and not samples:
+        note("--seed has no effect without --samples")

@@ -1,0 +1,215 @@
+"""Certificates for the problem files under some paths: the library behind `dpverify
+certify` (write them) and `dpverify check-cert` (check them).
+
+The certificates themselves come from `dpverify.verify.certify` (`certify_agent`, exact,
+checked before it returns) and are checked by the independent `dpverify.checker`. This
+module loops over files, agents and accuracies, writes the files, and returns typed
+records; it prints nothing (a caller that streams output passes callbacks).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+
+from dpverify.errors import DpverifyError, InputError, SpecError
+from dpverify.spec import load
+from dpverify.spec.model import MultipartySpec
+from dpverify.status import ExitStatus, exit_status
+from dpverify.verify.certify import certificate_filename, certify_agent, dump_certificate
+from dpverify.verify.options import VerifyOptions
+from dpverify.verify.paths import find_problem_files, no_problem_files
+
+__all__ = ["CertificateCheck", "CertificateRecord", "CertifyReport", "allow_long_integers",
+           "certify_paths", "check_certificates"]
+
+PROVED, BRACKET, UNPROVED = "proved-optimal", "bracket", "unproved"
+
+
+def allow_long_integers() -> None:
+    """Certificates hold exact rationals that can exceed Python's default 4300-digit limit
+    on int <-> str conversion; the limit guards servers, not a local proof checker."""
+    if hasattr(sys, "set_int_max_str_digits"):
+        sys.set_int_max_str_digits(0)
+
+
+@dataclass(frozen=True)
+class CertificateRecord:
+    """One certificate written: where, for what, and what it proves. `value` is the exact
+    accuracy of randomized response with the certificate's decision rule (a lower bound),
+    `bound` the exact upper bound over every protocol."""
+
+    path: Path
+    problem: str
+    agent: str
+    accuracy: str
+    status: str  # proved-optimal | bracket | unproved
+    value: Fraction
+    bound: Fraction
+    notes: tuple[str, ...] = ()
+
+    @property
+    def width(self) -> Fraction:
+        return self.bound - self.value
+
+
+@dataclass
+class CertifyReport:
+    """Everything `certify_paths` did. `messages` are the one-line reasons for files that
+    were invalid, skipped, or could not be certified, in order."""
+
+    certificates: list[CertificateRecord] = field(default_factory=list)
+    invalid: int = 0  # problem files that did not load
+    errors: int = 0  # certificates that could not be built (a size limit, a solver failure)
+    problems: int = 0  # multi-party problems certified
+    messages: list[str] = field(default_factory=list)
+
+    @property
+    def unproved(self) -> int:
+        return sum(c.status == UNPROVED for c in self.certificates)
+
+    def exit_status(self) -> ExitStatus:
+        """0 all proved or bracketed; 1 one unproved; 2 bad input; 3 could not decide."""
+        return exit_status(invalid=self.invalid, undecided=self.errors, failed=self.unproved)
+
+
+def _output_folder(out_dir: str | Path) -> Path:
+    folder = Path(out_dir)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"{out_dir}: cannot create the output directory: {exc.strerror}"
+                         ) from None
+    return folder
+
+
+def _record(cert: dict, target: Path) -> CertificateRecord:
+    return CertificateRecord(
+        path=target, problem=str(cert.get("problem")), agent=str(cert.get("agent")),
+        accuracy=str(cert.get("accuracy")), status=str(cert["status"]),
+        value=Fraction(cert["lower"]["value"]), bound=Fraction(cert["upper"]["bound"]),
+        notes=tuple(cert.get("notes", ())))
+
+
+def _certify_spec(spec: MultipartySpec, folder: Path, options: VerifyOptions,
+                  report: CertifyReport, on_certificate: Callable[[CertificateRecord], None],
+                  on_message: Callable[[str], None]) -> None:
+    for agent in spec.agents:
+        for accuracy in spec.accuracies:
+            try:
+                cert = certify_agent(spec, agent, accuracy, options=options)
+            except DpverifyError as exc:
+                report.errors += 1
+                report.messages.append(str(exc))
+                on_message(str(exc))
+                continue
+            target = folder / certificate_filename(spec.name, agent.name, accuracy.value)
+            try:
+                target.write_text(dump_certificate(cert), encoding="utf-8")
+            except OSError as exc:
+                raise InputError(f"{target}: cannot write: {exc.strerror}") from None
+            record = _record(cert, target)
+            report.certificates.append(record)
+            on_certificate(record)
+
+
+def certify_paths(paths: Sequence[str | Path], out_dir: str | Path,
+                  options: VerifyOptions | None = None, *,
+                  on_certificate: Callable[[CertificateRecord], None] | None = None,
+                  on_message: Callable[[str], None] | None = None) -> CertifyReport:
+    """Write `<problem>.<agent>.<accuracy>.cert.json` into `out_dir` (created if missing)
+    for every agent and accuracy of every multi-party problem under `paths`.
+
+    Invalid files and count problems are reported through `on_message` (and counted);
+    `on_certificate` hears of each certificate as it is written. Raises InputError when
+    `paths` hold no multi-party problem, or a file cannot be written.
+    """
+    allow_long_integers()
+    options = options or VerifyOptions()
+    on_certificate = on_certificate or (lambda record: None)
+    on_message = on_message or (lambda message: None)
+    found = find_problem_files(paths)
+    if not found.files:
+        raise no_problem_files(paths, found.skipped)
+    folder = _output_folder(out_dir)
+    report = CertifyReport()
+    for path in found.files:
+        try:
+            spec = load(path)
+        except SpecError as exc:
+            report.invalid += 1
+            message = str(exc)
+        else:
+            if isinstance(spec, MultipartySpec):
+                report.problems += 1
+                _certify_spec(spec, folder, options, report, on_certificate, on_message)
+                continue
+            message = (f"{path}: skipped: certificates cover multi-party problems only "
+                       f"(`problem.kind` = {spec.kind!r})")
+        report.messages.append(message)
+        on_message(message)
+    if not report.problems and not report.invalid:
+        raise SpecError(", ".join(map(str, paths)), "", None,
+                        "no multi-party problem files found")
+    return report
+
+
+# -- checking -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CertificateCheck:
+    """The independent checker's verdict on one certificate file. `malformed` when the
+    file is not a certificate at all (bad input); `value` and `bound` are the proved
+    bracket (equal when proved optimal), None when the check failed."""
+
+    path: str
+    ok: bool
+    message: str
+    value: Fraction | None = None
+    bound: Fraction | None = None
+    malformed: bool = False
+
+
+def _one_line(exc: Exception) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def check_certificate_file(spec: MultipartySpec, path: str | Path) -> CertificateCheck:
+    """Check one certificate file of `spec` with dpverify.checker (exact arithmetic)."""
+    from dpverify.checker import CertificateFormatError, check_certificate
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            cert = json.load(handle)
+        result = check_certificate(spec, cert)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, CertificateFormatError) as exc:
+        return CertificateCheck(str(path), False, f"not a certificate: {_one_line(exc)}",
+                                malformed=True)
+    if not result.ok:
+        return CertificateCheck(str(path), False, result.message)
+    if result.bracket is not None:
+        value, bound = result.bracket
+    else:
+        value = bound = result.value
+    return CertificateCheck(str(path), True, result.message, value, bound)
+
+
+def check_certificates(spec_path: str | Path, paths: Sequence[str | Path]
+                       ) -> list[CertificateCheck]:
+    """Check certificate files against the problem at `spec_path` (SpecError when it is
+    invalid or not a multi-party problem)."""
+    allow_long_integers()
+    spec = load(spec_path)
+    if not isinstance(spec, MultipartySpec):
+        raise SpecError(str(spec_path), "problem.kind", spec.kind,
+                        "certificates cover multi-party problems only")
+    return [check_certificate_file(spec, path) for path in paths]
+
+
+def checks_status(checks: Sequence[CertificateCheck]) -> ExitStatus:
+    """0 all OK; 1 one failed; 2 one is not a certificate."""
+    return exit_status(invalid=sum(c.malformed for c in checks),
+                       failed=sum(not c.ok and not c.malformed for c in checks))
