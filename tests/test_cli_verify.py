@@ -287,3 +287,104 @@ def test_json_stdout_is_clean_in_a_real_process(write_toml) -> None:
     (data,) = json.loads(done.stdout)
     assert data["verdict"] == "optimal"
     assert "HiGHS" not in done.stdout
+
+
+# -- files that are not problems ------------------------------------------------------------
+ROOT = Path(__file__).resolve().parent.parent
+PYPROJECT = '[project]\nname = "x"\n[tool.ruff]\nline-length = 100\n'
+
+
+def test_a_mechanism_file_says_what_it_is() -> None:
+    path = ROOT / "examples" / "geometric-remap.toml"
+    run = invoke("verify", str(path))
+    assert run.exit_code == 2
+    assert "a mechanism file" in run.stderr and f"dpverify derive {path}" in run.stderr
+    assert "is required" not in run.stderr
+
+
+def test_foreign_toml_in_a_directory_is_skipped_with_a_note(tmp_path, write_toml) -> None:
+    write_toml(XOR2, "xor2")
+    (tmp_path / "pyproject.toml").write_text(PYPROJECT)
+    run = invoke("verify", "--json", str(tmp_path))
+    assert run.exit_code == 0, run.output
+    assert [d["problem"] for d in json.loads(run.stdout)] == ["xor-2"]
+    assert f"note: skipped {tmp_path / 'pyproject.toml'}: not a problem file" in run.stderr
+    # Named explicitly, it is still an error; and a broken problem file is never skipped.
+    explicit = invoke("verify", str(tmp_path / "pyproject.toml"))
+    assert explicit.exit_code == 2 and "not a dpverify problem file" in explicit.stderr
+    (tmp_path / "broken.toml").write_text("[problem\nparties = 2\n")
+    assert invoke("verify", "--quiet", str(tmp_path)).exit_code == 2
+
+
+def test_verify_dot_at_the_repository_root(monkeypatch) -> None:
+    """`verify .` skips pyproject.toml and the mechanism example instead of failing; the
+    shipped counterexample makes it exit 1, as `make run` says."""
+    monkeypatch.chdir(ROOT)
+    run = invoke("verify", "--quiet", ".")
+    assert run.exit_code == 1, run.output
+    assert "invalid" not in run.stdout
+    assert "skipped pyproject.toml" in run.stderr
+    assert "skipped examples/geometric-remap.toml: a mechanism file" in run.stderr
+
+
+# -- --show-rules in JSON, and options that do not apply -------------------------------------
+def test_json_show_rules_gives_the_rules(write_toml) -> None:
+    path = write_toml("[problem]\nparties = 2\nlambda = 3\naccuracy = \"average\"\n"
+                      "[observer]\nfunction = \"xor\"\n[[party]]\nindex = 1\n"
+                      "function = \"and\"\n", "xor")
+    run = invoke("verify", "--json", "--show-rules", str(path))
+    assert run.exit_code == 0, run.output
+    (data,) = json.loads(run.stdout)
+    observer, party = data["results"]
+    # Corollary 3.1: the observer's optimal decision is the XOR of the released bits.
+    assert observer["rule"] == {"outputs": [0, 1],
+                                "decision": [[1.0, 0.0], [0.0, 1.0], [0.0, 1.0], [1.0, 0.0]]}
+    assert party["rule"]["outputs"] == [0, 1]
+    assert len(party["rule"]["decision"]) == 2  # one rule per own bit
+    assert all(len(rows) == 4 for rows in party["rule"]["decision"])
+    plain = json.loads(invoke("verify", "--json", str(path)).stdout)
+    assert "rule" not in plain[0]["results"][0]  # negative control
+
+
+def test_options_that_do_not_apply_get_a_note(write_toml) -> None:
+    count = write_toml('[problem]\nkind = "count"\nn = 3\nalpha = "1/2"\n'
+                       '[consumer]\nloss = "abs"\n', "count")
+    run = invoke("verify", "--quiet", "--show-rules", "--certify", str(count))
+    assert run.exit_code == 0, run.output
+    notes = run.stderr.splitlines()
+    assert len(notes) == 2 and all(line.startswith("dpverify: note: ") for line in notes)
+    assert "--show-rules applies to multi-party problems only" in notes[0]
+    assert "--certify" in notes[1] and str(count) in notes[1]
+    xor = write_toml(XOR2, "xor2")
+    seed = invoke("verify", "--quiet", "--seed", "3", str(xor))
+    assert seed.stderr.strip() == "dpverify: note: --seed has no effect without --samples"
+    with_samples = invoke("verify", "--quiet", "--seed", "3", "--samples", "2", str(xor))
+    assert with_samples.exit_code == 0 and with_samples.stderr == ""
+
+
+# -- regressions found in review: the command line's edges -----------------------------------
+XOR2_EPS1 = '[problem]\nparties = 2\nepsilon = 1\n[observer]\nfunction = "xor"\n'
+
+
+@pytest.mark.parametrize("tol", ["nan", "-1", "inf"])
+def test_a_tolerance_that_is_not_finite_and_non_negative_is_bad_input(tmp_path, tol):
+    path = tmp_path / "x.toml"
+    path.write_text(XOR2_EPS1)
+    result = invoke("verify", "--tol", tol, str(path))
+    assert result.exit_code == 2 and "--tol" in result.output
+
+
+def test_a_refusal_by_the_loader_names_its_own_file(tmp_path):
+    big = tmp_path / "b.toml"
+    big.write_text(XOR2_EPS1.replace("parties = 2", "parties = 61"))
+    good = tmp_path / "a.toml"
+    good.write_text(XOR2_EPS1)
+    result = invoke("verify", "--json", str(good), str(big))
+    assert result.exit_code == 3 and "Traceback" not in result.output
+    assert '"problem": "b"' in result.stdout and '"problem": "a"' in result.stdout
+
+
+def test_a_negative_seed_is_bad_input(tmp_path):
+    path = tmp_path / "x.toml"
+    path.write_text(XOR2_EPS1)
+    assert invoke("verify", "--samples", "3", "--seed", "-1", str(path)).exit_code == 2

@@ -238,8 +238,8 @@ def test_invalid_files_name_the_key(problem, consumer, tail, key, words):
     ('[problem]\nkind = "count"\nn = 2\nalpha = 0.5\n[consumr]\nloss = "abs"\n', "consumr"),
     ('[problem]\nkind = "count"\nn = 2\nalpha = 0.5\n[consumer]\nlos = "abs"\n',
      "consumer.los"),
-    ('[problem]\nkind = "count"\nn = 2\nalpha = 0.5\n[consumer]\nloss = "abs"\n'
-     '[expect.consumr]\nminimax = 1\n', "expect.consumr"),
+    (('[problem]\nkind = "count"\nn = 2\nalpha = 0.5\n[consumer]\nloss = "abs"\n'
+      '[expect.consumr]\nminimax = 1\n'), "expect.consumr"),
 ])
 def test_a_typo_is_named_before_what_it_leaves_missing(text, key):
     """`alpa` must not be reported as "epsilon is required", nor `[consumr]` as "consumer

@@ -69,6 +69,17 @@ def test_unreachable_scheduler_is_exit_2() -> None:
     assert time.perf_counter() - start < 20
 
 
+def test_an_unreachable_scheduler_is_one_line_after_a_short_timeout(tmp_path: Path) -> None:
+    write_problems(tmp_path / "p", 1)
+    start = time.perf_counter()
+    res = CliRunner().invoke(main, ["batch", str(tmp_path / "p"), "--scheduler",
+                                    "tcp://127.0.0.1:9", "--store", str(tmp_path / "s.sqlite")])
+    assert time.perf_counter() - start < 10  # the default connect timeout is 5 s
+    assert res.exit_code == 2
+    lines = [line for line in res.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and "cannot connect to the Dask scheduler within 5 s" in lines[0]
+
+
 @pytest.mark.slow
 def test_dask_timeout_restarts_the_worker(cluster, tmp_path: Path) -> None:
     folder = tmp_path / "p"

@@ -187,6 +187,10 @@ def test_cli_results_formats(tmp_path: Path) -> None:
     lines = res.output.strip().splitlines()
     assert lines[0].startswith("problem,source,kind,problem_verdict,status")
     assert "relaxed_optimum" in lines[0] and len(lines) == 3
+    res = runner.invoke(main, ["results", "--store", str(path), "--json"])  # an alias
+    assert res.exit_code == 0 and json.loads(res.stdout) == objs
+    res = runner.invoke(main, ["results", "--store", str(path), "--json", "--format", "csv"])
+    assert res.exit_code == 2 and "contradict" in res.output
     res = runner.invoke(main, ["results", "--store", str(path)])
     assert res.exit_code == 0 and "2 stored results" in res.output
     res = runner.invoke(main, ["results", "--store", str(tmp_path / "none.sqlite")])

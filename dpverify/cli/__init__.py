@@ -46,7 +46,7 @@ def handle_errors(fn):
                 return fn(*args, **kwargs)
             finally:
                 _flush_stdout()  # a closed pipe shows here at the latest
-        except BrokenPipeError:
+        except BrokenPipeError:  # stdout closed: the reader has all it wants
             _silence_stdout()
             sys.exit(ExitStatus.BROKEN_PIPE)
         except DpverifyError as exc:
@@ -67,7 +67,32 @@ def handle_errors(fn):
     return wrapper
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]},
+def _quiet_broken_pipe(method):
+    """Help text (`dpverify --help | head -1`) is printed while click parses the command
+    line: a closed stdout there ends quietly too (exit 141), not with click's status 1."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except BrokenPipeError:
+            _silence_stdout()
+            sys.exit(ExitStatus.BROKEN_PIPE)
+
+    return wrapper
+
+
+class _Command(click.Command):
+    parse_args = _quiet_broken_pipe(click.Command.parse_args)
+
+
+class _Group(click.Group):
+    command_class = _Command
+    parse_args = _quiet_broken_pipe(click.Group.parse_args)
+    invoke = _quiet_broken_pipe(click.Group.invoke)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]},
              invoke_without_command=True)
 @click.version_option(__version__, prog_name="dpverify")
 @click.pass_context

@@ -19,9 +19,16 @@ __all__ = ["PIPE_WIDTH", "VERDICT_STYLE", "fmt", "fmt_gap", "make_console", "pri
 PIPE_WIDTH = 10_000  # a pipe or a file has no width to fit: full-width plain text
 
 
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        """Rich exits with status 1 on a closed pipe, which reads as "a gap": let the CLI
+        end it as every command does (quietly, exit 141)."""
+        raise BrokenPipeError
+
+
 def make_console(*, stderr: bool = False, no_color: bool = False) -> Console:
-    console = Console(stderr=stderr, markup=False, highlight=False,
-                      no_color=no_color or None, soft_wrap=False)
+    console = _Console(stderr=stderr, markup=False, highlight=False,
+                       no_color=no_color or None, soft_wrap=False)
     if not console.is_terminal:
         console.width = PIPE_WIDTH
     return console

@@ -6,7 +6,8 @@ variants (the full table, then ones without low-value columns) that fits the wid
 none does, it wraps the text columns at word boundaries, keeps every number column at its
 full width, and only when even that is too wide lets the lines run past the terminal's
 edge (the terminal wraps them). In a pipe the console is wide, so the full table is
-printed as plain text.
+printed as plain text. A table's title is printed as a line of its own, so a long file
+name is never wrapped to the width of the table below it.
 """
 
 from __future__ import annotations
@@ -57,15 +58,9 @@ def fit_widths(lows: Sequence[int], highs: Sequence[int], budget: int) -> list[i
     return widths
 
 
-def print_table(console: Console, variants: Table | Sequence[Table]) -> None:
-    """Print the first of `variants` that fits the console's width, else the last one with
-    its text columns wrapped; never an ellipsis inside a number."""
-    tables = [variants] if isinstance(variants, Table) else list(variants)
-    for table in tables:
-        if natural_width(console, table) <= console.width:
-            console.print(table)
-            return
-    table = tables[-1]
+def _wrapped(console: Console, table: Table) -> tuple[Table, int]:
+    """`table` with fixed column widths that wrap its text columns at word boundaries to
+    fit the console (number columns keep their full width), and the width it needs."""
     spans = [_span(console, column) for column in table.columns]
     overhead = natural_width(console, table) - sum(high for _, high in spans)
     widths = fit_widths([low for low, _ in spans], [high for _, high in spans],
@@ -74,10 +69,28 @@ def print_table(console: Console, variants: Table | Sequence[Table]) -> None:
         column.width = width  # at least the longest number of a number column
         column.no_wrap = False
         column.overflow = "fold"
-    needed = sum(widths) + overhead
-    if needed <= console.width:
-        console.print(table)
-        return
+    return table, sum(widths) + overhead
+
+
+def print_table(console: Console, variants: Table | Sequence[Table]) -> None:
+    """Print the first of `variants` that fits the console's width as it is, else the first
+    that fits with its text columns wrapped, else the last one wrapped as far as it goes
+    with lines longer than the console; never an ellipsis inside a number."""
+    tables = [variants] if isinstance(variants, Table) else list(variants)
+    title = tables[-1].title
+    for table in tables:  # a title is a line of its own: never wrapped to the table's width
+        table.title = None
+    if title:
+        console.print(title)
+    for table in tables:
+        if natural_width(console, table) <= console.width:
+            console.print(table)
+            return
+    for table in tables:
+        table, needed = _wrapped(console, table)
+        if needed <= console.width:
+            console.print(table)
+            return
     saved = console.width  # too wide even wrapped: the terminal wraps the long lines
     console.width = needed
     try:

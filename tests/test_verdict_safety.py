@@ -1,12 +1,13 @@
-"""Regressions found in review: each would let a wrong or unreadable claim reach a user."""
+"""Verdicts that are safe to cite: a real gap is never `optimal`, float noise never makes a
+false `gap` (large epsilon), the reported worst-case value is what the stored rule achieves,
+and count problems are judged on their own hypotheses. Each was once a regression found in
+review that would have let a wrong claim reach a user."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
-from dpverify.cli import main
 from dpverify.spec import loads
 from dpverify.theory.decision import rule_accuracy
 from dpverify.theory.rr import rr_matrix
@@ -15,42 +16,16 @@ from dpverify.verify.options import VerifyOptions
 from dpverify.verify.result import AgentResult, Verdict, judge
 from dpverify.verify.run import verify_spec
 
-XOR2 = '[problem]\nparties = 2\nepsilon = 1\n[observer]\nfunction = "xor"\n'
-
-
-def run(*args: str):
-    return CliRunner().invoke(main, list(args))
-
-
-@pytest.mark.parametrize("tol", ["nan", "-1", "inf"])
-def test_a_tolerance_that_is_not_finite_and_non_negative_is_bad_input(tmp_path, tol):
-    path = tmp_path / "x.toml"
-    path.write_text(XOR2)
-    result = run("verify", "--tol", tol, str(path))
-    assert result.exit_code == 2 and "--tol" in result.output
-    with pytest.raises(ValueError):
-        judge(1.0, 0.0, float(tol))
-
 
 def test_judge_never_calls_a_real_gap_optimal():
     assert judge(0.5, 0.4, 1e-9)[0] is Verdict.GAP
     assert judge(0.5, 0.5 + 1e-12, 1e-9)[0] is Verdict.OPTIMAL
 
 
-def test_a_refusal_by_the_loader_names_its_own_file(tmp_path):
-    big = tmp_path / "b.toml"
-    big.write_text(XOR2.replace("parties = 2", "parties = 61"))
-    good = tmp_path / "a.toml"
-    good.write_text(XOR2)
-    result = run("verify", "--json", str(good), str(big))
-    assert result.exit_code == 3 and "Traceback" not in result.output
-    assert '"problem": "b"' in result.stdout and '"problem": "a"' in result.stdout
-
-
-def test_a_negative_seed_is_bad_input(tmp_path):
-    path = tmp_path / "x.toml"
-    path.write_text(XOR2)
-    assert run("verify", "--samples", "3", "--seed", "-1", str(path)).exit_code == 2
+@pytest.mark.parametrize("tol", ["nan", "-1", "inf"])
+def test_judge_refuses_a_tolerance_that_is_not_finite_and_non_negative(tol):
+    with pytest.raises(ValueError):
+        judge(1.0, 0.0, float(tol))
 
 
 def test_extra_fields_never_override_the_verdict():

@@ -1,0 +1,143 @@
+"""What the command line prints, whatever the terminal: help without arguments, command
+summaries that are not cut, tables that never cut a number, a spinner only on a terminal,
+and a closed stdout that ends a command quietly."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from rich.console import Console
+
+from dpverify.cli import main
+from dpverify.console.numbers import fmt
+from dpverify.console.verify import VerifyView, print_problem, problem_table
+from dpverify.spec import loads
+from dpverify.verify.options import VerifyOptions
+from dpverify.verify.run import verify_spec
+
+ROOT = Path(__file__).resolve().parent.parent
+AND3 = (ROOT / "problems" / "and-3.toml").read_text()  # exact lambdas 3/2, 2, 5/2
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+# -- help ---------------------------------------------------------------------------------------
+def test_no_arguments_prints_help_and_succeeds() -> None:
+    run = invoke()
+    assert run.exit_code == 0, run.output
+    assert run.stdout.startswith("Usage: ") and "Commands:" in run.stdout
+    assert invoke("no-such-command").exit_code == 2  # negative control: still bad input
+
+
+def test_the_command_list_is_not_cut() -> None:
+    run = invoke("--help")
+    commands = run.stdout.split("Commands:", 1)[1]
+    assert "..." not in commands
+    for name, command in main.commands.items():
+        summary = command.get_short_help_str(limit=1000)
+        assert " ".join(summary.split()) in " ".join(commands.split()), name
+
+
+# -- tables ---------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def and3_result():
+    options = VerifyOptions(grid=2, certify=True)
+    return verify_spec(loads(AND3, source="problems/and-3.toml"), options)  # 4 results
+
+
+def _terminal(width: int) -> tuple[Console, io.StringIO]:
+    buffer = io.StringIO()
+    return Console(file=buffer, width=width, force_terminal=True, no_color=True,
+                   markup=False, highlight=False), buffer
+
+
+@pytest.mark.parametrize("width", [80, 60])
+def test_a_narrow_terminal_never_cuts_a_number(and3_result, width) -> None:
+    options = {"show_proof": True, "show_grid": True}
+    # Negative control: rich alone squeezes this table into `width` with ellipses.
+    plain, raw = _terminal(width)
+    plain.print(problem_table(and3_result, **options))
+    assert "…" in raw.getvalue()
+    console, buffer = _terminal(width)
+    print_problem(console, and3_result, **options)
+    out = ANSI.sub("", buffer.getvalue())
+    assert "…" not in out
+    for r in and3_result.results:
+        for value in (r.relaxed_optimum, r.rr_value):
+            assert fmt(value) in out  # every digit, e.g. 0.563265306122
+    assert "seconds" not in out  # the first column to go
+
+
+def test_a_wide_terminal_keeps_every_column(and3_result) -> None:
+    console, buffer = _terminal(200)
+    print_problem(console, and3_result, show_proof=True, show_grid=True)
+    assert "seconds" in buffer.getvalue() and "…" not in buffer.getvalue()
+
+
+def test_a_pipe_gets_full_width_plain_text(tmp_path) -> None:
+    deep = tmp_path.joinpath(*["a-rather-long-directory-name"] * 6)
+    deep.mkdir(parents=True)
+    path = deep / "and-3.toml"
+    path.write_text(AND3)
+    run = invoke("verify", "--grid", "2", "--certify", str(path))
+    assert run.exit_code == 0, run.output
+    assert "…" not in run.stdout and "\x1b[" not in run.stdout
+    assert str(path) in run.stdout  # the title, whole
+    assert max(len(line) for line in run.stdout.splitlines()) > 160
+    assert fmt(0.5632653061224488) in run.stdout
+
+
+# -- the spinner ----------------------------------------------------------------------------------
+@pytest.mark.parametrize(("terminal", "flags", "spins"), [
+    (True, {}, True),
+    (True, {"as_json": True}, False),
+    (True, {"quiet": True}, False),
+    (False, {}, False),
+])
+def test_a_spinner_only_on_a_terminal(terminal, flags, spins) -> None:
+    out = Console(file=io.StringIO(), force_terminal=terminal, width=100)
+    err = Console(file=io.StringIO(), force_terminal=terminal)
+    with VerifyView(out, err, **flags) as view:
+        view.started(Path("x.toml"))
+        assert (view._status is not None) is spins
+    assert view._status is None  # taken down on the way out
+
+
+def test_no_spinner_in_a_pipe(tmp_path) -> None:
+    path = tmp_path / "and-3.toml"
+    path.write_text(AND3)
+    run = invoke("verify", str(path))
+    assert run.exit_code == 0 and "verifying" not in run.output
+
+
+# -- a closed stdout ------------------------------------------------------------------------------
+def _closed_stdout(*args: str, cwd: Path | None = None) -> tuple[int, str]:
+    """Run dpverify with a stdout whose reader is gone (as `| head -1` leaves it)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    proc = subprocess.Popen([sys.executable, "-m", "dpverify", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env, cwd=cwd)
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    return proc.wait(timeout=120), err
+
+
+@pytest.mark.parametrize("args", [
+    ["verify", "--json", str(ROOT / "problems" / "xor-2.toml")],
+    ["verify", str(ROOT / "problems" / "xor-2.toml")],
+    ["derive", str(ROOT / "examples" / "geometric-remap.toml")],
+    ["--help"],
+])
+def test_a_closed_stdout_ends_quietly(args) -> None:
+    status, err = _closed_stdout(*args)
+    assert status == 141, err  # 128 + SIGPIPE, as Unix tools end
+    assert err == "", err  # no "internal error", no traceback, no "Exception ignored"
