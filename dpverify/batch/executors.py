@@ -295,9 +295,9 @@ class LocalPool(Executor):
             self._started.update({p.pid: p for p in self._processes()})  # spawned on submit
             return fut, None
         except BrokenProcessPool as exc:  # a worker died since the last look: a break
-            fut: cf.Future = cf.Future()
-            fut.set_exception(exc)
-            return fut, None
+            broken: cf.Future = cf.Future()
+            broken.set_exception(exc)
+            return broken, None
 
     def _poll_starts(self, flights: dict[cf.Future, _Flight]) -> None:
         if self._queue is None:

@@ -185,23 +185,7 @@ def run_batch(
         if not force:
             stored = store.lookup([p.content_hash for p in problems if p.content_hash],
                                   okey, __version__)
-
-    cached: list[BatchItem] = []
-    unreadable: list[BatchItem] = []
-    groups: dict[str, list[ProblemFile]] = {}  # identical contents are verified once
-    for p in problems:
-        if p.text is None:
-            unreadable.append(BatchItem(p.source, p.content_hash, INVALID,
-                                        error_result(p.source, p.error, invalid=True)))
-            continue
-        row = stored.get(p.content_hash)
-        if row is not None and row.final:
-            cached.append(BatchItem(p.source, p.content_hash, row.status,
-                                    relabel(row.result, p.source, p.text), row.values,
-                                    row.expect, row.seconds, cached=True))
-            continue
-        groups.setdefault(p.content_hash, []).append(p)
-
+    cached, unreadable, groups = _partition(problems, stored)
     tasks = [Task(i, members[0].source, members[0].text or "", options)
              for i, members in enumerate(groups.values())]
     by_task = dict(enumerate(groups.values()))
@@ -226,6 +210,28 @@ def run_batch(
             executor.close()
     report.seconds = time.perf_counter() - start
     return report
+
+
+def _partition(problems: list[ProblemFile], stored: dict[str, StoredResult]
+               ) -> tuple[list[BatchItem], list[BatchItem], dict[str, list[ProblemFile]]]:
+    """(read from the store, unreadable, to run grouped by content: identical contents are
+    verified once)."""
+    cached: list[BatchItem] = []
+    unreadable: list[BatchItem] = []
+    groups: dict[str, list[ProblemFile]] = {}
+    for p in problems:
+        if p.text is None:
+            unreadable.append(BatchItem(p.source, p.content_hash, INVALID,
+                                        error_result(p.source, p.error, invalid=True)))
+            continue
+        row = stored.get(p.content_hash)
+        if row is not None and row.final:
+            cached.append(BatchItem(p.source, p.content_hash, row.status,
+                                    relabel(row.result, p.source, p.text), row.values,
+                                    row.expect, row.seconds, cached=True))
+            continue
+        groups.setdefault(p.content_hash, []).append(p)
+    return cached, unreadable, groups
 
 
 def _run(executor: Executor, tasks: list[Task], by_task: dict[int, list[ProblemFile]],

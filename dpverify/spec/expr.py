@@ -304,35 +304,8 @@ class _Compiler:
     # -- calls
 
     def call(self, node: ast.Call) -> _Fn:
-        func = node.func
-        if not isinstance(func, ast.Name):
-            self.build(func)  # names the refused construct (attribute, lambda, ...) if any
-            raise self.refuse("calling the result of an expression", node)
-        fname = func.id
-        if is_dunder(fname):
-            raise self.refuse("double-underscore name", func)
-        if fname not in FUNCTIONS:
-            raise self.refuse(
-                f"call of {fname!r}", node, "only sum, min, max and abs may be called"
-            )
-        if node.keywords:
-            arg_name = node.keywords[0].arg
-            what = "keyword argument **" if arg_name is None else f"keyword argument '{arg_name}='"
-            raise self.refuse(what, node, "functions take positional arguments only")
-        for arg in node.args:
-            if isinstance(arg, ast.Starred):
-                raise self.refuse("starred argument '*'", arg)
+        fname = self.check_call(node)
         count = len(node.args)
-        if fname in ("sum", "abs") and count != 1:
-            what = "a tuple such as x or [a, b]" if fname == "sum" else "a number"
-            raise self.refuse(
-                f"{fname}() with {count} arguments",
-                node,
-                f"{fname}() takes exactly one argument, {what}",
-            )
-        if count == 0:
-            raise self.refuse(f"{fname}() without arguments", node)
-
         args = [self.argument(arg, literal_ok=(count == 1 and fname != "abs")) for arg in node.args]
         wheres = [self.snippet(arg) for arg in node.args]
         where = self.snippet(node)
@@ -370,6 +343,39 @@ class _Compiler:
             return pick(as_number(a(env), w) for a, w in zip(args, wheres, strict=True))
 
         return extreme
+
+    def check_call(self, node: ast.Call) -> str:
+        """The name of an allowed call (sum, min, max, abs with positional arguments), or
+        the error that says what is wrong with it."""
+        func = node.func
+        if not isinstance(func, ast.Name):
+            self.build(func)  # names the refused construct (attribute, lambda, ...) if any
+            raise self.refuse("calling the result of an expression", node)
+        fname = func.id
+        if is_dunder(fname):
+            raise self.refuse("double-underscore name", func)
+        if fname not in FUNCTIONS:
+            raise self.refuse(
+                f"call of {fname!r}", node, "only sum, min, max and abs may be called"
+            )
+        if node.keywords:
+            arg_name = node.keywords[0].arg
+            what = "keyword argument **" if arg_name is None else f"keyword argument '{arg_name}='"
+            raise self.refuse(what, node, "functions take positional arguments only")
+        for arg in node.args:
+            if isinstance(arg, ast.Starred):
+                raise self.refuse("starred argument '*'", arg)
+        count = len(node.args)
+        if fname in ("sum", "abs") and count != 1:
+            what = "a tuple such as x or [a, b]" if fname == "sum" else "a number"
+            raise self.refuse(
+                f"{fname}() with {count} arguments",
+                node,
+                f"{fname}() takes exactly one argument, {what}",
+            )
+        if count == 0:
+            raise self.refuse(f"{fname}() without arguments", node)
+        return fname
 
     def argument(self, node: ast.expr, literal_ok: bool) -> _Fn:
         """An argument; a [..] or (..) literal is allowed as the only argument of sum/min/max."""

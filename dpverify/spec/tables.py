@@ -102,21 +102,7 @@ def tabulate(spec: MultipartySpec, agent: AgentSpec) -> AgentTable:
     gain = agent.gain
     gain_key = f"{agent.key}.gain"
     if gain.kind == "matrix":
-        if len(gain.matrix) != len(distinct):
-            raise SpecError(
-                file, f"{gain_key}.matrix", f"{len(gain.matrix)} rows",
-                f"a gain matrix needs one row per distinct function value, sorted "
-                f"({len(distinct)}: {', '.join(_show(v) for v in distinct)})",
-            )
-        for r, matrix_row in enumerate(gain.matrix):
-            if len(matrix_row) != len(outputs):
-                raise SpecError(
-                    file, f"{gain_key}.matrix[{r}]", f"{len(matrix_row)} entries",
-                    f"every row needs one entry per output ({len(outputs)}: "
-                    f"{', '.join(_show(v) for v in outputs)})",
-                )
-        row_of = {v: i for i, v in enumerate(distinct)}
-        by_value = {v: gain.matrix[row_of[v]] for v in distinct}
+        by_value = _matrix_gains(gain, distinct, outputs, file, gain_key)
     else:
         expression = None
         if gain.kind == "expr":
@@ -145,6 +131,27 @@ def tabulate(spec: MultipartySpec, agent: AgentSpec) -> AgentTable:
                        gain=gain_float.reshape(len(values), len(outputs)))
     spec.tables[agent.name] = table
     return table
+
+
+def _matrix_gains(gain: GainDef, distinct: tuple[Fraction, ...], outputs: tuple[Fraction, ...],
+                  file: str, gain_key: str) -> dict[Fraction, tuple[Fraction, ...]]:
+    """A gain matrix's rows by function value: one row per distinct value (sorted), one
+    entry per output; a SpecError naming the row otherwise."""
+    if len(gain.matrix) != len(distinct):
+        raise SpecError(
+            file, f"{gain_key}.matrix", f"{len(gain.matrix)} rows",
+            f"a gain matrix needs one row per distinct function value, sorted "
+            f"({len(distinct)}: {', '.join(_show(v) for v in distinct)})",
+        )
+    for r, matrix_row in enumerate(gain.matrix):
+        if len(matrix_row) != len(outputs):
+            raise SpecError(
+                file, f"{gain_key}.matrix[{r}]", f"{len(matrix_row)} entries",
+                f"every row needs one entry per output ({len(outputs)}: "
+                f"{', '.join(_show(v) for v in outputs)})",
+            )
+    row_of = {v: i for i, v in enumerate(distinct)}
+    return {v: gain.matrix[row_of[v]] for v in distinct}
 
 
 def _show(v: Fraction) -> str:

@@ -84,7 +84,7 @@ def template(kind: str, name: str, file: str | None = None) -> str:
 def write_template(kind: str, name: str, folder: str | Path = ".") -> Path:
     """Write the template to `folder/NAME.toml` (NAME may end in .toml) and return its
     path. Never overwrites a file: InputError (exit 2) when it exists."""
-    stem = name[:-5] if name.endswith(".toml") else name
+    stem = name.removesuffix(".toml")
     if not stem or Path(stem).name != stem:
         raise InputError(f"{name!r}: give a plain file name (no directory), e.g. my-problem")
     path = Path(folder) / f"{stem}.toml"

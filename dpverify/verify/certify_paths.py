@@ -190,10 +190,8 @@ def check_certificate_file(spec: MultipartySpec, path: str | Path) -> Certificat
                                 malformed=True)
     if not result.ok:
         return CertificateCheck(str(path), False, result.message)
-    if result.bracket is not None:
-        value, bound = result.bracket
-    else:
-        value = bound = result.value
+    value, bound = result.bracket if result.bracket is not None else (result.value,
+                                                                      result.value)
     return CertificateCheck(str(path), True, result.message, value, bound)
 
 

@@ -20,16 +20,7 @@ def verify_spec(spec, options: VerifyOptions) -> ProblemResult:
 
 
 def verify_file(path: str | Path, options: VerifyOptions) -> ProblemResult:
-    """Load and verify one problem file. SpecError / SizeLimitError propagate to the caller."""
+    """Load and verify one problem file. SpecError / SizeLimitError propagate to the caller
+    (dpverify.verify.paths.verify_path turns them into results; find_problem_files finds
+    the files under directories)."""
     return verify_spec(load(path), options)
-
-
-def find_problems(paths) -> list[Path]:
-    """Files as given; directories searched recursively for *.toml (sorted)."""
-    out: list[Path] = []
-    for p in map(Path, paths):
-        if p.is_dir():
-            out.extend(sorted(q for q in p.rglob("*.toml") if q.is_file()))
-        else:
-            out.append(p)
-    return out
