@@ -226,6 +226,20 @@ def test_invalid_file_is_reported_and_exit_2(tmp_path: Path) -> None:
     assert again.exit_code() == 2 and again.skipped == 3  # the unreadable file is re-read
 
 
+def test_verify_and_batch_report_an_invalid_file_alike(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text(small_problem(1).replace("parties", "partys"))
+    binary = tmp_path / "binary.toml"
+    binary.write_bytes(b"\xff\xfe not utf-8")  # read by the parent in a batch, not a worker
+    res = CliRunner().invoke(main, ["verify", "--json", str(bad), str(binary)])
+    assert res.exit_code == 2
+    from_verify = {o["source"]: o for o in json.loads(res.stdout)}
+    report = run_batch([bad, binary], VerifyOptions(), store=None, executor=InlineExecutor())
+    from_batch = {i.source: i.result for i in report.items}
+    assert from_verify == from_batch
+    assert all(o["invalid"] is True and o["results"] == [] for o in from_batch.values())
+
+
 def test_identical_files_run_once_and_keep_their_names(tmp_path: Path) -> None:
     text = small_problem(3).replace('name = "p03"\n', "")
     (tmp_path / "one.toml").write_text(text)

@@ -141,3 +141,16 @@ def test_a_closed_stdout_ends_quietly(args) -> None:
     status, err = _closed_stdout(*args)
     assert status == 141, err  # 128 + SIGPIPE, as Unix tools end
     assert err == "", err  # no "internal error", no traceback, no "Exception ignored"
+
+
+# -- one exit status for every command ---------------------------------------------------------
+def test_exit_status_precedence() -> None:
+    from dpverify.status import ExitStatus, exit_status, verdict_status
+
+    assert exit_status() == ExitStatus.OK == 0
+    assert exit_status(failed=2) == 1
+    assert exit_status(failed=1, undecided=1) == 3  # could not decide outranks a gap
+    assert exit_status(failed=1, undecided=1, invalid=1) == 2  # bad input outranks both
+    assert exit_status(invalid=1, interrupted=True) == 130
+    assert verdict_status(["optimal", "gap", "optimal"]) == 1
+    assert verdict_status(["gap", "error"]) == 3 and verdict_status(["invalid", "error"]) == 2

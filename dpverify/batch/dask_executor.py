@@ -51,8 +51,10 @@ class DaskExecutor(Executor):
     name = "dask"
 
     def __init__(self, address: str, workers: int | None = None, *,
-                 connect_timeout: float = CONNECT_TIMEOUT) -> None:
+                 connect_timeout: float | None = None) -> None:
         check_scheduler(address)
+        if connect_timeout is None:
+            connect_timeout = CONNECT_TIMEOUT
         distributed = import_distributed()
         self._distributed = distributed
         self.address = address

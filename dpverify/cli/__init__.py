@@ -54,7 +54,7 @@ def handle_errors(fn):
             sys.exit(exc.exit_code)
         except MemoryError:
             click.echo("dpverify: out of memory (try a smaller problem)", err=True)
-            sys.exit(3)
+            sys.exit(ExitStatus.UNDECIDED)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise  # click reports these itself (a bad command line is exit 2)
         except Exception as exc:  # a bug: exit 3 (could not decide), never a pass
@@ -62,7 +62,7 @@ def handle_errors(fn):
                 raise
             click.echo(f"dpverify: internal error: {type(exc).__name__}: {exc} "
                        "(set DPVERIFY_DEBUG=1 for the traceback)", err=True)
-            sys.exit(3)
+            sys.exit(ExitStatus.UNDECIDED)
 
     return wrapper
 
@@ -106,7 +106,7 @@ def main(ctx: click.Context) -> None:
     """
     if ctx.invoked_subcommand is None:  # `dpverify` alone: the help, and success
         click.echo(ctx.get_help())
-        ctx.exit(0)
+        ctx.exit(ExitStatus.OK)
 
 
 def _register() -> None:
