@@ -95,7 +95,7 @@ def _notes(report, certify: bool) -> None:
              f"problem{'s' if len(counts) != 1 else ''} {', '.join(counts)}")
 
 
-@main.command(short_help="Verify directories of problems in parallel, with a results store.")
+@main.command(short_help="Verify many problems in parallel, with a results store.")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
 @add_options(RUN_OPTIONS)
 @add_options(SOLVER_OPTIONS)
