@@ -31,12 +31,16 @@ from dpverify.verify.count import (
     CountResult,
     _note,
     check_size,
-    dual_lower_bound,
     estimate_nonzeros,
+    post_processing_nonzeros,
+    verify_count,
+)
+from dpverify.verify.count_lps import (
+    best_post_processing,
+    dual_lower_bound,
     mechanism_lp,
     post_processing_lp,
     repaired_mechanism,
-    verify_count,
 )
 from dpverify.verify.options import VerifyOptions
 from dpverify.verify.result import Verdict
@@ -181,12 +185,21 @@ def test_n_zero_and_alpha_zero_have_no_loss():
 
 
 @pytest.mark.parametrize("loss", ['"abs"', '"square"', '"indicator"'])
-def test_dense_and_chain_post_processing_agree(loss):
+def test_post_processing_by_priors_equals_the_direct_lp(loss):
+    """The constraint generation over priors and the direct LP over T (both of its forms)
+    find the same best post-processing value."""
     spec = spec_of(9, "0.7", loss, side="[2, 7]")
-    chain = result_of(spec, VerifyOptions(form="chain"))
-    dense = result_of(spec, VerifyOptions(form="dense"))
-    assert chain.geometric_value == pytest.approx(dense.geometric_value, abs=1e-10)
-    assert chain.verdict is dense.verdict is Verdict.OPTIMAL
+    unit = loss_table(spec).astype(float)
+    unit = (unit - unit[2:8].min()) / np.ptp(unit[2:8])
+    G = geometric_matrix(0.7, 9)
+    found = best_post_processing(G, unit, spec.side_information,
+                                 lambda lp: solve(lp, feasibility_tol=1e-10))
+    value = minimax_loss(G @ found.T, unit, spec.side_information)
+    for form in ("chain", "dense"):
+        direct = solve(post_processing_lp(unit, 0.7, spec.side_information, form),
+                       feasibility_tol=1e-10)
+        assert direct.objective == pytest.approx(value, abs=1e-9)
+    assert result_of(spec).verdict is Verdict.OPTIMAL
 
 
 def test_cvxpy_backend_agrees():
@@ -253,9 +266,10 @@ def test_estimate_bounds_the_built_lps():
             spec = spec_of(n, "1/2", '"abs"', side=side)
             loss = loss_table(spec).astype(float)
             options = VerifyOptions(form=form)
-            built = max(mechanism_lp(loss, 0.5, spec.side_information).nnz,
-                        post_processing_lp(loss, 0.5, spec.side_information, form).nnz)
+            built = mechanism_lp(loss, 0.5, spec.side_information).nnz
             assert built <= estimate_nonzeros(spec, options) <= 1.5 * built + 50
+            post = post_processing_lp(loss, 0.5, spec.side_information, form).nnz
+            assert post <= post_processing_nonzeros(spec, options) <= 1.5 * post + 50
 
 
 def test_size_guard_refuses_before_building(monkeypatch):
@@ -313,31 +327,33 @@ def test_a_failed_solve_is_an_error(monkeypatch, status):
     assert r.to_json()["verdict"] == "error"
 
 
-def test_a_failed_post_processing_solve_is_an_error(monkeypatch):
+def test_a_failed_post_processing_solve_falls_back_then_is_an_error(monkeypatch):
+    """The best post-processing is found through the dual LP over priors; if that fails the
+    direct LP over T is solved instead; if both fail the verdict is `error` (undecided)."""
     real = count_module.solve
+    failing = {"count-least-favourable-prior"}
 
     def fake(lp, backend="highs", **kw):
-        if lp.name == "count-post-processing":
+        if lp.name in failing:
             return LpSolution(LpStatus.TIME_LIMIT, math.nan, np.zeros(0), np.zeros(0), 0.0,
                               "fake", "time limit")
         return real(lp, backend, **kw)
 
     monkeypatch.setattr(count_module, "solve", fake)
     r = result_of(spec_of(4, "1/2", '"abs"'))
-    assert r.verdict is Verdict.ERROR and "post-processing LP: time-limit" in r.reason
+    assert r.verdict is Verdict.OPTIMAL  # the direct LP decided it
+    failing.add("count-post-processing")
+    r = result_of(spec_of(4, "1/2", '"abs"'))
+    assert r.verdict is Verdict.ERROR and r.reason.startswith("undecided")
+    assert "post-processing LP could not be solved" in r.reason and "time-limit" in r.reason
     assert r.mechanism_optimum is not None and r.geometric_value is None and r.gap is None
 
 
-def test_an_optimum_reported_too_low_is_not_optimal(monkeypatch):
-    """If the mechanism LP claimed a loss below the truth, the candidate would look worse:
-    the verifier must not call that optimal (the bracket shows it is no real gap either)."""
-    monkeypatch.setattr(count_module, "solve", _fake(objective=lambda v: v - 0.01))
-    r = result_of(spec_of(4, "1/2", '"abs"'))
-    assert r.verdict is Verdict.ERROR and r.reason.startswith("undecided")
-
-
-def test_an_optimum_reported_too_high_is_an_error(monkeypatch):
-    monkeypatch.setattr(count_module, "solve", _fake(objective=lambda v: v + 0.01))
+@pytest.mark.parametrize("shift", [-0.01, 0.01])
+def test_an_optimum_reported_wrongly_is_an_error(monkeypatch, shift):
+    """If the mechanism LP's objective disagrees with the bracket its own solution and duals
+    prove, the solve was inaccurate: `error`, never `optimal` beside a wrong value."""
+    monkeypatch.setattr(count_module, "solve", _fake(objective=lambda v: v + shift))
     r = result_of(spec_of(4, "1/2", '"abs"'))
     assert r.verdict is Verdict.ERROR and "inaccurately" in r.reason
 

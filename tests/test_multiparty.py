@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dpverify.cli import main
-from dpverify.errors import SizeLimitError
+from dpverify.errors import SizeLimitError, SolverError
 from dpverify.lp import LpSolution, LpStatus
 from dpverify.spec import loads
 from dpverify.spec.model import Accuracy
@@ -134,15 +134,17 @@ def test_xor_given_by_epsilon_and_as_parity() -> None:
     assert r.relaxed_optimum == pytest.approx(xor_closed_form(3, math.exp(0.5)), abs=TOL)
 
 
-def test_dense_form_at_large_lambda_is_an_error_not_a_false_gap() -> None:
+def test_dense_form_at_large_lambda_is_settled_exactly_not_a_false_gap() -> None:
     """HiGHS drops matrix entries below its small_matrix_value; the dense corner matrix at
     lambda = 100, k = 8 has entries down to 101^-8, so HiGHS would solve another LP (a false
-    gap of 4.8e-9 was seen). The backend refuses such an LP: verdict `error`, with a reason."""
+    gap of 4.8e-9 was seen). The backend refuses such an LP, and the verdict is settled by
+    the exact certificate instead (method `proof`), with the refusal in the reason."""
     spec = loads(problem(8, "lambda = 100", observer('"xor"'), accuracy=("average",)))
     options = VerifyOptions(form="dense", max_nonzeros=10**6)
     (r,) = verify_multiparty(spec, options).results
-    assert r.verdict is Verdict.ERROR
+    assert r.verdict is Verdict.OPTIMAL and r.method == "proof"
     assert "matrix entries below" in r.reason
+    assert r.relaxed_optimum == pytest.approx(xor_closed_form(8, 100.0), abs=TOL)
     # the chain form has no such entries and verifies the same instance
     (c,) = verify_multiparty(spec, VerifyOptions()).results
     assert c.verdict is Verdict.OPTIMAL
@@ -493,53 +495,93 @@ def _failing_solve(fail_name=None, status=LpStatus.ERROR, objective=float("nan")
 XOR3 = problem(3, "epsilon = 1.0", observer('"xor"'), party(2, '"and"'))
 
 
-def test_solver_failure_is_error_never_optimal(monkeypatch) -> None:
+def _no_exact_path(monkeypatch) -> None:
+    """Make the exact certificate unavailable (as for a problem too large for it)."""
+    from dpverify.verify import certify
+
+    def refuse(*args, **kwargs):
+        raise SolverError("simulated: no certificate")
+
+    monkeypatch.setattr(certify, "certify_agent", refuse)
+
+
+def test_solver_failure_is_settled_by_the_exact_certificate(monkeypatch) -> None:
+    """Every float LP fails: the verdict rests on the exact certificate (checked again by the
+    independent checker), never on the failure, and the values are the exact ones."""
     monkeypatch.setattr(multiparty, "solve", _failing_solve())
+    result = verify_multiparty(loads(XOR3), VerifyOptions())
+    assert result.verdict is Verdict.OPTIMAL
+    for r in result.results:
+        assert r.method == "proof" and "did not solve" in r.reason
+        assert "exact certificate" in r.reason and r.to_json()["method"] == "proof"
+        if r.agent == "observer":
+            assert r.relaxed_optimum == pytest.approx(xor_closed_form(3, math.e), abs=TOL)
+
+
+def test_solver_failure_without_a_certificate_is_error_never_optimal(monkeypatch) -> None:
+    monkeypatch.setattr(multiparty, "solve", _failing_solve())
+    _no_exact_path(monkeypatch)
     result = verify_multiparty(loads(XOR3), VerifyOptions())
     assert result.verdict is Verdict.ERROR
     for r in result.results:
         assert r.verdict is Verdict.ERROR
         assert r.relaxed_optimum is None and r.rr_value is None
-        assert "relaxed LP: error" in r.reason
+        assert r.reason.startswith("undecided:") and "relaxed LP did not solve" in r.reason
+        assert "fake failure" in r.reason and "simulated: no certificate" in r.reason
         assert r.to_json()["verdict"] == "error" and r.to_json()["gap"] is None
 
 
-def test_candidate_lp_failure_is_error(monkeypatch) -> None:
+def test_candidate_lp_failure_is_settled_or_error(monkeypatch) -> None:
     monkeypatch.setattr(multiparty, "solve", _failing_solve("rr-worst", LpStatus.TIME_LIMIT))
-    results = results_by_key(loads(XOR3))
-    for (agent, acc), r in results.items():
-        if acc == "worst":
-            assert r.verdict is Verdict.ERROR
-            assert r.relaxed_optimum is not None and r.rr_value is None
+    for r in verify_multiparty(loads(XOR3), VerifyOptions()).results:
+        assert r.verdict is Verdict.OPTIMAL
+        assert (r.method == "proof") == (r.accuracy == "worst")
+        if r.accuracy == "worst":
             assert "time-limit" in r.reason
+    _no_exact_path(monkeypatch)
+    for r in verify_multiparty(loads(XOR3), VerifyOptions()).results:
+        if r.accuracy == "worst":
+            assert r.verdict is Verdict.ERROR and "time-limit" in r.reason
+            assert r.rr_value is None
         else:
-            assert r.verdict is Verdict.OPTIMAL
+            assert r.verdict is Verdict.OPTIMAL and r.method == "lp"
 
 
-def test_bogus_optimal_zero_from_a_solver_is_error(monkeypatch) -> None:
+def test_bogus_optimal_zero_from_a_solver_is_never_trusted(monkeypatch) -> None:
     """A solver claiming `optimal` with value 0.0 (design.md: seen in forked children)
-    leaves the candidate above the 'upper bound': error, not optimal and not gap."""
+    leaves the candidate above the 'upper bound': a contradiction, settled exactly or
+    reported as an error, never a float optimal and never a gap."""
     monkeypatch.setattr(multiparty, "solve",
                         _failing_solve("relaxed-average", LpStatus.OPTIMAL, 0.0))
     spec = loads(problem(3, "epsilon = 1.0", observer('"xor"'), accuracy=("average",)))
     (r,) = verify_multiparty(spec, VerifyOptions()).results
-    assert r.verdict is Verdict.ERROR
-    assert "exceeds the upper bound" in r.reason
+    assert r.verdict is Verdict.OPTIMAL and r.method == "proof"
+    assert "below randomized response" in r.reason
+    assert r.relaxed_optimum == pytest.approx(xor_closed_form(3, math.e), abs=TOL)
+    _no_exact_path(monkeypatch)
+    (r,) = verify_multiparty(spec, VerifyOptions()).results
+    assert r.verdict is Verdict.ERROR and "below randomized response" in r.reason
 
 
-def test_tiny_time_limit_is_error() -> None:
+def test_tiny_time_limit_is_settled_exactly_or_error(monkeypatch) -> None:
     spec = loads(problem(5, "epsilon = 1.0", observer('"xor"')))
     result = verify_multiparty(spec, VerifyOptions(time_limit=1e-9))
-    assert result.verdict is Verdict.ERROR
+    for r in result.results:
+        assert r.verdict is Verdict.OPTIMAL and r.method == "proof"
+        assert r.relaxed_optimum == pytest.approx(xor_closed_form(5, math.e), abs=TOL)
+    _no_exact_path(monkeypatch)
+    result = verify_multiparty(spec, VerifyOptions(time_limit=1e-9))
     assert all(r.verdict is Verdict.ERROR for r in result.results)
 
 
 def test_solver_failure_exits_3_from_the_cli(monkeypatch, write_toml) -> None:
     monkeypatch.setattr(multiparty, "solve", _failing_solve())
+    _no_exact_path(monkeypatch)
     path = write_toml(XOR3, "xor3")
     run = CliRunner().invoke(main, ["verify", "--json", str(path)])
     assert run.exit_code == 3, run.output
     data = json.loads(run.stdout)
+    data = data[0] if isinstance(data, list) else data
     assert data["verdict"] == "error"
     assert {r["verdict"] for r in data["results"]} == {"error"}
     table = CliRunner().invoke(main, ["verify", str(path)])

@@ -59,6 +59,13 @@ def _new_highs():
     return h
 
 
+def _UNFINISHED():
+    import highspy
+
+    ms = highspy.HighsModelStatus
+    return (ms.kNotset, ms.kSolveError, ms.kUnknown)
+
+
 def _model_status_table():
     import highspy
 
@@ -94,10 +101,10 @@ def solve_highs(
     if feasibility_tol is not None:
         for name in ("primal_feasibility_tolerance", "dual_feasibility_tolerance"):
             h.setOptionValue(name, float(feasibility_tol))
-    if lp.nnz > IPM_THRESHOLD:
-        # Measured on the relaxed LPs (k = 9, 10): interior point with crossover is 2-8x
-        # faster than dual simplex and still ends at a vertex (a basic optimal solution).
-        h.setOptionValue("solver", "ipm")
+    first = lp.solver or ("ipm" if lp.nnz > IPM_THRESHOLD else "simplex")
+    # Measured on the relaxed LPs (k = 9, 10): interior point with crossover is 2-8x
+    # faster than dual simplex and still ends at a vertex (a basic optimal solution).
+    h.setOptionValue("solver", first)
 
     A = lp.A.tocsc()
     A.sort_indices()
@@ -118,7 +125,10 @@ def solve_highs(
     model.a_matrix_.value_ = A.data.astype(np.float64)
 
     empty = np.zeros(0)
-    if A.nnz and float(np.abs(A.data).min()) < SMALL_MATRIX_VALUE:
+    if lp.drop_tiny and A.nnz:
+        data = np.where(np.abs(A.data) < SMALL_MATRIX_VALUE, 0.0, A.data)
+        model.a_matrix_.value_ = data.astype(np.float64)
+    elif A.nnz and float(np.abs(A.data).min()) < SMALL_MATRIX_VALUE:
         # HiGHS would silently drop these entries and solve a different LP.
         return LpSolution(LpStatus.ERROR, float("nan"), empty, empty,
                           time.perf_counter() - start, "highs",
@@ -130,14 +140,16 @@ def solve_highs(
                           time.perf_counter() - start, "highs", "passModel failed")
     run_status = h.run()
     model_status = h.getModelStatus()
-    if run_status == highspy.HighsStatus.kError or model_status in (
-        highspy.HighsModelStatus.kNotset, highspy.HighsModelStatus.kSolveError,
-        highspy.HighsModelStatus.kUnknown,
-    ):
-        # One retry with the other algorithm (seen: the worst-case RR LP at lambda = 1000,
-        # k = 8, ends `Not Set` after presolve). Whatever it returns is still checked
-        # against an independent computation before any verdict.
-        h.setOptionValue("solver", "simplex" if lp.nnz > IPM_THRESHOLD else "ipm")
+    # Retries when the solve did not finish (seen: the worst-case RR LP at lambda = 1000,
+    # k = 8, and the count post-processing LP at n = 40 end `Not Set` after presolve):
+    # the other algorithm, then presolve off with each algorithm. Whatever a retry returns
+    # is still checked against an independent computation before any verdict.
+    other = "ipm" if first == "simplex" else "simplex"
+    for solver, presolve in ((other, "on"), (first, "off"), (other, "off")):
+        if run_status != highspy.HighsStatus.kError and model_status not in _UNFINISHED():
+            break
+        h.setOptionValue("solver", solver)
+        h.setOptionValue("presolve", presolve)
         h.clearSolver()
         run_status = h.run()
         model_status = h.getModelStatus()

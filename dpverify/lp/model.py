@@ -35,6 +35,10 @@ class LinearProgram:
     col_upper: np.ndarray
     maximize: bool = True
     name: str = "lp"
+    solver: str = ""  # a hint for backends that have several algorithms: "simplex" or "ipm"
+    # True when the caller only takes hints from the solution (its bounds are checked
+    # apart): entries a backend cannot keep are then dropped instead of refused
+    drop_tiny: bool = False
 
     def __post_init__(self) -> None:
         m, n = self.A.shape

@@ -19,24 +19,45 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from dpverify.lp import LinearProgram, LpSolution, solve
+from dpverify.lp.highs import SMALL_MATRIX_VALUE
 from dpverify.spec.count_loader import loss_table
 from dpverify.spec.count_model import CountSpec
+from dpverify.theory.count_bounds import chain_dual_bound, column_costs_ok
+from dpverify.theory.count_exact import (
+    exact_distribution,
+    exact_dp_mechanism,
+    geometric_lower,
+    geometric_lower_bound,
+    is_exactly_dp,
+    mechanism_loss,
+)
+from dpverify.theory.exact import exp_bracket
 from dpverify.theory.geometric import (
     bayes_loss,
     bayes_remap,
     geometric_matrix,
-    geometric_weights,
     minimax_loss,
     monotonicity_violation,
 )
+from dpverify.verify.count_lps import (
+    ColumnGroups,
+    PostProcessing,
+    _t_range,
+    best_post_processing,
+    clean_stochastic,
+    dual_lower_bound,
+    mechanism_lp,
+    post_processing_lp,
+    repaired_mechanism,
+)
 from dpverify.verify.options import VerifyOptions, check_limit
-from dpverify.verify.result import ProblemResult, Verdict, judge
+from dpverify.verify.result import ProblemResult, Verdict
 
 
 @dataclass(frozen=True, eq=False)
@@ -94,251 +115,28 @@ def _num(x: float | None) -> float | None:
 
 
 def estimate_nonzeros(spec: CountSpec, options: VerifyOptions) -> int:
-    """Non-zeros of the largest LP the verifier would build, computed without building."""
+    """Non-zeros of the optimal-mechanism LP, the largest LP the verifier always builds,
+    computed without building. The best post-processing is found through small LPs over
+    priors (about |S| + 1 non-zeros per generated row); the direct LP over T is only a
+    fallback, built when it fits (`post_processing_nonzeros`)."""
     N, s = spec.n + 1, len(spec.side_information)
     mechanism = N * N + (4 * spec.n * N if spec.alpha > 0 else 0)
     if spec.model == "bayes":
         return mechanism
-    mechanism += s * (N + 1)
+    return mechanism + s * (N + 1)
+
+
+def post_processing_nonzeros(spec: CountSpec, options: VerifyOptions) -> int:
+    """Non-zeros of the direct post-processing LP (count_lps.post_processing_lp)."""
+    N, s = spec.n + 1, len(spec.side_information)
     if options.form == "dense":
-        post = N * N + s * (N * N + 1)
-    else:
-        post = 7 * N * N + s * (3 * N + 1)
-    return max(mechanism, post)
+        return N * N + s * (N * N + 1)
+    return 7 * N * N + s * (3 * N + 1)
 
 
 def check_size(spec: CountSpec, options: VerifyOptions) -> int:
     """Refuse (SizeLimitError, exit 3) before building anything too large."""
     return check_limit(spec.source, estimate_nonzeros(spec, options), options, f"n = {spec.n}")
-
-
-# --------------------------------------------------------------------------------------
-# The LPs (built as scipy.sparse arrays; variables x[i, r] at column i*(n+1) + r)
-
-
-class _Rows:
-    """Accumulates constraint rows as COO triplets with their bounds."""
-
-    def __init__(self) -> None:
-        self.r: list[np.ndarray] = []
-        self.c: list[np.ndarray] = []
-        self.v: list[np.ndarray] = []
-        self.lo: list[np.ndarray] = []
-        self.hi: list[np.ndarray] = []
-        self.count = 0
-
-    def add(self, rows, cols, vals, lo, hi, count: int) -> None:
-        self.r.append(np.asarray(rows, dtype=np.int64) + self.count)
-        self.c.append(np.asarray(cols, dtype=np.int64))
-        self.v.append(np.asarray(vals, dtype=np.float64))
-        self.lo.append(np.broadcast_to(np.asarray(lo, dtype=np.float64), (count,)))
-        self.hi.append(np.broadcast_to(np.asarray(hi, dtype=np.float64), (count,)))
-        self.count += count
-
-    def program(self, c: np.ndarray, col_lower, col_upper, name: str) -> LinearProgram:
-        ncols = c.shape[0]
-        A = sp.coo_matrix((np.concatenate(self.v), (np.concatenate(self.r),
-                                                     np.concatenate(self.c))),
-                          shape=(self.count, ncols)).tocsc()
-        A.eliminate_zeros()
-        return LinearProgram(c=c, A=A, row_lower=np.concatenate(self.lo),
-                             row_upper=np.concatenate(self.hi),
-                             col_lower=np.asarray(col_lower, dtype=np.float64),
-                             col_upper=np.asarray(col_upper, dtype=np.float64),
-                             maximize=False, name=name)
-
-
-def _stochastic_rows(rows: _Rows, N: int, offset: int = 0) -> None:
-    """sum_r y[i, r] = 1 for every row i of the N x N block starting at column `offset`."""
-    idx = np.arange(N * N)
-    rows.add(idx // N, offset + idx, np.ones(N * N), 1.0, 1.0, N)
-
-
-def mechanism_lp(loss: np.ndarray, alpha: float, side, prior: np.ndarray | None = None
-                 ) -> LinearProgram:
-    """The consumer's optimal alpha-DP oblivious mechanism (GS section 2.5; GRS).
-
-    Variables x[i, r] >= 0 (and t for minimax). Constraints: rows of x sum to 1; for
-    adjacent answers i, i+1 and every r, x[i,r] - alpha x[i+1,r] >= 0 and
-    x[i+1,r] - alpha x[i,r] >= 0 (GS Definition 2). Minimax: minimise t subject to
-    sum_r l(i,r) x[i,r] <= t for i in S. Bayes: minimise sum_i p_i sum_r l(i,r) x[i,r].
-    """
-    N = loss.shape[0]
-    nx = N * N
-    minimax = prior is None
-    ncols = nx + (1 if minimax else 0)
-    rows = _Rows()
-    _stochastic_rows(rows, N)
-    if alpha > 0 and N > 1:  # alpha = 0: no privacy constraint at all
-        k = np.arange((N - 1) * N)
-        upper, lower = k, k + N  # x[i, r] and x[i+1, r]
-        both = np.concatenate([k, k])
-        rows.add(both, np.concatenate([upper, lower]),
-                 np.concatenate([np.ones(k.size), np.full(k.size, -alpha)]), 0.0, np.inf, k.size)
-        rows.add(both, np.concatenate([lower, upper]),
-                 np.concatenate([np.ones(k.size), np.full(k.size, -alpha)]), 0.0, np.inf, k.size)
-    c = np.zeros(ncols)
-    col_lower = np.zeros(ncols)
-    col_upper = np.full(ncols, np.inf)
-    if minimax:
-        S = np.asarray(side, dtype=np.int64)
-        t = nx
-        # sum_r l(i,r) x[i,r] - t <= 0 for i in S
-        ri = np.repeat(np.arange(S.size), N + 1)
-        ci = np.concatenate([np.append(i * N + np.arange(N), t) for i in S])
-        vi = np.concatenate([np.append(loss[i], -1.0) for i in S])
-        rows.add(ri, ci, vi, -np.inf, 0.0, S.size)
-        c[t] = 1.0
-        col_lower[t] = -np.inf
-    else:
-        c[:nx] = (np.asarray(prior)[:, None] * loss).ravel()
-    return rows.program(c, col_lower, col_upper, "count-mechanism")
-
-
-def post_processing_lp(loss: np.ndarray, alpha: float, side, form: str = "chain"
-                       ) -> LinearProgram:
-    """The minimax consumer's best randomised post-processing T of G (GS section 4.2).
-
-    Variables T[k, r] >= 0, rows summing to 1, and t; minimise t subject to
-    sum_r l(i,r) (G T)[i,r] <= t for i in S.
-
-    form "dense" writes (G T)[i, r] = sum_k G[i,k] T[k,r] out: (n+1)^2 non-zeros per loss
-    row. form "chain" (the default, same LP) uses G[i,k] = alpha^|i-k| w[k] (GS Definition
-    4) and two first-order recurrences per column r,
-        P[k,r] = alpha P[k-1,r] + w[k] T[k,r],   Q[k,r] = alpha Q[k+1,r] + w[k] T[k,r],
-    so that (G T)[i,r] = P[i,r] + Q[i,r] - w[i] T[i,r]: O(n^2) non-zeros in all.
-    """
-    N = loss.shape[0]
-    nT = N * N
-    S = np.asarray(side, dtype=np.int64)
-    rows = _Rows()
-    _stochastic_rows(rows, N)
-    if form == "dense":
-        G = geometric_matrix(float(alpha), N - 1)
-        t = nT
-        ri = np.repeat(np.arange(S.size), nT + 1)
-        ci = np.tile(np.arange(nT + 1), S.size)
-        vi = np.concatenate([np.append(np.outer(G[i], loss[i]).ravel(), -1.0) for i in S])
-        rows.add(ri, ci, vi, -np.inf, 0.0, S.size)
-        ncols = nT + 1
-    else:
-        w = geometric_weights(float(alpha), N - 1).astype(np.float64)
-        a = float(alpha)
-        P, Q, t = nT, 2 * nT, 3 * nT
-        k = np.arange(N)[:, None]
-        r = np.arange(N)[None, :]
-        cell = (k * N + r).ravel()  # (k, r) in row-major order
-        kk = np.broadcast_to(k, (N, N)).ravel()
-        eq = np.arange(nT)
-        # P[k,r] - alpha P[k-1,r] - w[k] T[k,r] = 0 (the alpha term only for k >= 1)
-        has = kk >= 1
-        rows.add(np.concatenate([eq, eq, eq[has]]),
-                 np.concatenate([P + cell, cell, P + cell[has] - N]),
-                 np.concatenate([np.ones(nT), -w[kk], np.full(has.sum(), -a)]),
-                 0.0, 0.0, nT)
-        # Q[k,r] - alpha Q[k+1,r] - w[k] T[k,r] = 0 (the alpha term only for k < n)
-        has = kk < N - 1
-        rows.add(np.concatenate([eq, eq, eq[has]]),
-                 np.concatenate([Q + cell, cell, Q + cell[has] + N]),
-                 np.concatenate([np.ones(nT), -w[kk], np.full(has.sum(), -a)]),
-                 0.0, 0.0, nT)
-        # sum_r l(i,r) (P[i,r] + Q[i,r] - w[i] T[i,r]) - t <= 0 for i in S
-        ri = np.repeat(np.arange(S.size), 3 * N + 1)
-        ci = np.concatenate([np.concatenate([P + i * N + np.arange(N), Q + i * N + np.arange(N),
-                                             i * N + np.arange(N), [t]]) for i in S])
-        vi = np.concatenate([np.concatenate([loss[i], loss[i], -w[i] * loss[i], [-1.0]])
-                             for i in S])
-        rows.add(ri, ci, vi, -np.inf, 0.0, S.size)
-        ncols = 3 * nT + 1
-    c = np.zeros(ncols)
-    c[-1] = 1.0
-    col_lower = np.zeros(ncols)
-    col_lower[nT:] = -np.inf  # P, Q (chain form) and t are free
-    return rows.program(c, col_lower, np.full(ncols, np.inf), "count-post-processing")
-
-
-def clean_stochastic(T: np.ndarray) -> np.ndarray:
-    """A solver's T made exactly feasible: negatives clipped, rows renormalised."""
-    T = np.clip(T, 0.0, None)
-    sums = T.sum(axis=1, keepdims=True)
-    return T / np.where(sums > 0, sums, 1.0)
-
-
-# --------------------------------------------------------------------------------------
-# Rigorous brackets around an LP's optimum (the solver works to absolute tolerances of
-# about 1e-7, and the optimal mechanism has entries as small as alpha^n, so its reported
-# optimum can be off by far more than --tol; the verdict uses these brackets instead)
-
-
-@dataclass(frozen=True)
-class ColumnGroups:
-    """What every optimal solution satisfies, column by column, for `dual_lower_bound`:
-    `simplices`: (first column, N, exact) blocks of N x N variables whose rows are
-    probability vectors (exact: sum 1) or sub-probability vectors (sum <= 1), entries >= 0;
-    `scalars`: column -> (lower, upper)."""
-
-    simplices: tuple[tuple[int, int, bool], ...]
-    scalars: tuple[tuple[int, float, float], ...] = ()
-
-
-def dual_lower_bound(lp: LinearProgram, sol: LpSolution, groups: ColumnGroups) -> float:
-    """A lower bound on the optimum of the minimisation `lp` from any row multipliers y
-    (weak duality), valid whatever the solver's accuracy.
-
-    For every x feasible for `lp` that also satisfies `groups` (which every optimum does):
-    c x = y (A x) + d x with d = c - A^T y, y (A x) >= sum_j min(y_j lo_j, y_j hi_j), and
-    over a probability vector d x >= min_k d_k (over a sub-probability vector,
-    >= min(0, min_k d_k)). Multipliers of the wrong sign for an infinite row bound are set
-    to 0 first. With the solver's duals (d objective / d bound) this is the optimum up to
-    the duals' accuracy.
-    """
-    y = np.asarray(sol.row_duals, dtype=np.float64).copy()
-    lo, hi = lp.row_lower, lp.row_upper
-    y[(y > 0) & ~np.isfinite(lo)] = 0.0
-    y[(y < 0) & ~np.isfinite(hi)] = 0.0
-    terms = [np.where(y > 0, y * np.where(np.isfinite(lo), lo, 0.0),
-                      np.where(y < 0, y * np.where(np.isfinite(hi), hi, 0.0), 0.0))]
-    d = lp.c - lp.A.T @ y
-    covered = np.zeros(lp.num_cols, dtype=bool)
-    for first, N, exact in groups.simplices:
-        block = d[first:first + N * N].reshape(N, N).min(axis=1)
-        terms.append(block if exact else np.minimum(block, 0.0))
-        covered[first:first + N * N] = True
-    for col, low, high in groups.scalars:
-        terms.append(np.array([d[col] * (low if d[col] > 0 else high)]))
-        covered[col] = True
-    if not covered.all():
-        raise ValueError("dual_lower_bound: every column needs a bound")
-    total = math.fsum(np.concatenate(terms).tolist())  # no digits lost to cancellation
-    return total if math.isfinite(total) else -math.inf
-
-
-def repaired_mechanism(x: np.ndarray, alpha: float) -> np.ndarray:
-    """A solver's mechanism made alpha-DP and row-stochastic again (an upper bound on the
-    optimum is the loss of any feasible mechanism).
-
-    Negatives are clipped and rows renormalised; then x is mixed with the uniform
-    mechanism U (which is 1-DP, so it has slack (1-alpha)/N in every DP constraint):
-    (1-theta) x + theta U with theta = 2v / (v + (1-alpha)/N) for the largest violation v.
-    alpha = 1 asks for equal rows: the mean row repeated.
-    """
-    x = clean_stochastic(x)
-    N = x.shape[0]
-    if N == 1 or alpha == 0:
-        return x
-    if alpha == 1:
-        return np.repeat(x.mean(axis=0, keepdims=True), N, axis=0)
-    v = max(float((alpha * x[1:] - x[:-1]).max()), float((alpha * x[:-1] - x[1:]).max()), 0.0)
-    if v == 0.0:
-        return x
-    theta = min(1.0, 2 * v / (v + (1 - alpha) / N))
-    return (1 - theta) * x + theta / N
-
-
-def _t_range(loss: np.ndarray, side) -> tuple[float, float]:
-    """At an optimum t is one of the consumer's expected losses: between the extremes."""
-    rows = loss[np.asarray(side, dtype=np.int64)]
-    return float(rows.min()), float(rows.max())
 
 
 # --------------------------------------------------------------------------------------
@@ -355,11 +153,29 @@ def _solve(lp: LinearProgram, options: VerifyOptions) -> LpSolution:
                  feasibility_tol=FEASIBILITY_TOL)
 
 
-def _failure(spec: CountSpec, hypothesis: str, start: float, what: str, sol: LpSolution,
-             optimum: float | None = None) -> CountResult:
-    return CountResult("consumer", spec.model, optimum, None, hypothesis, Verdict.ERROR,
-                       time.perf_counter() - start,
-                       reason=f"{what} LP: {sol.status.value} ({sol.message})")
+@dataclass(frozen=True)
+class _Bracket:
+    """One side's loss, in the normalised units of the consumer's loss: `lower <= truth <=
+    upper` rigorously (up to float rounding of sums of non-negative terms), and `value`,
+    the number shown (the mechanism LP's optimum; the geometric mechanism's upper end)."""
+
+    lower: float
+    upper: float
+    value: float
+
+
+@dataclass(frozen=True)
+class _Sides:
+    mechanism: _Bracket
+    geometric: _Bracket
+    x: np.ndarray  # an optimal alpha-DP mechanism (floats)
+    T: np.ndarray  # the geometric mechanism's post-processing
+    weights: np.ndarray  # minimax: a distribution on S for the geometric lower bound
+
+
+def _undecided(what: str, sol: LpSolution) -> str:
+    return (f"undecided: the {what} LP could not be solved (the solver stopped: "
+            f"{sol.status.value})")
 
 
 def _note(verdict: Verdict, violation: tuple[int, int] | None, model: str) -> str:
@@ -389,96 +205,239 @@ def verify_count(spec: CountSpec, options: VerifyOptions) -> ProblemResult:
     return ProblemResult(spec.name, spec.source, spec.kind, (result,), header)
 
 
-def _verify_consumer(spec: CountSpec, options: VerifyOptions) -> CountResult:
-    start = time.perf_counter()
-    exact_loss = loss_table(spec)
-    loss = exact_loss.astype(np.float64)
-    side = spec.side_information
-    violation = monotonicity_violation(exact_loss, rows=side)
-    hypothesis = "monotone" if violation is None else "not-monotone"
-    alpha = spec.alpha
+def _normalised_loss(spec: CountSpec) -> tuple[np.ndarray, np.ndarray, Fraction, Fraction]:
+    """(exact loss, float loss in normalised units, lo, span): l = lo + span l', with lo and
+    span over the rows that matter (S for minimax; the prior's support for Bayes), so no
+    decision depends on the scale of the loss (the tolerance is relative to its range)."""
+    exact = loss_table(spec)
+    rows = _relevant_rows(spec)
+    values = [Fraction(v) for i in rows for v in exact[i]]
+    lo, hi = min(values), max(values)
+    span = hi - lo if hi > lo else Fraction(1)
+    unit = np.array([[float((Fraction(v) - lo) / span) for v in row] for row in exact],
+                    dtype=np.float64)
+    return exact, unit, lo, span
+
+
+def _relevant_rows(spec: CountSpec) -> list[int]:
+    if spec.prior is None:
+        return list(spec.side_information)
+    return [i for i, p in enumerate(spec.prior) if p > 0]
+
+
+def _mechanism_side(loss: np.ndarray, exact_unit: list[list[Fraction]], spec: CountSpec,
+                    prior: np.ndarray | None, options: VerifyOptions
+                    ) -> tuple[_Bracket, np.ndarray, np.ndarray | None] | str:
+    """The optimal alpha-DP mechanism (an LP), bracketed by weak duality below and by the
+    loss of its solution repaired to be exactly feasible above."""
+    N, side, alpha = spec.n + 1, spec.side_information, spec.alpha
+    lp = mechanism_lp(loss, alpha, side, prior)
+    sol = _solve(lp, options)
+    if not sol.optimal:
+        return _undecided("optimal-mechanism", sol)
+    x = sol.x[:N * N].reshape(N, N)
+    groups = ColumnGroups(((0, N, True),), ((N * N, *_t_range(loss, side)),)
+                          if prior is None else ())
+    repaired = repaired_mechanism(x, alpha)
+    upper = float(minimax_loss(repaired, loss, side) if prior is None
+                  else bayes_loss(repaired, loss, prior))
+    q = _least_favourable(spec, sol)
+    lower = max(dual_lower_bound(lp, sol, groups), _chain_bound(spec, sol, q, exact_unit))
+    return _Bracket(min(lower, upper), upper, sol.objective), x, q
+
+
+def _least_favourable(spec: CountSpec, sol: LpSolution) -> np.ndarray | None:
+    """The minimax consumer's least favourable prior on 0..n, from the mechanism LP's duals
+    of its loss rows (the last |S| rows), as far as the solver knows; None for Bayes."""
+    if spec.prior is not None:
+        return None
+    side = list(spec.side_information)
+    raw = np.clip(-np.asarray(sol.row_duals[-len(side):], dtype=np.float64), 0.0, None)
+    q = np.zeros(spec.n + 1)
+    q[side] = raw
+    return q
+
+
+def _chain_bound(spec: CountSpec, sol: LpSolution, q_float: np.ndarray | None,
+                 exact_unit: list[list[Fraction]]) -> float:
+    """The rigorous lower bound of theory/count_bounds.py from the mechanism LP's duals:
+    q (the least favourable prior, minimax; the prior, Bayes), nu from the row sums (the
+    first N rows), repaired and checked exactly at alpha_lo <= alpha (the DP cone only
+    grows as alpha falls, so the bound holds at alpha)."""
     N = spec.n + 1
-    G = geometric_matrix(alpha, spec.n)
-    minimax = spec.model == "minimax"
-    prior = (np.zeros(0) if spec.prior is None
-             else np.array([float(p) for p in spec.prior], dtype=np.float64))
-    t_range = _t_range(loss, side)
-
-    # 1. The optimal alpha-DP mechanism (an LP), and a bracket [dual bound, loss of the
-    #    solution repaired to be exactly feasible] around its true optimum.
-    mech_lp = mechanism_lp(loss, alpha, side, None if minimax else prior)
-    mech = _solve(mech_lp, options)
-    if not mech.optimal:
-        return _failure(spec, hypothesis, start, "optimal-mechanism", mech)
-    optimum = mech.objective
-    mechanism = mech.x[:N * N].reshape(N, N)
-    groups = ColumnGroups(((0, N, True),), ((N * N, *t_range),) if minimax else ())
-    mech_lower = dual_lower_bound(mech_lp, mech, groups)
-    repaired = repaired_mechanism(mechanism, alpha)
-    mech_upper = float(minimax_loss(repaired, loss, side) if minimax
-                       else bayes_loss(repaired, loss, prior))
-
-    # 2. The candidate: G and the consumer's best post-processing.
-    if minimax:
-        post_lp = post_processing_lp(loss, alpha, side, options.form)
-        post = _solve(post_lp, options)
-        if not post.optimal:
-            return _failure(spec, hypothesis, start, "post-processing", post, optimum)
-        T = clean_stochastic(post.x[:N * N].reshape(N, N))
-        # The candidate's value is that of the mechanism G T actually induced, so a
-        # solver's rounding cannot make the geometric mechanism look better than it is.
-        value = float(minimax_loss(G @ T, loss, side))
-        blocks = [(0, N, True)]
-        if options.form != "dense":
-            blocks += [(N * N, N, False), (2 * N * N, N, False)]  # P and Q rows sum <= 1
-        post_groups = ColumnGroups(tuple(blocks), ((post_lp.num_cols - 1, *t_range),))
-        value_lower = min(value, dual_lower_bound(post_lp, post, post_groups))
+    if q_float is not None:
+        scale = float(q_float.sum())
+        if not scale > 0:
+            return -math.inf
+        q = [Fraction(float(v)) / Fraction(scale) for v in q_float]
     else:
-        remapped, remap = bayes_remap(G, loss, prior)  # GRS: a deterministic remap suffices
-        value = value_lower = float(remapped)
+        q, scale = list(spec.prior or ()), 1.0
+    nu = [Fraction(float(v)) / Fraction(scale) for v in sol.row_duals[:N]]
+    costs = [[q[i] * v for v in exact_unit[i]] for i in range(N)]
+    bound, repaired = chain_dual_bound(costs, nu, _alpha_bracket(spec)[0])
+    if not column_costs_ok(costs, repaired, _alpha_bracket(spec)[0]):  # cannot happen
+        return -math.inf
+    return math.nextafter(float(bound), -math.inf)
+
+
+def geometric_bound(G: np.ndarray, loss: np.ndarray, weights: np.ndarray) -> float:
+    """sum_k min_r sum_i q_i G[i,k] l(i,r): a lower bound on the loss of G followed by any
+    post-processing, for a distribution q on S (theory/count_exact.py has the argument and
+    the exact version)."""
+    scores = G.T @ (weights[:, None] * loss)
+    return math.fsum(scores.min(axis=1).tolist())
+
+
+def _geometric_side(loss: np.ndarray, spec: CountSpec, prior: np.ndarray | None, G: np.ndarray,
+                    options: VerifyOptions, q_hint: np.ndarray | None = None
+                    ) -> tuple[_Bracket, np.ndarray, np.ndarray] | str:
+    """G followed by the consumer's best post-processing. Minimax: the best randomised T
+    (GS section 4.2), found through the dual LP over priors (count_lps.best_post_processing);
+    its value is that of the mechanism G T it induces (so rounding cannot flatter it), and
+    the prior q found bounds it from below (geometric_bound). Bayes: the best deterministic
+    remap, computed directly (GRS)."""
+    N, side = spec.n + 1, spec.side_information
+    if prior is not None:
+        value, remap = bayes_remap(G, loss, prior)
         T = np.zeros((N, N))
         T[np.arange(N), remap] = 1.0
+        return _Bracket(float(value), float(value), float(value)), T, prior
+    found = best_post_processing(G, loss, side, lambda lp: _solve(lp, options), q_hint)
+    if found.T is None or found.q is None:  # the direct LP over T (GS section 4.2) instead
+        if post_processing_nonzeros(spec, options) > options.max_nonzeros:
+            return _undecided("post-processing", found.solution)
+        lp = post_processing_lp(loss, spec.alpha, side, options.form)
+        sol = _solve(lp, options)
+        if not sol.optimal:
+            return _undecided("post-processing", sol)
+        weights = np.zeros(N)
+        weights[list(side)] = np.clip(-sol.row_duals[-len(side):], 0.0, None)
+        total = weights.sum()
+        found = PostProcessing(clean_stochastic(sol.x[:N * N].reshape(N, N)),
+                               weights / total if total > 0 else weights, sol)
+    assert found.T is not None and found.q is not None
+    upper = float(minimax_loss(G @ found.T, loss, side))
+    lower = geometric_bound(G, loss, found.q) if found.q.sum() > 0 else 0.0
+    return _Bracket(min(lower, upper), upper, upper), found.T, found.q
 
-    verdict, reason, extra = _decide(value, value_lower, optimum, mech_lower, mech_upper,
-                                     options.tol)
+
+def _verify_consumer(spec: CountSpec, options: VerifyOptions) -> CountResult:
+    start = time.perf_counter()
+    exact_loss, unit, lo, span = _normalised_loss(spec)
+    exact_unit = [[(Fraction(v) - lo) / span for v in row] for row in exact_loss]
+    violation = monotonicity_violation(exact_loss, rows=spec.side_information)
+    hypothesis = "monotone" if violation is None else "not-monotone"
+    prior = (None if spec.prior is None
+             else np.array([float(p) for p in spec.prior], dtype=np.float64))
+    G = geometric_matrix(spec.alpha, spec.n)
+
+    def failed(reason: str, optimum: float | None = None) -> CountResult:
+        return CountResult("consumer", spec.model, optimum, None, hypothesis, Verdict.ERROR,
+                           time.perf_counter() - start, reason=reason)
+
+    def units(v: float) -> float:
+        return float(lo) + float(span) * v
+
+    mech = _mechanism_side(unit, exact_unit, spec, prior, options)
+    if isinstance(mech, str):
+        return failed(mech)
+    geo = _geometric_side(unit, spec, prior, G, options, mech[2])
+    if isinstance(geo, str):
+        return failed(geo, units(mech[0].value))
+    sides = _Sides(mech[0], geo[0], mech[1], geo[1], geo[2])
+    verdict, reason = decide(sides.mechanism, sides.geometric, options.tol)
+    m = sides.mechanism
+    if not m.lower - options.tol <= m.value <= m.upper + options.tol:
+        verdict, reason = Verdict.ERROR, (
+            f"the optimal-mechanism LP reports a loss of {units(m.value):.12g}, outside "
+            f"[{units(m.lower):.12g}, {units(m.upper):.12g}], which its own duals and "
+            "solution prove: it was solved inaccurately")
+    extra: dict[str, Any] = {}
+    if verdict is Verdict.GAP:
+        verdict, reason = _confirm_gap(spec, exact_loss, lo, span, sides, options.tol)
     if verdict is Verdict.ERROR and reason.startswith("undecided"):
-        reason += f"; alpha^n = {alpha ** spec.n:.3g}"
+        reason += f"; alpha^n = {spec.alpha ** spec.n:.3g}"
+        extra["mechanism_bounds"] = [units(sides.mechanism.lower), units(sides.mechanism.upper)]
     note = _note(verdict, violation, spec.model)
+    if 0 < spec.alpha < SMALL_MATRIX_VALUE and spec.n > 0:
+        note = "; ".join(x for x in (note, (
+            f"alpha = {spec.alpha:.3g} is below what a float LP keeps, so the optimal "
+            "mechanism's loss is known within `mechanism_bounds` only")) if x)
+        extra["mechanism_bounds"] = [units(sides.mechanism.lower), units(sides.mechanism.upper)]
     if note:
         extra["note"] = note
-    return CountResult("consumer", spec.model, optimum, value, hypothesis, verdict,
-                       time.perf_counter() - start, reason=reason, mechanism=mechanism,
-                       post_processing=T, extra=extra)
+    return CountResult("consumer", spec.model, units(sides.mechanism.value),
+                       units(sides.geometric.value), hypothesis, verdict,
+                       time.perf_counter() - start, reason=reason, mechanism=sides.x,
+                       post_processing=sides.T, extra=extra)
 
 
-def _decide(value: float, value_lower: float, optimum: float, mech_lower: float,
-            mech_upper: float, tol: float) -> tuple[Verdict, str, dict[str, Any]]:
-    """The verdict. Losses are minimised, so the candidate's value is the upper one.
+# Float rounding of the brackets: sums of at most a few thousand non-negative terms in
+# [0, 1], each rounded relatively by 2^-53.
+ROUNDING = 1e-12
 
-    optimal: the candidate agrees with the mechanism LP's optimum within tol (the two
-      independent computations, judged as in the multi-party verifier);
-    gap: they disagree, and an alpha-DP mechanism (the LP's, repaired to be exactly
-      feasible) beats the candidate's proven lower bound by more than tol, so the gap is no
-      rounding artefact;
-    error: anything else (a numerical failure, or the solutions are not accurate enough
-      to tell a gap from rounding). The proven lower bound on every alpha-DP mechanism
-      also catches a candidate that is impossibly good.
+
+def decide(mechanism: _Bracket, geometric: _Bracket, tol: float) -> tuple[Verdict, str]:
+    """The verdict from the two brackets (normalised units; losses are minimised, so the
+    geometric mechanism's loss can only be at or above the optimal mechanism's):
+
+    optimal: the geometric mechanism's upper end is within tol of the optimal mechanism's
+      proven lower end, so geometric <= optimum + tol, rigorously;
+    gap (to be confirmed exactly): its lower end exceeds the optimal mechanism's upper end
+      (an explicit DP mechanism) by more than tol;
+    error: the candidate is below the proven lower bound on every DP mechanism (impossible:
+      a numerical failure), or the brackets are too wide to tell ("undecided").
     """
-    if value < mech_lower - max(tol, 1e-12 * (1 + abs(mech_lower))):  # beyond rounding
+    if geometric.upper < mechanism.lower - max(tol, ROUNDING):
         return Verdict.ERROR, (
-            f"the geometric mechanism's loss {value:.12g} is below the proven lower bound "
-            f"{mech_lower:.12g} on every DP mechanism: a numerical failure"), {}
-    verdict, _ = judge(value, optimum, tol)
-    if verdict is Verdict.OPTIMAL:
-        return Verdict.OPTIMAL, "", {}
-    if value_lower - mech_upper > tol:
-        return Verdict.GAP, "", {}
-    if value < optimum - tol:
-        return Verdict.ERROR, (
-            f"the geometric mechanism's loss is below the optimal-mechanism LP's optimum by "
-            f"{optimum - value:.3g}: the LP was solved inaccurately"), {}
+            f"the geometric mechanism's loss {geometric.upper:.12g} is below the proven lower "
+            f"bound {mechanism.lower:.12g} on every DP mechanism (normalised units): a "
+            "numerical failure")
+    if geometric.upper - mechanism.lower <= tol:
+        return Verdict.OPTIMAL, ""
+    if geometric.lower - mechanism.upper > tol:
+        return Verdict.GAP, ""
     return Verdict.ERROR, (
         f"undecided: the LP solutions are not accurate enough to tell a gap of "
-        f"{value - optimum:.3g} from rounding (the optimal mechanism's loss lies in "
-        f"[{mech_lower:.12g}, {mech_upper:.12g}], the geometric mechanism's in "
-        f"[{value_lower:.12g}, {value:.12g}])"), {"mechanism_bounds": [mech_lower, mech_upper]}
+        f"{geometric.value - mechanism.value:.3g} (of the loss's range) from rounding: the "
+        f"optimal mechanism's loss lies in [{mechanism.lower:.12g}, {mechanism.upper:.12g}], "
+        f"the geometric mechanism's in [{geometric.lower:.12g}, {geometric.upper:.12g}] "
+        "(normalised units)")
+
+
+def _alpha_bracket(spec: CountSpec) -> tuple[Fraction, Fraction]:
+    """Rationals alpha_lo <= alpha <= alpha_hi (equal when alpha is exact)."""
+    if spec.alpha_exact is not None:
+        return spec.alpha_exact, spec.alpha_exact
+    assert spec.epsilon_exact is not None  # the loader sets one of them
+    lam_lo, lam_hi = exp_bracket(spec.epsilon_exact)
+    return 1 / lam_hi, 1 / lam_lo
+
+
+def _confirm_gap(spec: CountSpec, exact_loss: np.ndarray, lo: Fraction, span: Fraction,
+                 sides: _Sides, tol: float) -> tuple[Verdict, str]:
+    """A float gap, confirmed exactly (theory/count_exact.py) or reported as undecided."""
+    alpha_lo, alpha_hi = _alpha_bracket(spec)
+    loss = [[Fraction(v) for v in row] for row in exact_loss]
+    x = exact_dp_mechanism(sides.x, alpha_hi)
+    if not is_exactly_dp(x, alpha_hi):  # cannot happen: exact_dp_mechanism makes it so
+        return Verdict.ERROR, "undecided: the witness mechanism is not exactly DP (a bug)"
+    prior = None if spec.prior is None else list(spec.prior)
+    upper = mechanism_loss(x, loss, spec.side_information, prior)
+    N = spec.n + 1
+    support = _relevant_rows(spec)
+    weights = (prior if prior is not None
+               else exact_distribution(sides.weights, spec.side_information, N))
+    unit = [[(v - lo) / span if i in support else Fraction(0) for v in row]
+            for i, row in enumerate(loss)]
+    lower = lo + span * geometric_lower_bound(geometric_lower(alpha_lo, alpha_hi, spec.n),
+                                              unit, weights)
+    if lower - upper > Fraction(tol) * span:
+        return Verdict.GAP, (
+            f"proved exactly: an alpha-DP mechanism has loss {float(upper):.12g}, and the "
+            f"geometric mechanism with any post-processing has loss at least "
+            f"{float(lower):.12g}")
+    return Verdict.ERROR, (
+        f"undecided: the floats show a gap, but the exact check does not confirm it beyond "
+        f"--tol (the geometric mechanism's exact lower bound {float(lower):.12g}, an explicit "
+        f"mechanism's exact loss {float(upper):.12g})")

@@ -10,13 +10,14 @@ with interior points (--grid, --samples), and proved exactly by certificates (--
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from dpverify.lp import LpSolution, solve
+from dpverify.lp.highs import SMALL_MATRIX_VALUE
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
 from dpverify.spec.tables import tabulate
 from dpverify.theory.decision import (
@@ -29,6 +30,7 @@ from dpverify.theory.rr import kron_apply, random_rank_one, rr_channel, segment_
 from dpverify.verify.lps import BuiltLp, PointFamily, chain_nonzeros, relaxed_lp, rr_worst_lp
 from dpverify.verify.options import VerifyOptions, check_limit
 from dpverify.verify.result import AgentResult, ProblemResult, Verdict, judge, worst_verdict
+from dpverify.verify.settle import METHOD_LP, METHOD_PROOF, corner_weights, settle
 
 
 def corner_family(lambdas: Sequence[float]) -> PointFamily:
@@ -87,11 +89,8 @@ def _solve(built: BuiltLp, options: VerifyOptions,
                  threads=options.threads, feasibility_tol=feasibility_tol)
 
 
-def _failure(agent: str, accuracy: str, start: float, what: str, sol: LpSolution,
-             relaxed: float | None = None) -> AgentResult:
-    return AgentResult(agent, accuracy, relaxed, None, Verdict.ERROR,
-                       time.perf_counter() - start,
-                       reason=f"{what} LP: {sol.status.value} ({sol.message})")
+def _failed(what: str, sol: LpSolution) -> str:
+    return f"the {what} LP did not solve ({sol.status.value}: {sol.message})"
 
 
 # HiGHS's default feasibility tolerances (1e-7) are coarser than the default verdict
@@ -129,94 +128,160 @@ def _rr_candidate(lambdas: Sequence[float], gain: np.ndarray, party: int, worst:
     return min(values), (rules[0] if party == 0 else np.stack(rules))
 
 
-def _feasible_value(sol: LpSolution, built: BuiltLp, label_gains: np.ndarray,
-                    lambdas: Sequence[float], worst: bool) -> float:
-    """The accuracy of a protocol that is exactly feasible, made from the relaxed solution.
+@dataclass
+class _Floats:
+    """The float computations of one (agent, accuracy), on gains normalised to [0, 1]."""
 
-    theta is clipped at 0 and each corner's weights normalised over the labels; since the
-    corners are the columns of P_RR and P_RR 1 = 1, every input's labels then sum to 1.
-    A `gap` is claimed only when such a protocol beats the candidate: a witness, not noise.
-    """
-    factors = [rr_channel(lam) for lam in lambdas]
-    theta = np.clip(np.stack([sol.x[b] for b in built.blocks], axis=1), 0.0, None)
-    total = theta.sum(axis=1)
-    theta[total <= 0, 0] = 1.0
-    theta /= theta.sum(axis=1, keepdims=True)
-    per_input = (kron_apply(factors, theta) * label_gains).sum(axis=1)
-    return float(per_input.min() if worst else per_input.mean())
+    relaxed: float | None = None
+    rr: float | None = None
+    rule: np.ndarray | None = None
+    mu: np.ndarray | None = None
+    pi: np.ndarray | None = None
+    theta: np.ndarray | None = None  # the relaxed LP's corner weights theta[s, label]
+    failure: str = ""
+
+
+def float_lps_fit(lambdas: Sequence[float]) -> bool:
+    """Whether the corner points' entries stay above what HiGHS keeps (1/(1+lambda) >=
+    1e-12: epsilon up to about 27.6); beyond, the verdict is settled exactly."""
+    return all(1.0 / (1.0 + lam) >= SMALL_MATRIX_VALUE for lam in lambdas)
+
+
+def _float_pass(lambdas: Sequence[float], gain: np.ndarray, label_gains: np.ndarray,
+                party: int, worst: bool, options: VerifyOptions,
+                feasibility_tol: float | None = None) -> _Floats:
+    """The relaxed LP (upper bound) and RR with its optimal rule (candidate), in floats."""
+    out = _Floats()
+    built = relaxed_lp(label_gains, [corner_family(lambdas)], worst, options.form)
+    relaxed = _solve(built, options, feasibility_tol)
+    if relaxed.optimal:
+        out.relaxed = relaxed.objective
+        out.mu = relaxed.row_duals[built.input_rows]
+        out.pi = -relaxed.row_duals[built.worst_rows] if worst else None
+        out.theta = np.stack([relaxed.x[b] for b in built.blocks], axis=1)
+    else:
+        out.failure = _failed("relaxed", relaxed)
+    candidate = _rr_candidate(lambdas, gain, party, worst, options, feasibility_tol)
+    if isinstance(candidate, LpSolution):
+        out.failure = "; ".join(f for f in (out.failure, _failed(
+            "randomized-response worst-case", candidate)) if f)
+    else:
+        out.rr, out.rule = candidate
+    return out
+
+
+def _floats(lambdas: Sequence[float], gain: np.ndarray, label_gains: np.ndarray, party: int,
+            worst: bool, options: VerifyOptions) -> tuple[_Floats, Verdict, str]:
+    """The float pass, solved again with tight tolerances unless it agrees at first."""
+    floats = _float_pass(lambdas, gain, label_gains, party, worst, options)
+    verdict, why = _judge(floats, options.tol)
+    if verdict is not Verdict.OPTIMAL:
+        tight = _float_pass(lambdas, gain, label_gains, party, worst, options,
+                            TIGHT_FEASIBILITY)
+        again, why_again = _judge(tight, options.tol)
+        if tight.relaxed is not None and tight.rr is not None or again is Verdict.OPTIMAL:
+            floats, verdict, why = tight, again, why_again
+    return floats, verdict, why
+
+
+def _judge(floats: _Floats, tol: float) -> tuple[Verdict, str]:
+    """judge() on normalised values, with a reason a user can read."""
+    if floats.relaxed is None or floats.rr is None:
+        return Verdict.ERROR, floats.failure or "no value"
+    verdict, why = judge(floats.relaxed, floats.rr, tol)
+    if verdict is Verdict.GAP:
+        why = (f"the float LPs differ by {floats.relaxed - floats.rr:.3g} of the gain's "
+               "range")
+    elif verdict is Verdict.ERROR:
+        why = (f"the float upper bound is below randomized response by "
+               f"{floats.rr - floats.relaxed:.3g} of the gain's range (a numerical failure)")
+    return verdict, why
 
 
 def verify_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
                  options: VerifyOptions) -> AgentResult:
+    """One (agent, accuracy): the float LPs on the gains normalised to [0, 1] (so that no
+    decision depends on the scale of the gains: the tolerance is relative to their range),
+    settled exactly (settle.py) whenever they do not agree."""
     start = time.perf_counter()
     table = tabulate(spec, agent)
     check_limit(spec.source, _agent_nonzeros(spec, agent, options, len(table.outputs)),
                 options, f"parties = {spec.parties} and {len(table.outputs)} outputs")
-    gain = table.gain
+    lo, span = float(np.min(table.gain)), float(np.ptp(table.gain))
+    unit = (table.gain - lo) / span if span > 0 else np.zeros_like(table.gain)
     worst = accuracy is Accuracy.WORST
     lambdas = spec.lambdas
-    if agent.party == 0:
-        label_gains = gain
+    label_gains = unit if agent.party == 0 else party_label_gains(unit, agent.party)[0]
+
+    if float_lps_fit(lambdas):
+        floats, verdict, why = _floats(lambdas, unit, label_gains, agent.party, worst, options)
     else:
-        label_gains, _ = party_label_gains(gain, agent.party)
-
-    # Upper bound: the relaxed protocol LP over the corner points.
-    built = relaxed_lp(label_gains, [corner_family(lambdas)], worst, options.form)
-    relaxed = _solve(built, options)
-    if not relaxed.optimal:
-        return _failure(agent.name, accuracy.value, start, "relaxed", relaxed)
-    # Candidate: randomized response with its optimal decision rule.
-    candidate = _rr_candidate(lambdas, gain, agent.party, worst, options)
-    if isinstance(candidate, LpSolution):
-        return _failure(agent.name, accuracy.value, start, "randomized-response worst-case",
-                        candidate, relaxed.objective)
-    value, rule = candidate
-    verdict, reason = judge(relaxed.objective, value, options.tol)
-
+        floats, verdict = _Floats(), Verdict.ERROR
+        why = ("a privacy level is beyond what a float LP keeps (1/(1+lambda) below "
+               f"{SMALL_MATRIX_VALUE:g})")
+    scale = span if span > 0 else 1.0
+    relaxed = None if floats.relaxed is None else lo + scale * floats.relaxed
+    value = None if floats.rr is None else lo + scale * floats.rr
+    method, reason, extra, rule = METHOD_LP, "", {}, floats.rule
     if verdict is not Verdict.OPTIMAL:
-        # Solve again with tighter feasibility tolerances before claiming anything.
-        tight = _solve(built, options, TIGHT_FEASIBILITY)
-        again = _rr_candidate(lambdas, gain, agent.party, worst, options, TIGHT_FEASIBILITY)
-        if tight.optimal and not isinstance(again, LpSolution):
-            relaxed, (value, rule) = tight, again
-            verdict, reason = judge(relaxed.objective, value, options.tol)
-    if verdict is Verdict.GAP:
-        witness = _feasible_value(relaxed, built, label_gains, lambdas, worst)
-        if witness - value > options.tol:
-            reason = (f"a feasible DP protocol (the relaxed LP's solution, repaired) reaches "
-                      f"{witness:.12g}, beating randomized response by {witness - value:.3g}")
-        else:
-            verdict = Verdict.ERROR
-            reason = (f"undecided: the LPs differ by {relaxed.objective - value:.3g}, within "
-                      f"the solver's accuracy, and no feasible protocol found beats "
-                      f"randomized response by more than --tol")
-    mu = relaxed.row_duals[built.input_rows]
-    pi = -relaxed.row_duals[built.worst_rows] if worst else None
-
-    extra: dict = {}
+        hint = AgentResult(agent.name, accuracy.value, relaxed, value, verdict, 0.0,
+                           rule=floats.rule, pi=floats.pi)
+        witness = None if floats.theta is None else (floats.theta, worst)
+        settled = settle(spec, agent, accuracy, options, why, span, witness, hint)
+        verdict, reason, method = settled.verdict, settled.reason, METHOD_PROOF
+        relaxed, value = settled.relaxed, settled.rr
+        extra["proof"] = settled.proof
+        rule = settled.rule if settled.rule is not None else rule
+    elif _imprecise(relaxed, value, span):
+        # The floats are accurate to about 1e-9 of the gains' range; a value near 0 needs
+        # the exact certificate for its digits (the verdict stands either way).
+        why = ("the value is small beside the gains' range, so the float LPs give few of "
+               "its digits")
+        settled = settle(spec, agent, accuracy, options, why, span)
+        if settled.verdict is Verdict.OPTIMAL:
+            reason, method = settled.reason, METHOD_PROOF
+            relaxed, value = settled.relaxed, settled.rr
+            extra["proof"] = settled.proof
+            rule = settled.rule if settled.rule is not None else rule
     if options.grid >= 2 or options.samples > 0:
-        interior = _interior_check(spec, label_gains, worst, relaxed.objective, options)
-        interior_verdict = interior.pop("verdict", None)
-        note = interior.pop("note", "")
-        extra.update(interior)
+        extra.update(_interior(spec, agent, accuracy, label_gains, worst, floats.relaxed,
+                               options, span))
+        interior_verdict = extra.pop("verdict", None)
+        note = extra.pop("note", "")
         if interior_verdict is not None:
             verdict = worst_verdict([verdict, interior_verdict])
-            reason = "; ".join(r for r in (reason, note) if r)
-    result = AgentResult(agent.name, accuracy.value, relaxed.objective, value, verdict,
+        reason = "; ".join(r for r in (reason, note) if r)
+    result = AgentResult(agent.name, accuracy.value, relaxed, value, verdict,
                          time.perf_counter() - start, reason=reason, rule=rule,
-                         outputs=table.outputs, mu=mu, pi=pi, extra=extra)
-    if options.certify:
+                         outputs=table.outputs, mu=_in_units(floats, lo, scale), pi=floats.pi,
+                         method=method, extra=extra)
+    if options.certify and "proof" not in extra:
         from dpverify.verify.certify import proof_for  # lazy: exact arithmetic only when asked
 
-        # The certificate is an independent, exactly checked proof; the float rule is a hint.
-        proof = proof_for(spec, agent, accuracy, result, options)
-        extra["proof"] = proof
-        if proof.get("status") == "proved-optimal" and verdict is not Verdict.OPTIMAL:
-            result = dataclasses.replace(
-                result, verdict=Verdict.OPTIMAL,
-                reason=f"the float LPs disagree ({reason}); the exact certificate proves "
-                       "optimality")
+        extra["proof"] = proof_for(spec, agent, accuracy, result, options)
     return result
+
+
+# Below this fraction of the gains' range, a value's float digits are too few (the LPs are
+# accurate to about 1e-9 of the range; a value should carry 6 significant digits).
+IMPRECISE_FRACTION = 1e-3
+
+
+def _imprecise(relaxed: float | None, value: float | None, span: float) -> bool:
+    if relaxed is None or value is None or span <= 0:
+        return False
+    return min(abs(relaxed), abs(value)) < IMPRECISE_FRACTION * span
+
+
+def _in_units(floats: _Floats, lo: float, span: float) -> np.ndarray | None:
+    """The relaxed LP's duals mu for the user's gains w = lo + span w': mu = span mu' +
+    lo pi (pi uniform for the average). The corner inequalities and sum(mu) = optimum carry
+    over by linearity (theory.md, "Certificates")."""
+    if floats.mu is None:
+        return None
+    n = floats.mu.shape[0]
+    prior = floats.pi if floats.pi is not None else np.full(n, 1.0 / n)
+    return span * floats.mu + lo * prior
 
 
 def interior_families(lambdas: Sequence[float], options: VerifyOptions) -> list[PointFamily]:
@@ -235,39 +300,64 @@ def interior_families(lambdas: Sequence[float], options: VerifyOptions) -> list[
     return families
 
 
-def _interior_check(spec: MultipartySpec, label_gains: np.ndarray, worst: bool,
-                    corner_optimum: float, options: VerifyOptions) -> dict:
-    """The relaxed LP over grid / sampled rank-one points, against the corner optimum.
+def _interior(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
+              label_gains: np.ndarray, worst: bool, corner_optimum: float | None,
+              options: VerifyOptions, span: float) -> dict:
+    """The relaxed LP over grid / sampled rank-one points, against the corner optimum
+    (normalised units inside; the reported interior optimum is in the user's units).
 
     KOV's corner lemma: the corners generate the cone of rank-one DP tensors, so no point
-    can raise the optimum. A rise beyond the tolerance would contradict it: verdict `gap`.
+    can raise the optimum. A float rise beyond the tolerance is settled exactly: the exact
+    certificate's bound holds for every rank-one DP point, so it refutes the rise, or an
+    exact witness confirms it (settle.py); else the verdict is `error` (undecided).
     """
+    lo = float(np.min(tabulate(spec, agent).gain))
+    scale = span if span > 0 else 1.0
     built = relaxed_lp(label_gains, interior_families(spec.lambdas, options), worst,
                        options.form)
     sol = _solve(built, options)
-    if not sol.optimal:
-        return {"interior_optimum": None, "verdict": Verdict.ERROR,
-                "note": f"interior-point LP: {sol.status.value} ({sol.message})"}
-    out: dict = {"interior_optimum": sol.objective,
-                 "interior_points": {"grid": options.grid, "samples": options.samples,
-                                     "seed": options.seed}}
-    rise = sol.objective - corner_optimum
-    if abs(rise) > options.tol:  # solve both again, tighter, before claiming anything
+    agrees = sol.optimal and corner_optimum is not None and \
+        abs(sol.objective - corner_optimum) <= options.tol
+    if not agrees:  # solve again, tighter; keep the first answer if the second fails
         tight = _solve(built, options, TIGHT_FEASIBILITY)
-        corners = relaxed_lp(label_gains, [corner_family(spec.lambdas)], worst, options.form)
-        tight_corners = _solve(corners, options, TIGHT_FEASIBILITY)
-        if tight.optimal and tight_corners.optimal:
-            out["interior_optimum"] = tight.objective
-            rise = tight.objective - tight_corners.objective
-    if rise > options.tol:
-        out["verdict"] = Verdict.GAP
-        out["note"] = (f"interior rank-one points raise the relaxed optimum by {rise:.3g}: "
-                       "this would contradict the corner lemma of Kairouz-Oh-Viswanath")
-    elif rise < -options.tol:
-        out["verdict"] = Verdict.ERROR
-        out["note"] = (f"the LP with more points has a smaller optimum (by {-rise:.3g}): "
-                       "a numerical failure")
+        sol = tight if tight.optimal or not sol.optimal else sol
+    out: dict = {"interior_points": {"grid": options.grid, "samples": options.samples,
+                                     "seed": options.seed},
+                 "interior_optimum": lo + scale * sol.objective if sol.optimal else None}
+    if sol.optimal and corner_optimum is not None and \
+            abs(sol.objective - corner_optimum) <= options.tol:
+        return out
+    if not sol.optimal:  # no float interior optimum: the certificate bounds every point
+        why = f"interior points: {_failed('interior-point', sol)}"
+        settled = settle(spec, agent, accuracy, options, why, span)
+        if settled.verdict is Verdict.OPTIMAL:
+            out["note"] = (f"{why}; the exact certificate bounds every rank-one DP point by "
+                           "the corner optimum")
+        else:
+            out.update(verdict=settled.verdict, note=settled.reason)
+        return out
+    # a rise (or a fall) in floats: settle it exactly
+    columns = np.stack([sol.x[b] for b in built.blocks], axis=1)
+    if len(built.blocks) != label_gains.shape[1] or not interior_is_product(options):
+        theta = None
+    else:
+        points = interior_families(spec.lambdas, options)[0].dense()
+        theta = corner_weights(spec.lambdas, points @ columns)
+    why = "interior points moved the float relaxed optimum"
+    settled = settle(spec, agent, accuracy, options, why, span,
+                     None if theta is None else (theta, worst))
+    if settled.verdict is Verdict.OPTIMAL:
+        out["note"] = (f"interior points: a float rise of "
+                       f"{scale * (sol.objective - (corner_optimum or 0.0)):.3g} is refuted: "
+                       "the exact certificate bounds every rank-one DP point")
+    else:
+        out.update(verdict=settled.verdict, note=f"interior points: {settled.reason}")
     return out
+
+
+def interior_is_product(options: VerifyOptions) -> bool:
+    """Whether the interior points are one product family (a grid, no samples)."""
+    return options.grid >= 2 and options.samples == 0
 
 
 def verify_multiparty(spec: MultipartySpec, options: VerifyOptions) -> ProblemResult:

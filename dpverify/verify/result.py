@@ -75,6 +75,7 @@ class AgentResult:
     outputs: tuple = ()
     mu: np.ndarray | None = None  # the relaxed LP's duals (float): an upper-bound witness
     pi: np.ndarray | None = None
+    method: str = "lp"  # what decided the verdict: "lp" (float LPs agree), "proof" (exact)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -92,7 +93,7 @@ class AgentResult:
         out: dict[str, Any] = {
             "agent": self.agent, "accuracy": self.accuracy,
             "relaxed_optimum": _num(self.relaxed_optimum), "rr_value": _num(self.rr_value),
-            "gap": _num(self.gap), "verdict": self.verdict.value,
+            "gap": _num(self.gap), "verdict": self.verdict.value, "method": self.method,
             "seconds": round(self.seconds, 4),
         }
         if self.reason:
