@@ -31,9 +31,14 @@ run: $(STAMP)
 test: $(TEST_STAMP)
 	$(BIN)/python -m pytest -q
 
-lint: $(TEST_STAMP)
-	$(BIN)/pip install --quiet ruff mypy
-	$(BIN)/ruff check dpverify tests
+DEV_STAMP := $(VENV)/.installed-dev
+
+$(DEV_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[test,dask,dev]'
+	touch $@ $(TEST_STAMP) $(STAMP)
+
+lint: $(DEV_STAMP)
+	$(BIN)/ruff check dpverify tests benchmarks
 	$(BIN)/mypy dpverify
 
 bench: $(STAMP)

@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import math
 import re
-import sys
 from dataclasses import dataclass
 from fractions import Fraction
 
 from flint import arb, ctx, fmpq
 
+from dpverify.spec.numbers import unlimited_int_digits
 from dpverify.spec.tables import tabulate
 
 FORMAT = "dpverify-certificate/1"
@@ -56,14 +56,11 @@ class CheckResult:
 
 def check_certificate(spec, cert: dict) -> CheckResult:
     """Check `cert` against `spec` exactly. Raises CertificateFormatError when malformed."""
-    old = sys.get_int_max_str_digits()
-    sys.set_int_max_str_digits(0)  # exact rationals may exceed the 4300-digit default
-    try:
-        return _check(spec, cert)
-    except _Fail as exc:
-        return CheckResult(False, str(exc))
-    finally:
-        sys.set_int_max_str_digits(old)
+    with unlimited_int_digits():  # exact rationals may exceed the 4300-digit default
+        try:
+            return _check(spec, cert)
+        except _Fail as exc:
+            return CheckResult(False, str(exc))
 
 
 # ------------------------------------------------------------------ parsing
@@ -163,11 +160,22 @@ def _show(x: Fraction) -> str:
 
 
 def _check(spec, cert: dict) -> CheckResult:
+    """The steps, in order; each raises _Fail (or CertificateFormatError) on the first
+    problem it finds."""
+    agent, accuracy, status, upper, lower = _header(spec, cert)
+    outputs, gain = _gain_table(spec, cert, agent)
+    up, lo = _lambdas(spec, upper, lower)
+    bound = _upper_bound(spec, agent, accuracy, upper, up, outputs, gain)
+    value = _lower_bound(spec, agent, accuracy, lower, lo, gain)
+    return _status(spec, status, value, bound, up, lo)
+
+
+def _header(spec, cert: dict):
+    """The format, and the problem, agent and accuracy the certificate is about."""
     if not isinstance(cert, dict):
         raise CertificateFormatError("a certificate is a JSON object")
     if cert.get("format") != FORMAT:
         raise CertificateFormatError(f"`format` must be {FORMAT!r}")
-    k, n = spec.parties, 1 << spec.parties
     problem = _get(cert, "problem", str, "")
     if problem != spec.name:
         raise _Fail(f"the certificate is for problem {problem!r}, the spec is {spec.name!r}")
@@ -175,15 +183,17 @@ def _check(spec, cert: dict) -> CheckResult:
     agents = {a.name: a for a in spec.agents}
     if agent_name not in agents:
         raise _Fail(f"no agent {agent_name!r} in the spec (agents: {', '.join(agents)})")
-    agent = agents[agent_name]
     accuracy = _get(cert, "accuracy", str, "")
     if accuracy not in ("average", "worst"):
         raise CertificateFormatError("`accuracy` must be 'average' or 'worst'")
     status = _get(cert, "status", str, "")
-    upper = _get(cert, "upper", dict, "")
-    lower = _get(cert, "lower", dict, "")
+    return (agents[agent_name], accuracy, status, _get(cert, "upper", dict, ""),
+            _get(cert, "lower", dict, ""))
 
-    # the gain table, recomputed from the spec
+
+def _gain_table(spec, cert: dict, agent) -> tuple[list[Fraction], list[list[Fraction]]]:
+    """The certificate's outputs and gain table must be the spec's, recomputed here."""
+    k, n = spec.parties, 1 << spec.parties
     table = tabulate(spec, agent)
     m = len(table.outputs)
     outputs = [_q(y, f"outputs[{j}]") for j, y in enumerate(_get(cert, "outputs", list, ""))]
@@ -196,8 +206,14 @@ def _check(spec, cert: dict) -> CheckResult:
             if gain[x][j] != table.gain_exact[x][j]:
                 raise _Fail(f"gain[{x}][{j}] = {gain[x][j]} but the spec gives "
                             f"{table.gain_exact[x][j]} (input {x:0{k}b}, output {outputs[j]})")
+    return outputs, gain
 
-    # lambdas: exactly the spec's, or a rigorous bracket of e^eps
+
+def _lambdas(spec, upper: dict, lower: dict) -> tuple[list[Fraction], list[Fraction]]:
+    """upper.lambdas >= the spec's lambdas (the DP cone only grows, so the bound holds) and
+    1 <= lower.lambdas <= the spec's (RR at them is DP): exactly the spec's when they are
+    rational, else a rigorous bracket of e^eps, decided with arb intervals."""
+    k = spec.parties
     up = _vector(upper, "lambdas", k, "upper.")
     lo = _vector(lower, "lambdas", k, "lower.")
     for i in range(k):
@@ -207,16 +223,24 @@ def _check(spec, cert: dict) -> CheckResult:
             if up[i] != spec.lambdas_exact[i] or lo[i] != spec.lambdas_exact[i]:
                 raise _Fail(f"lambdas[{i}]: upper {up[i]}, lower {lo[i]}, but the spec's "
                             f"lambda is {spec.lambdas_exact[i]}")
-        else:
-            eps = spec.epsilons_exact[i]
-            if _compare_exp(lo[i], eps) not in (-1, 0):
-                raise _Fail(f"lower.lambdas[{i}] = {_show(lo[i])} is not <= e^{eps} "
-                            f"(epsilon of party {i + 1}): outside the bracket")
-            if _compare_exp(up[i], eps) not in (0, 1):
-                raise _Fail(f"upper.lambdas[{i}] = {_show(up[i])} is not >= e^{eps} "
-                            f"(epsilon of party {i + 1}): outside the bracket")
+            continue
+        eps = spec.epsilons_exact[i]
+        if _compare_exp(lo[i], eps) not in (-1, 0):
+            raise _Fail(f"lower.lambdas[{i}] = {_show(lo[i])} is not <= e^{eps} "
+                        f"(epsilon of party {i + 1}): outside the bracket")
+        if _compare_exp(up[i], eps) not in (0, 1):
+            raise _Fail(f"upper.lambdas[{i}] = {_show(up[i])} is not >= e^{eps} "
+                        f"(epsilon of party {i + 1}): outside the bracket")
+    return up, lo
 
-    # upper bound: prior, mu and every corner inequality (C)
+
+def _upper_bound(spec, agent, accuracy: str, upper: dict, up: list[Fraction],
+                 outputs: list[Fraction], gain: list[list[Fraction]]) -> Fraction:
+    """prior a distribution (uniform for the average), bound = sum(mu), and for every
+    corner s and label l the inequality (C): sum_x T_s[x] mu[x] >= sum_x T_s[x] prior[x]
+    gain(x, l). For a party, gain(x, (y0, y1)) = w(f(x), y_{x_i}), so the right-hand side
+    of (y0, y1) is that of y0 over {x_i = 0} plus that of y1 over {x_i = 1}."""
+    k, n, m = spec.parties, 1 << spec.parties, len(outputs)
     prior = _vector(upper, "prior", n, "upper.")
     mu = _vector(upper, "mu", n, "upper.")
     bound = _q(_get(upper, "bound", (str, int), "upper."), "upper.bound")
@@ -227,18 +251,8 @@ def _check(spec, cert: dict) -> CheckResult:
     total_mu = sum(mu, Fraction(0))
     if total_mu != bound:
         raise _Fail(f"upper.bound = {_show(bound)} but sum(mu) = {_show(total_mu)}")
-    labels: list[tuple[int, ...]]
-    if agent.party == 0:
-        labels = [(j,) for j in range(m)]
-        parts = [list(range(n))]  # rhs(l) = sum over all x of prior * gain(x, y_l)
-    else:
-        # party i: label (y0, y1), gain(x, (y0, y1)) = w(f(x), y_{x_i}); by linearity the
-        # rhs of (y0, y1) is the rhs of y0 over {x_i = 0} plus the rhs of y1 over {x_i = 1}
-        own = [(x >> (k - agent.party)) & 1 for x in range(n)]
-        labels = [(a, b) for a in range(m) for b in range(m)]
-        parts = [[x for x in range(n) if own[x] == 0], [x for x in range(n) if own[x] == 1]]
+    parts = _label_parts(k, agent.party)
     pq = [(v.numerator, v.denominator) for v in up]
-    rhs_vectors: list[list[list[int]]] = []  # [part][y][s]: exact numerators over den
     flat = list(mu)
     for part in parts:
         for y in range(m):
@@ -248,23 +262,39 @@ def _check(spec, cert: dict) -> CheckResult:
             flat.extend(vec)
     ints, den = _common(flat)
     lhs = _corner_sums(pq, ints[:n])
-    pos = n
-    for part in parts:
-        rhs_vectors.append([])
-        for y in range(m):
-            rhs_vectors[-1].append(_corner_sums(pq, ints[pos:pos + n]))
-            pos += n
+    # rhs[p][y][s]: sum_x W_s[x] prior[x] gain(x, y) over part p, numerators over den
+    rhs = [[_corner_sums(pq, ints[n * (1 + p * m + y):n * (2 + p * m + y)]) for y in range(m)]
+           for p in range(len(parts))]
+    labels = [(j,) for j in range(m)] if agent.party == 0 else \
+        [(a, b) for a in range(m) for b in range(m)]
     for label in labels:
         for s in range(n):
-            rhs = sum(rhs_vectors[p][y][s] for p, y in enumerate(label))
-            if lhs[s] < rhs:
+            right = sum(rhs[p][y][s] for p, y in enumerate(label))
+            if lhs[s] < right:
                 scale = den * math.prod(p + q for p, q in pq)
                 name = ", ".join(str(outputs[y]) for y in label)
                 raise _Fail(f"corner inequality fails at corner s = {s:0{k}b}, label ({name}): "
                             f"sum_x T_s mu = {_show(Fraction(lhs[s], scale))} < "
-                            f"sum_x T_s prior gain = {_show(Fraction(rhs, scale))}")
+                            f"sum_x T_s prior gain = {_show(Fraction(right, scale))}")
+    return bound
 
-    # lower bound: RR at lower.lambdas with the decision rule, its accuracy recomputed
+
+def _label_parts(k: int, party: int) -> list[list[int]]:
+    """The inputs each part of a label ranges over: all of them for the observer; those
+    with own bit 0, then 1, for party i."""
+    n = 1 << k
+    if party == 0:
+        return [list(range(n))]
+    own = [(x >> (k - party)) & 1 for x in range(n)]
+    return [[x for x in range(n) if own[x] == b] for b in (0, 1)]
+
+
+def _lower_bound(spec, agent, accuracy: str, lower: dict, lo: list[Fraction],
+                 gain: list[list[Fraction]]) -> Fraction:
+    """RR at lower.lambdas with the decision rule (rows distributions), its accuracy
+    recomputed here: acc[x] = sum_y gain[x][y] sum_tau P[x, tau] Q_b[tau, y] (b the party's
+    own bit), then the mean (average) or the minimum (worst); it must equal lower.value."""
+    k, n, m = spec.parties, 1 << spec.parties, len(gain[0])
     raw = _get(lower, "decision", list, "lower.")
     if agent.party == 0:
         rules = [_matrix(raw, n, m, "lower.decision")]
@@ -280,15 +310,11 @@ def _check(spec, cert: dict) -> CheckResult:
                             f"(entries >= 0 summing to 1): sums to {sum(row)}")
     pq_lo = [(v.numerator, v.denominator) for v in lo]
     scale_lo = math.prod(p + q for p, q in pq_lo)
-    mixed = []  # mixed[b][y][x] = sum_tau P[x, tau] Q_b[tau, y] (numerators over den_q*scale)
-    flat = [q for rule in rules for row in rule for q in row]
-    ints, den_q = _common(flat)
-    for b in range(len(rules)):
-        per_y = []
-        for y in range(m):
-            column = [ints[(b * n + tau) * m + y] for tau in range(n)]
-            per_y.append(_corner_sums(pq_lo, column))  # P symmetric: P[x,tau] = P[tau,x]
-        mixed.append(per_y)
+    ints, den_q = _common([q for rule in rules for row in rule for q in row])
+    # mixed[b][y][x] = sum_tau P[x, tau] Q_b[tau, y] (numerators over den_q * scale_lo);
+    # P is symmetric, so the corner sums of a column of Q give it
+    mixed = [[_corner_sums(pq_lo, [ints[(b * n + tau) * m + y] for tau in range(n)])
+              for y in range(m)] for b in range(len(rules))]
     acc: list[Fraction] = []
     for x in range(n):
         b = 0 if agent.party == 0 else (x >> (k - agent.party)) & 1
@@ -299,8 +325,12 @@ def _check(spec, cert: dict) -> CheckResult:
     if declared != value:
         raise _Fail(f"lower.value = {_show(declared)} but the decision rule's {accuracy} "
                     f"accuracy under randomized response is {_show(value)}")
+    return value
 
-    # status
+
+def _status(spec, status: str, value: Fraction, bound: Fraction, up: list[Fraction],
+            lo: list[Fraction]) -> CheckResult:
+    """value <= bound always; `proved-optimal` needs exact lambdas and value == bound."""
     if status not in STATUSES:
         raise _Fail(f"status {status!r} proves nothing (expected one of {', '.join(STATUSES)})")
     if value > bound:

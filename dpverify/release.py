@@ -18,7 +18,7 @@ import numpy as np
 
 from dpverify.errors import InputError, SizeLimitError
 from dpverify.spec.numbers import NumberError, parse_exact
-from dpverify.theory.geometric import (
+from dpverify.theory.release import (
     MAX_JOINT_ENTRIES,
     ReleaseCheck,
     ReleasePlan,

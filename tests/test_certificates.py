@@ -158,7 +158,8 @@ def test_all_lambdas_one():
 @pytest.mark.parametrize("accuracy", ["average", "worst"])
 def test_some_lambdas_one(accuracy):
     spec = _spec('[problem]\nparties = 3\nlambda = ["1", "3", "1"]\n[observer]\n'
-                 'function = "majority"\n[[party]]\nindex = 1\nfunction = { expr = "x1 + x2 + x3" }\n'
+                 'function = "majority"\n[[party]]\nindex = 1\n'
+                 'function = { expr = "x1 + x2 + x3" }\n'
                  'gain = "-abs"\n')
     for agent in spec.agents:
         cert, _ = _certify_and_check(spec, agent, accuracy)

@@ -76,7 +76,8 @@ def test_written_tolerance() -> None:
 
 
 def test_expectation_literals() -> None:
-    text = PROBLEM + "\n[expect.observer]\naverage = 0.5493  # rounded\n[expect.party.1]\nworst = 1\n"
+    text = (PROBLEM + "\n[expect.observer]\naverage = 0.5493  # rounded\n"
+            "[expect.party.1]\nworst = 1\n")
     assert expectation_literals(text) == {("observer", "average"): "0.5493",
                                           ("party:1", "worst"): "1"}
     assert expectation_literals("not [ toml") == {}

@@ -18,8 +18,9 @@ from hypothesis import strategies as st
 
 from dpverify.errors import SpecError
 from dpverify.spec import load, loads
-from dpverify.spec.count_loader import loads_mechanism, loss_table
+from dpverify.spec.count_loader import loads_mechanism
 from dpverify.spec.count_model import CountSpec, LossDef
+from dpverify.spec.losses import loss_table
 from dpverify.spec.model import Expectation
 
 PROBLEMS = Path(__file__).resolve().parent.parent / "problems" / "count"

@@ -19,12 +19,11 @@ import pytest
 from dpverify.errors import SizeLimitError
 from dpverify.lp import LpSolution, LpStatus, solve
 from dpverify.spec import loads
-from dpverify.spec.count_loader import loss_table
+from dpverify.spec.losses import loss_table, named_loss
 from dpverify.theory.geometric import (
     dp_violations,
     geometric_matrix,
     minimax_loss,
-    named_loss,
 )
 from dpverify.verify import count as count_module
 from dpverify.verify.count import (

@@ -7,6 +7,7 @@ import pytest
 
 from dpverify.lp import solve
 from dpverify.spec import loads
+from dpverify.spec.tables import tabulate
 from dpverify.theory.rr import random_rank_one, segment_grid
 from dpverify.verify.lps import PointFamily, relaxed_lp
 from dpverify.verify.multiparty import corner_family, interior_families, verify_multiparty
@@ -54,14 +55,15 @@ def test_random_points_are_rank_one_and_dp():
         t = col.reshape(2, 2)
         assert np.linalg.matrix_rank(t, tol=1e-12) == 1
         # DP in each coordinate: ratios within [1/lambda, lambda]
-        assert np.all(t[0] <= lams[0] * t[1] + 1e-12) and np.all(t[:, 0] <= lams[1] * t[:, 1] + 1e-12)
+        assert np.all(t[0] <= lams[0] * t[1] + 1e-12)
+        assert np.all(t[:, 0] <= lams[1] * t[:, 1] + 1e-12)
 
 
 def test_negative_control_points_outside_the_cone_raise_the_optimum():
     """The comparison catches a point set that is not lambda-DP: the same check that
     `--grid` runs must see the optimum rise when the points come from a larger lambda."""
     spec = loads(SPEC, source="<maj-3>")
-    gain = spec.tables["observer"].gain
+    gain = tabulate(spec, spec.agents[0]).gain
     corners = relaxed_lp(gain, [corner_family(spec.lambdas)], False)
     too_private = [lam * 3 for lam in spec.lambdas]
     outside = PointFamily(factors=tuple(segment_grid(lam, 3) for lam in too_private))

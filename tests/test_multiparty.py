@@ -27,6 +27,7 @@ from dpverify.errors import SizeLimitError, SolverError
 from dpverify.lp import LpSolution, LpStatus
 from dpverify.spec import loads
 from dpverify.spec.model import Accuracy
+from dpverify.spec.tables import tabulate
 from dpverify.theory.decision import rule_accuracy
 from dpverify.theory.rr import rr_matrix
 from dpverify.verify import multiparty
@@ -429,7 +430,8 @@ def test_backends_agree(text: str) -> None:
         # The cvxpy backend's duals follow the same convention: they certify its optimum.
         pi = np.full(n, 1.0 / n) if b.pi is None else b.pi
         agent = 0 if b.agent == "observer" else int(b.agent.split(":")[1])
-        G = label_gains(spec.tables[b.agent].gain, agent, spec.parties)
+        G = label_gains(tabulate(spec, spec.agents[[a.name for a in spec.agents]
+                                                   .index(b.agent)]).gain, agent, spec.parties)
         assert np.all((T.T @ b.mu)[:, None] >= T.T @ (pi[:, None] * G) - LP_TOL)
         assert b.mu.sum() == pytest.approx(b.relaxed_optimum, abs=LP_TOL)
 

@@ -22,7 +22,7 @@ from dpverify.cli import main
 from dpverify.errors import SizeLimitError, SpecError
 from dpverify.spec import load, loads
 from dpverify.spec.model import Accuracy, Expectation, MultipartySpec
-from dpverify.spec.tables import tabulate
+from dpverify.spec.tables import tabulate, tabulated
 
 HEAD = "[problem]\nparties = 3\nepsilon = 1.0\n"
 OBS = '[observer]\nfunction = "xor"\n'
@@ -456,7 +456,7 @@ def test_large_problems_load_fast_and_untabulated() -> None:
     spec = loads("[problem]\nparties = 20\nepsilon = 1\n"
                  '[observer]\nfunction = { expr = "sum(x) % 3" }\n')
     assert time.perf_counter() - start < 0.5
-    assert spec.tables == {}
+    assert tabulated(spec, spec.agents[0]) is None
 
 
 # --- garbage in, SpecError out ---------------------------------------------------------------

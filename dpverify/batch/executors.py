@@ -107,8 +107,8 @@ class Executor(ABC):
     def _submit(self, task: Task) -> tuple[cf.Future, Any]:
         """Start a task; its future and a handle for `_kill`."""
 
-    def _poll_starts(self, flights: dict[cf.Future, _Flight]) -> None:
-        """Record when tasks really started (if the executor can tell)."""
+    def _poll_starts(self, flights: dict[cf.Future, _Flight]) -> None:  # noqa: B027
+        """Record when tasks really started (if the executor can tell; a no-op here)."""
 
     @abstractmethod
     def _kill(self, late: list[_Flight], flights: dict[cf.Future, _Flight]) -> list[_Flight]:
@@ -123,10 +123,10 @@ class Executor(ABC):
         """Discard a broken pool; a description of how its workers died."""
         return ""
 
-    def _abort(self) -> None:
+    def _abort(self) -> None:  # noqa: B027 (optional hook: a no-op by default)
         """Stop everything in flight at once (Ctrl-C, or the caller stopped listening)."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 (optional hook: a no-op by default)
         """Release the workers."""
 
     def __enter__(self) -> Self:
@@ -400,7 +400,8 @@ def _one_thread(options: VerifyOptions) -> VerifyOptions:
 
 
 # -- choosing an executor --------------------------------------------------------------------
-_HOST = r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])"
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+_HOST = rf"(?:{_LABEL}(?:\.{_LABEL})*|\[[0-9A-Fa-f:.]+\])"
 _ADDRESS = re.compile(rf"(?:(?:tcp|tls|ws|wss)://)?(?P<host>{_HOST}):(?P<port>[0-9]{{1,5}})")
 
 

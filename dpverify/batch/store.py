@@ -13,6 +13,7 @@ Every sqlite3 failure (a locked, corrupt or unwritable store) becomes an InputEr
 from __future__ import annotations
 
 import contextlib
+import enum
 import json
 import os
 import sqlite3
@@ -31,7 +32,19 @@ BUSY_TIMEOUT = 10.0  # seconds to wait for another writer before calling the sto
 # problem) are deterministic for a given content, options and version, so a re-run skips
 # them. `timeout`, `crashed` and `failed` may not recur (a longer --timeout, more memory, a
 # fixed bug): they are stored, so `dpverify results` shows them, but a re-run retries them.
-DONE, INVALID, TIMEOUT, CRASHED, FAILED = "done", "invalid", "timeout", "crashed", "failed"
+class TaskStatus(enum.StrEnum):
+    """What became of one problem in a batch (stored as its string value)."""
+
+    DONE = "done"
+    INVALID = "invalid"
+    TIMEOUT = "timeout"
+    CRASHED = "crashed"
+    FAILED = "failed"
+
+
+DONE, INVALID, TIMEOUT, CRASHED, FAILED = (TaskStatus.DONE, TaskStatus.INVALID,
+                                           TaskStatus.TIMEOUT, TaskStatus.CRASHED,
+                                           TaskStatus.FAILED)
 STATUSES = (DONE, INVALID, TIMEOUT, CRASHED, FAILED)
 FINAL_STATUSES = (DONE, INVALID)
 _FINAL_SQL = "('done', 'invalid')"

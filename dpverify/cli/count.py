@@ -44,7 +44,7 @@ def derive(file, tol, as_json, no_color):
     from dpverify.theory.geometric import derive as derive_mechanism
 
     spec = load_mechanism(file)
-    if spec.exact:
+    if spec.exact and spec.alpha_exact is not None:
         d = derive_mechanism(as_exact_array(spec.matrix), spec.alpha_exact)
     else:
         import numpy as np

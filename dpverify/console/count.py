@@ -134,7 +134,7 @@ def release_json(plan, released: list[int], answer: int, seed: int, check) -> di
             "arithmetic": "exact" if check.exact else "floating point",
             "marginals": [{"stage": j + 1, "geometric": ok, "max_error": err}
                           for j, (ok, err) in enumerate(zip(check.marginal_ok,
-                                                            check.marginal_error))],
+                                                            check.marginal_error, strict=False))],
             "subsets": [{"stages": [s + 1 for s in sub.stages], "promised_alpha": sub.promised,
                          "measured_alpha": sub.measured, "ok": sub.ok}
                         for sub in check.subsets],
@@ -171,7 +171,7 @@ def print_release(console: Console, plan, released: list[int], answer: int, seed
     marg = Table(show_edge=False, pad_edge=False)
     for col in ("stage", "alpha", "G_1 T_1 ... T_(j-1) = G_alpha_j", "max difference"):
         marg.add_column(col, justify="right")
-    for j, (ok, err) in enumerate(zip(check.marginal_ok, check.marginal_error)):
+    for j, (ok, err) in enumerate(zip(check.marginal_ok, check.marginal_error, strict=False)):
         marg.add_row(str(j + 1), show_number(plan.alphas[j]), _ok(ok), f"{err:.1e}")
     print_table(console, marg)
     console.print()

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import time
 import warnings
+from typing import Any
 
 import numpy as np
 
 from dpverify.lp.model import LinearProgram, LpSolution, LpStatus
+from dpverify.lp.quiet import stdout_to_devnull
 
 
 def _status_table():
@@ -29,20 +31,14 @@ def _status_table():
     }
 
 
-def solve_cvxpy(lp: LinearProgram, *, time_limit: float | None = None,
-                feasibility_tol: float | None = None) -> LpSolution:
-    import cvxpy as cp
-
-    from dpverify.lp.highs import _stdout_to_devnull
-
-    start = time.perf_counter()
-    x = cp.Variable(lp.num_cols)
+def _row_constraints(lp: LinearProgram, x) -> list[tuple[np.ndarray, Any, str]]:
+    """The rows as three cvxpy constraints: equalities, `<=` rows and `>=` rows (a ranged
+    row is in the last two)."""
     A = lp.A.tocsr()
     eq = np.isfinite(lp.row_lower) & (lp.row_lower == lp.row_upper)
     up = np.isfinite(lp.row_upper) & ~eq
     lo = np.isfinite(lp.row_lower) & ~eq
-    groups = []  # (row indices, constraint, sign mapping cvxpy's dual to ours)
-    constraints = []
+    groups = []
     for mask, kind in ((eq, "eq"), (up, "up"), (lo, "lo")):
         rows = np.flatnonzero(mask)
         if rows.size == 0:
@@ -55,15 +51,28 @@ def solve_cvxpy(lp: LinearProgram, *, time_limit: float | None = None,
         else:
             con = block @ x >= lp.row_lower[rows]
         groups.append((rows, con, kind))
-        constraints.append(con)
-    for mask, kind in (
-        (np.isfinite(lp.col_lower), "lo"),
-        (np.isfinite(lp.col_upper), "up"),
-    ):
-        cols = np.flatnonzero(mask)
-        if cols.size:
-            constraints.append(x[cols] >= lp.col_lower[cols] if kind == "lo"
-                               else x[cols] <= lp.col_upper[cols])
+    return groups
+
+
+def _column_bounds(lp: LinearProgram, x) -> list[Any]:
+    out: list[Any] = []
+    lower = np.flatnonzero(np.isfinite(lp.col_lower))
+    upper = np.flatnonzero(np.isfinite(lp.col_upper))
+    if lower.size:
+        out.append(x[lower] >= lp.col_lower[lower])
+    if upper.size:
+        out.append(x[upper] <= lp.col_upper[upper])
+    return out
+
+
+def solve_cvxpy(lp: LinearProgram, *, time_limit: float | None = None,
+                feasibility_tol: float | None = None) -> LpSolution:
+    import cvxpy as cp
+
+    start = time.perf_counter()
+    x = cp.Variable(lp.num_cols)
+    groups = _row_constraints(lp, x)  # (row indices, constraint, kind)
+    constraints: list[Any] = [con for _, con, _ in groups] + _column_bounds(lp, x)
     objective = cp.Maximize(lp.c @ x) if lp.maximize else cp.Minimize(lp.c @ x)
     problem = cp.Problem(objective, constraints)
     options = {}
@@ -74,7 +83,7 @@ def solve_cvxpy(lp: LinearProgram, *, time_limit: float | None = None,
         options["dual_feasibility_tolerance"] = float(feasibility_tol)
     empty = np.zeros(0)
     try:
-        with _stdout_to_devnull(), warnings.catch_warnings():
+        with stdout_to_devnull(), warnings.catch_warnings():
             warnings.simplefilter("ignore")  # "Solution may be inaccurate": the status says it
             problem.solve(solver=cp.HIGHS, **options)
     except cp.error.SolverError as exc:

@@ -7,41 +7,18 @@ stdout, which must never reach a user's stdout (it would corrupt `--json`).
 
 from __future__ import annotations
 
-import contextlib
-import os
-import sys
 import threading
 import time
 
 import numpy as np
 
 from dpverify.lp.model import LinearProgram, LpSolution, LpStatus
+from dpverify.lp.quiet import stdout_to_devnull
 
 IPM_THRESHOLD = 20_000  # non-zeros above which HiGHS's interior point method is used
 SMALL_MATRIX_VALUE = 1e-12  # HiGHS drops smaller matrix entries; refuse such LPs instead
 _banner_lock = threading.Lock()
 _banner_done = False
-
-
-@contextlib.contextmanager
-def _stdout_to_devnull():
-    """Send file descriptor 1 to /dev/null (the banner is written by C++, not by Python)."""
-    sys.stdout.flush()
-    try:
-        saved = os.dup(1)
-    except OSError:  # no fd 1 at all: nothing to protect
-        yield
-        return
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        try:
-            os.dup2(devnull, 1)
-            yield
-        finally:
-            os.dup2(saved, 1)
-            os.close(devnull)
-    finally:
-        os.close(saved)
 
 
 def _new_highs():
@@ -52,7 +29,7 @@ def _new_highs():
         if _banner_done:
             h = highspy.Highs()
         else:
-            with _stdout_to_devnull():
+            with stdout_to_devnull():
                 h = highspy.Highs()
             _banner_done = True
     h.setOptionValue("output_flag", False)
@@ -85,29 +62,25 @@ def _model_status_table():
     }
 
 
-def solve_highs(
-    lp: LinearProgram, *, time_limit: float | None = None, threads: int | None = None,
-    feasibility_tol: float | None = None,
-) -> LpSolution:
-    """Solve `lp` with HiGHS; never raises for a solver failure, the status says it."""
-    import highspy
+def _failed(status: LpStatus, start: float, message: str) -> LpSolution:
+    empty = np.zeros(0)
+    return LpSolution(status, float("nan"), empty, empty, time.perf_counter() - start,
+                      "highs", message)
 
-    start = time.perf_counter()
-    h = _new_highs()
-    if threads is not None:
-        h.setOptionValue("threads", int(threads))
-    if time_limit is not None:
-        h.setOptionValue("time_limit", float(time_limit))
-    if feasibility_tol is not None:
-        for name in ("primal_feasibility_tolerance", "dual_feasibility_tolerance"):
-            h.setOptionValue(name, float(feasibility_tol))
-    first = lp.solver or ("ipm" if lp.nnz > IPM_THRESHOLD else "simplex")
-    # Measured on the relaxed LPs (k = 9, 10): interior point with crossover is 2-8x
-    # faster than dual simplex and still ends at a vertex (a basic optimal solution).
-    h.setOptionValue("solver", first)
+
+def _model(lp: LinearProgram):
+    """The HighsLp of `lp` (column-wise arrays); entries HiGHS cannot keep are zeroed when
+    the LP allows it (`drop_tiny`), else the LP is refused (None): HiGHS would silently drop
+    them and solve another LP."""
+    import highspy
 
     A = lp.A.tocsc()
     A.sort_indices()
+    data = A.data.astype(np.float64)
+    if A.nnz and float(np.abs(data).min()) < SMALL_MATRIX_VALUE:
+        if not lp.drop_tiny:
+            return None
+        data = np.where(np.abs(data) < SMALL_MATRIX_VALUE, 0.0, data)
     model = highspy.HighsLp()
     model.num_col_ = lp.num_cols
     model.num_row_ = lp.num_rows
@@ -122,28 +95,37 @@ def solve_highs(
     model.a_matrix_.num_row_ = lp.num_rows
     model.a_matrix_.start_ = A.indptr.astype(np.int32)
     model.a_matrix_.index_ = A.indices.astype(np.int32)
-    model.a_matrix_.value_ = A.data.astype(np.float64)
+    model.a_matrix_.value_ = data
+    return model
 
-    empty = np.zeros(0)
-    if lp.drop_tiny and A.nnz:
-        data = np.where(np.abs(A.data) < SMALL_MATRIX_VALUE, 0.0, A.data)
-        model.a_matrix_.value_ = data.astype(np.float64)
-    elif A.nnz and float(np.abs(A.data).min()) < SMALL_MATRIX_VALUE:
-        # HiGHS would silently drop these entries and solve a different LP.
-        return LpSolution(LpStatus.ERROR, float("nan"), empty, empty,
-                          time.perf_counter() - start, "highs",
-                          f"matrix entries below {SMALL_MATRIX_VALUE:g} (HiGHS would drop them)")
+
+def _configure(h, lp: LinearProgram, time_limit, threads, feasibility_tol) -> str:
+    """Set the options; returns the first algorithm tried."""
+    if threads is not None:
+        h.setOptionValue("threads", int(threads))
+    if time_limit is not None:
+        h.setOptionValue("time_limit", float(time_limit))
+    if feasibility_tol is not None:
+        for name in ("primal_feasibility_tolerance", "dual_feasibility_tolerance"):
+            h.setOptionValue(name, float(feasibility_tol))
+    # Measured on the relaxed LPs (k = 9, 10): interior point with crossover is 2-8x
+    # faster than dual simplex and still ends at a vertex (a basic optimal solution).
+    first = lp.solver or ("ipm" if lp.nnz > IPM_THRESHOLD else "simplex")
+    h.setOptionValue("solver", first)
     h.setOptionValue("small_matrix_value", SMALL_MATRIX_VALUE)
-    pass_status = h.passModel(model)
-    if pass_status == highspy.HighsStatus.kError:
-        return LpSolution(LpStatus.ERROR, float("nan"), empty, empty,
-                          time.perf_counter() - start, "highs", "passModel failed")
+    return first
+
+
+def _run(h, first: str):
+    """run(), with retries when the solve did not finish (seen: the worst-case RR LP at
+    lambda = 1000, k = 8, and the count post-processing LP at n = 40 end `Not Set` after
+    presolve): the other algorithm, then presolve off with each algorithm. Whatever a retry
+    returns is still checked against an independent computation before any verdict.
+    Returns (run status, model status)."""
+    import highspy
+
     run_status = h.run()
     model_status = h.getModelStatus()
-    # Retries when the solve did not finish (seen: the worst-case RR LP at lambda = 1000,
-    # k = 8, and the count post-processing LP at n = 40 end `Not Set` after presolve):
-    # the other algorithm, then presolve off with each algorithm. Whatever a retry returns
-    # is still checked against an independent computation before any verdict.
     other = "ipm" if first == "simplex" else "simplex"
     for solver, presolve in ((other, "on"), (first, "off"), (other, "off")):
         if run_status != highspy.HighsStatus.kError and model_status not in _UNFINISHED():
@@ -153,20 +135,38 @@ def solve_highs(
         h.clearSolver()
         run_status = h.run()
         model_status = h.getModelStatus()
+    return run_status, model_status
+
+
+def solve_highs(
+    lp: LinearProgram, *, time_limit: float | None = None, threads: int | None = None,
+    feasibility_tol: float | None = None,
+) -> LpSolution:
+    """Solve `lp` with HiGHS; never raises for a solver failure, the status says it."""
+    import highspy
+
+    start = time.perf_counter()
+    h = _new_highs()
+    first = _configure(h, lp, time_limit, threads, feasibility_tol)
+    model = _model(lp)
+    if model is None:
+        return _failed(LpStatus.ERROR, start,
+                       f"matrix entries below {SMALL_MATRIX_VALUE:g} (HiGHS would drop them)")
+    if h.passModel(model) == highspy.HighsStatus.kError:
+        return _failed(LpStatus.ERROR, start, "passModel failed")
+    run_status, model_status = _run(h, first)
     status = _model_status_table().get(model_status, LpStatus.UNKNOWN)
     message = h.modelStatusToString(model_status)
     if run_status == highspy.HighsStatus.kError and status is LpStatus.OPTIMAL:
         status, message = LpStatus.ERROR, "run() returned an error"
     if status is not LpStatus.OPTIMAL:
-        return LpSolution(status, float("nan"), empty, empty,
-                          time.perf_counter() - start, "highs", message)
+        return _failed(status, start, message)
     solution = h.getSolution()
     x = np.asarray(solution.col_value, dtype=np.float64)
     duals = np.asarray(solution.row_dual, dtype=np.float64)
     objective = float(h.getInfo().objective_function_value)
     if x.shape != (lp.num_cols,) or duals.shape != (lp.num_rows,) or not np.isfinite(objective):
-        return LpSolution(LpStatus.ERROR, float("nan"), empty, empty,
-                          time.perf_counter() - start, "highs", "malformed solution")
+        return _failed(LpStatus.ERROR, start, "malformed solution")
     # HiGHS reports row duals as d(objective)/d(bound) for both senses (checked by the
     # shared tiny-LP tests in tests/test_lp.py), which is our convention.
     return LpSolution(LpStatus.OPTIMAL, objective, x, duals,

@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 
 
-class LpStatus(str, enum.Enum):
+class LpStatus(enum.StrEnum):
     """dpverify's own solver statuses; each backend maps its solver's statuses to these."""
 
     OPTIMAL = "optimal"

@@ -1,5 +1,10 @@
 """Problem files: TOML -> frozen dataclasses; named functions; safe expressions; validation."""
 
+from dpverify.spec.count_model import CountSpec
 from dpverify.spec.loader import load, loads
+from dpverify.spec.model import MultipartySpec
 
-__all__ = ["load", "loads"]
+# Every problem kind a file can hold (what `load` returns).
+Spec = MultipartySpec | CountSpec
+
+__all__ = ["CountSpec", "MultipartySpec", "Spec", "load", "loads"]

@@ -11,11 +11,16 @@ import tomllib
 from fractions import Fraction
 from pathlib import Path
 
-import numpy as np
-
 from dpverify.errors import SpecError
-from dpverify.spec.count_model import MODELS, NAMED_LOSSES, CountSpec, LossDef, MechanismSpec
-from dpverify.spec.expr import ExpressionError, compile_expression
+from dpverify.spec.count_model import (
+    MODELS,
+    NAMED_LOSSES,
+    CountSpec,
+    LossDef,
+    MechanismSpec,
+    Model,
+)
+from dpverify.spec.losses import LOSS_NAMES
 from dpverify.spec.model import EXPECTABLE_VERDICTS, Expectation
 from dpverify.spec.reader import (
     Table,
@@ -27,13 +32,12 @@ from dpverify.spec.reader import (
     type_name,
 )
 
-__all__ = ["CountSpec", "MechanismSpec", "load_mechanism", "loads_mechanism", "loss_table",
+__all__ = ["CountSpec", "MechanismSpec", "load_mechanism", "loads_mechanism",
            "parse_count"]
 
 PROBLEM_KEYS = ("name", "description", "kind", "n", "epsilon", "alpha")
 CONSUMER_KEYS = ("loss", "side_information", "model", "prior")
 MECHANISM_KEYS = ("name", "description", "alpha", "epsilon", "matrix")
-LOSS_NAMES = ("i", "r", "n")
 MAX_N = 5000  # answers 0..n; the LP size guard refuses far smaller n by default
 MAX_TABULATED_N = 150  # tabulate (and so validate) the loss at load time up to this n
 MAX_EPSILON = 700  # e^-epsilon must stay a positive float
@@ -65,7 +69,7 @@ def parse_count(root: Table, problem: Table, *, default_name: str) -> CountSpec:
     consumer.done(CONSUMER_KEYS)
     loss = _loss(consumer, n)
     side = _side_information(consumer, n)
-    model = consumer.string("model", "minimax", choices=MODELS)
+    model = Model(consumer.string("model", "minimax", choices=MODELS))
     prior = _prior(consumer, n, side) if model == "bayes" else None
     if model != "bayes" and consumer.has("prior"):
         raise consumer.error("prior", consumer.get("prior"),
@@ -76,6 +80,8 @@ def parse_count(root: Table, problem: Table, *, default_name: str) -> CountSpec:
                      alpha_exact=alpha_exact, epsilon_exact=epsilon_exact, loss=loss,
                      side_information=side, model=model, prior=prior, expect=expect)
     if n <= MAX_TABULATED_N:
+        from dpverify.spec.losses import loss_table
+
         loss_table(spec)  # surface expression errors at load time
     return spec
 
@@ -234,52 +240,10 @@ def _expectations(root: Table, model: str) -> tuple[Expectation, ...]:
                 raise t.error(acc, t.data[acc], "allowed keys: minimax, bayes, verdict")
             if acc != model:
                 raise t.error(acc, t.data[acc],
-                              f"this problem's model is {model!r}: write `{model} = ...`")
+                              f"this problem's model is '{model}': write `{model} = ...`")
             out.append(Expectation(agent="consumer", accuracy=acc,
                                    value=expected_value(t, acc), verdict=verdict))
     return tuple(out)
-
-
-def loss_table(spec: CountSpec) -> np.ndarray:
-    """l(i, r) for every true answer i and release r: an (n+1) x (n+1) object array of
-    exact rationals (cached on the spec). Expression failures are SpecErrors."""
-    cached = spec.tables.get("loss")
-    if cached is not None:
-        return cached
-    n, loss = spec.n, spec.loss
-    key = "consumer.loss"
-    if loss.kind == "named":
-        from dpverify.theory.geometric import named_loss
-
-        table = named_loss(loss.name, n)
-    elif loss.kind == "matrix":
-        table = np.empty((n + 1, n + 1), dtype=object)
-        for i, row in enumerate(loss.matrix):
-            for r, v in enumerate(row):
-                table[i, r] = v
-    else:
-        expression = compile_expression(loss.text, LOSS_NAMES)
-        table = np.empty((n + 1, n + 1), dtype=object)
-        for i in range(n + 1):
-            for r in range(n + 1):
-                try:
-                    table[i, r] = Fraction(expression.evaluate({"i": i, "r": r, "n": n}))
-                except ExpressionError as exc:
-                    raise SpecError(spec.source, f"{key}.expr", loss.text,
-                                    f"fails at i = {i}, r = {r}: {exc}") from None
-    for (i, r), v in np.ndenumerate(table):
-        if not math.isfinite(_to_float(v)):
-            raise SpecError(spec.source, key, str(v),
-                            f"l({i}, {r}) is too large for a float (at most about 1e308)")
-    spec.tables["loss"] = table
-    return table
-
-
-def _to_float(v: Fraction) -> float:
-    try:
-        return float(v)
-    except OverflowError:
-        return math.inf
 
 
 # --------------------------------------------------------------------------------------

@@ -6,12 +6,13 @@ consumers of a count query with answers 0..n (theory.md section 2).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import enum
+from dataclasses import dataclass
 from fractions import Fraction
+from typing import ClassVar
 
-from dpverify.spec.model import Expectation
+from dpverify.spec.model import Expectation, Kind
 
-MODELS = ("minimax", "bayes")
 NAMED_LOSSES = ("abs", "square", "indicator")
 
 
@@ -36,13 +37,22 @@ class LossDef:
         return "matrix"
 
 
+class Model(enum.StrEnum):
+    """The consumer's model: a minimax (GS) or a Bayesian (GRS) consumer."""
+
+    MINIMAX = "minimax"
+    BAYES = "bayes"
+
+
+MODELS = tuple(m.value for m in Model)
+
+
 @dataclass(frozen=True, eq=False)
-class CountSpec:
-    """A count-query problem: answers 0..n, privacy alpha = e^-epsilon in [0, 1], one
-    consumer. `alpha_exact` is set when the privacy level is an exact rational (given
-    through `alpha`, or epsilon = 0); `epsilon_exact` when given through `epsilon`.
-    `side_information` is the sorted set S; `prior` (bayes only) is normalised exactly.
-    """
+class CountPrivacy:
+    """What every count-query file states: its name, the answers 0..n, and the privacy
+    level alpha = e^-epsilon in [0, 1] (GS Definition 2). `alpha_exact` is set when the
+    level is an exact rational (given through `alpha`, or epsilon = 0); `epsilon_exact`
+    when given through `epsilon`."""
 
     name: str
     description: str
@@ -51,32 +61,41 @@ class CountSpec:
     alpha: float
     alpha_exact: Fraction | None
     epsilon_exact: Fraction | None
-    loss: LossDef
-    side_information: tuple[int, ...]
-    model: str
-    prior: tuple[Fraction, ...] | None = None
-    expect: tuple[Expectation, ...] = ()
-    tables: dict = field(default_factory=dict, repr=False)  # cache: the tabulated loss
-
-    kind = "count"
 
     def __post_init__(self) -> None:
         if self.n < 0:
             raise ValueError(f"n must be >= 0: {self.n}")
         if not 0.0 <= self.alpha <= 1.0:
             raise ValueError(f"alpha must lie in [0, 1]: {self.alpha}")
+
+
+@dataclass(frozen=True, eq=False)
+class CountSpec(CountPrivacy):
+    """A count-query problem: one consumer of the answers 0..n. `side_information` is the
+    sorted set S; `prior` (bayes only) is normalised exactly."""
+
+    loss: LossDef = LossDef("named", "abs")
+    side_information: tuple[int, ...] = ()
+    model: Model = Model.MINIMAX
+    prior: tuple[Fraction, ...] | None = None
+    expect: tuple[Expectation, ...] = ()
+
+    kind: ClassVar[Kind] = Kind.COUNT
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
         if self.model not in MODELS:
-            raise ValueError(f"model must be one of {MODELS}: {self.model!r}")
+            raise ValueError(f"model must be one of {MODELS}: {str(self.model)!r}")
         if not self.side_information or not all(0 <= i <= self.n
                                                 for i in self.side_information):
             raise ValueError(f"side information must be a non-empty subset of 0..{self.n}")
-        if (self.model == "bayes") != (self.prior is not None):
+        if (self.model == Model.BAYES) != (self.prior is not None):
             raise ValueError("a prior is given exactly when model = 'bayes'")
 
     @property
     def accuracy(self) -> str:
         """`minimax` or `bayes`: the result's `accuracy` field."""
-        return self.model
+        return str(self.model)
 
     @property
     def full_side_information(self) -> bool:
@@ -84,7 +103,7 @@ class CountSpec:
 
 
 @dataclass(frozen=True, eq=False)
-class MechanismSpec:
+class MechanismSpec(CountPrivacy):
     """An explicit oblivious mechanism x[i, r] for `dpverify derive` (GS Theorem 2).
 
     `exact` is True when every comparison can be made in exact arithmetic: alpha is an
@@ -92,12 +111,5 @@ class MechanismSpec:
     rounded decimals, so they are compared with a tolerance instead).
     """
 
-    name: str
-    description: str
-    source: str
-    n: int
-    alpha: float
-    alpha_exact: Fraction | None
-    epsilon_exact: Fraction | None
-    matrix: tuple[tuple[Fraction, ...], ...]
-    exact: bool
+    matrix: tuple[tuple[Fraction, ...], ...] = ()
+    exact: bool = False

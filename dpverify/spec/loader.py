@@ -10,11 +10,13 @@ from __future__ import annotations
 import math
 import re
 import tomllib
+from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 from dpverify.errors import SizeLimitError, SpecError
+from dpverify.spec.count_model import CountSpec
 from dpverify.spec.model import (
     EXPECTABLE_VERDICTS,
     Accuracy,
@@ -22,6 +24,7 @@ from dpverify.spec.model import (
     Expectation,
     FunctionDef,
     GainDef,
+    Kind,
     MultipartySpec,
 )
 from dpverify.spec.reader import (
@@ -41,7 +44,7 @@ MAX_PARTIES = 60
 # Tables and gains are tabulated at load time (to report their errors early) only while
 # that is cheap; larger problems are tabulated by the verifier after its size guard.
 LOAD_TABULATE_PARTIES = 12
-KINDS = ("multiparty", "count")
+KINDS = tuple(k.value for k in Kind)
 PROBLEM_KEYS = ("name", "description", "kind", "parties", "epsilon", "lambda", "accuracy")
 AGENT_KEYS = ("function", "gain", "outputs")
 TOP_KEYS = ("problem", "observer", "party", "expect")
@@ -49,12 +52,14 @@ _INTEGER_ARG = re.compile(r"\+?[0-9]{1,9}")  # ASCII digits only: "bit:\u00b2" i
 ACCURACIES = tuple(a.value for a in Accuracy)
 
 
-def load(path: str | Path):
+def load(path: str | Path) -> MultipartySpec | CountSpec:
     """Read and validate one problem file (any kind)."""
     return loads(read_text(path), source=str(path), default_name=Path(path).stem)
 
 
-def loads(text: str, *, source: str = "<string>", default_name: str = "problem"):
+def loads(text: str, *, source: str = "<string>",
+          default_name: str = "problem") -> MultipartySpec | CountSpec:
+    """Validate the text of one problem file (any kind); `source` names it in messages."""
     try:
         document = tomllib.loads(text.removeprefix("\ufeff"))
     except tomllib.TOMLDecodeError as exc:
@@ -65,12 +70,8 @@ def loads(text: str, *, source: str = "<string>", default_name: str = "problem")
     _refuse_other_kinds(document, source)
     root = Table(document, source, "")
     problem = root.table("problem")
-    kind = problem.string("kind", "multiparty", choices=KINDS)
-    if kind == "count":
-        from dpverify.spec.count_loader import parse_count
-
-        return parse_count(root, problem, default_name=default_name)
-    return _parse_multiparty(root, problem, default_name)
+    kind = Kind(problem.string("kind", "multiparty", choices=KINDS))
+    return _PARSERS[kind](root, problem, default_name)
 
 
 # Top-level tables of dpverify's own files: problem files of every kind, mechanism files.
@@ -345,3 +346,14 @@ def _expectations(root: Table, agents: list[AgentSpec]) -> tuple[Expectation, ..
                                     "write [expect.party.N] with the party's index N")
             read(parties.table(index), f"party:{int(index)}")
     return tuple(out)
+
+
+def _parse_count(root: Table, problem: Table, default_name: str) -> CountSpec:
+    from dpverify.spec.count_loader import parse_count  # lazy: count files only
+
+    return parse_count(root, problem, default_name=default_name)
+
+
+# One parser per kind: the kind is dispatched here, once.
+_PARSERS: dict[Kind, Callable[[Table, Table, str], MultipartySpec | CountSpec]] = {
+    Kind.MULTIPARTY: _parse_multiparty, Kind.COUNT: _parse_count}

@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
+from typing import ClassVar
 
 import numpy as np
 
 
-class Accuracy(str, enum.Enum):
+class Kind(enum.StrEnum):
+    """The problem kinds (`problem.kind` in a file)."""
+
+    MULTIPARTY = "multiparty"
+    COUNT = "count"
+
+
+class Accuracy(enum.StrEnum):
     AVERAGE = "average"
     WORST = "worst"
 
@@ -97,7 +105,8 @@ class Expectation:
 class MultipartySpec:
     """A multi-party problem (Kairouz-Oh-Viswanath). `lambdas_exact` is set when every
     privacy level was given through `lambda` (exact rationals); `epsilons_exact` when
-    given through `epsilon`."""
+    given through `epsilon`. Validates itself: a spec built in code obeys the same rules
+    as one loaded from a file (the loader's messages are friendlier)."""
 
     name: str
     description: str
@@ -109,9 +118,26 @@ class MultipartySpec:
     accuracies: tuple[Accuracy, ...]
     agents: tuple[AgentSpec, ...]
     expect: tuple[Expectation, ...] = ()
-    tables: dict[str, AgentTable] = field(default_factory=dict, repr=False)
 
-    kind = "multiparty"
+    kind: ClassVar[Kind] = Kind.MULTIPARTY
+
+    def __post_init__(self) -> None:
+        k = self.parties
+        if k < 1:
+            raise ValueError(f"parties must be >= 1: {k}")
+        if len(self.lambdas) != k or any(not lam >= 1 for lam in self.lambdas):
+            raise ValueError(f"lambdas must be {k} numbers >= 1: {self.lambdas}")
+        if (self.lambdas_exact is None) == (self.epsilons_exact is None):
+            raise ValueError("exactly one of lambdas_exact and epsilons_exact is set")
+        exact = self.lambdas_exact if self.lambdas_exact is not None else self.epsilons_exact
+        if exact is None or len(exact) != k:
+            raise ValueError(f"the exact privacy levels must have {k} entries")
+        if not self.accuracies or not self.agents:
+            raise ValueError("a problem needs at least one accuracy and one agent")
+        parties = [a.party for a in self.agents]
+        if len(set(parties)) != len(parties) or not all(0 <= p <= k for p in parties):
+            raise ValueError(f"agents must be distinct, the observer (0) or parties 1..{k}: "
+                             f"{parties}")
 
     @property
     def num_inputs(self) -> int:

@@ -6,8 +6,10 @@ number is kept exactly as the float the user wrote, a "p/q" string exactly as wr
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
+import sys
 from fractions import Fraction
 
 _RATIONAL = re.compile(r"^\s*([+-]?\d{1,60})(?:\s*/\s*(\d{1,60}))?\s*$")
@@ -40,3 +42,28 @@ def parse_exact(value: object, *, strings: bool = True) -> Fraction:
             return Fraction(value.strip())
         raise NumberError('a string must be an exact rational such as "3/2" or "7"')
     raise NumberError(f"must be {allowed}")
+
+
+@contextlib.contextmanager
+def unlimited_int_digits():
+    """Lift Python's 4300-digit limit on int <-> str conversion while exact
+    rationals are written or read (certificates of large problems hold longer numbers; the
+    limit guards servers, not a local proof checker); restored afterwards. The one place
+    that lifts it."""
+    get = getattr(sys, "get_int_max_str_digits", None)
+    if get is None:
+        yield
+        return
+    old = get()
+    sys.set_int_max_str_digits(0)
+    try:
+        yield
+    finally:
+        sys.set_int_max_str_digits(old)
+
+
+def lift_int_digit_limit() -> None:
+    """The same, for the rest of the process: commands that print exact rationals (certify,
+    check-cert) call it once."""
+    if hasattr(sys, "set_int_max_str_digits"):
+        sys.set_int_max_str_digits(0)

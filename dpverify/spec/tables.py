@@ -5,6 +5,7 @@ Input order is big-endian (theory.md): x1 is the most significant bit of the ind
 
 from __future__ import annotations
 
+import weakref
 from fractions import Fraction
 
 import numpy as np
@@ -16,6 +17,10 @@ from dpverify.spec.model import AgentSpec, AgentTable, FunctionDef, GainDef, Mul
 # Tabulating 2^k inputs in Python is the loader's only cost that grows with k; beyond
 # this many parties the size guard refuses the problem long before a table is needed.
 MAX_TABULATED_PARTIES = 20
+
+# Tables computed once per spec object and agent (a spec is frozen; the cache lives beside).
+_TABLES: weakref.WeakKeyDictionary[MultipartySpec, dict[str, AgentTable]] = (
+    weakref.WeakKeyDictionary())
 
 NAMED_FUNCTIONS = ("xor", "parity", "and", "or", "majority", "sum", "threshold:t", "bit:i")
 NAMED_GAINS = ("indicator", "-abs", "-square")
@@ -83,9 +88,14 @@ def gain_value(gain: GainDef, f: Fraction, y: Fraction, expression=None) -> Frac
     return Fraction(expression.evaluate({"f": f, "y": y}))
 
 
+def tabulated(spec: MultipartySpec, agent: AgentSpec) -> AgentTable | None:
+    """The agent's table if it was computed already (no work otherwise)."""
+    return _TABLES.get(spec, {}).get(agent.name)
+
+
 def tabulate(spec: MultipartySpec, agent: AgentSpec) -> AgentTable:
-    """f(x) and w(f(x), y) for every input x and output y of `agent` (cached on the spec)."""
-    cached = spec.tables.get(agent.name)
+    """f(x) and w(f(x), y) for every input x and output y of `agent` (computed once)."""
+    cached = _TABLES.get(spec, {}).get(agent.name)
     if cached is not None:
         return cached
     k = spec.parties
@@ -129,7 +139,7 @@ def tabulate(spec: MultipartySpec, agent: AgentSpec) -> AgentTable:
     gain_float = np.array([floats[v] for v in values], dtype=np.float64)
     table = AgentTable(values=values, outputs=tuple(outputs), gain_exact=gain_exact,
                        gain=gain_float.reshape(len(values), len(outputs)))
-    spec.tables[agent.name] = table
+    _TABLES.setdefault(spec, {})[agent.name] = table
     return table
 
 

@@ -15,8 +15,9 @@ __all__ = ["KINDS", "template", "write_template"]
 
 KINDS = ("multiparty", "count")
 
-MULTIPARTY = '''# A multi-party problem (Kairouz, Oh, Viswanath, Theorem 3.1): k parties each hold one
-# private bit; is randomized response optimal for what the agents below want to compute?
+MULTIPARTY = '''# A multi-party problem (Kairouz, Oh, Viswanath, Theorem 3.1): k parties each hold
+# one private bit; is randomized response optimal for what the agents below want to
+# compute?
 # Verify it with:  dpverify verify @FILE@
 
 [problem]

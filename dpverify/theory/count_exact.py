@@ -60,11 +60,11 @@ def exact_dp_mechanism(x: np.ndarray, alpha: Fraction) -> list[list[Fraction]]:
     if N == 1 or alpha == 0:
         return rows
     if alpha == 1:
-        mean = [sum(col) / N for col in zip(*rows)]
+        mean = [sum(col) / N for col in zip(*rows, strict=False)]
         return [list(mean) for _ in range(N)]
     v = Fraction(0)
     for a, b in itertools.pairwise(rows):
-        for p, q in zip(a, b):
+        for p, q in zip(a, b, strict=False):
             v = max(v, alpha * q - p, alpha * p - q)
     if v == 0:
         return rows
@@ -77,16 +77,17 @@ def is_exactly_dp(x: Sequence[Sequence[Fraction]], alpha: Fraction) -> bool:
     if any(v < 0 for row in x for v in row) or any(sum(row) != 1 for row in x):
         return False
     return all(alpha * q <= p and alpha * p <= q
-               for a, b in itertools.pairwise(x) for p, q in zip(a, b))
+               for a, b in itertools.pairwise(x) for p, q in zip(a, b, strict=False))
 
 
 def mechanism_loss(x: Sequence[Sequence[Fraction]], loss: Sequence[Sequence[Fraction]],
                    side: Sequence[int], prior: Sequence[Fraction] | None) -> Fraction:
     """The consumer's exact loss: max over i in S (minimax) or the prior's mean (Bayes)."""
-    per_row = [sum((l * p for l, p in zip(loss[i], x[i])), Fraction(0)) for i in range(len(x))]
+    per_row = [sum((w * p for w, p in zip(loss[i], x[i], strict=True)), Fraction(0))
+               for i in range(len(x))]
     if prior is None:
         return max(per_row[i] for i in side)
-    return sum((p * v for p, v in zip(prior, per_row)), Fraction(0))
+    return sum((p * v for p, v in zip(prior, per_row, strict=False)), Fraction(0))
 
 
 def geometric_lower(alpha_lo: Fraction, alpha_hi: Fraction, n: int) -> list[list[Fraction]]:
@@ -118,6 +119,6 @@ def exact_distribution(q: np.ndarray, support: Sequence[int], size: int) -> list
     out = [Fraction(0)] * size
     values = [Fraction(max(float(q[i]), 0.0)) for i in support]
     total = sum(values)
-    for i, v in zip(support, values):
+    for i, v in zip(support, values, strict=False):
         out[i] = v / total if total > 0 else Fraction(1, len(support))
     return out

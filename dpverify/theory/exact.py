@@ -7,7 +7,8 @@ design.md runs on Python integers (numpy object arrays): `k` passes of 2x2 mixin
 
 Randomized response (KOV 2015, Section 3): with lambda_i = p_i / q_i,
     S_i = [[lambda_i, 1], [1, lambda_i]] / (1 + lambda_i) = [[p_i, q_i], [q_i, p_i]] / (p_i + q_i)
-    S_i^-1 = [[lambda_i, -1], [-1, lambda_i]] / (lambda_i - 1) = [[p_i, -q_i], [-q_i, p_i]] / (p_i - q_i)
+    S_i^-1 = [[lambda_i, -1], [-1, lambda_i]] / (lambda_i - 1)
+           = [[p_i, -q_i], [-q_i, p_i]] / (p_i - q_i)
 so S = S_1 (x) ... (x) S_k is an integer transform followed by one division. S is symmetric
 and its rows and columns sum to 1. When lambda_i = 1, S_i = [[1, 1], [1, 1]] / 2 is singular;
 `rr_inverse_apply` then uses the identity on that axis, which inverts S_i on the vectors
@@ -16,15 +17,15 @@ that are constant along the axis (the only ones that arise: theory.md, "Certific
 
 from __future__ import annotations
 
-import contextlib
 import math
-import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 from flint import fmpq
+
+from dpverify.spec.numbers import unlimited_int_digits  # noqa: F401 (re-exported)
 
 # Rational brackets of e^eps carry this many significant bits: a relative width of about
 # 2^-62 (2e-19), well inside the 1e-15 the certificate format asks for.
@@ -154,7 +155,8 @@ def exp_bracket(eps: Fraction, bits: int = BRACKET_BITS) -> tuple[Fraction, Frac
 
     Argument reduction r = eps / 2^j <= 1/2 and the Taylor series with an explicit
     remainder: for 0 <= r <= 1/2 and N + 2 > 2r,
-        T_N(r) <= e^r <= T_N(r) + r^(N+1) / (N+1)! * 1 / (1 - r / (N+2)) <= T_N(r) + 2 r^(N+1)/(N+1)!
+        T_N(r) <= e^r <= T_N(r) + r^(N+1) / (N+1)! * 1 / (1 - r / (N+2))
+                      <= T_N(r) + 2 r^(N+1)/(N+1)!
     then e^eps = (e^r)^(2^j) by j squarings, rounding the lower end down and the upper end
     up at every step (directed rounding keeps the bracket valid). eps = 0 gives (1, 1).
     """
@@ -205,21 +207,6 @@ def lambda_brackets(
     pairs = [exp_bracket(Fraction(e)) for e in epsilons_exact]
     return tuple(p[0] for p in pairs), tuple(p[1] for p in pairs)
 
-
-@contextlib.contextmanager
-def unlimited_int_digits():
-    """Lift Python's 4300-digit limit on int <-> str conversion while certificates are
-    written (exact rationals of large problems can be longer); restored afterwards."""
-    get = getattr(sys, "get_int_max_str_digits", None)
-    if get is None:
-        yield
-        return
-    old = get()
-    sys.set_int_max_str_digits(0)
-    try:
-        yield
-    finally:
-        sys.set_int_max_str_digits(old)
 
 
 def rational_string(value: Fraction) -> str:

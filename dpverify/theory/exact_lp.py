@@ -22,8 +22,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
-from flint import fmpq_mat, fmpz_mat
+from flint import fmpz_mat
 
 # Degenerate pivots in a row after which pricing switches to Bland's rule for good.
 DEGENERATE_RUN = 50
@@ -45,7 +46,7 @@ class ExactSolution:
     pivots: int
 
 
-def _fractions(mat: fmpq_mat) -> list[Fraction]:
+def _fractions(mat: Any) -> list[Fraction]:  # an fmpq_mat
     return [Fraction(int(v.p), int(v.q)) for v in mat.entries()]
 
 
@@ -57,7 +58,7 @@ class _IntegerLp:
         self.scale: list[int] = []
         self.cols: list[list[tuple[int, int]]] = [[] for _ in range(self.n)]
         self.b: list[int] = []
-        for i, (row, bi) in enumerate(zip(rows, rhs)):
+        for i, (row, bi) in enumerate(zip(rows, rhs, strict=False)):
             if len(row) != self.n:
                 raise ValueError(f"row {i} has {len(row)} entries, not {self.n}")
             values = [Fraction(v) for v in row] + [Fraction(bi)]
@@ -145,13 +146,13 @@ def _entering(reduced: dict[int, Fraction], bland: bool) -> int | None:
 
 
 def _leaving(x: list[Fraction], u: list[Fraction], basis: list[int]) -> int | None:
-    best, ratio = None, None
+    best, ratio = -1, None
     for i, ui in enumerate(u):
         if ui > 0:
             r = x[i] / ui
             if ratio is None or r < ratio or (r == ratio and basis[i] < basis[best]):
                 best, ratio = i, r
-    return best
+    return None if best < 0 else best
 
 
 def _solution(lp: _IntegerLp, basis: list[int], x: list[Fraction], y: list[Fraction],
@@ -168,6 +169,6 @@ def _solution(lp: _IntegerLp, basis: list[int], x: list[Fraction], y: list[Fract
                 lhs[i] += v * zj
     if lhs != [Fraction(v) for v in lp.b] or any(v < 0 for v in z):
         raise ExactLpError("the final basis is not primal feasible (a bug)")
-    duals = [v * s / lp.cost_scale for v, s in zip(y, lp.scale)]
-    value = Fraction(sum(c * zj for c, zj in zip(lp.c, z)), lp.cost_scale)
+    duals = [v * s / lp.cost_scale for v, s in zip(y, lp.scale, strict=False)]
+    value = Fraction(sum(c * zj for c, zj in zip(lp.c, z, strict=False)), lp.cost_scale)
     return ExactSolution(z=z, y=duals, value=value, basis=tuple(basis), pivots=pivots)

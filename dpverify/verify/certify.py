@@ -15,10 +15,10 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from dpverify.errors import SizeLimitError, SolverError
-from dpverify.lp import LinearProgram, solve
+from dpverify.lp import solve
+from dpverify.lp.builder import LpBuilder
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
 from dpverify.spec.tables import tabulate
 from dpverify.theory.certificates import (
@@ -234,13 +234,12 @@ def basis_finder(options: VerifyOptions):
     def find(rows: np.ndarray, rhs: np.ndarray, cost: np.ndarray):
         scale = np.max(np.abs(rows), axis=1)
         scale[scale == 0] = 1.0
-        A = rows / scale[:, None]
-        A[np.abs(A) < 1e-12] = 0.0  # HiGHS would drop them; a hint needs no more
-        b = rhs / scale
-        n = rows.shape[1]
-        lp = LinearProgram(c=cost, A=sp.csc_matrix(A), row_lower=b, row_upper=b,
-                           col_lower=np.zeros(n), col_upper=np.full(n, np.inf),
-                           maximize=True, name="exact-twin")
+        b = LpBuilder()
+        cols = b.add_cols(rows.shape[1], cost=cost)
+        eq = b.add_rows(rows.shape[0], rhs / scale, rhs / scale)
+        b.add_matrix(eq, cols, rows / scale[:, None])
+        # entries HiGHS cannot keep are dropped: a hint needs no more
+        lp = b.build(maximize=True, name="exact-twin", drop_tiny=True)
         sol = solve(lp, "highs", time_limit=options.time_limit, threads=options.threads)
         if not sol.optimal or sol.basic_columns is None:
             return None
@@ -262,23 +261,19 @@ def _reduced_hint(lambdas, gain: np.ndarray, orbits: Orbits, relevant, options) 
     m = G.shape[1]
     coef = (A[:, :, None] * G[:, None, :]).reshape(rx, r * m)
     # a row a reads  acc_a(q) - t >= 0: scaling it by c_a > 0 is the same constraint (its
-    # dual scales by 1 / c_a, undone below); entries 1e-12 below their row's largest are
-    # dropped (HiGHS refuses them): this LP only gives hints, the certificate is exact
+    # dual scales by 1 / c_a, undone below); entries HiGHS cannot keep are dropped: this LP
+    # only gives hints, the certificate is exact
     scale = np.max(np.abs(coef), axis=1)
     scale[scale == 0] = 1.0
-    coef = coef / scale[:, None]
-    coef[np.abs(coef) < 1e-12] = 0.0
-    top = np.hstack([coef, -1.0 / scale[:, None]])
-    sums = np.hstack([np.kron(np.eye(r), np.ones((1, m))), np.zeros((r, 1))])
-    matrix = sp.csc_matrix(np.vstack([top, sums]))
-    c = np.zeros(r * m + 1)
-    c[-1] = 1.0
-    lp = LinearProgram(
-        c=c, A=matrix,
-        row_lower=np.concatenate([np.zeros(rx), np.ones(r)]),
-        row_upper=np.concatenate([np.full(rx, np.inf), np.ones(r)]),
-        col_lower=np.concatenate([np.zeros(r * m), [-np.inf]]),
-        col_upper=np.full(r * m + 1, np.inf), maximize=True, name="rr-worst-orbits")
+    b = LpBuilder()
+    q = b.add_cols(r * m)
+    t = b.add_cols(1, cost=1.0, lo=-np.inf)
+    x_rows = b.add_rows(rx, 0.0, np.inf)
+    b.add_matrix(x_rows, q, coef / scale[:, None])
+    b.add(x_rows, t[0], -1.0 / scale)
+    sums = b.add_rows(r, 1.0, 1.0)
+    b.add(np.repeat(sums, m), q, 1.0)
+    lp = b.build(maximize=True, name="rr-worst-orbits", drop_tiny=True)
     sol = solve(lp, options.backend, time_limit=options.time_limit, threads=options.threads)
     _check(sol, "randomized-response worst-case (orbits)")
     rule = np.clip(sol.x[: r * m].reshape(r, m), 0.0, None)

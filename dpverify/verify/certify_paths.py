@@ -10,7 +10,6 @@ records; it prints nothing (a caller that streams output passes callbacks).
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -19,7 +18,9 @@ from pathlib import Path
 from dpverify.errors import DpverifyError, InputError, SpecError
 from dpverify.spec import load
 from dpverify.spec.model import MultipartySpec
+from dpverify.spec.numbers import lift_int_digit_limit
 from dpverify.status import ExitStatus, exit_status
+from dpverify.theory.certificates.format import UNPROVED
 from dpverify.verify.certify import certificate_filename, certify_agent, dump_certificate
 from dpverify.verify.options import VerifyOptions
 from dpverify.verify.paths import find_problem_files, no_problem_files
@@ -27,14 +28,11 @@ from dpverify.verify.paths import find_problem_files, no_problem_files
 __all__ = ["CertificateCheck", "CertificateRecord", "CertifyReport", "allow_long_integers",
            "certify_paths", "check_certificates"]
 
-PROVED, BRACKET, UNPROVED = "proved-optimal", "bracket", "unproved"
-
 
 def allow_long_integers() -> None:
     """Certificates hold exact rationals that can exceed Python's default 4300-digit limit
-    on int <-> str conversion; the limit guards servers, not a local proof checker."""
-    if hasattr(sys, "set_int_max_str_digits"):
-        sys.set_int_max_str_digits(0)
+    on int <-> str conversion (spec.numbers.lift_int_digit_limit)."""
+    lift_int_digit_limit()
 
 
 @dataclass(frozen=True)

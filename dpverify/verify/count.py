@@ -26,8 +26,8 @@ import numpy as np
 
 from dpverify.lp import LinearProgram, LpSolution, solve
 from dpverify.lp.highs import SMALL_MATRIX_VALUE
-from dpverify.spec.count_loader import loss_table
 from dpverify.spec.count_model import CountSpec
+from dpverify.spec.losses import loss_table
 from dpverify.theory.count_bounds import chain_dual_bound, column_costs_ok
 from dpverify.theory.count_exact import (
     exact_distribution,

@@ -13,52 +13,33 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 from dpverify.lp import LinearProgram, LpSolution
+from dpverify.lp.builder import LpBuilder
 from dpverify.theory.geometric import geometric_matrix, geometric_weights
 
 # --------------------------------------------------------------------------------------
 # The LPs (built as scipy.sparse arrays; variables x[i, r] at column i*(n+1) + r)
 
 
-class _Rows:
-    """Accumulates constraint rows as COO triplets with their bounds."""
-
-    def __init__(self) -> None:
-        self.r: list[np.ndarray] = []
-        self.c: list[np.ndarray] = []
-        self.v: list[np.ndarray] = []
-        self.lo: list[np.ndarray] = []
-        self.hi: list[np.ndarray] = []
-        self.count = 0
-
-    def add(self, rows, cols, vals, lo, hi, count: int) -> None:
-        self.r.append(np.asarray(rows, dtype=np.int64) + self.count)
-        self.c.append(np.asarray(cols, dtype=np.int64))
-        self.v.append(np.asarray(vals, dtype=np.float64))
-        self.lo.append(np.broadcast_to(np.asarray(lo, dtype=np.float64), (count,)))
-        self.hi.append(np.broadcast_to(np.asarray(hi, dtype=np.float64), (count,)))
-        self.count += count
-
-    def program(self, c: np.ndarray, col_lower, col_upper, name: str,
-                solver: str = "", drop_tiny: bool = False) -> LinearProgram:
-        ncols = c.shape[0]
-        A = sp.coo_matrix((np.concatenate(self.v), (np.concatenate(self.r),
-                                                     np.concatenate(self.c))),
-                          shape=(self.count, ncols)).tocsc()
-        A.eliminate_zeros()
-        return LinearProgram(c=c, A=A, row_lower=np.concatenate(self.lo),
-                             row_upper=np.concatenate(self.hi),
-                             col_lower=np.asarray(col_lower, dtype=np.float64),
-                             col_upper=np.asarray(col_upper, dtype=np.float64),
-                             maximize=False, name=name, solver=solver, drop_tiny=drop_tiny)
+def _add_rows(b: LpBuilder, rows, cols, vals, lo, hi, count: int) -> None:
+    """`count` new rows; `rows` numbers them from 0 (the first new row)."""
+    idx = b.add_rows(count, lo, hi)
+    b.add(idx[np.asarray(rows, dtype=np.int64)], np.asarray(cols, dtype=np.int64), vals)
 
 
-def _stochastic_rows(rows: _Rows, N: int, offset: int = 0) -> None:
+def _program(b: LpBuilder, c: np.ndarray, col_lower, col_upper, name: str,
+             solver: str = "", drop_tiny: bool = False) -> LinearProgram:
+    """The columns (numbered from 0 by the rows above, created last) and the LP: a
+    minimisation."""
+    b.add_cols(c.shape[0], cost=c, lo=col_lower, hi=col_upper)
+    return b.build(maximize=False, name=name, solver=solver, drop_tiny=drop_tiny)
+
+
+def _stochastic_rows(rows: LpBuilder, N: int, offset: int = 0) -> None:
     """sum_r y[i, r] = 1 for every row i of the N x N block starting at column `offset`."""
     idx = np.arange(N * N)
-    rows.add(idx // N, offset + idx, np.ones(N * N), 1.0, 1.0, N)
+    _add_rows(rows, idx // N, offset + idx, np.ones(N * N), 1.0, 1.0, N)
 
 
 def mechanism_lp(loss: np.ndarray, alpha: float, side, prior: np.ndarray | None = None
@@ -74,15 +55,15 @@ def mechanism_lp(loss: np.ndarray, alpha: float, side, prior: np.ndarray | None 
     nx = N * N
     minimax = prior is None
     ncols = nx + (1 if minimax else 0)
-    rows = _Rows()
+    rows = LpBuilder()
     _stochastic_rows(rows, N)
     if alpha > 0 and N > 1:  # alpha = 0: no privacy constraint at all
         k = np.arange((N - 1) * N)
         upper, lower = k, k + N  # x[i, r] and x[i+1, r]
         both = np.concatenate([k, k])
-        rows.add(both, np.concatenate([upper, lower]),
+        _add_rows(rows, both, np.concatenate([upper, lower]),
                  np.concatenate([np.ones(k.size), np.full(k.size, -alpha)]), 0.0, np.inf, k.size)
-        rows.add(both, np.concatenate([lower, upper]),
+        _add_rows(rows, both, np.concatenate([lower, upper]),
                  np.concatenate([np.ones(k.size), np.full(k.size, -alpha)]), 0.0, np.inf, k.size)
     c = np.zeros(ncols)
     col_lower = np.zeros(ncols)
@@ -94,14 +75,14 @@ def mechanism_lp(loss: np.ndarray, alpha: float, side, prior: np.ndarray | None 
         ri = np.repeat(np.arange(S.size), N + 1)
         ci = np.concatenate([np.append(i * N + np.arange(N), t) for i in S])
         vi = np.concatenate([np.append(loss[i], -1.0) for i in S])
-        rows.add(ri, ci, vi, -np.inf, 0.0, S.size)
+        _add_rows(rows, ri, ci, vi, -np.inf, 0.0, S.size)
         c[t] = 1.0
         col_lower[t] = -np.inf
     else:
         c[:nx] = (np.asarray(prior)[:, None] * loss).ravel()
     # alpha < 1e-12 is dropped by the solver (a relaxation): the verdict rests on the
     # bracket around the optimum (weak duality, a repaired mechanism), not on the objective
-    return rows.program(c, col_lower, col_upper, "count-mechanism", drop_tiny=True)
+    return _program(rows, c, col_lower, col_upper, "count-mechanism", drop_tiny=True)
 
 
 def post_processing_lp(loss: np.ndarray, alpha: float, side, form: str = "chain"
@@ -120,7 +101,7 @@ def post_processing_lp(loss: np.ndarray, alpha: float, side, form: str = "chain"
     N = loss.shape[0]
     nT = N * N
     S = np.asarray(side, dtype=np.int64)
-    rows = _Rows()
+    rows = LpBuilder()
     _stochastic_rows(rows, N)
     if form == "dense":
         G = geometric_matrix(float(alpha), N - 1)
@@ -128,7 +109,7 @@ def post_processing_lp(loss: np.ndarray, alpha: float, side, form: str = "chain"
         ri = np.repeat(np.arange(S.size), nT + 1)
         ci = np.tile(np.arange(nT + 1), S.size)
         vi = np.concatenate([np.append(np.outer(G[i], loss[i]).ravel(), -1.0) for i in S])
-        rows.add(ri, ci, vi, -np.inf, 0.0, S.size)
+        _add_rows(rows, ri, ci, vi, -np.inf, 0.0, S.size)
         ncols = nT + 1
     else:
         w = geometric_weights(float(alpha), N - 1).astype(np.float64)
@@ -141,13 +122,13 @@ def post_processing_lp(loss: np.ndarray, alpha: float, side, form: str = "chain"
         eq = np.arange(nT)
         # P[k,r] - alpha P[k-1,r] - w[k] T[k,r] = 0 (the alpha term only for k >= 1)
         has = kk >= 1
-        rows.add(np.concatenate([eq, eq, eq[has]]),
+        _add_rows(rows, np.concatenate([eq, eq, eq[has]]),
                  np.concatenate([P + cell, cell, P + cell[has] - N]),
                  np.concatenate([np.ones(nT), -w[kk], np.full(has.sum(), -a)]),
                  0.0, 0.0, nT)
         # Q[k,r] - alpha Q[k+1,r] - w[k] T[k,r] = 0 (the alpha term only for k < n)
         has = kk < N - 1
-        rows.add(np.concatenate([eq, eq, eq[has]]),
+        _add_rows(rows, np.concatenate([eq, eq, eq[has]]),
                  np.concatenate([Q + cell, cell, Q + cell[has] + N]),
                  np.concatenate([np.ones(nT), -w[kk], np.full(has.sum(), -a)]),
                  0.0, 0.0, nT)
@@ -157,13 +138,13 @@ def post_processing_lp(loss: np.ndarray, alpha: float, side, form: str = "chain"
                                              i * N + np.arange(N), [t]]) for i in S])
         vi = np.concatenate([np.concatenate([loss[i], loss[i], -w[i] * loss[i], [-1.0]])
                              for i in S])
-        rows.add(ri, ci, vi, -np.inf, 0.0, S.size)
+        _add_rows(rows, ri, ci, vi, -np.inf, 0.0, S.size)
         ncols = 3 * nT + 1
     c = np.zeros(ncols)
     c[-1] = 1.0
     col_lower = np.zeros(ncols)
     col_lower[ncols - 1] = -np.inf  # t is free; P, Q >= 0 (sums of non-negative terms)
-    return rows.program(c, col_lower, np.full(ncols, np.inf), "count-post-processing")
+    return _program(rows, c, col_lower, np.full(ncols, np.inf), "count-post-processing")
 
 
 def clean_stochastic(T: np.ndarray) -> np.ndarray:
@@ -276,7 +257,7 @@ def prior_lp(M: np.ndarray, active: list[tuple[int, int]], side: np.ndarray) -> 
     would drop them): the LP only finds q and T, whose values the caller computes from the
     full G. Returns the LP with v'_k = v_k / scale_k and the scales."""
     s, N = M.shape[0], M.shape[1]
-    rows = _Rows()
+    rows = LpBuilder()
     ks = np.array([k for k, _ in active], dtype=np.int64)
     rs = np.array([r for _, r in active], dtype=np.int64)
     # v_k = scale_k v'_k with scale_k the largest M[., k, .]: every row then reads
@@ -288,10 +269,10 @@ def prior_lp(M: np.ndarray, active: list[tuple[int, int]], side: np.ndarray) -> 
     a = len(active)
     cols = np.concatenate([np.tile(np.arange(s), (a, 1)), (s + ks)[:, None]], axis=1)
     vals = np.concatenate([coef, np.ones((a, 1))], axis=1)
-    rows.add(np.repeat(np.arange(a), s + 1), cols.ravel(), vals.ravel(), -np.inf, 0.0, a)
-    rows.add(np.zeros(s, dtype=np.int64), np.arange(s), np.ones(s), 1.0, 1.0, 1)
+    _add_rows(rows, np.repeat(np.arange(a), s + 1), cols.ravel(), vals.ravel(), -np.inf, 0.0, a)
+    _add_rows(rows, np.zeros(s, dtype=np.int64), np.arange(s), np.ones(s), 1.0, 1.0, 1)
     c = np.concatenate([np.zeros(s), scale])
-    return rows.program(-c, np.concatenate([np.zeros(s), np.full(N, -np.inf)]),
+    return _program(rows, -c, np.concatenate([np.zeros(s), np.full(N, -np.inf)]),
                         np.full(s + N, np.inf), "count-least-favourable-prior", "simplex")
 
 
@@ -299,7 +280,7 @@ def _near_minima(scores: np.ndarray, rel: float) -> set[tuple[int, int]]:
     """(k, r) with scores[k, r] within rel (of row k's largest magnitude) of row k's least."""
     low = scores.min(axis=1, keepdims=True)
     width = rel * np.maximum(np.abs(scores).max(axis=1, keepdims=True), 1e-300)
-    return {(int(k), int(r)) for k, r in zip(*np.nonzero(scores <= low + width))}
+    return {(int(k), int(r)) for k, r in zip(*np.nonzero(scores <= low + width), strict=False)}
 
 
 def best_post_processing(G: np.ndarray, loss: np.ndarray, side, solve_lp,
@@ -337,7 +318,7 @@ def best_post_processing(G: np.ndarray, loss: np.ndarray, side, solve_lp,
     assert sol is not None
     T = np.zeros((N, N))
     duals = -np.asarray(sol.row_duals[:len(rows)])  # d objective / d bound of `<=` rows
-    for (k, r), y in zip(rows, duals.tolist()):
+    for (k, r), y in zip(rows, duals.tolist(), strict=False):
         T[k, r] += max(y, 0.0)
     weights = np.zeros(N)
     weights[S] = q / q.sum() if q.sum() > 0 else 1.0 / S.size

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from dpverify.lp.builder import LpBuilder
 from dpverify.lp.model import LinearProgram
 from dpverify.theory.rr import kron_apply
 
@@ -66,53 +67,11 @@ class BuiltLp:
     blocks: tuple[np.ndarray, ...]
 
 
-class _Builder:
-    """Accumulates COO triplets, columns and rows."""
+class _Builder(LpBuilder):
+    """The shared builder with the chain form of a product family."""
 
-    def __init__(self) -> None:
-        self.rows: list[np.ndarray] = []
-        self.cols: list[np.ndarray] = []
-        self.vals: list[np.ndarray] = []
-        self.c: list[np.ndarray] = []
-        self.col_lo: list[np.ndarray] = []
-        self.col_hi: list[np.ndarray] = []
-        self.row_lo: list[np.ndarray] = []
-        self.row_hi: list[np.ndarray] = []
-        self.num_cols = 0
-        self.num_rows = 0
-        self.cost_updates: list[tuple[np.ndarray, np.ndarray]] = []
-
-    def set_cost(self, cols: np.ndarray, values: np.ndarray) -> None:
-        self.cost_updates.append((cols, values))
-
-    def add_cols(self, count: int, cost=0.0, lo=0.0, hi=np.inf) -> np.ndarray:
-        idx = np.arange(self.num_cols, self.num_cols + count)
-        self.num_cols += count
-        self.c.append(np.broadcast_to(np.asarray(cost, dtype=float), (count,)).copy())
-        self.col_lo.append(np.full(count, lo, dtype=float))
-        self.col_hi.append(np.full(count, hi, dtype=float))
-        return idx
-
-    def add_rows(self, count: int, lo, hi) -> np.ndarray:
-        idx = np.arange(self.num_rows, self.num_rows + count)
-        self.num_rows += count
-        self.row_lo.append(np.broadcast_to(np.asarray(lo, dtype=float), (count,)).copy())
-        self.row_hi.append(np.broadcast_to(np.asarray(hi, dtype=float), (count,)).copy())
-        return idx
-
-    def add(self, rows, cols, vals) -> None:
-        rows, cols, vals = np.broadcast_arrays(np.asarray(rows), np.asarray(cols),
-                                               np.asarray(vals, dtype=float))
-        keep = vals != 0.0
-        self.rows.append(rows[keep].ravel())
-        self.cols.append(cols[keep].ravel())
-        self.vals.append(vals[keep].ravel())
-
-    def add_matrix(self, row_idx: np.ndarray, col_idx: np.ndarray, M) -> None:
-        M = sp.coo_matrix(M)
-        self.add(row_idx[M.row], col_idx[M.col], M.data)
-
-    def chain(self, factors: Sequence[np.ndarray], lo: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    def chain(self, factors: Sequence[np.ndarray],
+              lo: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
         """Columns z_0 (the family's theta) and z_k = (F_1 (x) ... (x) F_k) z_0.
 
         Pass j: z_j = (I_{2^(j-1)} (x) F_j (x) I_{rest}) z_{j-1}, as equality rows.
@@ -134,22 +93,6 @@ class _Builder:
             prev = nxt
             left *= f.shape[0]
         return z0, prev
-
-    def build(self, maximize: bool, name: str) -> LinearProgram:
-        rows = np.concatenate(self.rows) if self.rows else np.zeros(0, dtype=int)
-        cols = np.concatenate(self.cols) if self.cols else np.zeros(0, dtype=int)
-        vals = np.concatenate(self.vals) if self.vals else np.zeros(0)
-        A = sp.csc_matrix((vals, (rows, cols)), shape=(self.num_rows, self.num_cols))
-        A.sum_duplicates()
-        c = np.concatenate(self.c)
-        for cols_, values in self.cost_updates:
-            c[cols_] = values
-        return LinearProgram(
-            c=c, A=A,
-            row_lower=np.concatenate(self.row_lo), row_upper=np.concatenate(self.row_hi),
-            col_lower=np.concatenate(self.col_lo), col_upper=np.concatenate(self.col_hi),
-            maximize=maximize, name=name,
-        )
 
 
 def relaxed_lp(

@@ -13,13 +13,14 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from dpverify.lp import LpSolution, solve
 from dpverify.lp.highs import SMALL_MATRIX_VALUE
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
-from dpverify.spec.tables import tabulate
+from dpverify.spec.tables import tabulate, tabulated
 from dpverify.theory.decision import (
     observer_average_rule,
     own_bit_mask,
@@ -40,8 +41,9 @@ def corner_family(lambdas: Sequence[float]) -> PointFamily:
 
 def _num_outputs(spec: MultipartySpec, agent: AgentSpec) -> int:
     """|Y| without tabulating when k is large (a lower bound is enough to refuse)."""
-    if spec.tables.get(agent.name) is not None:
-        return len(spec.tables[agent.name].outputs)
+    table = tabulated(spec, agent)
+    if table is not None:
+        return len(table.outputs)
     if agent.outputs is not None:
         return len(agent.outputs)
     fn = agent.function
@@ -244,10 +246,9 @@ def verify_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
             extra["proof"] = settled.proof
             rule = settled.rule if settled.rule is not None else rule
     if options.grid >= 2 or options.samples > 0:
-        extra.update(_interior(spec, agent, accuracy, label_gains, worst, floats.relaxed,
-                               options, span))
-        interior_verdict = extra.pop("verdict", None)
-        note = extra.pop("note", "")
+        fields, interior_verdict, note = _interior(spec, agent, accuracy, label_gains, worst,
+                                                   floats.relaxed, options, span)
+        extra.update(fields)
         if interior_verdict is not None:
             verdict = worst_verdict([verdict, interior_verdict])
         reason = "; ".join(r for r in (reason, note) if r)
@@ -302,7 +303,8 @@ def interior_families(lambdas: Sequence[float], options: VerifyOptions) -> list[
 
 def _interior(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
               label_gains: np.ndarray, worst: bool, corner_optimum: float | None,
-              options: VerifyOptions, span: float) -> dict:
+              options: VerifyOptions, span: float
+              ) -> tuple[dict[str, Any], Verdict | None, str]:
     """The relaxed LP over grid / sampled rank-one points, against the corner optimum
     (normalised units inside; the reported interior optimum is in the user's units).
 
@@ -310,6 +312,7 @@ def _interior(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
     can raise the optimum. A float rise beyond the tolerance is settled exactly: the exact
     certificate's bound holds for every rank-one DP point, so it refutes the rise, or an
     exact witness confirms it (settle.py); else the verdict is `error` (undecided).
+    Returns (the result's interior fields, a verdict to combine or None, a note).
     """
     lo = float(np.min(tabulate(spec, agent).gain))
     scale = span if span > 0 else 1.0
@@ -321,21 +324,19 @@ def _interior(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
     if not agrees:  # solve again, tighter; keep the first answer if the second fails
         tight = _solve(built, options, TIGHT_FEASIBILITY)
         sol = tight if tight.optimal or not sol.optimal else sol
-    out: dict = {"interior_points": {"grid": options.grid, "samples": options.samples,
+    out: dict[str, Any] = {"interior_points": {"grid": options.grid, "samples": options.samples,
                                      "seed": options.seed},
                  "interior_optimum": lo + scale * sol.objective if sol.optimal else None}
     if sol.optimal and corner_optimum is not None and \
             abs(sol.objective - corner_optimum) <= options.tol:
-        return out
+        return out, None, ""
     if not sol.optimal:  # no float interior optimum: the certificate bounds every point
         why = f"interior points: {_failed('interior-point', sol)}"
         settled = settle(spec, agent, accuracy, options, why, span)
         if settled.verdict is Verdict.OPTIMAL:
-            out["note"] = (f"{why}; the exact certificate bounds every rank-one DP point by "
-                           "the corner optimum")
-        else:
-            out.update(verdict=settled.verdict, note=settled.reason)
-        return out
+            return out, None, (f"{why}; the exact certificate bounds every rank-one DP "
+                               "point by the corner optimum")
+        return out, settled.verdict, settled.reason
     # a rise (or a fall) in floats: settle it exactly
     columns = np.stack([sol.x[b] for b in built.blocks], axis=1)
     if len(built.blocks) != label_gains.shape[1] or not interior_is_product(options):
@@ -347,12 +348,10 @@ def _interior(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
     settled = settle(spec, agent, accuracy, options, why, span,
                      None if theta is None else (theta, worst))
     if settled.verdict is Verdict.OPTIMAL:
-        out["note"] = (f"interior points: a float rise of "
-                       f"{scale * (sol.objective - (corner_optimum or 0.0)):.3g} is refuted: "
-                       "the exact certificate bounds every rank-one DP point")
-    else:
-        out.update(verdict=settled.verdict, note=f"interior points: {settled.reason}")
-    return out
+        rise = scale * (sol.objective - (corner_optimum or 0.0))
+        return out, None, (f"interior points: a float rise of {rise:.3g} is refuted: the "
+                           "exact certificate bounds every rank-one DP point")
+    return out, settled.verdict, f"interior points: {settled.reason}"
 
 
 def interior_is_product(options: VerifyOptions) -> bool:

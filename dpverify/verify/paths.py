@@ -23,16 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from dpverify.errors import DpverifyError, InputError, SpecError
-from dpverify.spec.count_model import CountSpec
+from dpverify.spec import Spec
 from dpverify.spec.loader import file_kind, loads
-from dpverify.spec.model import MultipartySpec
 from dpverify.spec.reader import read_data
 from dpverify.status import ExitStatus, verdict_status
 from dpverify.verify.options import VerifyOptions
 from dpverify.verify.result import ProblemResult, Verdict
 from dpverify.verify.run import verify_spec
-
-Spec = MultipartySpec | CountSpec
 
 __all__ = ["FileResult", "FileStatus", "ProblemFiles", "SkippedFile", "Spec", "VerifyReport",
            "error_json", "find_problem_files", "verify_path", "verify_paths", "verify_source"]
@@ -111,7 +108,7 @@ def no_problem_files(paths: Sequence[str | Path], skipped: Sequence[SkippedFile]
 
 
 # -- one file ---------------------------------------------------------------------------------
-class FileStatus(str, enum.Enum):
+class FileStatus(enum.StrEnum):
     DONE = "done"  # verified, whatever the verdict
     REFUSED = "refused"  # not decided before any result: a size limit, a solver failure
     INVALID = "invalid"  # not a valid problem file (bad input, exit 2)

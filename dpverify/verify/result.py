@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 
-class Verdict(str, enum.Enum):
+class Verdict(enum.StrEnum):
     OPTIMAL = "optimal"
     GAP = "gap"
     ERROR = "error"

@@ -1,22 +1,38 @@
-"""Entry points for one problem: load a file, dispatch on its kind, return a ProblemResult."""
+"""Entry points for one problem: dispatch on its kind (once, through one table), return a
+ProblemResult."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
-from dpverify.spec import load
+from dpverify.spec import Spec, load
+from dpverify.spec.model import Kind
 from dpverify.verify.options import VerifyOptions
 from dpverify.verify.result import ProblemResult
 
 
-def verify_spec(spec, options: VerifyOptions) -> ProblemResult:
-    if spec.kind == "count":
-        from dpverify.verify.count import verify_count
-
-        return verify_count(spec, options)
+def _multiparty(spec, options: VerifyOptions) -> ProblemResult:
     from dpverify.verify.multiparty import verify_multiparty
 
     return verify_multiparty(spec, options)
+
+
+def _count(spec, options: VerifyOptions) -> ProblemResult:
+    from dpverify.verify.count import verify_count  # lazy: each kind loads its own modules
+
+    return verify_count(spec, options)
+
+
+VERIFIERS: dict[Kind, Callable[..., ProblemResult]] = {
+    Kind.MULTIPARTY: _multiparty,
+    Kind.COUNT: _count,
+}
+
+
+def verify_spec(spec: Spec, options: VerifyOptions) -> ProblemResult:
+    """Verify a loaded problem of any kind."""
+    return VERIFIERS[spec.kind](spec, options)
 
 
 def verify_file(path: str | Path, options: VerifyOptions) -> ProblemResult:

@@ -101,7 +101,7 @@ def check_upper(lambdas: Sequence[Fraction], gain: Scaled, party: int,
     lhs = rr_apply(lambdas, Scaled.from_fractions(list(mu)))
     v = label_maxima(lambdas, gain, party, Scaled.from_fractions(list(prior)))
     # lhs.num / lhs.den >= v.num / v.den for every corner
-    for s, (a, b) in enumerate(zip(lhs.num.tolist(), v.num.tolist())):
+    for s, (a, b) in enumerate(zip(lhs.num.tolist(), v.num.tolist(), strict=False)):
         if a * v.den < b * lhs.den:
             return f"corner {s}: sum_x T_s mu = {Fraction(a, lhs.den)} < {Fraction(b, v.den)}"
     return ""
@@ -191,7 +191,7 @@ def average_certificate(agent: str, outputs, gain_exact, party: int,
     mu, bound = upper_from_prior(upper, gain, party, prior)
     decision = average_rule(lower, gain, party)
     value = rule_value(lower, gain, party, decision, worst=False)
-    mu = [span * v + lo * p for v, p in zip(mu, prior)]
+    mu = [span * v + lo * p for v, p in zip(mu, prior, strict=False)]
     return _finish(agent, "average", outputs, gain_exact, Scaled.from_fractions(gain_exact),
                    party, lower, upper, prior, mu, span * bound + lo, decision,
                    span * value + lo, exact_lambdas, uniform=True, notes=())

@@ -7,15 +7,26 @@ label) and `lower` (randomized response with an explicit decision rule).
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 from fractions import Fraction
 
 from dpverify.theory.exact import rational_string, unlimited_int_digits
 
 FORMAT = "dpverify-certificate/1"
-PROVED = "proved-optimal"
-BRACKET = "bracket"
-UNPROVED = "unproved"
+
+
+class CertificateStatus(enum.StrEnum):
+    """What a certificate proves: the optimum exactly, a bracket around it, or nothing."""
+
+    PROVED = "proved-optimal"
+    BRACKET = "bracket"
+    UNPROVED = "unproved"
+
+
+PROVED = CertificateStatus.PROVED
+BRACKET = CertificateStatus.BRACKET
+UNPROVED = CertificateStatus.UNPROVED
 
 
 @dataclass(frozen=True, eq=False)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
-from flint import fmpq, fmpq_mat
+from flint import fmpq_mat
 
 from dpverify.theory.certificates.bounds import (
     _weighted_gain,
@@ -23,7 +23,7 @@ from dpverify.theory.certificates.bounds import (
     own_bits,
 )
 from dpverify.theory.certificates.symmetry import Orbits, _lift_rule, _members
-from dpverify.theory.exact import Scaled, from_fmpq, rr_apply
+from dpverify.theory.exact import Scaled, from_fmpq, rr_apply, to_fmpq
 from dpverify.theory.rr import kron_apply, rr_channel
 
 SUPPORT_TOL = 1e-9  # float LP values below this (relative) are taken as exact zeros
@@ -51,6 +51,12 @@ def _rat(x: float) -> Fraction:
 
 
 
+def _rref(rows: list[list[Fraction]], rhs: list[Fraction], width: int):
+    """The reduced row echelon form of [rows | rhs] (python-flint), and its rank."""
+    entries = [to_fmpq(v) for row, b in zip(rows, rhs, strict=True) for v in [*row, b]]
+    return fmpq_mat(len(rows), width + 1, entries).rref()
+
+
 def _solve_near(rows: list[list[Fraction]], rhs: list[Fraction],
                 guess: Sequence[float]) -> list[Fraction] | None:
     """An exact solution of rows @ z = rhs near `guess`: free variables take the guess
@@ -58,34 +64,17 @@ def _solve_near(rows: list[list[Fraction]], rhs: list[Fraction],
     u = len(guess)
     if not rows:
         return [_rat(g) for g in guess]
-    entries = []
-    for row, b in zip(rows, rhs):
-        for v in list(row) + [b]:
-            if isinstance(v, int):
-                entries.append(fmpq(v))
-            else:
-                v = Fraction(v)
-                entries.append(fmpq(v.numerator, v.denominator))
-    R, rank = fmpq_mat(len(rows), u + 1, entries).rref()
-    pivots = []
-    for r in range(rank):
-        c = next(c for c in range(u + 1) if R[r, c] != 0)
-        if c == u:
-            return None  # 0 = nonzero: inconsistent
-        pivots.append(c)
-    pivot_set = set(pivots)
+    R, rank = _rref(rows, rhs, u)
+    pivots = [next(c for c in range(u + 1) if R[r, c] != 0) for r in range(rank)]
+    if u in pivots:
+        return None  # 0 = nonzero: inconsistent
+    free = [c for c in range(u) if c not in set(pivots)]
     z = [Fraction(0)] * u
-    for c in range(u):
-        if c not in pivot_set:
-            z[c] = _rat(float(guess[c]))
+    for c in free:
+        z[c] = _rat(float(guess[c]))
     for r, c in enumerate(pivots):
-        acc = from_fmpq(R[r, u])
-        for f in range(u):
-            if f not in pivot_set:
-                coef = R[r, f]
-                if coef != 0:
-                    acc -= from_fmpq(coef) * z[f]
-        z[c] = acc
+        z[c] = from_fmpq(R[r, u]) - sum((from_fmpq(R[r, f]) * z[f] for f in free
+                                         if R[r, f] != 0), Fraction(0))
     return z
 
 
@@ -106,6 +95,74 @@ def _relevant(k: int, party: int, bit: int | None) -> np.ndarray | None:
     return None if bit is None else own_bits(k, party) == bit
 
 
+class _RuleSystem:
+    """The exact rule's unknowns (the hint's fractional entries, then t) and equations."""
+
+    def __init__(self, lambdas, gain: Scaled, party: int, orbits: Orbits, hint: WorstHint):
+        n, m = gain.num.shape
+        self.lambdas, self.gain, self.party, self.orbits = lambdas, gain, party, orbits
+        supports = [_support(hint.rule[o]) for o in range(orbits.count)]
+        self.frac = [o for o in range(orbits.count) if len(supports[o]) > 1]
+        self.det = [[Fraction(int(j == supports[o][0])) for j in range(m)]
+                    for o in range(orbits.count)]
+        for o in self.frac:
+            self.det[o] = [Fraction(0)] * m
+        rule = _lift_rule(orbits, self.det)
+        self.det_acc = input_accuracies(lambdas, gain, party, _for_accuracy(rule, party))
+        # A[x, c] = sum_{tau in orbit frac[c]} P[x, tau]: transforms of the orbits' indicators
+        ind = np.zeros((n, len(self.frac)), dtype=object)
+        for c, o in enumerate(self.frac):
+            ind[:, c] = (orbits.ids == o).astype(np.int64).tolist()
+        self.A = rr_apply(lambdas, Scaled(ind, 1))
+        self.unknowns = [(c, o, y) for c, o in enumerate(self.frac) for y in supports[o]]
+        self.guess = [float(hint.rule[o][y]) for _, o, y in self.unknowns] + [0.0]
+
+    def acc_row(self, a: int) -> tuple[list[Fraction], Fraction]:
+        """acc[rep(a)] = row @ (unknown entries) + const."""
+        x = int(self.orbits.reps[a])
+        gx, A, den = self.gain.num[x], self.A, self.A.den * self.gain.den
+        row = [Fraction(int(A.num[x, c]) * int(gx[y]), den) for c, _, y in self.unknowns]
+        return row, Fraction(int(self.det_acc.num[x]), self.det_acc.den)
+
+    def initial_tight(self, hint: WorstHint) -> set[int]:
+        """The prior's support, or (no prior) the x-orbits at the float minimum."""
+        tight = _prior_support(hint)
+        if tight:
+            return tight
+        est = {}
+        for a in hint.x_orbits.tolist():
+            row, const = self.acc_row(a)
+            est[a] = float(const) + sum(float(r) * g for r, g in zip(row, self.guess,
+                                                                  strict=False))
+        lo = min(est.values())
+        return {a for a, v in est.items() if v <= lo + 1e-9 * max(1.0, abs(lo))}
+
+    def equations(self, tight: set[int]) -> tuple[list[list[Fraction]], list[Fraction]]:
+        """acc[a] = t on the tight orbits; each fractional row of the rule sums to 1."""
+        rows, rhs = [], []
+        for a in sorted(tight):
+            row, const = self.acc_row(a)
+            rows.append([*row, Fraction(-1)])
+            rhs.append(-const)
+        for c in range(len(self.frac)):
+            rows.append([Fraction(int(cc == c)) for cc, _, _ in self.unknowns] + [Fraction(0)])
+            rhs.append(Fraction(1))
+        return rows, rhs
+
+    def rule(self, z: list[Fraction]) -> list:
+        full = [list(r) for r in self.det]
+        for (_, o, y), v in zip(self.unknowns, z[:-1], strict=True):
+            full[o][y] = v
+        return _lift_rule(self.orbits, full)
+
+    def below(self, rule: list, t: Fraction, x_orbits: list[int]) -> set[int]:
+        """The x-orbits whose exact accuracy under `rule` is below t."""
+        acc = input_accuracies(self.lambdas, self.gain, self.party,
+                               _for_accuracy(rule, self.party))
+        return {a for a in x_orbits
+                if Fraction(int(acc.num[int(self.orbits.reps[a])]), acc.den) < t}
+
+
 def exact_worst_rule(lambdas: Sequence[Fraction], gain: Scaled, party: int, bit: int | None,
                      orbits: Orbits, hint: WorstHint) -> tuple[list | None, str]:
     """An exact worst-case rule for RR (KOV eq. 4; eq. 6 per own bit), constant on tau-orbits,
@@ -116,59 +173,18 @@ def exact_worst_rule(lambdas: Sequence[Fraction], gain: Scaled, party: int, bit:
 
     Returns (rule[tau][y] over all tau, '') or (None, reason).
     """
-    n, m = gain.num.shape
-    supports = [_support(hint.rule[o]) for o in range(orbits.count)]
-    frac = [o for o in range(orbits.count) if len(supports[o]) > 1]
-    x_orbits = hint.x_orbits.tolist()
-    det = [[Fraction(int(j == supports[o][0])) for j in range(m)] for o in range(orbits.count)]
-    if not frac:
-        return _lift_rule(orbits, det), ""
-    for o in frac:
-        det[o] = [Fraction(0)] * m
-    det_acc = input_accuracies(lambdas, gain, party, _for_accuracy(_lift_rule(orbits, det), party))
-    # A[x, c] = sum_{tau in orbit frac[c]} P[x, tau]: transforms of the orbits' indicators
-    ind = np.zeros((n, len(frac)), dtype=object)
-    for c, o in enumerate(frac):
-        ind[:, c] = (orbits.ids == o).astype(np.int64).tolist()
-    A = rr_apply(lambdas, Scaled(ind, 1))
-    unknowns = [(c, o, y) for c, o in enumerate(frac) for y in supports[o]]
-    guess = [float(hint.rule[o][y]) for _, o, y in unknowns] + [0.0]
-
-    def acc_row(x: int) -> tuple[list[Fraction], Fraction]:
-        gx = gain.num[x]
-        row = [Fraction(int(A.num[x, c]) * int(gx[y]), A.den * gain.den) for c, _, y in unknowns]
-        return row, Fraction(int(det_acc.num[x]), det_acc.den)
-
-    tight = _prior_support(hint)
-    if not tight:  # no prior: the inputs at the float minimum
-        est = {}
-        for a in x_orbits:
-            row, const = acc_row(int(orbits.reps[a]))
-            est[a] = float(const) + sum(float(r) * g for r, g in zip(row, guess))
-        lo = min(est.values())
-        tight = {a for a, v in est.items() if v <= lo + 1e-9 * max(1.0, abs(lo))}
+    system = _RuleSystem(lambdas, gain, party, orbits, hint)
+    if not system.frac:
+        return _lift_rule(orbits, system.det), ""
+    tight = system.initial_tight(hint)
     for _ in range(MAX_REPAIR_ROUNDS):
-        rows, rhs = [], []
-        for a in sorted(tight):
-            row, const = acc_row(int(orbits.reps[a]))
-            rows.append(row + [Fraction(-1)])
-            rhs.append(-const)
-        for c in range(len(frac)):
-            rows.append([Fraction(int(cc == c)) for cc, _, _ in unknowns] + [Fraction(0)])
-            rhs.append(Fraction(1))
-        z = _solve_near(rows, rhs, guess)
+        z = _solve_near(*system.equations(tight), system.guess)
         if z is None:
             return None, "the rule's complementary-slackness equations are inconsistent"
         if any(v < 0 for v in z[:-1]):
             return None, "the exact rule on the hint's support has a negative entry"
-        full = [list(r) for r in det]
-        for (_, o, y), v in zip(unknowns, z[:-1]):
-            full[o][y] = v
-        rule = _lift_rule(orbits, full)
-        acc = input_accuracies(lambdas, gain, party, _for_accuracy(rule, party))
-        t = z[-1]
-        below = {a for a in x_orbits
-                 if Fraction(int(acc.num[int(orbits.reps[a])]), acc.den) < t}
+        rule = system.rule(z)
+        below = system.below(rule, z[-1], hint.x_orbits.tolist())
         if not below:
             return rule, ""
         tight |= below
@@ -179,8 +195,66 @@ def _prior_support(hint: WorstHint) -> set[int]:
     if hint.prior is None or not np.any(hint.prior > 0):
         return set()
     top = float(np.max(hint.prior))
-    return {a for a, p in zip(hint.x_orbits.tolist(), hint.prior.tolist())
+    return {a for a, p in zip(hint.x_orbits.tolist(), hint.prior.tolist(), strict=False)
             if p > SUPPORT_TOL * top}
+
+
+class _PriorSystem:
+    """The exact prior's unknowns (the prior mass of one input of each x-orbit in the hint's
+    support) and the tie equations, with the transforms they need cached."""
+
+    def __init__(self, lambdas, gain: Scaled, orbits: Orbits, hint: WorstHint,
+                 support: list[int]):
+        self.lambdas, self.gain, self.orbits, self.support = lambdas, gain, orbits, support
+        self.members = _members(orbits)
+        self.sizes = [int(orbits.sizes[a]) for a in support]
+        self.supports = [_support(hint.rule[o]) for o in range(orbits.count)]
+        self.g_int = [[int(v) for v in gain.num[int(orbits.reps[a])]] for a in support]
+        self.columns: dict[int, list[int]] = {}  # K[a, o] = sum_{x in a} P[x, rep(o)]
+        self.cached: dict[tuple[int, int], list[int]] = {}
+
+    def fill_columns(self, needed: set[int]) -> None:
+        new = sorted(o for o in needed if o not in self.columns)
+        if not new:
+            return
+        e = np.zeros((self.gain.num.shape[0], len(new)), dtype=object)
+        for c, o in enumerate(new):
+            e[int(self.orbits.reps[o]), c] = 1
+        col = rr_apply(self.lambdas, Scaled(e, 1)).num
+        for c, o in enumerate(new):
+            self.columns[o] = [int(sum(col[self.members[a], c].tolist())) for a in self.support]
+
+    def equations(self, ties: set[tuple[int, int]]) -> tuple[list[list], list]:
+        """sum pi = 1, and score(o, y) = score(o, y0) for every tie (y0: o's first output)."""
+        self.fill_columns({o for o, _ in ties})
+        rows: list[list] = [self.sizes]
+        rhs: list = [1]
+        for o, y in sorted(ties):
+            if (o, y) not in self.cached:
+                y0, K = self.supports[o][0], self.columns[o]
+                self.cached[(o, y)] = [K[i] * (self.g_int[i][y] - self.g_int[i][y0])
+                                       for i in range(len(self.support))]
+            rows.append(self.cached[(o, y)])
+            rhs.append(0)
+        return rows, rhs
+
+    def prior(self, pi: list[Fraction]) -> list[Fraction]:
+        out = [Fraction(0)] * self.gain.num.shape[0]
+        for share, a in zip(pi, self.support, strict=True):
+            for x in self.members[a]:
+                out[x] = share
+        return out
+
+    def violations(self, prior: list[Fraction], mask, ties) -> set[tuple[int, int]]:
+        """(o, y) with a score above the rule's output y0 that is not yet tied."""
+        scores = rr_apply(self.lambdas,
+                          _weighted_gain(self.gain, Scaled.from_fractions(prior), mask))
+        added = set()
+        for o in range(self.orbits.count):
+            row = scores.num[int(self.orbits.reps[o])]
+            y0 = self.supports[o][0]
+            added |= {(o, y) for y in range(len(row)) if row[y] > row[y0] and (o, y) not in ties}
+        return added
 
 
 def exact_worst_prior(lambdas: Sequence[Fraction], gain: Scaled, party: int, bit: int | None,
@@ -194,65 +268,26 @@ def exact_worst_prior(lambdas: Sequence[Fraction], gain: Scaled, party: int, bit
     then every other output is checked (score <= the tie) and a violated one is tied and
     the system solved again. Returns (pi over all inputs, '') or (None, reason).
     """
-    n, m = gain.num.shape
-    k = n.bit_length() - 1
+    k = gain.num.shape[0].bit_length() - 1
     mask = _relevant(k, party, bit)
     support = sorted(_prior_support(hint))
     if not support or hint.prior is None:
         return None, "no prior hint"
-    members = _members(orbits)
-    sizes = [int(orbits.sizes[a]) for a in support]
-    mass_of = dict(zip(hint.x_orbits.tolist(), hint.prior.tolist()))
-    guess = [float(mass_of[a]) / size for a, size in zip(support, sizes)]
-    supports = [_support(hint.rule[o]) for o in range(orbits.count)]
-    ties = {(o, y) for o in range(orbits.count) for y in supports[o][1:]}
-    reps = orbits.reps
+    system = _PriorSystem(lambdas, gain, orbits, hint, support)
+    mass_of = dict(zip(hint.x_orbits.tolist(), hint.prior.tolist(), strict=True))
+    guess = [float(mass_of[a]) / size for a, size in zip(support, system.sizes, strict=True)]
+    ties = {(o, y) for o in range(orbits.count) for y in system.supports[o][1:]}
     if near_ties:
-        ties |= _near_ties(lambdas, gain, orbits, mask, members, support, guess, supports)
-    g_int = [[int(v) for v in gain.num[int(reps[a])]] for a in support]  # over gain.den
-    columns: dict[int, list[int]] = {}  # K[a, o] = sum_{x in a} P[x, rep(o)] (over a den)
-    cached_rows: dict[tuple[int, int], list[int]] = {}
-
-    def fill_columns(needed: list[int]) -> None:
-        new = [o for o in needed if o not in columns]
-        if not new:
-            return
-        e = np.zeros((n, len(new)), dtype=object)
-        for c, o in enumerate(new):
-            e[int(reps[o]), c] = 1
-        col = rr_apply(lambdas, Scaled(e, 1)).num
-        for c, o in enumerate(new):
-            columns[o] = [int(sum(col[members[a], c].tolist())) for a in support]
-
+        ties |= _near_ties(lambdas, gain, orbits, mask, system.members, support, guess,
+                           system.supports)
     for _ in range(MAX_REPAIR_ROUNDS):
-        fill_columns(sorted({o for o, _ in ties}))
-        rows: list[list] = [sizes]
-        rhs: list = [1]
-        for o, y in sorted(ties):
-            if (o, y) not in cached_rows:
-                y0 = supports[o][0]
-                K = columns[o]
-                cached_rows[(o, y)] = [K[i] * (g_int[i][y] - g_int[i][y0])
-                                       for i in range(len(support))]
-            rows.append(cached_rows[(o, y)])
-            rhs.append(0)
-        pi = _solve_near(rows, rhs, guess)
+        pi = _solve_near(*system.equations(ties), guess)
         if pi is None:
             return None, "the prior's complementary-slackness equations are inconsistent"
         if any(r < 0 for r in pi):
             return None, "the exact prior on the hint's support has a negative entry"
-        prior = [Fraction(0)] * n
-        for share, a in zip(pi, support):
-            for x in members[a]:
-                prior[x] = share
-        scores = rr_apply(lambdas, _weighted_gain(gain, Scaled.from_fractions(prior), mask))
-        added = set()
-        for o in range(orbits.count):
-            row = scores.num[int(reps[o])]
-            y0 = supports[o][0]
-            for y in range(m):
-                if row[y] > row[y0] and (o, y) not in ties:
-                    added.add((o, y))
+        prior = system.prior(pi)
+        added = system.violations(prior, mask, ties)
         if not added:
             return prior, ""
         ties |= added
@@ -264,7 +299,7 @@ def _near_ties(lambdas, gain: Scaled, orbits: Orbits, mask, members, support, gu
     """(o, y) whose float score at the hint's prior is within 1e-9 of the rule's output."""
     n, m = gain.num.shape
     prior = np.zeros(n)
-    for share, a in zip(guess, support):
+    for share, a in zip(guess, support, strict=False):
         prior[members[a]] = share
     g = np.array([[float(Fraction(int(v), gain.den)) for v in row] for row in gain.num.tolist()])
     if mask is not None:
@@ -304,7 +339,7 @@ def rationalised_prior(orbits: Orbits, hint: WorstHint, n: int) -> list[Fraction
         return None
     prior = [Fraction(0)] * n
     members = _members(orbits)
-    for r, a in zip(rho, hint.x_orbits.tolist()):
+    for r, a in zip(rho, hint.x_orbits.tolist(), strict=False):
         for x in members[a]:
             prior[x] = r / total / int(orbits.sizes[a])
     return prior

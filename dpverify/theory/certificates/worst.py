@@ -143,7 +143,7 @@ def exact_worst_lp(lambdas: Sequence[Fraction], gain: Scaled, party: int, bit: i
     <= 0 at the optimum, and t' basic gives sum_a rho_a = 1).
     """
     lp = worst_lp(lambdas, gain, party, bit, orbits)
-    starts = [basis] if basis is not None else []
+    starts: list[Sequence[int] | None] = [basis] if basis is not None else []
     starts += [_float_basis(lp, basis_finder), lp.start]
     solution = None
     for start in starts:
@@ -296,7 +296,7 @@ def worst_certificate(agent: str, outputs, gain_exact, party: int,
     decision = tuple(tuple(r) for r in rules[None]) if party == 0 else \
         tuple(tuple(tuple(r) for r in rules[b]) for b in (0, 1))
     value = rule_value(lower, gain, party, decision, worst=True)
-    mu = [span * v + lo * p for v, p in zip(mu, prior)]
+    mu = [span * v + lo * p for v, p in zip(mu, prior, strict=False)]
     original = Scaled.from_fractions(gain_exact)
     return _finish(agent, "worst", outputs, gain_exact, original, party, lower, upper, prior,
                    mu, span * bound + lo, decision, span * value + lo, exact_lambdas,

@@ -1,0 +1,77 @@
+"""The count consumer's loss tabulated: l(i, r) for answers i and releases r (pure, no I/O).
+
+Gupte-Sundararajan section 2.2: the named losses are abs |i - r|, square (i - r)^2 and
+indicator [i != r]; a file may also give an expression over i, r and n, or a matrix.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from fractions import Fraction
+
+import numpy as np
+
+from dpverify.errors import SpecError
+from dpverify.spec.count_model import CountSpec
+from dpverify.spec.expr import ExpressionError, compile_expression
+
+LOSS_NAMES = ("i", "r", "n")
+
+# Tables computed once per spec object (a spec is frozen; the cache lives beside it).
+_TABLES: weakref.WeakKeyDictionary[CountSpec, np.ndarray] = weakref.WeakKeyDictionary()
+
+
+def named_loss(name: str, n: int) -> np.ndarray:
+    """abs |i-r|, square (i-r)^2, indicator [i != r] (GS section 2.2), as exact integers."""
+    i = np.arange(n + 1)[:, None]
+    r = np.arange(n + 1)[None, :]
+    if name == "abs":
+        out = np.abs(i - r)
+    elif name == "square":
+        out = (i - r) ** 2
+    elif name == "indicator":
+        out = (i != r).astype(np.int64)
+    else:
+        raise ValueError(f"unknown loss {name!r}")
+    return np.vectorize(Fraction, otypes=[object])(out)
+
+
+def loss_table(spec: CountSpec) -> np.ndarray:
+    """l(i, r) for every true answer i and release r: an (n+1) x (n+1) object array of
+    exact rationals (computed once per spec). Expression failures are SpecErrors."""
+    cached = _TABLES.get(spec)
+    if cached is not None:
+        return cached
+    n, loss = spec.n, spec.loss
+    key = "consumer.loss"
+    if loss.kind == "named":
+        table = named_loss(loss.name, n)
+    elif loss.kind == "matrix":
+        table = np.empty((n + 1, n + 1), dtype=object)
+        for i, row in enumerate(loss.matrix):
+            for r, v in enumerate(row):
+                table[i, r] = v
+    else:
+        expression = compile_expression(loss.text, LOSS_NAMES)
+        table = np.empty((n + 1, n + 1), dtype=object)
+        for i in range(n + 1):
+            for r in range(n + 1):
+                try:
+                    table[i, r] = Fraction(expression.evaluate({"i": i, "r": r, "n": n}))
+                except ExpressionError as exc:
+                    raise SpecError(spec.source, f"{key}.expr", loss.text,
+                                    f"fails at i = {i}, r = {r}: {exc}") from None
+    for (i, r), v in np.ndenumerate(table):
+        if not math.isfinite(_to_float(v)):
+            raise SpecError(spec.source, key, str(v),
+                            f"l({i}, {r}) is too large for a float (at most about 1e308)")
+    _TABLES[spec] = table
+    return table
+
+
+def _to_float(v: Fraction) -> float:
+    try:
+        return float(v)
+    except OverflowError:
+        return math.inf
