@@ -1,7 +1,7 @@
 """Benchmark `dpverify batch`: 100 small problems (k <= 5), --jobs 1 against --jobs 2, and
 the resumed run that finds everything in the store.
 
-Targets (issue 4, on 2 cores): --jobs 2 under 15 s; a speed-up over --jobs 1 of at least
+Targets (on 2 cores): --jobs 2 under 15 s; a speed-up over --jobs 1 of at least
 1.6x; the resumed run under 3 s. Each figure is the wall time of the whole command (a new
 Python process, the spawn pool's start-up, storing every result), best of --repeat runs.
 Prints a markdown table; exits 1 when a target is missed.

@@ -1,11 +1,11 @@
-"""Time exact certificates (issue 3) for an observer XOR problem.
+"""Time exact certificates  for an observer XOR problem.
 
 Usage: python benchmarks/bench_certify.py [--cases 10:both,12:average] [--lambda 2]
        [--epsilon E] [--no-check]
 Prints a markdown table for the README: per k and accuracy, the seconds to build the
 certificate (`certify_agent`: the worst case solves RR's decision LP on the orbits of the
 symmetric XOR, then everything exact), the seconds of the independent checker
-(`dpverify.checker`), the status and the certificate's size. The bars of issue 3: k = 10
+(`dpverify.checker`), the status and the certificate's size. The bars: k = 10
 with both accuracies under 30 s, k = 12 average under 60 s (certificates, 2-core machine).
 """
 

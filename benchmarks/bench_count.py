@@ -4,7 +4,7 @@ Usage: python benchmarks/bench_count.py [--sizes 10,25,50,100] [--epsilon 0.1]
        [--losses abs,square,indicator] [--form chain]
 Prints a markdown table for the README: per loss, the seconds of the whole verification
 (the optimal-mechanism LP and the post-processing LP), the largest LP's non-zeros, the
-verdict and the gap. The bar of issue 5: n = 50 verifies in under 10 s on a 2-core machine.
+verdict and the gap. The bar: n = 50 verifies in under 10 s on a 2-core machine.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Usage: python benchmarks/bench_xor.py [--kmax 11] [--epsilon 1.0]
 Prints a markdown table (seconds per accuracy, and the whole verification) for the README.
-The bar of issue 2: k = 8 verifies in under 5 s on a 2-core machine.
+The bar: k = 8 verifies in under 5 s on a 2-core machine.
 """
 
 from __future__ import annotations

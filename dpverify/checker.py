@@ -1,4 +1,5 @@
-"""The independent checker of dpverify certificates (issue 3; theory.md, "Certificates").
+"""The independent checker of dpverify certificates (docs/theory.md, "Certificates";
+docs/format.md, the certificate format).
 
 Short on purpose, so that a reviewer can audit it: it imports only the standard library,
 `dpverify.spec` (to load the problem and recompute the gain table) and python-flint's `arb`

@@ -1,4 +1,5 @@
-"""Exact certificates (issue 3): construction, exact arithmetic, the commands.
+"""Exact certificates (docs/theory.md, "Certificates"): construction, exact arithmetic,
+the commands.
 
 Every certificate built here is checked by the independent checker (dpverify.checker);
 values are compared with closed forms (theory.md) and with the float LP verifier.
@@ -385,8 +386,8 @@ def test_certificate_filename():
 
 def test_proof_summary():
     base = {"upper": {"bound": "3/4"}, "lower": {"value": "1/2"}}
-    assert proof_summary({**base, "status": "proved-optimal"}) == {"status": "proved-optimal",
-                                                                   "width": 0.0}
+    assert proof_summary({**base, "status": "proved-optimal"}) == {
+        "status": "proved-optimal", "width": 0.0, "value": "1/2"}
     assert proof_summary({**base, "status": "bracket"}) == {"status": "bracket", "width": 0.25}
     assert proof_summary({**base, "status": "unproved"})["status"] == "unproved"
 

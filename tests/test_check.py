@@ -139,7 +139,7 @@ function = "xor"
 
 
 def test_a_round_expectation_does_not_accept_a_nearby_value(tmp_path: Path) -> None:
-    """The trap of issue 9: `average = 0.5` accepted 0.5018 (observer XOR of four bits at
+    """A trap found by a new user: `average = 0.5` accepted 0.5018 (observer XOR of four bits at
     epsilon 0.5 is 0.50179...), because the tolerance came from the one digit written."""
     path = tmp_path / "x.toml"
     path.write_text(XOR4 + "[expect.observer]\naverage = 0.5\nworst = 0.5017991091818609\n")
@@ -230,8 +230,8 @@ def test_update_changes_only_what_does_not_hold(tmp_path: Path) -> None:
 
 
 def test_update_leaves_the_shipped_problems_alone(tmp_path: Path) -> None:
-    """Issue 9: `check --update` rewrote 20 of 24 shipped files whose expectations all held
-    (cutting 16-digit values to 12). Now no file changes."""
+    """A new user found that `check --update` rewrote 20 of 24 shipped files whose
+    expectations all held (cutting 16-digit values to 12). Now no file changes."""
     import shutil
 
     folder = tmp_path / "problems"

@@ -1,4 +1,4 @@
-"""The independent certificate checker (dpverify/checker.py, issue 3).
+"""The independent certificate checker (dpverify/checker.py).
 
 Mutated certificates must each be rejected with the reason; hand-written certificates
 (built without the construction code) are accepted or rejected as the maths says; and the

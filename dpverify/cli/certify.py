@@ -1,4 +1,5 @@
-"""`dpverify certify SPEC...` and `dpverify check-cert SPEC CERT...` (issue 3)."""
+"""`dpverify certify SPEC...` and `dpverify check-cert SPEC CERT...` (docs/theory.md,
+"Certificates")."""
 
 from __future__ import annotations
 

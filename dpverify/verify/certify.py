@@ -1,4 +1,4 @@
-"""Certificates for multi-party verdicts (issue 3; theory.md, "Certificates").
+"""Certificates for multi-party verdicts (docs/theory.md, "Certificates").
 
 Glue between the exact construction (dpverify.theory.certificates) and the float LPs that
 give it hints: for the worst case, RR's decision LP (KOV eqs. 4, 6) and its dual, solved on
@@ -72,9 +72,10 @@ def dump_certificate(cert: dict) -> str:
 
 
 def proof_summary(cert: dict) -> dict[str, Any]:
-    """`{"status": ..., "width": ...}` for `verify --certify` (AgentResult.extra["proof"]):
-    the certificate's status (proved-optimal, bracket or unproved) and the width
-    bound - value as a float (0.0 when proved; None when there is no certificate)."""
+    """`{"status": ..., "width": ...}` for a result's `proof` (AgentResult.extra["proof"]):
+    the certificate's status (proved-optimal, bracket or unproved), the width bound - value
+    as a float (0.0 when proved; None when there is no certificate), and for a proof the
+    exact optimum as a "p/q" string (`value`; `check --update` writes it into [expect])."""
     status = cert.get("status")
     try:
         width: float | None = float(Fraction(cert["upper"]["bound"])
@@ -82,10 +83,10 @@ def proof_summary(cert: dict) -> dict[str, Any]:
     except (KeyError, TypeError, ValueError, ZeroDivisionError):
         width = None
     if status == PROVED:
-        return {"status": PROVED, "width": 0.0}
+        return {"status": str(PROVED), "width": 0.0, "value": cert["lower"]["value"]}
     if status == BRACKET:
-        return {"status": BRACKET, "width": width}
-    return {"status": UNPROVED, "width": width}
+        return {"status": str(BRACKET), "width": width}
+    return {"status": str(UNPROVED), "width": width}
 
 
 def proof_for(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Accuracy | str,
@@ -119,7 +120,7 @@ def _use_reduced(orbits: Orbits, n: int) -> bool:
 def certify_agent(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Accuracy | str,
                   agent_result: AgentResult | None = None,
                   options: VerifyOptions | None = None) -> dict:
-    """The certificate JSON object (issue 3's format) for one agent and accuracy.
+    """The certificate JSON object (docs/format.md) for one agent and accuracy.
 
     Checked exactly before it is returned; when the exact construction could not close the
     gap the status is `bracket` (a valid, weaker certificate) or `unproved` (with `notes`).

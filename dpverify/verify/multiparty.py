@@ -286,7 +286,7 @@ def _in_units(floats: _Floats, lo: float, span: float) -> np.ndarray | None:
 
 
 def interior_families(lambdas: Sequence[float], options: VerifyOptions) -> list[PointFamily]:
-    """Rank-one DP points beyond the corners (issue: "interior rank-one points").
+    """Rank-one DP points beyond the corners (docs/theory.md, interior points).
 
     The corners are always included (an m-point grid of each segment contains its end
     points, and random samples are added to the corners), so the optimum can only grow.

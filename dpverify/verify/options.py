@@ -43,7 +43,7 @@ class VerifyOptions:
     max_nonzeros: int = DEFAULT_MAX_NONZEROS
     threads: int | None = None
     time_limit: float | None = None
-    grid: int = 0  # issue: interior rank-one points on an m-point grid (0: off)
+    grid: int = 0  # interior rank-one points on an m-point grid (0: off)
     samples: int = 0
     seed: int = 0
     certify: bool = False

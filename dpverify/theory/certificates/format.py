@@ -31,7 +31,7 @@ UNPROVED = CertificateStatus.UNPROVED
 
 @dataclass(frozen=True, eq=False)
 class Certificate:
-    """An exact certificate (issue 3's format). `decision` is Q[tau][y] for the observer and
+    """An exact certificate (docs/format.md). `decision` is Q[tau][y] for the observer and
     Q[b][tau][y] for a party; every number is a Fraction."""
 
     agent: str
