@@ -602,6 +602,8 @@ def mutated_documents(draw):
     document = draw(valid_documents())
     for _ in range(draw(st.integers(1, 3))):
         paths = list(_paths(document))
+        if not paths:  # everything was deleted already
+            break
         container, key = paths[draw(st.integers(0, len(paths) - 1))]
         action = draw(st.sampled_from(["replace", "delete", "typo"]))
         if action == "delete" and isinstance(container, dict):

@@ -44,7 +44,6 @@ MAX_PARTIES = 60
 # Tables and gains are tabulated at load time (to report their errors early) only while
 # that is cheap; larger problems are tabulated by the verifier after its size guard.
 LOAD_TABULATE_PARTIES = 12
-KINDS = tuple(k.value for k in Kind)
 PROBLEM_KEYS = ("name", "description", "kind", "parties", "epsilon", "lambda", "accuracy")
 AGENT_KEYS = ("function", "gain", "outputs")
 TOP_KEYS = ("problem", "observer", "party", "expect")
@@ -70,7 +69,7 @@ def loads(text: str, *, source: str = "<string>",
     _refuse_other_kinds(document, source)
     root = Table(document, source, "")
     problem = root.table("problem")
-    kind = Kind(problem.string("kind", "multiparty", choices=KINDS))
+    kind = Kind(problem.string("kind", "multiparty", choices=tuple(k.value for k in _PARSERS)))
     return _PARSERS[kind](root, problem, default_name)
 
 

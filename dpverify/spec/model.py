@@ -15,6 +15,7 @@ class Kind(enum.StrEnum):
 
     MULTIPARTY = "multiparty"
     COUNT = "count"
+    PROTOCOL = "protocol"
 
 
 class Accuracy(enum.StrEnum):
