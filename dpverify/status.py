@@ -37,9 +37,20 @@ def exit_status(*, invalid: int = 0, undecided: int = 0, failed: int = 0,
     return ExitStatus.OK
 
 
-def verdict_status(categories: Iterable[str], *, interrupted: bool = False) -> ExitStatus:
-    """The exit status for problems in these categories: `optimal`, `gap`, `error`
-    (could not decide) or `invalid` (not a valid problem file)."""
+# Categories that fail a run (exit status 1): a gap, and the protocol audit's not-private
+# and contradiction; `suboptimal` (an audited protocol below the bound) only when optimality
+# is required (`audit --require-optimal`).
+FAILED_CATEGORIES = ("gap", "not-private", "contradiction")
+
+
+def verdict_status(categories: Iterable[str], *, interrupted: bool = False,
+                   require_optimal: bool = False) -> ExitStatus:
+    """The exit status for problems in these categories: a verdict (`optimal`,
+    `suboptimal`, `gap`, `not-private`, `contradiction`, `error`: could not decide) or
+    `invalid` (not a valid problem file)."""
     counts = Counter(categories)
+    failed = sum(counts[c] for c in FAILED_CATEGORIES)
+    if require_optimal:
+        failed += counts["suboptimal"]
     return exit_status(invalid=counts["invalid"], undecided=counts["error"],
-                       failed=counts["gap"], interrupted=interrupted)
+                       failed=failed, interrupted=interrupted)

@@ -14,7 +14,7 @@ from rich.console import Console
 
 from dpverify.console.numbers import fmt, fmt_gap
 
-__all__ = ["PIPE_WIDTH", "VERDICT_STYLE", "fmt", "fmt_gap", "make_console", "print_json"]
+__all__ = ["PASSING", "PIPE_WIDTH", "VERDICT_STYLE", "fmt", "fmt_gap", "make_console", "print_json"]
 
 PIPE_WIDTH = 10_000  # a pipe or a file has no width to fit: full-width plain text
 
@@ -42,4 +42,8 @@ def print_json(obj: Any, *, stream=None, lines: bool = False) -> None:
     out.flush()
 
 
-VERDICT_STYLE = {"optimal": "green", "gap": "bold red", "error": "bold yellow"}
+VERDICT_STYLE = {"optimal": "green", "gap": "bold red", "error": "bold yellow",
+                 "suboptimal": "cyan", "not-private": "bold red",
+                 "contradiction": "bold white on red"}
+# Categories that are no failure: an audited protocol below the bound is the normal case.
+PASSING = ("optimal", "suboptimal")

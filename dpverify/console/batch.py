@@ -28,11 +28,13 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from dpverify.console import VERDICT_STYLE, fmt, print_json
+from dpverify.console import PASSING, VERDICT_STYLE, fmt, print_json
 from dpverify.console.tables import print_table, without_columns
 
 SLOWEST = 5
 CATEGORIES = ("optimal", "gap", "error", "invalid")
+# shown in the counts only when they occur (protocol audits)
+MORE_CATEGORIES = ("suboptimal", "not-private", "contradiction")
 STYLE = {**VERDICT_STYLE, "invalid": "bold magenta"}
 
 
@@ -89,7 +91,7 @@ class BatchProgress:
 
     def finished(self, item: Any) -> None:
         self.done += 1
-        failed = item.category != "optimal"
+        failed = item.category not in PASSING
         self.failures += failed
         if self.as_json:
             print_json(item.result, lines=True)
@@ -108,7 +110,7 @@ def _line(item: Any, done: int, total: int) -> Text:
     text.append(f" {item.problem}  {item.source}  {item.seconds:.2f} s")
     if item.cached:
         text.append("  (stored)")
-    if item.category != "optimal" and item.reason:
+    if item.category not in PASSING and item.reason:
         text.append(f"  {_reason(item)}")
     return text
 
@@ -123,6 +125,7 @@ def _reason(item: Any) -> str:
 def counts_line(report: Any) -> str:
     counts = report.counts()
     parts = [f"{counts.get(c, 0)} {c}" for c in CATEGORIES[:3]]
+    parts += [f"{counts[c]} {c}" for c in MORE_CATEGORIES if counts.get(c)]
     if counts.get("invalid"):
         parts.append(f"{counts['invalid']} invalid")
     n = len(report.items)
@@ -153,7 +156,7 @@ def print_batch_summary(console: Console, report: Any, store_path: str | None = 
                           f"{item.seconds:.2f}")
         print_table(console, table)
         console.print()
-    failures = [i for i in report.items if i.category != "optimal"]
+    failures = [i for i in report.items if i.category not in PASSING]
     if failures:
         console.print(f"failures ({len(failures)}):")
         for item in failures:

@@ -38,6 +38,12 @@ def problem_table(result: Any, *, show_proof: bool = False, show_grid: bool = Fa
     """One problem's results; `seconds` and `gap_digits` let a narrow terminal drop the
     least useful digits first (see `problem_tables`)."""
     title = f"{result.problem}  ({result.source})"
+    if result.kind == "protocol":  # an audited protocol: its own columns (console/audit.py)
+        from dpverify.console.audit import protocol_table
+
+        table = protocol_table(result, seconds=seconds, gap_digits=gap_digits)
+        table.title = title
+        return table
     if result.kind == "count":
         columns = [c for c in COUNT_COLUMNS if seconds or c != "seconds"]
         table = _table(title, columns)
@@ -99,6 +105,8 @@ def summary_line(report: Any) -> str:
     """`N problems: a optimal, b gap, c error[, d invalid] (s s)`."""
     counts = report.counts()
     parts = [f"{counts.get(v, 0)} {v}" for v in ("optimal", "gap", "error")]
+    parts += [f"{counts[v]} {v}" for v in ("suboptimal", "not-private", "contradiction")
+              if counts.get(v)]
     if counts.get("invalid"):
         parts.append(f"{counts['invalid']} invalid")
     n = len(report.files)

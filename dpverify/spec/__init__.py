@@ -3,8 +3,9 @@
 from dpverify.spec.count_model import CountSpec
 from dpverify.spec.loader import load, loads
 from dpverify.spec.model import MultipartySpec
+from dpverify.spec.protocol_model import ProtocolSpec
 
 # Every problem kind a file can hold (what `load` returns).
-Spec = MultipartySpec | CountSpec
+Spec = MultipartySpec | CountSpec | ProtocolSpec
 
-__all__ = ["CountSpec", "MultipartySpec", "Spec", "load", "loads"]
+__all__ = ["CountSpec", "MultipartySpec", "ProtocolSpec", "Spec", "load", "loads"]

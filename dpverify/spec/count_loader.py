@@ -33,7 +33,7 @@ from dpverify.spec.reader import (
 )
 
 __all__ = ["CountSpec", "MechanismSpec", "load_mechanism", "loads_mechanism",
-           "parse_count"]
+           "parse_count", "parse_mechanism"]
 
 PROBLEM_KEYS = ("name", "description", "kind", "n", "epsilon", "alpha")
 CONSUMER_KEYS = ("loss", "side_information", "model", "prior")
@@ -273,6 +273,13 @@ def loads_mechanism(text: str, *, source: str = "<string>",
                         "`matrix`")
     table = root.table("mechanism")
     root.done(("mechanism",))
+    return parse_mechanism(table, default_name=default_name)
+
+
+def parse_mechanism(table: Table, *, default_name: str) -> MechanismSpec:
+    """A `[mechanism]` table -> a MechanismSpec (also read by `dpverify audit`, beside a
+    `[consumer]` table: dpverify.spec.mechanism_audit)."""
+    source = table.file
     table.done(MECHANISM_KEYS)
     name = table.string("name", default_name)
     description = table.string("description", "")

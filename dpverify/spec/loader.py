@@ -353,6 +353,13 @@ def _parse_count(root: Table, problem: Table, default_name: str) -> CountSpec:
     return parse_count(root, problem, default_name=default_name)
 
 
+def _parse_protocol(root: Table, problem: Table, default_name: str) -> Any:
+    from dpverify.spec.protocol_loader import parse_protocol  # lazy: protocol files only
+
+    return parse_protocol(root, problem, default_name=default_name)  # a ProtocolSpec
+
+
 # One parser per kind: the kind is dispatched here, once.
 _PARSERS: dict[Kind, Callable[[Table, Table, str], MultipartySpec | CountSpec]] = {
-    Kind.MULTIPARTY: _parse_multiparty, Kind.COUNT: _parse_count}
+    Kind.MULTIPARTY: _parse_multiparty, Kind.COUNT: _parse_count,
+    Kind.PROTOCOL: _parse_protocol}

@@ -14,13 +14,23 @@ class Verdict(enum.StrEnum):
     OPTIMAL = "optimal"
     GAP = "gap"
     ERROR = "error"
+    # protocol audits (verify/audit.py): below the bound but private (the normal case, not
+    # a failure); misses a claimed privacy level; beats the bound at its own levels (a bug)
+    SUBOPTIMAL = "suboptimal"
+    NOT_PRIVATE = "not-private"
+    CONTRADICTION = "contradiction"
 
 
-_RANK = {Verdict.OPTIMAL: 0, Verdict.GAP: 1, Verdict.ERROR: 2}
+_RANK = {Verdict.OPTIMAL: 0, Verdict.SUBOPTIMAL: 1, Verdict.GAP: 2, Verdict.NOT_PRIVATE: 3,
+         Verdict.CONTRADICTION: 4, Verdict.ERROR: 5}
+# Verdicts that fail a run (exit status 1); `suboptimal` fails only where optimality is
+# required (`audit --require-optimal`), `error` is "could not decide" (exit status 3).
+FAILING = (Verdict.GAP, Verdict.NOT_PRIVATE, Verdict.CONTRADICTION)
 
 
 def worst_verdict(verdicts) -> Verdict:
-    """A problem's verdict is the worst of its results (optimal < gap < error)."""
+    """A problem's verdict is the worst of its results (optimal < suboptimal < gap <
+    not-private < contradiction < error)."""
     out = Verdict.OPTIMAL
     for v in verdicts:
         if _RANK[v] > _RANK[out]:
@@ -29,9 +39,12 @@ def worst_verdict(verdicts) -> Verdict:
 
 
 def exit_status(verdicts) -> int:
-    """spec.md: 0 all optimal, 1 a gap, 3 could not decide (an error outranks a gap)."""
+    """spec.md: 0 all optimal (or suboptimal), 1 a gap, not-private or contradiction, 3
+    could not decide (an error outranks the rest)."""
     v = worst_verdict(verdicts)
-    return {Verdict.OPTIMAL: 0, Verdict.GAP: 1, Verdict.ERROR: 3}[v]
+    if v is Verdict.ERROR:
+        return 3
+    return 1 if v in FAILING else 0
 
 
 def judge(upper: float | None, lower: float | None, tol: float) -> tuple[Verdict, str]:
@@ -123,7 +136,12 @@ class ProblemResult:
     def seconds(self) -> float:
         return float(sum(r.seconds for r in self.results))
 
+    def to_dict(self) -> dict[str, Any]:
+        """spec.md's result object: what `dpverify verify --json` prints for the problem."""
+        return self.to_json()
+
     def to_json(self) -> dict[str, Any]:
+        """The same as `to_dict` (the older name)."""
         out: dict[str, Any] = {"problem": self.problem, "source": self.source, "kind": self.kind}
         out.update(self.header)
         out["verdict"] = self.verdict.value

@@ -24,9 +24,16 @@ def _count(spec, options: VerifyOptions) -> ProblemResult:
     return verify_count(spec, options)
 
 
+def _protocol(spec, options: VerifyOptions) -> ProblemResult:
+    from dpverify.verify.audit import audit_protocol
+
+    return audit_protocol(spec, options)
+
+
 VERIFIERS: dict[Kind, Callable[..., ProblemResult]] = {
     Kind.MULTIPARTY: _multiparty,
     Kind.COUNT: _count,
+    Kind.PROTOCOL: _protocol,
 }
 
 

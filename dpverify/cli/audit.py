@@ -1,0 +1,67 @@
+"""`dpverify audit FILE...`: explicit protocols (and count mechanisms) against the bounds."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from dpverify.cli import handle_errors, main
+from dpverify.cli.options import (
+    BACKEND,
+    MAX_NONZEROS,
+    OUTPUT_OPTIONS,
+    TOL,
+    add_options,
+    json_option,
+    note,
+    verify_options,
+)
+
+
+@main.command(short_help="Audit explicit protocols: privacy achieved, accuracy, bounds.")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@add_options([TOL, BACKEND, MAX_NONZEROS])
+@click.option("--require-optimal", is_flag=True,
+              help="Exit 1 when a protocol is `suboptimal` too (below the bound).")
+@click.option("--show-rules", is_flag=True,
+              help="Print each protocol's optimal decision rules (with --json: a `rule` "
+                   "field per result).")
+@json_option("Print one JSON array of result objects (one per file), nothing else.")
+@add_options(OUTPUT_OPTIONS)
+@handle_errors
+def audit(paths, tol, backend, max_nonzeros, require_optimal, show_rules, as_json, quiet,
+          no_color):
+    """Audit the protocol files PATHS (`kind = "protocol"`; directories are searched).
+
+    Per party: the privacy level the protocol achieves (exact for exact kernels) against
+    the claimed one. Per agent and accuracy: its accuracy under its optimal decision rule,
+    computed from the transcripts alone, against the relaxed optimum (the bound of
+    `verify`) at the claimed levels and at the achieved ones, and randomized response.
+    Verdicts: optimal (attains the bound within --tol), suboptimal (private, below the
+    bound), not-private (misses a claimed level), contradiction (beats the bound at its
+    own levels: a bug, reported loudly).
+
+    A mechanism file with a [consumer] table is audited too: its exact alpha, the
+    consumer's loss under its best post-processing against the optimal mechanism's, and
+    whether it derives from the geometric mechanism.
+
+    Exit status: 0 every protocol meets its claimed levels and none contradicts the bound;
+    1 not-private or contradiction (or suboptimal with --require-optimal); 2 bad input;
+    3 could not decide.
+    """
+    from dpverify.console import make_console
+    from dpverify.console.audit import AuditView
+    from dpverify.status import verdict_status
+    from dpverify.verify.audit_paths import audit_paths
+
+    options = verify_options(tol=tol, backend=backend, max_nonzeros=max_nonzeros)
+    out = make_console(no_color=no_color)
+    err = make_console(stderr=True, no_color=no_color)
+    with AuditView(out, err, as_json=as_json, quiet=quiet, show_rules=show_rules) as view:
+        report = audit_paths(paths, options, on_start=view.started, on_result=view.finished)
+        view.report(report)
+    for skipped in report.skipped:
+        note(f"skipped {skipped.source}: {skipped.reason}")
+    sys.exit(verdict_status((f.category for f in report.files),
+                            require_optimal=require_optimal))

@@ -1,0 +1,233 @@
+"""What `dpverify audit` shows: per protocol, the privacy levels claimed and achieved, each
+agent's accuracy against the bounds, and (with --show-rules) the protocol's optimal
+decision rules; per count mechanism, its privacy and its consumer's loss. `verify` shows
+protocol files with the same tables."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from dpverify.console import VERDICT_STYLE
+from dpverify.console.numbers import fmt, fmt_gap
+from dpverify.console.tables import print_table
+
+MAX_RULE_ROWS = 64
+TEXT_COLUMNS = ("agent", "accuracy", "model", "verdict", "method", "party", "private",
+                "transcript")
+
+
+def _table(title: str, columns: Sequence[str]) -> Table:
+    table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
+    for col in columns:
+        table.add_column(col, justify="left" if col in TEXT_COLUMNS else "right")
+    return table
+
+
+def verdict_text(v: str) -> Text:
+    return Text(v, style=VERDICT_STYLE.get(v, ""))
+
+
+def _level(v: Any) -> str:
+    return v if isinstance(v, str) else fmt(v)
+
+
+def privacy_table(result: Any) -> Table:
+    """Per party: the level claimed, the level achieved, and whether it is met."""
+    h = result.header
+    table = _table(f"{result.problem}: privacy  ({result.source})",
+                   ["party", "claimed lambda", "achieved lambda", "achieved epsilon",
+                    "private"])
+    for i, (claimed, achieved, eps, ok) in enumerate(zip(
+            h["claimed_lambdas"], h["achieved_lambdas"], h["achieved_epsilons"],
+            h["private_by_party"], strict=True)):
+        table.add_row(str(i + 1), _level(claimed), _level(achieved), _level(eps),
+                      Text("yes" if ok else "NO", style="" if ok else "bold red"))
+    return table
+
+
+def protocol_table(result: Any, *, seconds: bool = True, gap_digits: int = 2) -> Table:
+    """Per agent and accuracy: the protocol's value against the bounds."""
+    columns = ["agent", "accuracy", "protocol", "relaxed optimum", "at achieved levels",
+               "RR value", "efficiency", "gap", "verdict"] + ["seconds"] * seconds
+    table = _table(f"{result.problem}: accuracy ({result.header.get('transcripts')} "
+                   "transcripts)", columns)
+    for r in result.results:
+        row = [r.agent, r.accuracy, fmt(r.protocol_value), fmt(r.relaxed_optimum),
+               fmt(r.relaxed_optimum_achieved), fmt(r.rr_value), fmt(r.efficiency, 6),
+               fmt_gap(r.gap, gap_digits), verdict_text(r.verdict.value)]
+        table.add_row(*row, *([f"{r.seconds:.3f}"] if seconds else []))
+    return table
+
+
+def print_protocol(console: Console, result: Any, *, show_rules: bool = False) -> None:
+    if not result.results:
+        console.print(f"{result.problem}  ({result.source})")
+        console.print(f"  {result.reason}")
+        console.print()
+        return
+    print_table(console, privacy_table(result))
+    print_table(console, [protocol_table(result), protocol_table(result, seconds=False),
+                          protocol_table(result, seconds=False, gap_digits=0)])
+    for note in result.header.get("privacy_notes", ()):
+        console.print(f"  note: {note}")
+    for r in result.results:
+        if r.reason:
+            console.print(f"  {r.agent} {r.accuracy}: {r.reason}")
+    if show_rules:
+        for table in rules_tables(result):
+            console.print()
+            print_table(console, table)
+    console.print()
+
+
+def _decision(outputs: Sequence[Any], row: Any) -> str:
+    from dpverify.console.verify import _label  # one way to show a rule's row
+
+    return _label(outputs, row)
+
+
+def rules_tables(result: Any) -> list[Table]:
+    """The protocol's optimal decision rules: transcript -> decision (per own input symbol
+    for a party)."""
+    tables = []
+    for r in result.results:
+        if r.rule is None:
+            continue
+        rule = np.asarray(r.rule)
+        party = rule.ndim == 3
+        columns = ([f"decision if own input {a}" for a in range(rule.shape[0])] if party
+                   else ["decision"])
+        t = _table(f"{result.problem}: decision rule of {r.agent} ({r.accuracy})",
+                   ["transcript", *columns])
+        rows = len(r.transcripts)
+        for tau in range(min(rows, MAX_RULE_ROWS)):
+            cells = ([_decision(r.outputs, rule[a][tau]) for a in range(rule.shape[0])]
+                     if party else [_decision(r.outputs, rule[tau])])
+            t.add_row(r.transcripts[tau], *cells)
+        if rows > MAX_RULE_ROWS:
+            t.add_row(f"... {rows - MAX_RULE_ROWS} more rows", *[""] * len(columns))
+        tables.append(t)
+    return tables
+
+
+def protocol_rules_json(agent_result: Any) -> dict[str, Any] | None:
+    """`{"outputs": [...], "transcripts": [...], "decision": ...}` with `decision[t][y]`
+    (observer) or `decision[a][t][y]` (a party whose own input is a)."""
+    from dpverify.console.numbers import json_output
+
+    if getattr(agent_result, "rule", None) is None:
+        return None
+    return {"outputs": [json_output(v) for v in agent_result.outputs],
+            "transcripts": list(agent_result.transcripts),
+            "decision": np.asarray(agent_result.rule, dtype=float).tolist()}
+
+
+# -- count mechanisms -------------------------------------------------------------------
+def mechanism_table(result: Any) -> Table:
+    h = result.header
+    table = _table(f"{result.problem}  ({result.source})",
+                   ["claimed alpha", "achieved alpha", "private", "derivable from G"])
+    derivable = h.get("derivable")
+    table.add_row(_level(h.get("claimed_alpha")), _level(h.get("achieved_alpha")),
+                  Text("yes" if h.get("private") else "NO",
+                       style="" if h.get("private") else "bold red"),
+                  {True: "yes", False: "no", None: "undecided"}[derivable])
+    return table
+
+
+def consumer_table(result: Any) -> Table:
+    table = _table(f"{result.problem}: consumer loss (minimised)",
+                   ["agent", "model", "mechanism loss", "optimal loss",
+                    "optimal at achieved alpha", "geometric value", "efficiency", "verdict"])
+    for r in result.results:
+        table.add_row(r.agent, r.accuracy, fmt(r.mechanism_loss), fmt(r.optimal_loss),
+                      fmt(r.optimal_loss_achieved), fmt(r.geometric_value),
+                      fmt(r.efficiency, 6), verdict_text(r.verdict.value))
+    return table
+
+
+def print_mechanism(console: Console, result: Any) -> None:
+    print_table(console, mechanism_table(result))
+    print_table(console, consumer_table(result))
+    for r in result.results:
+        if r.reason:
+            console.print(f"  {r.agent} {r.accuracy}: {r.reason}")
+    console.print()
+
+
+def summary(counts: Any, total: int, seconds: float) -> str:
+    """`N files: a optimal, b suboptimal, ... (s s)`, naming only the verdicts that occur
+    beside optimal."""
+    order = ("optimal", "suboptimal", "not-private", "contradiction", "gap", "error",
+             "invalid")
+    parts = [f"{counts.get(v, 0)} {v}" for v in order
+             if v == "optimal" or counts.get(v, 0)]
+    return f"{total} file{'s' if total != 1 else ''}: {', '.join(parts)} ({seconds:.2f} s)"
+
+
+# -- the listener -------------------------------------------------------------------------
+def file_json(file_result: Any, *, rules: bool = False) -> dict[str, Any]:
+    """One file's result object; with `rules`, a `rule` field per protocol result."""
+    out = file_result.to_json()
+    if rules and file_result.result.kind == "protocol" and file_result.result.results:
+        for obj, r in zip(out["results"], file_result.result.results, strict=True):
+            rule = protocol_rules_json(r)
+            if rule is not None:
+                obj["rule"] = rule
+    return out
+
+
+class AuditView:
+    """Prints what `audit_paths` reports: each file's tables as it finishes (unless
+    `as_json` or `quiet`), and on a terminal a spinner while one is audited. Use as a
+    context manager so the spinner is always taken down."""
+
+    def __init__(self, out: Console, err: Console, *, as_json: bool = False,
+                 quiet: bool = False, show_rules: bool = False) -> None:
+        self.out, self.err = out, err
+        self.as_json, self.quiet, self.show_rules = as_json, quiet, show_rules
+        self.spinner = out.is_terminal and not (as_json or quiet)
+        self._status: Any = None
+
+    def __enter__(self) -> AuditView:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+    def started(self, path: Any) -> None:
+        if not self.spinner:
+            return
+        if self._status is None:
+            self._status = self.out.status(f"auditing {path}")
+            self._status.start()
+        else:
+            self._status.update(f"auditing {path}")
+
+    def finished(self, file_result: Any) -> None:
+        if file_result.status.value != "done":
+            self.err.print(f"dpverify: {file_result.reason}")
+            return
+        if self.as_json or self.quiet:
+            return
+        if file_result.result.kind == "mechanism":
+            print_mechanism(self.out, file_result.result)
+        else:
+            print_protocol(self.out, file_result.result, show_rules=self.show_rules)
+
+    def report(self, report: Any) -> None:
+        self.__exit__()
+        if self.as_json:
+            from dpverify.console import print_json
+
+            print_json([file_json(f, rules=self.show_rules) for f in report.files])
+        else:
+            self.out.print(summary(report.counts(), len(report.files), report.seconds))

@@ -1,0 +1,85 @@
+"""Mechanism files with a consumer, for `dpverify audit` (docs/format.md, "Auditing a count
+mechanism"): a `[mechanism]` table as for `dpverify derive` (the alpha it claims and its
+matrix) and a `[consumer]` table as in a count problem (loss, side information, model,
+prior). The consumer's count problem is posed at the claimed alpha."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from dpverify.errors import SpecError
+from dpverify.spec.count_loader import (
+    CONSUMER_KEYS,
+    MODELS,
+    _loss,
+    _prior,
+    _side_information,
+    parse_mechanism,
+)
+from dpverify.spec.count_model import CountSpec, MechanismSpec, Model
+from dpverify.spec.reader import Table, read_text
+
+
+@dataclass(frozen=True, eq=False)
+class MechanismAudit:
+    """An explicit mechanism and the consumer whose loss it is audited for. `consumer` is
+    the count problem (same n, the mechanism's claimed alpha) of that consumer."""
+
+    mechanism: MechanismSpec
+    consumer: CountSpec
+
+    def __post_init__(self) -> None:
+        if self.consumer.n != self.mechanism.n:
+            raise ValueError("the consumer's count problem must have the mechanism's n")
+
+    @property
+    def name(self) -> str:
+        return self.mechanism.name
+
+    @property
+    def source(self) -> str:
+        return self.mechanism.source
+
+
+def load_mechanism_audit(path: str | Path) -> MechanismAudit:
+    return loads_mechanism_audit(read_text(path), source=str(path),
+                                 default_name=Path(path).stem)
+
+
+def loads_mechanism_audit(text: str, *, source: str = "<string>",
+                          default_name: str = "mechanism") -> MechanismAudit:
+    try:
+        document = tomllib.loads(text.removeprefix("\ufeff"))
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(source, "", None, f"TOML syntax error: {exc}") from None
+    root = Table(document, source, "")
+    root.done(("mechanism", "consumer"))
+    if not root.has("mechanism"):
+        raise SpecError(source, "mechanism", None, "is required: a [mechanism] table with "
+                        "`alpha` (or `epsilon`) and `matrix`")
+    if not root.has("consumer"):
+        raise SpecError(source, "consumer", None, "is required to audit a mechanism: a "
+                        "[consumer] table with `loss` (and optionally side_information, "
+                        "model, prior); `dpverify derive` needs none")
+    mechanism = parse_mechanism(root.table("mechanism"), default_name=default_name)
+    table = root.table("consumer")
+    table.done(CONSUMER_KEYS)
+    n = mechanism.n
+    loss = _loss(table, n)
+    side = _side_information(table, n)
+    model = Model(table.string("model", "minimax", choices=MODELS))
+    prior = _prior(table, n, side) if model == "bayes" else None
+    if model != "bayes" and table.has("prior"):
+        raise table.error("prior", table.get("prior"),
+                          'a prior is used only with model = "bayes"')
+    consumer = CountSpec(name=mechanism.name, description=mechanism.description,
+                         source=source, n=n, alpha=mechanism.alpha,
+                         alpha_exact=mechanism.alpha_exact,
+                         epsilon_exact=mechanism.epsilon_exact, loss=loss,
+                         side_information=side, model=model, prior=prior)
+    from dpverify.spec.losses import loss_table
+
+    loss_table(consumer)  # surface expression errors at load time
+    return MechanismAudit(mechanism, consumer)
