@@ -13,9 +13,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from dpverify.console import VERDICT_STYLE
+from dpverify.console import VERDICT_STYLE, print_json
 from dpverify.console.numbers import fmt, fmt_gap
 from dpverify.console.tables import print_table
+from dpverify.console.verify import VerifyView, _label
 
 MAX_RULE_ROWS = 64
 TEXT_COLUMNS = ("agent", "accuracy", "model", "verdict", "method", "party", "private",
@@ -87,9 +88,7 @@ def print_protocol(console: Console, result: Any, *, show_rules: bool = False) -
 
 
 def _decision(outputs: Sequence[Any], row: Any) -> str:
-    from dpverify.console.verify import _label  # one way to show a rule's row
-
-    return _label(outputs, row)
+    return _label(outputs, row)  # one way to show a rule's row
 
 
 def rules_tables(result: Any) -> list[Table]:
@@ -183,34 +182,12 @@ def file_json(file_result: Any, *, rules: bool = False) -> dict[str, Any]:
     return out
 
 
-class AuditView:
+class AuditView(VerifyView):
     """Prints what `audit_paths` reports: each file's tables as it finishes (unless
-    `as_json` or `quiet`), and on a terminal a spinner while one is audited. Use as a
-    context manager so the spinner is always taken down."""
+    `as_json` or `quiet`), and on a terminal a spinner while one is audited (VerifyView's).
+    Use as a context manager so the spinner is always taken down."""
 
-    def __init__(self, out: Console, err: Console, *, as_json: bool = False,
-                 quiet: bool = False, show_rules: bool = False) -> None:
-        self.out, self.err = out, err
-        self.as_json, self.quiet, self.show_rules = as_json, quiet, show_rules
-        self.spinner = out.is_terminal and not (as_json or quiet)
-        self._status: Any = None
-
-    def __enter__(self) -> AuditView:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._status is not None:
-            self._status.stop()
-            self._status = None
-
-    def started(self, path: Any) -> None:
-        if not self.spinner:
-            return
-        if self._status is None:
-            self._status = self.out.status(f"auditing {path}")
-            self._status.start()
-        else:
-            self._status.update(f"auditing {path}")
+    verb = "auditing"
 
     def finished(self, file_result: Any) -> None:
         if file_result.status.value != "done":
@@ -226,8 +203,6 @@ class AuditView:
     def report(self, report: Any) -> None:
         self.__exit__()
         if self.as_json:
-            from dpverify.console import print_json
-
             print_json([file_json(f, rules=self.show_rules) for f in report.files])
         else:
             self.out.print(summary(report.counts(), len(report.files), report.seconds))

@@ -195,10 +195,12 @@ class VerifyView:
             self._status.stop()
             self._status = None
 
+    verb = "verifying"  # the spinner's word
+
     def started(self, path: Path) -> None:
         if not self.spinner:
             return
-        message = f"verifying {path}"
+        message = f"{self.verb} {path}"
         if self._status is None:
             self._status = self.out.status(message)
             self._status.start()

@@ -33,7 +33,7 @@ from dpverify.spec.reader import (
 )
 
 __all__ = ["CountSpec", "MechanismSpec", "load_mechanism", "loads_mechanism",
-           "parse_count", "parse_mechanism"]
+           "parse_consumer", "parse_count", "parse_mechanism"]
 
 PROBLEM_KEYS = ("name", "description", "kind", "n", "epsilon", "alpha")
 CONSUMER_KEYS = ("loss", "side_information", "model", "prior")
@@ -65,15 +65,7 @@ def parse_count(root: Table, problem: Table, *, default_name: str) -> CountSpec:
         raise SpecError(file, "consumer", None,
                         "is required: a [consumer] table with `loss` (and optionally "
                         "side_information, model, prior)")
-    consumer = root.table("consumer")
-    consumer.done(CONSUMER_KEYS)
-    loss = _loss(consumer, n)
-    side = _side_information(consumer, n)
-    model = Model(consumer.string("model", "minimax", choices=MODELS))
-    prior = _prior(consumer, n, side) if model == "bayes" else None
-    if model != "bayes" and consumer.has("prior"):
-        raise consumer.error("prior", consumer.get("prior"),
-                             'a prior is used only with model = "bayes"')
+    loss, side, model, prior = parse_consumer(root.table("consumer"), n)
     expect = _expectations(root, model) if root.has("expect") else ()
 
     spec = CountSpec(name=name, description=description, source=file, n=n, alpha=alpha,
@@ -84,6 +76,20 @@ def parse_count(root: Table, problem: Table, *, default_name: str) -> CountSpec:
 
         loss_table(spec)  # surface expression errors at load time
     return spec
+
+
+def parse_consumer(consumer: Table, n: int
+                   ) -> tuple[LossDef, tuple[int, ...], Model, tuple[Fraction, ...] | None]:
+    """A `[consumer]` table of answers 0..n: (loss, side information, model, prior)."""
+    consumer.done(CONSUMER_KEYS)
+    loss = _loss(consumer, n)
+    side = _side_information(consumer, n)
+    model = Model(consumer.string("model", "minimax", choices=MODELS))
+    prior = _prior(consumer, n, side) if model == "bayes" else None
+    if model != "bayes" and consumer.has("prior"):
+        raise consumer.error("prior", consumer.get("prior"),
+                             'a prior is used only with model = "bayes"')
+    return loss, side, model, prior
 
 
 def privacy(table: Table) -> tuple[float, Fraction | None, Fraction | None]:

@@ -10,15 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dpverify.errors import SpecError
-from dpverify.spec.count_loader import (
-    CONSUMER_KEYS,
-    MODELS,
-    _loss,
-    _prior,
-    _side_information,
-    parse_mechanism,
-)
-from dpverify.spec.count_model import CountSpec, MechanismSpec, Model
+from dpverify.spec.count_loader import parse_consumer, parse_mechanism
+from dpverify.spec.count_model import CountSpec, MechanismSpec
 from dpverify.spec.reader import Table, read_text
 
 
@@ -64,16 +57,8 @@ def loads_mechanism_audit(text: str, *, source: str = "<string>",
                         "[consumer] table with `loss` (and optionally side_information, "
                         "model, prior); `dpverify derive` needs none")
     mechanism = parse_mechanism(root.table("mechanism"), default_name=default_name)
-    table = root.table("consumer")
-    table.done(CONSUMER_KEYS)
     n = mechanism.n
-    loss = _loss(table, n)
-    side = _side_information(table, n)
-    model = Model(table.string("model", "minimax", choices=MODELS))
-    prior = _prior(table, n, side) if model == "bayes" else None
-    if model != "bayes" and table.has("prior"):
-        raise table.error("prior", table.get("prior"),
-                          'a prior is used only with model = "bayes"')
+    loss, side, model, prior = parse_consumer(root.table("consumer"), n)
     consumer = CountSpec(name=mechanism.name, description=mechanism.description,
                          source=source, n=n, alpha=mechanism.alpha,
                          alpha_exact=mechanism.alpha_exact,

@@ -148,8 +148,6 @@ class _Units:
     span: Fraction
     unit: np.ndarray
     unit_exact: list[list[Fraction]]
-    lowest: float
-    highest: float
 
     def user(self, v: float | None) -> float | None:
         return None if v is None or not math.isfinite(v) else \
@@ -166,7 +164,7 @@ def _units(spec: ProtocolSpec, agent: AgentSpec) -> _Units:
     span = hi - lo if hi > lo else Fraction(1)
     exact = [[(v - lo) / span for v in row] for row in table.gain_exact]
     unit = np.array([[float(v) for v in row] for row in exact], dtype=np.float64)
-    return _Units(lo, span, unit, exact, float(lo), float(hi))
+    return _Units(lo, span, unit, exact)
 
 
 def _bound(spec: ProtocolSpec, agent: AgentSpec, accuracy: Accuracy, levels: Sequence[Level],
@@ -232,7 +230,7 @@ def _audit_agent(spec: ProtocolSpec, agent: AgentSpec, accuracy: Accuracy, tr: T
         rule = value.rule[0] if agent.party == 0 else value.rule
     return AuditResult(
         agent.name, accuracy.value, protocol, bound_c, bound_a, claimed.rr_value,
-        efficiency(protocol, bound_c, units.lowest, units.highest), verdict,
+        efficiency(protocol, bound_c), verdict,
         time.perf_counter() - start, reason=reason, method=value.method,
         protocol_value_exact=exact_value,
         protocol_value_bounds=bounds,

@@ -24,21 +24,18 @@ def rational_text(x: Fraction) -> str:
     return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
 
 
-def efficiency(value: float | None, optimum: float | None, lowest_gain: float,
-               highest_gain: float) -> float | None:
-    """protocol / optimum for gains >= 0 (1 when both are 0); optimum / protocol for gains
-    <= 0, where both are losses (a protocol with twice the optimal loss has efficiency
-    1/2); None for gains of both signs, where neither ratio means anything."""
+def efficiency(value: float | None, optimum: float | None) -> float | None:
+    """protocol / optimum when the optimum is positive; optimum / protocol when it is
+    negative (gains such as -abs are losses: twice the optimal loss is efficiency 1/2); 1
+    when both are 0; None otherwise."""
     if value is None or optimum is None or not (math.isfinite(value) and
                                                 math.isfinite(optimum)):
         return None
-    if lowest_gain >= 0:
-        return 1.0 if optimum == 0 and value == 0 else (value / optimum if optimum > 0
-                                                           else None)
-    if highest_gain <= 0:
-        return 1.0 if value == 0 and optimum == 0 else (optimum / value if value < 0
-                                                           else None)
-    return None
+    if optimum > 0:
+        return value / optimum
+    if optimum < 0:
+        return optimum / value if value < 0 else None
+    return 1.0 if value == 0 else None
 
 
 @dataclass(frozen=True, eq=False)

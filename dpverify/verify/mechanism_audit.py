@@ -37,6 +37,7 @@ from dpverify.theory.geometric import (
     minimax_loss,
     privacy_level,
 )
+from dpverify.verify.audit_result import rational_text
 from dpverify.verify.count import geometric_bound, verify_count
 from dpverify.verify.count_lps import best_post_processing
 from dpverify.verify.options import VerifyOptions
@@ -174,9 +175,11 @@ def audit_mechanism(audit: MechanismAudit, options: VerifyOptions) -> ProblemRes
     else:
         derivation = derive(np.array([[float(v) for v in r] for r in mech.matrix]),
                             mech.alpha, options.tol)
-    header = {"n": mech.n, "claimed_alpha": mech.alpha,
-              "achieved_alpha": (f"{level.numerator}/{level.denominator}"
-                                 if isinstance(level, Fraction) else float(level)),
+    header = {"n": mech.n,
+              "claimed_alpha": (rational_text(mech.alpha_exact) if mech.alpha_exact is not None
+                                else mech.alpha),
+              "achieved_alpha": (rational_text(level) if isinstance(level, Fraction)
+                                 else float(level)),
               "private": private, "derivable": derivation.derivable}
     optimal, geometric, why = _optimum(consumer, options)
     if isinstance(level, Fraction) and level == mech.alpha_exact:
