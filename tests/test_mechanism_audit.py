@@ -85,7 +85,8 @@ def test_the_shipped_example_through_the_cli():
 
 
 @pytest.mark.parametrize("text, message", [
-    ('[mechanism]\nalpha = "1/2"\nmatrix = [["1"]]\n', "a mechanism file without a [consumer] table: `dpverify derive` checks it"),
+    ('[mechanism]\nalpha = "1/2"\nmatrix = [["1"]]\n',
+     "a mechanism file without a [consumer] table: `dpverify derive` checks it"),
     (mechanism(geometric(Fraction(1, 2)), consumer='loss = "abs"\nmodl = 1'),
      "`consumer.modl` = 1: unknown key"),
     (mechanism(geometric(Fraction(1, 2))) + "[extra]\n", "`extra`"),

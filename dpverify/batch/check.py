@@ -256,9 +256,12 @@ def _write_atomically(path: Path, text: str) -> None:
 
 def exact_values(result: dict[str, Any]) -> dict[tuple[str, str], str]:
     """Exact optima a result carries: a proof with status `proved-optimal` and an exact
-    `value` "p/q" (from `--certify`, when the verifier records it)."""
+    `value` "p/q" (from `--certify`, when the verifier records it), or an audited
+    protocol's exact accuracy (`protocol_value_exact`)."""
     out: dict[tuple[str, str], str] = {}
     for r in result.get("results", ()):
+        if isinstance(r.get("protocol_value_exact"), str):
+            out[(str(r.get("agent")), str(r.get("accuracy")))] = r["protocol_value_exact"]
         proof = r.get("proof")
         if isinstance(proof, dict) and proof.get("status") == "proved-optimal" \
                 and isinstance(proof.get("value"), str):
@@ -267,17 +270,21 @@ def exact_values(result: dict[str, Any]) -> dict[tuple[str, str], str]:
 
 
 def values_to_write(item: BatchItem, report: CheckReport) -> list[tuple[str, str, Written]]:
-    """The current values of `item`'s `optimal` results whose expectation is missing or
-    does not hold; those that hold are not rewritten (not even to more digits)."""
+    """The current values of `item`'s results that have their expected verdict (`optimal`
+    unless the table says otherwise, such as `suboptimal` for an audited protocol) and
+    whose expectation is missing or does not hold; those that hold are not rewritten (not
+    even to more digits)."""
     verdicts = {(r.get("agent"), r.get("accuracy")): r.get("verdict")
                 for r in item.result.get("results", ())}
     expected = {(e[0], e[1]): e[2] for e in item.expect}
+    wanted = {(e[0], e[1]): (e[3] if len(e) > 3 else "optimal") for e in item.expect}
     literals = _literals(item) if report.digits else {}
     exact = exact_values(item.result)
     out: list[tuple[str, str, Written]] = []
     for agent, accuracy, value in item.values:
         key = (agent, accuracy)
-        if value is None or not math.isfinite(value) or verdicts.get(key) != "optimal":
+        if value is None or not math.isfinite(value) or \
+                verdicts.get(key) != wanted.get(key, "optimal"):
             continue
         old = expected.get(key)
         if old is not None and holds(old, value, allowed_difference(

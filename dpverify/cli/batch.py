@@ -143,7 +143,8 @@ def batch(ctx, paths, jobs, store_path, timeout, force, scheduler, quiet, no_col
               help="table; json (one array of spec.md result objects); csv (one row per "
                    "problem, agent and accuracy).")
 @json_option("The same as --format json.")
-@click.option("--verdict", type=click.Choice(["optimal", "gap", "error"]), default=None,
+@click.option("--verdict", type=click.Choice(["optimal", "gap", "error", "suboptimal",
+                                              "not-private", "contradiction"]), default=None,
               help="Only problems with this verdict.")
 @add_options([NO_COLOR])
 @click.pass_context

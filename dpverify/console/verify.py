@@ -163,6 +163,10 @@ def rule_json(agent_result: Any) -> dict[str, Any] | None:
 
 def result_json(file_result: Any, *, rules: bool = False) -> dict[str, Any]:
     """spec.md's result object of one file; with `rules`, a `rule` field per result."""
+    if file_result.result.kind == "protocol":  # rules over transcripts (console/audit.py)
+        from dpverify.console.audit import file_json
+
+        return file_json(file_result, rules=rules)
     out = file_result.to_json()
     if rules and file_result.result.results:
         for obj, r in zip(out["results"], file_result.result.results, strict=True):
@@ -215,6 +219,12 @@ class VerifyView:
             return
         result = file_result.result
         print_problem(self.out, result, **self.table_options)
+        if self.show_rules and result.kind == "protocol":
+            from dpverify.console.audit import rules_tables
+
+            for table in rules_tables(result):
+                print_table(self.out, table)
+                self.out.print()
         if self.show_rules and result.kind == "multiparty":
             for table in rules_table(result, file_result.spec.parties):
                 print_table(self.out, table)

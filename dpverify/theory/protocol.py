@@ -22,6 +22,7 @@ Exact protocols keep P as Python integers over one common denominator (`Transcri
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -67,8 +68,15 @@ class Transcripts:
     exact: bool
 
     def floats(self) -> np.ndarray:
+        """P as floats (computed once)."""
         if not self.exact:
             return self.num
+        return self._floats
+
+    @functools.cached_property
+    def _floats(self) -> np.ndarray:
+        if self.den.bit_length() < 1000:  # int -> float rounds once, then one division
+            return self.num.astype(np.float64) / float(self.den)
         return np.array([[float(Fraction(int(v), self.den)) for v in row] for row in self.num],
                         dtype=np.float64).reshape(self.num.shape)
 
