@@ -147,7 +147,7 @@ def _evaluate(protocol: FloatProtocol, obj: _Objective, options: VerifyOptions,
     if not value.ok:
         obj.failures += 1
         return -math.inf
-    if value.value > obj.best:
+    if value.value > obj.best + 1e-12:  # a tie keeps the earlier (RR first) protocol
         obj.best, obj.best_protocol = value.value, protocol
     if not protocol.origin.startswith("rr"):
         obj.best_searched = max(obj.best_searched, value.value)
