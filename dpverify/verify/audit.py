@@ -47,7 +47,7 @@ from dpverify.verify.audit_result import AuditResult, efficiency, rational_text
 from dpverify.verify.lps import PointFamily, relaxed_lp
 from dpverify.verify.multiparty import check_size, verify_agent
 from dpverify.verify.options import VerifyOptions
-from dpverify.verify.protocol_rules import BRACKET, EXACT, ProtocolValue, protocol_value
+from dpverify.verify.protocol_rules import BRACKET, ProtocolValue, protocol_value
 from dpverify.verify.result import AgentResult, ProblemResult, Verdict
 
 # Exact transcripts up to this many entries of P (inputs x transcripts); floats beyond.
@@ -265,4 +265,4 @@ def decide(value: ProtocolValue, bound: float | None, achieved_bound: float | No
         "(normalised units)")
 
 
-__all__ = ["EXACT", "audit_protocol", "decide", "privacy"]
+__all__ = ["audit_protocol", "decide", "privacy"]

@@ -1,5 +1,5 @@
-"""The result of a protocol audit for one agent and accuracy (docs/format.md, "Protocol
-audits"): a frozen dataclass with its JSON form, beside AgentResult and CountResult, so that
+"""The result of a protocol audit for one agent and accuracy (docs/format.md, "A protocol
+result"): a frozen dataclass with its JSON form, beside AgentResult and CountResult, so that
 batch, check and the results store handle it like the others."""
 
 from __future__ import annotations
