@@ -1,3 +1,88 @@
-"""dpverify: verify optimality theorems in differential privacy."""
+"""dpverify: verify optimality theorems in differential privacy.
+
+The Python API (README, "Python API"), the same as the command line's:
+
+    import dpverify
+    result = dpverify.verify(dpverify.load("problems/and-3.toml"))
+    print(result.verdict)                      # optimal
+    sweep = dpverify.sweep("problems/xor-4.toml", epsilon="0.1:4:40", jobs=2)
+    sweep.plot("xor-4.png")                    # needs pip install 'dpverify[plot]'
+
+Importing dpverify is fast: each name below is imported when first used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from dpverify.errors import (
+    DpverifyError,
+    InputError,
+    OptionError,
+    SizeLimitError,
+    SolverError,
+    SpecError,
+)
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from dpverify.api import (
+        VerifyKwargs,
+        audit,
+        batch,
+        certify,
+        load,
+        make_options,
+        plot,
+        results,
+        sweep,
+        verify,
+    )
+    from dpverify.batch.runner import BatchItem, BatchResult
+    from dpverify.problem import Agent, Consumer, Problem
+    from dpverify.sweeps.run import Sweep, SweepPoint
+    from dpverify.verify.certify_paths import CertificateRecord, Certification
+    from dpverify.verify.count import CountResult
+    from dpverify.verify.options import VerifyOptions
+    from dpverify.verify.result import AgentResult, ProblemResult, Verdict
+
+# The module that defines each name (imported on first use).
+_MODULES = {
+    "dpverify.api": ("load", "audit", "certify", "sweep", "plot", "results", "make_options",
+                     "VerifyKwargs"),
+    "dpverify.problem": ("Problem", "Agent", "Consumer"),
+    "dpverify.verify.result": ("ProblemResult", "AgentResult", "Verdict"),
+    "dpverify.verify.count": ("CountResult",),
+    "dpverify.verify.options": ("VerifyOptions",),
+    "dpverify.batch.runner": ("BatchResult", "BatchItem"),
+    "dpverify.sweeps.run": ("Sweep", "SweepPoint"),
+    "dpverify.verify.certify_paths": ("Certification", "CertificateRecord"),
+}
+_LAZY = {name: module for module, names in _MODULES.items() for name in names}
+# `dpverify.verify` and `dpverify.batch` are sub-packages that are also callable: calling
+# one calls the API function (dpverify/_callable.py).
+_CALLABLE_PACKAGES = ("verify", "batch")
+
+__all__ = ["AgentResult", "Agent", "BatchItem", "BatchResult", "CertificateRecord",
+           "Certification", "Consumer", "CountResult", "DpverifyError", "InputError",
+           "OptionError", "Problem", "ProblemResult", "SizeLimitError", "SolverError",
+           "SpecError", "Sweep", "SweepPoint", "Verdict", "VerifyKwargs", "VerifyOptions",
+           "__version__", "audit", "batch", "certify", "load", "make_options", "plot", "results",
+           "sweep", "verify"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _CALLABLE_PACKAGES:
+        return importlib.import_module(f"dpverify.{name}")
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'dpverify' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

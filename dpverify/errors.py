@@ -42,6 +42,11 @@ class InputError(DpverifyError):
     exit_code = 2
 
 
+class OptionError(InputError, ValueError):
+    """An option of the Python API (or a sweep's range) is unknown or has a bad value:
+    exit 2. The message names the option and says what is allowed."""
+
+
 class SolverError(DpverifyError):
     """A solver failed or returned a non-optimal status: the verdict is `error`, exit 3."""
 

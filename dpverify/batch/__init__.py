@@ -3,9 +3,15 @@ a resumable SQLite results store, and `check`'s comparison with `[expect]` table
 
 Layer: below the console and the CLI, above `verify`. No printing here: callers pass a
 listener and print what they are told.
+
+The package is also callable: `dpverify.batch(paths, ...)` is the API's batch
+(`dpverify.api.batch`; see dpverify/_callable.py).
 """
 
-from dpverify.batch.runner import BatchItem, BatchReport, run_batch
+from dpverify._callable import make_callable
+from dpverify.batch.runner import BatchItem, BatchReport, BatchResult, run_batch
 from dpverify.batch.store import DEFAULT_STORE, Store
 
-__all__ = ["DEFAULT_STORE", "BatchItem", "BatchReport", "Store", "run_batch"]
+__all__ = ["DEFAULT_STORE", "BatchItem", "BatchReport", "BatchResult", "Store", "run_batch"]
+
+make_callable(__name__)

@@ -21,6 +21,7 @@ from dpverify.spec.reader import read_data
 from dpverify.status import ExitStatus, verdict_status
 from dpverify.verify.options import VerifyOptions
 from dpverify.verify.paths import SkippedFile, find_problem_files, no_problem_files
+from dpverify.verify.result import Verdict, worst_verdict
 
 from .executors import (
     Executor,
@@ -70,17 +71,22 @@ class BatchItem:
         """`invalid` for a file that is not a valid problem, else the verdict."""
         return "invalid" if self.invalid else self.verdict
 
+    def to_dict(self) -> dict[str, Any]:
+        """spec.md's result object."""
+        return self.result
 
-@dataclass
-class BatchReport:
-    items: list[BatchItem] = field(default_factory=list)
-    total: int = 0  # problem files found
-    skipped: int = 0  # read from the store
-    interrupted: bool = False
-    seconds: float = 0.0
-    workers: int = 0
-    executor: str = ""
-    not_problems: tuple[SkippedFile, ...] = ()  # TOML files in the directories skipped
+
+def as_verdict(text: str) -> Verdict:
+    """A result object's verdict as a Verdict (`error` for anything unknown)."""
+    return Verdict(text) if text in Verdict._value2member_map_ else Verdict.ERROR
+
+
+class _Outcomes:
+    """What a batch's outcomes say together: counts per category, the exit status, the
+    verdict."""
+
+    items: Sequence[BatchItem]
+    interrupted: bool
 
     def counts(self) -> Counter[str]:
         return Counter(item.category for item in self.items)
@@ -90,6 +96,48 @@ class BatchReport:
         interrupted)."""
         return verdict_status((item.category for item in self.items),
                               interrupted=self.interrupted)
+
+    @property
+    def verdict(self) -> str:
+        """The worst verdict of all the problems (an invalid file counts as `error`)."""
+        return worst_verdict(as_verdict(item.verdict) for item in self.items).value
+
+
+@dataclass
+class BatchReport(_Outcomes):
+    items: list[BatchItem] = field(default_factory=list)
+    total: int = 0  # problem files found
+    skipped: int = 0  # read from the store
+    interrupted: bool = False
+    seconds: float = 0.0
+    workers: int = 0
+    executor: str = ""
+    not_problems: tuple[SkippedFile, ...] = ()  # TOML files in the directories skipped
+
+    def freeze(self) -> BatchResult:
+        return BatchResult(tuple(self.items), self.total, self.skipped, self.interrupted,
+                           self.seconds, self.workers, self.executor, self.not_problems)
+
+
+@dataclass(frozen=True)
+class BatchResult(_Outcomes):
+    """A finished batch (what `dpverify.batch` returns): each problem's outcome, in the
+    order they finished, with spec.md's result object as `item.result`."""
+
+    items: tuple[BatchItem, ...]
+    total: int
+    skipped: int
+    interrupted: bool
+    seconds: float
+    workers: int
+    executor: str
+    not_problems: tuple[SkippedFile, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The verdict, the counts per category, and every result object."""
+        return {"verdict": self.verdict, "counts": dict(self.counts()),
+                "seconds": round(self.seconds, 4), "interrupted": self.interrupted,
+                "results": [item.result for item in self.items]}
 
 
 class Listener(Protocol):
@@ -166,18 +214,48 @@ def run_batch(
     problem file is found, or when the store or the scheduler is unusable.
     """
     start = time.perf_counter()
-    listener = listener or _Silent()
     if scheduler:
         check_scheduler(scheduler)  # a malformed address fails before anything runs
     found = find_problem_files(paths)  # a file named twice (or inside a named dir) runs once
     files = list(found.files)
     if not files:
         raise no_problem_files(paths, found.skipped)
+    report = run_problems([read_problem(p) for p in files], options, store=store, jobs=jobs,
+                          timeout=timeout, force=force, scheduler=scheduler,
+                          executor=executor, listener=listener, start=start)
+    report.not_problems = found.skipped
+    return report
+
+
+def problem_text(source: str, text: str) -> ProblemFile:
+    """A problem that is not a file (a point of a sweep): its text, hashed as a file's."""
+    return ProblemFile(source, hashlib.sha256(text.encode("utf-8")).hexdigest(), text)
+
+
+def run_problems(
+    problems: Sequence[ProblemFile],
+    options: VerifyOptions,
+    *,
+    store: Store | None,
+    jobs: int | None = None,
+    timeout: float | None = DEFAULT_TIMEOUT,
+    force: bool = False,
+    scheduler: str | None = None,
+    executor: Executor | None = None,
+    listener: Listener | None = None,
+    start: float | None = None,
+) -> BatchReport:
+    """Verify problems already read (files, or the points of a sweep) as `run_batch` does:
+    in parallel workers, skipping what `store` holds, storing each result as it finishes.
+    Identical contents are verified once."""
+    start = time.perf_counter() if start is None else start
+    listener = listener or _Silent()
+    if scheduler:
+        check_scheduler(scheduler)
     if timeout is not None and timeout <= 0:
         timeout = None
     okey = options_key(options.key())
-    report = BatchReport(total=len(files), not_problems=found.skipped)
-    problems = [read_problem(p) for p in files]
+    report = BatchReport(total=len(problems))
 
     stored: dict[str, StoredResult] = {}
     if store is not None:
@@ -185,7 +263,7 @@ def run_batch(
         if not force:
             stored = store.lookup([p.content_hash for p in problems if p.content_hash],
                                   okey, __version__)
-    cached, unreadable, groups = _partition(problems, stored)
+    cached, unreadable, groups = _partition(list(problems), stored)
     tasks = [Task(i, members[0].source, members[0].text or "", options)
              for i, members in enumerate(groups.values())]
     by_task = dict(enumerate(groups.values()))

@@ -59,6 +59,23 @@ RUN_OPTIONS = [
 ]
 
 
+def plot_path_option(ctx: click.Context, param: click.Parameter,
+                     value: str | None) -> str | None:
+    """A --plot FILE of the wrong kind, or without matplotlib, fails at once (exit 2)."""
+    if value is None:
+        return None
+    from dpverify.errors import InputError
+    from dpverify.plotting import check_plot_path, require_matplotlib
+
+    try:
+        check_plot_path(value)
+        require_matplotlib()
+    except InputError as exc:
+        click.echo(f"dpverify: {exc}", err=True)
+        ctx.exit(exc.exit_code)
+    return value
+
+
 def interruptible(fn):
     """Ctrl-C outside the batch loop (which handles it itself): one line, exit 130."""
 
@@ -114,18 +131,17 @@ def batch(ctx, paths, jobs, store_path, timeout, force, scheduler, quiet, no_col
     status: 0 all optimal, 1 a gap, 2 an invalid problem file, 3 could not decide (an
     error or a timeout), 130 interrupted.
     """
-    from dpverify.batch.runner import run_batch
+    from dpverify.api import batch as run_batch
     from dpverify.console.batch import BatchProgress, print_batch_summary
 
     note_unused_seed(ctx, samples)
-    options = verify_options(tol=tol, backend=backend, max_nonzeros=max_nonzeros,
-                             lp_form=lp_form, grid=grid, samples=samples, seed=seed,
-                             certify=certify)
     out, err = _consoles(no_color)
     with _store(store_path) as store, BatchProgress(out, err, as_json=as_json,
                                                     quiet=quiet) as progress:
-        report = run_batch(paths, options, store=store, jobs=jobs, timeout=timeout or None,
-                           force=force, scheduler=scheduler, listener=progress)
+        report = run_batch(paths, store=store, jobs=jobs, timeout=timeout or None,
+                           force=force, scheduler=scheduler, listener=progress, tol=tol,
+                           backend=backend, max_nonzeros=max_nonzeros, lp_form=lp_form,
+                           grid=grid, samples=samples, seed=seed, certify=certify)
     if as_json:
         if err.is_terminal:
             print_batch_summary(err, report, store_path)
@@ -146,25 +162,44 @@ def batch(ctx, paths, jobs, store_path, timeout, force, scheduler, quiet, no_col
 @click.option("--verdict", type=click.Choice(["optimal", "gap", "error", "suboptimal",
                                               "not-private", "contradiction"]), default=None,
               help="Only problems with this verdict.")
+@click.option("--plot", "plot_path", metavar="FILE", type=click.Path(dir_okay=False),
+              callback=plot_path_option,
+              help="Draw one problem family (every stored result of one problem name, such "
+                   "as a sweep's points) against its varying level or size, into FILE.png, "
+                   ".svg or .pdf. Needs pip install 'dpverify[plot]'.")
+@click.option("--problem", metavar="NAME",
+              help="With --plot: the family to draw, a problem name or a glob (needed when "
+                   "the store holds several).")
 @add_options([NO_COLOR])
 @click.pass_context
 @handle_errors
-def results(ctx, store_path, fmt_name, as_json, verdict, no_color):
-    """List or export what the results store holds (every version and option set)."""
+def results(ctx, store_path, fmt_name, as_json, verdict, plot_path, problem, no_color):
+    """List or export what the results store holds (every version and option set), with
+    each result's privacy level (epsilon, lambda; alpha), size (parties; n) and method."""
     from click.core import ParameterSource
 
-    from dpverify.batch.store import Store
-    from dpverify.console.batch import print_results
+    from dpverify.api import results as stored
+    from dpverify.console.results import print_results
 
     if as_json:
         if ctx.get_parameter_source("fmt_name") is ParameterSource.COMMANDLINE \
                 and fmt_name != "json":
             raise click.UsageError(f"--json and --format {fmt_name} contradict each other")
         fmt_name = "json"
-    out, _ = _consoles(no_color)
-    with Store(store_path, readonly=True) as store:
-        rows = store.all(verdict=verdict)
+    if problem is not None and plot_path is None:
+        raise click.UsageError("--problem chooses the family that --plot draws: give --plot")
+    out, err = _consoles(no_color)
+    rows = stored(store_path, verdict=verdict)
     print_results(out, rows, fmt_name)
+    if plot_path is not None:
+        from dpverify.sweeps.family import sweep_from_store
+
+        family = sweep_from_store(rows, problem)
+        family.plot(plot_path, title=f"{family.problem}: stored results against {family.x}")
+        for message in family.notes:
+            note(message)
+        click.echo(f"wrote {plot_path} ({len(family.points)} stored results of "
+                   f"{family.problem})", err=fmt_name != "table")
 
 
 @main.command(short_help="CI: run problems like batch and compare with their [expect].")

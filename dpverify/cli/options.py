@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -15,21 +14,31 @@ import click
 from click.core import ParameterSource
 
 from dpverify.lp import BACKENDS
-from dpverify.verify.options import DEFAULT_MAX_NONZEROS, DEFAULT_TOL, VerifyOptions
+from dpverify.verify.options import (
+    DEFAULT_MAX_NONZEROS,
+    DEFAULT_TOL,
+    VerifyOptions,
+    make_options,
+    option_problem,
+)
 
 Decorator = Callable[[Any], Any]
 
 
-def _tolerance(ctx: click.Context, param: click.Parameter, value: float) -> float:
-    if not (math.isfinite(value) and value >= 0):
-        raise click.BadParameter("must be a finite number >= 0")
-    return value
+def _checked(name: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    """A click callback with the API's check of option `name` (one message for both)."""
+
+    def check(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        problem = option_problem(name, value)
+        if problem is not None:
+            raise click.BadParameter(problem)
+        return value
+
+    return check
 
 
-def _grid(ctx: click.Context, param: click.Parameter, value: int) -> int:
-    if value == 1:
-        raise click.BadParameter("must be 0 (off) or at least 2")
-    return value
+_tolerance = _checked("tol")
+_grid = _checked("grid")
 
 
 TOL = click.option("--tol", type=float, default=DEFAULT_TOL, show_default=True,
@@ -83,9 +92,10 @@ def verify_options(*, tol: float = DEFAULT_TOL, backend: str = "highs",
                    max_nonzeros: int = DEFAULT_MAX_NONZEROS, lp_form: str = "chain",
                    grid: int = 0, samples: int = 0, seed: int = 0,
                    certify: bool = False) -> VerifyOptions:
-    """The VerifyOptions of the shared options (the names click gives them)."""
-    return VerifyOptions(tol=tol, backend=backend, form=lp_form, max_nonzeros=max_nonzeros,
-                         grid=grid, samples=samples, seed=seed, certify=certify)
+    """The VerifyOptions of the shared options (the names click gives them), as the
+    Python API builds them."""
+    return make_options(tol=tol, backend=backend, lp_form=lp_form, max_nonzeros=max_nonzeros,
+                        grid=grid, samples=samples, seed=seed, certify=certify)
 
 
 def given(ctx: click.Context, name: str) -> bool:

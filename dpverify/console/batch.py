@@ -7,10 +7,6 @@ JSON Lines only (one spec.md result object per problem, as each finishes).
 
 from __future__ import annotations
 
-import csv
-import io
-import json
-import sys
 from collections.abc import Sequence
 from typing import Any, Self
 
@@ -29,7 +25,7 @@ from rich.table import Table
 from rich.text import Text
 
 from dpverify.console import PASSING, VERDICT_STYLE, fmt, print_json
-from dpverify.console.tables import print_table, without_columns
+from dpverify.console.tables import print_table
 
 SLOWEST = 5
 CATEGORIES = ("optimal", "gap", "error", "invalid")
@@ -57,9 +53,9 @@ class BatchProgress:
     """
 
     def __init__(self, out: Console, err: Console, *, as_json: bool = False,
-                 quiet: bool = False, label: str = "verifying") -> None:
+                 quiet: bool = False, label: str = "verifying", noun: str = "problem") -> None:
         self.out, self.err = out, err
-        self.as_json, self.quiet, self.label = as_json, quiet, label
+        self.as_json, self.quiet, self.label, self.noun = as_json, quiet, label, noun
         self.total = 0
         self.done = 0
         self.failures = 0
@@ -87,7 +83,7 @@ class BatchProgress:
         elif not self.as_json and not self.quiet:
             stored = f", {skipped} from the store" if skipped else ""
             pool = f"; running on {workers} worker{'s' if workers != 1 else ''}" if workers else ""
-            self.out.print(f"{total} problem{'s' if total != 1 else ''}{stored}{pool}")
+            self.out.print(f"{total} {self.noun}{'s' if total != 1 else ''}{stored}{pool}")
 
     def finished(self, item: Any) -> None:
         self.done += 1
@@ -218,71 +214,3 @@ def check_json(report: Any) -> dict[str, Any]:
             "unchecked": [i.source for i in report.unchecked],
             "updated": list(report.updated), "update_errors": list(report.update_errors),
             "exit_status": report.exit_code()}
-
-
-# -- results -------------------------------------------------------------------------------
-def results_table(rows: Sequence[Any]) -> Table:
-    table = Table(show_edge=False, pad_edge=False)
-    for col in ("problem", "source", "kind", "verdict", "status", "seconds", "version",
-                "options", "finished (UTC)", "reason"):
-        table.add_column(col, justify="right" if col == "seconds" else "left")
-    for row in rows:
-        table.add_row(row.problem, row.source, row.kind,
-                      Text(row.verdict, style=STYLE.get(row.verdict, "")), row.status,
-                      f"{row.seconds:.2f}", row.version, _options_id(row.options_key),
-                      row.finished_at.replace("T", " ")[:19], row.reason)
-    return table
-
-
-def _options_id(key: str) -> str:
-    import hashlib
-
-    return hashlib.sha256(key.encode()).hexdigest()[:8]
-
-
-RESULT_FIXED = ("problem", "source", "kind", "problem_verdict", "status", "version",
-                "content_hash", "options", "finished_at")
-
-
-def results_csv(rows: Sequence[Any]) -> str:
-    """One CSV row per (problem, agent, accuracy); a problem without results gets one row.
-    Result fields are the union over the rows (multi-party and count results differ);
-    lists and objects are written as JSON."""
-    records: list[dict[str, Any]] = []
-    keys: list[str] = []
-    for row in rows:
-        base = {"problem": row.problem, "source": row.source, "kind": row.kind,
-                "problem_verdict": row.verdict, "status": row.status, "version": row.version,
-                "content_hash": row.content_hash, "options": row.options_key,
-                "finished_at": row.finished_at}
-        results = row.result.get("results") or [{"reason": row.reason}]
-        for r in results:
-            record = dict(base)
-            for k, v in r.items():
-                if k not in keys:
-                    keys.append(k)
-                record[k] = json.dumps(v) if isinstance(v, (list, dict)) else v
-            records.append(record)
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=[*RESULT_FIXED, *keys], extrasaction="ignore",
-                            lineterminator="\n")
-    writer.writeheader()
-    for record in records:
-        writer.writerow(record)
-    return buf.getvalue()
-
-
-def print_results(out: Console, rows: Sequence[Any], fmt_name: str) -> None:
-    if fmt_name == "json":
-        print_json([row.result for row in rows])
-    elif fmt_name == "csv":
-        sys.stdout.write(results_csv(rows))
-        sys.stdout.flush()
-    else:
-        if rows:
-            table = results_table(rows)
-            print_table(out, [table, without_columns(table, ["seconds"]),
-                              without_columns(table, ["seconds", "version", "options",
-                                                      "finished (UTC)"])])
-        n = len(rows)
-        out.print(f"{n} stored result{'s' if n != 1 else ''}")

@@ -28,10 +28,8 @@ def certificate_line(record: Any) -> Text:
 
 
 def certificate_json(record: Any) -> dict[str, Any]:
-    return {"path": str(record.path), "problem": record.problem, "agent": record.agent,
-            "accuracy": record.accuracy, "status": record.status,
-            "value": rational(record.value), "bound": rational(record.bound),
-            "width": float(record.width)}
+    """`certify --json`'s object for one certificate (the record's own `to_dict`)."""
+    return dict(record.to_dict())
 
 
 def certify_summary(report: Any) -> str:

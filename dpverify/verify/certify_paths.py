@@ -25,8 +25,9 @@ from dpverify.verify.certify import certificate_filename, certify_agent, dump_ce
 from dpverify.verify.options import VerifyOptions
 from dpverify.verify.paths import find_problem_files, no_problem_files
 
-__all__ = ["CertificateCheck", "CertificateRecord", "CertifyReport", "allow_long_integers",
-           "certify_paths", "check_certificates"]
+__all__ = ["CertificateCheck", "CertificateRecord", "Certification", "CertifyReport",
+           "allow_long_integers",
+           "certify_paths", "certify_spec", "check_certificates"]
 
 
 def allow_long_integers() -> None:
@@ -41,7 +42,7 @@ class CertificateRecord:
     accuracy of randomized response with the certificate's decision rule (a lower bound),
     `bound` the exact upper bound over every protocol."""
 
-    path: Path
+    path: Path | None  # None when it was not written (the Python API without out_dir)
     problem: str
     agent: str
     accuracy: str
@@ -49,10 +50,18 @@ class CertificateRecord:
     value: Fraction
     bound: Fraction
     notes: tuple[str, ...] = ()
+    certificate: dict = field(default_factory=dict, repr=False)  # the certificate itself
 
     @property
     def width(self) -> Fraction:
         return self.bound - self.value
+
+    def to_dict(self) -> dict:
+        """`certify --json`'s object: exact `value` and `bound` as "p/q" strings."""
+        return {"path": None if self.path is None else str(self.path),
+                "problem": self.problem, "agent": self.agent, "accuracy": self.accuracy,
+                "status": self.status, "value": str(self.value), "bound": str(self.bound),
+                "width": float(self.width)}
 
 
 @dataclass
@@ -75,6 +84,36 @@ class CertifyReport:
         return exit_status(invalid=self.invalid, undecided=self.errors, failed=self.unproved)
 
 
+@dataclass(frozen=True, eq=False)
+class Certification:
+    """The certificates of one problem (what `dpverify.certify` returns), and the messages
+    of those that could not be built (`errors` of them)."""
+
+    problem: str
+    source: str
+    certificates: tuple[CertificateRecord, ...]
+    messages: tuple[str, ...] = ()
+    errors: int = 0
+
+    @property
+    def verdict(self) -> str:
+        """`error` when a certificate could not be built, else the worst status:
+        `unproved`, `bracket` or `proved-optimal`."""
+        if self.errors:
+            return "error"
+        statuses = {c.status for c in self.certificates}
+        for status in (UNPROVED, "bracket"):
+            if status in statuses:
+                return status
+        return "proved-optimal"
+
+    def to_dict(self) -> dict:
+        """`certify --json`'s objects, under the problem and the verdict."""
+        return {"problem": self.problem, "source": self.source, "verdict": self.verdict,
+                "certificates": [c.to_dict() for c in self.certificates],
+                "messages": list(self.messages)}
+
+
 def _output_folder(out_dir: str | Path) -> Path:
     folder = Path(out_dir)
     try:
@@ -85,15 +124,15 @@ def _output_folder(out_dir: str | Path) -> Path:
     return folder
 
 
-def _record(cert: dict, target: Path) -> CertificateRecord:
+def _record(cert: dict, target: Path | None) -> CertificateRecord:
     return CertificateRecord(
         path=target, problem=str(cert.get("problem")), agent=str(cert.get("agent")),
         accuracy=str(cert.get("accuracy")), status=str(cert["status"]),
         value=Fraction(cert["lower"]["value"]), bound=Fraction(cert["upper"]["bound"]),
-        notes=tuple(cert.get("notes", ())))
+        notes=tuple(cert.get("notes", ())), certificate=cert)
 
 
-def _certify_spec(spec: MultipartySpec, folder: Path, options: VerifyOptions,
+def _certify_spec(spec: MultipartySpec, folder: Path | None, options: VerifyOptions,
                   report: CertifyReport, on_certificate: Callable[[CertificateRecord], None],
                   on_message: Callable[[str], None]) -> None:
     for agent in spec.agents:
@@ -105,14 +144,31 @@ def _certify_spec(spec: MultipartySpec, folder: Path, options: VerifyOptions,
                 report.messages.append(str(exc))
                 on_message(str(exc))
                 continue
-            target = folder / certificate_filename(spec.name, agent.name, accuracy.value)
-            try:
-                target.write_text(dump_certificate(cert), encoding="utf-8")
-            except OSError as exc:
-                raise InputError(f"{target}: cannot write: {exc.strerror}") from None
+            target = None
+            if folder is not None:
+                target = folder / certificate_filename(spec.name, agent.name, accuracy.value)
+                try:
+                    target.write_text(dump_certificate(cert), encoding="utf-8")
+                except OSError as exc:
+                    raise InputError(f"{target}: cannot write: {exc.strerror}") from None
             record = _record(cert, target)
             report.certificates.append(record)
             on_certificate(record)
+
+
+def certify_spec(spec: MultipartySpec, out_dir: str | Path | None = None,
+                 options: VerifyOptions | None = None, *,
+                 on_certificate: Callable[[CertificateRecord], None] | None = None,
+                 on_message: Callable[[str], None] | None = None) -> CertifyReport:
+    """Certificates for every agent and accuracy of one multi-party problem, written into
+    `out_dir` when it is given (as `certify_paths` writes them)."""
+    allow_long_integers()
+    report = CertifyReport(problems=1)
+    folder = _output_folder(out_dir) if out_dir is not None else None
+    _certify_spec(spec, folder, options or VerifyOptions(), report,
+                  on_certificate or (lambda record: None),
+                  on_message or (lambda message: None))
+    return report
 
 
 def certify_paths(paths: Sequence[str | Path], out_dir: str | Path,

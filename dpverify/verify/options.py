@@ -54,3 +54,65 @@ class VerifyOptions:
         for name in ("threads", "time_limit"):
             out.pop(name)
         return out
+
+
+# -- options by name (the Python API, and the command line's shared options) ---------------
+# The command line's names: `lp_form` is the field `form`.
+OPTION_NAMES = {"tol": "tol", "backend": "backend", "max_nonzeros": "max_nonzeros",
+                "lp_form": "form", "grid": "grid", "samples": "samples", "seed": "seed",
+                "certify": "certify", "time_limit": "time_limit", "threads": "threads"}
+LP_FORMS = ("chain", "dense")
+
+
+def _number_problem(value: object, low: float, integer: bool) -> str | None:
+    import math
+    import numbers
+
+    kind = numbers.Integral if integer else numbers.Real
+    if isinstance(value, bool) or not isinstance(value, kind) \
+            or not (math.isfinite(float(value)) and float(value) >= low):
+        return f"must be an integer >= {int(low)}" if integer else \
+            f"must be a finite number >= {low:g}"
+    return None
+
+
+def option_problem(name: str, value: object) -> str | None:
+    """Why `value` is not valid for the option `name` (None when it is): the one place
+    the API and the command line check an option's value."""
+    from dpverify.lp.solve import BACKENDS
+
+    if value is None and name in ("time_limit", "threads"):
+        return None
+    if name in ("tol", "time_limit"):
+        return _number_problem(value, 0, integer=False)
+    if name in ("max_nonzeros", "threads"):
+        return _number_problem(value, 1, integer=True)
+    if name in ("grid", "samples", "seed"):
+        if name == "grid" and value == 1:
+            return "must be 0 (off) or at least 2"
+        return _number_problem(value, 0, integer=True)
+    choices = {"backend": BACKENDS, "lp_form": LP_FORMS, "certify": (True, False)}.get(name)
+    if choices is not None and (value not in choices or isinstance(value, bool)
+                                != (name == "certify")):
+        return "allowed: " + ", ".join(map(str, choices))
+    return None
+
+
+def make_options(**options: object) -> VerifyOptions:
+    """VerifyOptions from the command line's option names (`tol`, `backend`,
+    `max_nonzeros`, `lp_form`, `grid`, `samples`, `seed`, `certify`, and `time_limit`,
+    `threads`); OptionError (exit 2) names an unknown option or a bad value."""
+    from dataclasses import fields
+
+    from dpverify.errors import OptionError
+
+    known = {f.name for f in fields(VerifyOptions)}
+    chosen: dict[str, object] = {}
+    for name, value in options.items():
+        if name not in OPTION_NAMES and name not in known:
+            raise OptionError(f"unknown option {name!r}; options: {', '.join(OPTION_NAMES)}")
+        problem = option_problem(name, value)
+        if problem is not None:
+            raise OptionError(f"{name} = {value!r}: {problem}")
+        chosen[OPTION_NAMES.get(name, name)] = value  # a field added later passes as is
+    return VerifyOptions(**chosen)  # type: ignore[arg-type]

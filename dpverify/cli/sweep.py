@@ -1,0 +1,79 @@
+"""`dpverify sweep PROBLEM`: one problem over a range of epsilon (or lambda, alpha) and/or
+numbers of parties; rows as a table, CSV or JSON; a plot. Built on `dpverify.api.sweep`."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from dpverify.cli import handle_errors, main
+from dpverify.cli.batch import RUN_OPTIONS, interruptible, plot_path_option
+from dpverify.cli.options import POINT_OPTIONS, SOLVER_OPTIONS, add_options, json_option, note
+
+RANGE_HELP = ("start:stop:count (0.1:4:40: 40 values from 0.1 to 4) or a comma-separated "
+              "list (0.5,1,2); exact rationals (1/2) stay exact.")
+
+
+@main.command(short_help="Verify one problem over a range of epsilon, k or alpha; CSV, plots.")
+@click.argument("problem", type=click.Path(exists=True, dir_okay=False))
+@click.option("--epsilon", metavar="RANGE",
+              help=f"Privacy levels, one for every party (or a count problem's epsilon): "
+                   f"{RANGE_HELP}")
+@click.option("--lambda", "lambda_", metavar="RANGE",
+              help=f"Multi-party privacy levels lambda = e^epsilon: {RANGE_HELP}")
+@click.option("--alpha", metavar="RANGE",
+              help=f"Count problems: alpha = e^-epsilon in [0, 1]: {RANGE_HELP}")
+@click.option("--parties", metavar="RANGE",
+              help="Numbers of parties: start:stop (2:12) or a list (2,4,8); with a privacy "
+                   "range, one curve per k. Needs agents defined for every k (a name such as "
+                   "xor, or an expression over x, k and sum(x)).")
+@click.option("--plot", "plot_path", metavar="FILE", type=click.Path(dir_okay=False),
+              callback=plot_path_option,
+              help="Draw the bound and the candidate against the swept variable, verdicts "
+                   "marked, into FILE.png, .svg or .pdf. Needs pip install 'dpverify[plot]'.")
+@click.option("--csv", "as_csv", is_flag=True,
+              help="Print CSV only: one row per point, agent and accuracy.")
+@json_option("Print one JSON array only: one row object per point, agent and accuracy.")
+@add_options(RUN_OPTIONS)
+@add_options(SOLVER_OPTIONS)
+@add_options(POINT_OPTIONS)
+@click.pass_context
+@handle_errors
+@interruptible
+def sweep(ctx, problem, epsilon, lambda_, alpha, parties, plot_path, as_csv, as_json, jobs,
+          store_path, timeout, force, scheduler, quiet, no_color, **solver):
+    """Verify PROBLEM at every point of a range of privacy levels (--epsilon, --lambda, or
+    --alpha for a count problem) and/or numbers of parties (--parties): each point a full
+    verification with its verdict, run in parallel like `batch` and stored in the results
+    store (a re-run reads the points it holds).
+
+    Prints a table, or with --csv/--json one row per point, agent and accuracy: the
+    level (epsilon, lambda, parties; or epsilon, alpha, n), the bound and RR's value (or the
+    optimal and the geometric mechanism's loss), the closed form where one exists, the
+    verdict and the method. --plot draws them. Exit status as for `batch`: 0 all optimal,
+    1 a gap, 2 bad input, 3 could not decide, 130 interrupted.
+    """
+    from dpverify.api import sweep as run_sweep
+    from dpverify.cli.batch import _consoles
+    from dpverify.cli.options import note_unused_seed
+    from dpverify.console.batch import BatchProgress
+    from dpverify.console.sweep import print_sweep
+
+    if as_csv and as_json:
+        raise click.UsageError("--csv and --json contradict each other: choose one")
+    note_unused_seed(ctx, solver.get("samples", 0))
+    out, err = _consoles(no_color)
+    data = as_csv or as_json
+    # stdout carries the rows only; progress and per-point lines go to stderr.
+    with BatchProgress(err, err, quiet=quiet, label="sweeping", noun="point") as progress:
+        result = run_sweep(problem, epsilon=epsilon, lambda_=lambda_, alpha=alpha,
+                           parties=parties, jobs=jobs, store=store_path, timeout=timeout or None,
+                           force=force, scheduler=scheduler, listener=progress, **solver)
+    print_sweep(out, result, "csv" if as_csv else "json" if as_json else "table")
+    for message in result.notes:
+        note(message)
+    if plot_path is not None:
+        result.plot(plot_path)
+        click.echo(f"wrote {plot_path}", err=data)
+    sys.exit(result.exit_code())

@@ -1,0 +1,332 @@
+"""Pictures of sweeps: the only module that imports matplotlib (an optional extra,
+`pip install 'dpverify[plot]'`), and only when a picture is drawn.
+
+A multi-party sweep draws, for each agent and accuracy, the bound (the relaxed LP's
+optimum) and randomized response's value against the swept variable, with each point's
+verdict marked on it. Where a closed form exists (the observer's XOR, Corollary 3.1) it is
+a third curve, dotted, and its small-epsilon expansion `1/2 + 2^-(k+1) eps^k` is dashed
+where epsilon is small. A count sweep draws the optimal mechanism's loss and the geometric
+mechanism's, and below them the gap between the two.
+
+Every line drawn from data has a `gid` (`bound|agent|accuracy|series`, ...), so tests can
+read back what was plotted. Figures are built without pyplot: no global state, and a
+notebook's backend is left alone.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from dpverify.errors import InputError
+from dpverify.sweeps.reference import (
+    CLOSED_FORM,
+    EXPANSION_MAX_EPSILON,
+    small_epsilon_expansion,
+)
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from dpverify.sweeps.run import Sweep
+
+FORMATS = ("png", "svg", "pdf")
+INSTALL = "pip install 'dpverify[plot]'"
+X_LABELS = {"epsilon": r"privacy level $\varepsilon$",
+            "lambda": r"$\lambda = e^{\varepsilon}$",
+            "alpha": r"$\alpha = e^{-\varepsilon}$", "parties": "number of parties k"}
+# marker, colour, size; `optimal` hollow, so the curve shows through
+VERDICT_MARKERS = {"optimal": ("o", "#1a7f37", 26), "gap": ("X", "#d62728", 70),
+                   "error": ("^", "#ff7f0e", 55)}
+# Colours of the curves of several k: none green or red, the verdicts' colours.
+SERIES_COLORS = ("C0", "C1", "C4", "C5", "C9", "C6", "C8", "C7")
+BOUND_STYLE: dict[str, Any] = {"lw": 5, "alpha": 0.35, "solid_capstyle": "round"}
+VALUE_STYLE: dict[str, Any] = {"lw": 1.4}
+CLOSED_STYLE: dict[str, Any] = {"ls": ":", "lw": 2.0, "color": "black"}
+EXPANSION_STYLE: dict[str, Any] = {"ls": "--", "lw": 1.2, "color": "0.35"}
+
+
+def check_plot_path(path: str | os.PathLike[str]) -> str:
+    """The image format of `path` from its suffix (png, svg or pdf), or InputError (exit
+    2) before anything is computed."""
+    suffix = Path(path).suffix.lower().lstrip(".")
+    if suffix not in FORMATS:
+        raise InputError(f"{path}: cannot draw a {'.' + suffix if suffix else 'file without a'}"
+                         f" {'file' if suffix else 'suffix'}; name a .png, .svg or .pdf file")
+    return suffix
+
+
+def require_matplotlib() -> Any:
+    """matplotlib, or InputError (exit 2) that says how to install it."""
+    try:
+        import matplotlib
+        from matplotlib.figure import Figure  # noqa: F401
+    except ImportError:
+        raise InputError(f"plotting needs matplotlib, an optional extra: {INSTALL}") from None
+    return matplotlib
+
+
+def plot_sweep(sweep: Sweep, path: str | os.PathLike[str] | None = None, *,
+               title: str | None = None) -> Figure:
+    """Draw `sweep`; save it to `path` (.png, .svg or .pdf) when given. Returns the
+    matplotlib Figure."""
+    fmt = check_plot_path(path) if path is not None else None
+    matplotlib = require_matplotlib()
+    rows = _rows_by_panel(sweep.rows())
+    with matplotlib.rc_context({"svg.hashsalt": "dpverify", "font.size": 9}):
+        if sweep.kind == "count":
+            figure = _count_figure(sweep, rows, title)
+        else:
+            figure = _multiparty_figure(sweep, rows, title)
+        if path is not None and fmt is not None:
+            _save(figure, Path(path), fmt)
+    return figure
+
+
+def _save(figure: Figure, path: Path, fmt: str) -> None:
+    metadata = {"svg": {"Date": None}, "pdf": {"CreationDate": None}}.get(fmt)
+    try:
+        figure.savefig(path, format=fmt, dpi=150, metadata=metadata)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from None
+
+
+# -- shared ---------------------------------------------------------------------------------
+def _rows_by_panel(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows; a point without results (an invalid point, a timeout) has one row without
+    an agent, which goes on every panel, with its verdict and no value."""
+    panels = _panels([r for r in rows if r.get("agent")])
+    out = []
+    for row in rows:
+        if row.get("agent"):
+            out.append(row)
+        else:
+            out += [{**row, "agent": agent, "accuracy": accuracy} for agent, accuracy in panels]
+    return out
+
+
+def _value(row: dict[str, Any], key: str) -> float:
+    v = row.get(key)
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else math.nan
+
+
+def _panels(rows: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for row in rows:
+        key = (str(row["agent"]), str(row.get("accuracy", "")))
+        if key not in out:
+            out.append(key)
+    return out
+
+
+def _series(sweep: Sweep, rows: Sequence[dict[str, Any]]) -> list[Any]:
+    if sweep.series is None:
+        return [None]
+    out: list[Any] = []
+    for row in rows:
+        if row.get(sweep.series) not in out:
+            out.append(row.get(sweep.series))
+    return out
+
+
+def _select(sweep: Sweep, rows: Sequence[dict[str, Any]], panel: tuple[str, str],
+            series: Any) -> list[dict[str, Any]]:
+    chosen = [r for r in rows if (r["agent"], r.get("accuracy", "")) == panel
+              and (series is None or r.get(sweep.series or "") == series)]
+    return sorted(chosen, key=lambda r: _value(r, sweep.x))
+
+
+def _gid(kind: str, panel: tuple[str, str], series: Any) -> str:
+    return f"{kind}|{panel[0]}|{panel[1]}|{'' if series is None else series}"
+
+
+def _mark_verdicts(ax: Axes, xs: list[float], ys: list[float], verdicts: list[str],
+                   gid: str) -> set[str]:
+    """A marker on every point by its verdict; a point without a value is marked on the
+    bottom edge. The verdicts marked."""
+    seen: set[str] = set()
+    for verdict, (marker, color, size) in VERDICT_MARKERS.items():
+        chosen = [(x, y) for x, y, v in zip(xs, ys, verdicts, strict=True) if v == verdict]
+        if not chosen:
+            continue
+        seen.add(verdict)
+        face = "white" if verdict == "optimal" else color
+        valued = [(x, y) for x, y in chosen if not math.isnan(y)]
+        if valued:
+            ax.scatter([x for x, _ in valued], [y for _, y in valued], marker=marker, s=size,
+                       facecolors=face,
+                       edgecolors=color, zorder=5, linewidths=1.0, gid=f"{gid}|{verdict}")
+        bottom = [x for x, y in chosen if math.isnan(y)]
+        if bottom:  # no value to put it on: on the bottom edge
+            ax.scatter(bottom, [0.03] * len(bottom), marker=marker, s=size, facecolors=face,
+                       edgecolors=color, transform=ax.get_xaxis_transform(), zorder=5,
+                       clip_on=False, gid=f"{gid}|{verdict}|no-value")
+    return seen
+
+
+def _legend(figure: Figure, handles: list[Any], columns: int = 4) -> None:
+    figure.legend(handles=handles, loc="outside lower center",
+                  ncol=min(len(handles), columns), frameon=False)
+
+
+def _verdict_handles(seen: set[str]) -> list[Any]:
+    from matplotlib.lines import Line2D
+
+    return [Line2D([], [], ls="", marker=m, markersize=math.sqrt(s), color=c,
+                   markerfacecolor="white" if v == "optimal" else c, label=f"verdict: {v}")
+            for v, (m, c, s) in VERDICT_MARKERS.items() if v in seen]
+
+
+def _grid_of(n: int, width: float, height: float) -> tuple[int, int, tuple[float, float]]:
+    cols = min(2, n)
+    rows = math.ceil(n / cols)
+    return rows, cols, (width * cols, height * rows + 1.0)
+
+
+# -- multi-party ------------------------------------------------------------------------
+def _multiparty_figure(sweep: Sweep, rows: list[dict[str, Any]], title: str | None) -> Figure:
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+
+    panels = _panels(rows)
+    series = _series(sweep, rows)
+    nrows, ncols, size = _grid_of(max(1, len(panels)), 5.2, 3.5)
+    figure = Figure(figsize=size, layout="constrained")
+    axes = figure.subplots(nrows, ncols, squeeze=False).ravel()
+    drawn: dict[str, bool] = {"closed": False, "expansion": False}
+    seen: set[str] = set()
+    for ax, panel in zip(axes, panels, strict=False):
+        for i, k in enumerate(series):
+            color = SERIES_COLORS[i % len(SERIES_COLORS)]
+            colors = ("C0", "C1") if len(series) == 1 else (color, color)
+            chosen = _select(sweep, rows, panel, k)
+            seen |= _draw_multiparty(ax, sweep, chosen, panel, k, colors, drawn)
+        ax.set_title(f"{panel[0]} · {panel[1]} accuracy")
+        ax.set_xlabel(X_LABELS.get(sweep.x, sweep.x))
+        ax.set_ylabel("accuracy")
+        ax.grid(alpha=0.3)
+        if sweep.x == "parties":
+            from matplotlib.ticker import MaxNLocator
+
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    for ax in axes[len(panels):]:
+        ax.set_visible(False)
+    single = len(series) == 1
+    handles: list[Any] = [
+        Line2D([], [], color="C0" if single else "0.4", label="bound: relaxed LP optimum",
+               **BOUND_STYLE),
+        Line2D([], [], color="C1" if single else "0.4", label="randomized response",
+               **VALUE_STYLE)]
+    if drawn["closed"]:
+        handles.append(Line2D([], [], label=f"closed form ({CLOSED_FORM})", **CLOSED_STYLE))
+    if drawn["expansion"]:
+        handles.append(Line2D([], [], label=r"$1/2 + 2^{-(k+1)}\varepsilon^k$ (small "
+                                            r"$\varepsilon$)", **EXPANSION_STYLE))
+    handles += _verdict_handles(seen)
+    if not single:
+        handles += [Line2D([], [], color=SERIES_COLORS[i % len(SERIES_COLORS)], lw=2.5,
+                           label=f"k = {k}") for i, k in enumerate(series)]
+    _legend(figure, handles)
+    figure.suptitle(title or f"{sweep.problem}: the bound and randomized response against "
+                    f"{sweep.x}")
+    return figure
+
+
+def _draw_multiparty(ax: Axes, sweep: Sweep, rows: list[dict[str, Any]],
+                     panel: tuple[str, str], k: Any, colors: tuple[str, str],
+                     drawn: dict[str, bool]) -> set[str]:
+    xs = [_value(r, sweep.x) for r in rows]
+    bound = [_value(r, "relaxed_optimum") for r in rows]
+    value = [_value(r, "rr_value") for r in rows]
+    ax.plot(xs, bound, color=colors[0], gid=_gid("bound", panel, k), **BOUND_STYLE)
+    ax.plot(xs, value, color=colors[1], gid=_gid("rr", panel, k), **VALUE_STYLE)
+    closed = [_value(r, "closed_form") for r in rows]
+    if any(not math.isnan(c) for c in closed):
+        ax.plot(xs, closed, gid=_gid("closed_form", panel, k), **CLOSED_STYLE)
+        drawn["closed"] = True
+        drawn["expansion"] |= _draw_expansion(ax, sweep, rows, panel, k)
+    marks = [v if not math.isnan(v) else b for v, b in zip(value, bound, strict=True)]
+    return _mark_verdicts(ax, xs, marks, [str(r.get("verdict")) for r in rows],
+                          _gid("verdict", panel, k))
+
+
+def _draw_expansion(ax: Axes, sweep: Sweep, rows: list[dict[str, Any]],
+                    panel: tuple[str, str], k: Any) -> bool:
+    """The small-epsilon expansion, dashed, where epsilon <= EXPANSION_MAX_EPSILON."""
+    import numpy as np
+
+    if not rows:
+        return False
+    if sweep.x == "parties":
+        level = _value(rows[0], "epsilon")
+        if math.isnan(level) or not 0 <= level <= EXPANSION_MAX_EPSILON:
+            return False
+        ks = [int(r["parties"]) for r in rows]
+        ax.plot(ks, [small_epsilon_expansion(n, level) for n in ks],
+                gid=_gid("expansion", panel, k), **EXPANSION_STYLE)
+        return True
+    parties = int(rows[0]["parties"])
+    eps = [_value(r, "epsilon") for r in rows]
+    low, high = max(0.0, min(eps)), min(max(eps), EXPANSION_MAX_EPSILON)
+    if not low < high:
+        return False
+    grid = np.linspace(low, high, 200)
+    x = np.exp(grid) if sweep.x == "lambda" else grid
+    ax.plot(x, [small_epsilon_expansion(parties, float(e)) for e in grid],
+            gid=_gid("expansion", panel, k), **EXPANSION_STYLE)
+    return True
+
+
+# -- count ------------------------------------------------------------------------------
+def _count_figure(sweep: Sweep, rows: list[dict[str, Any]], title: str | None) -> Figure:
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+
+    panels = _panels(rows) or [("consumer", "")]
+    figure = Figure(figsize=(7.5, 6.2), layout="constrained")
+    axes = figure.subplots(2, len(panels), squeeze=False, sharex="col",
+                           gridspec_kw={"height_ratios": [3, 1.6]})
+    seen: set[str] = set()
+    for col, panel in enumerate(panels):
+        chosen = _select(sweep, rows, panel, None)
+        top, bottom = axes[0][col], axes[1][col]
+        xs = [_value(r, sweep.x) for r in chosen]
+        best = [_value(r, "mechanism_optimum") for r in chosen]
+        geometric = [_value(r, "geometric_value") for r in chosen]
+        gap = [_value(r, "gap") for r in chosen]
+        top.plot(xs, best, color="C0", gid=_gid("mechanism_optimum", panel, None),
+                 **BOUND_STYLE)
+        top.plot(xs, geometric, color="C1", gid=_gid("geometric_value", panel, None),
+                 **VALUE_STYLE)
+        marks = [g if not math.isnan(g) else b for g, b in zip(geometric, best, strict=True)]
+        seen |= _mark_verdicts(top, xs, marks, [str(r.get("verdict")) for r in chosen],
+                               _gid("verdict", panel, None))
+        bottom.axhline(0, color="0.5", lw=0.8)
+        bottom.plot(xs, gap, color="C3", marker=".", gid=_gid("gap", panel, None))
+        top.set_title(f"{panel[0]} · {panel[1]}{_hypothesis(chosen)}")
+        top.set_ylabel("loss (minimised)")
+        bottom.set_ylabel("gap")
+        bottom.set_xlabel(X_LABELS.get(sweep.x, sweep.x))
+        for ax in (top, bottom):
+            ax.grid(alpha=0.3)
+    handles = [Line2D([], [], color="C0", label=r"optimal $\alpha$-DP mechanism",
+                      **BOUND_STYLE),
+               Line2D([], [], color="C1", label="geometric mechanism, best post-processing",
+                      **VALUE_STYLE),
+               Line2D([], [], color="C3", marker=".", label="gap = geometric − optimal")]
+    _legend(figure, handles + _verdict_handles(seen), columns=2)
+    figure.suptitle(title or f"{sweep.problem}: optimal and geometric mechanisms")
+    return figure
+
+
+def _hypothesis(rows: list[dict[str, Any]]) -> str:
+    kinds = {r.get("hypothesis") for r in rows if r.get("hypothesis")}
+    if kinds == {"not-monotone"}:
+        return " (loss not monotone: outside the theorem)"
+    if kinds == {"monotone"}:
+        return " (monotone loss)"
+    return ""

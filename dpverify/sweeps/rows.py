@@ -1,0 +1,115 @@
+"""Flat rows: one per point (or stored problem), agent and accuracy, for CSV, JSON and
+plots. The columns are docs/format.md's "Sweep rows"; `dpverify results` shares the
+privacy columns (`epsilon`, `lambda`, `parties`; `epsilon`, `alpha`, `n`).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+MULTIPARTY_COLUMNS = ("problem", "kind", "epsilon", "lambda", "parties", "agent", "accuracy",
+                      "relaxed_optimum", "rr_value", "closed_form", "gap", "verdict",
+                      "method", "seconds", "reason", "source")
+COUNT_COLUMNS = ("problem", "kind", "epsilon", "alpha", "n", "agent", "accuracy",
+                 "mechanism_optimum", "geometric_value", "gap", "hypothesis", "verdict",
+                 "method", "seconds", "reason", "source")
+PRIVACY_COLUMNS = ("epsilon", "lambda", "parties", "n", "alpha")
+
+
+def columns_for(kind: str) -> tuple[str, ...]:
+    return COUNT_COLUMNS if kind == "count" else MULTIPARTY_COLUMNS
+
+
+def clean_float(x: float) -> float:
+    """A derived float (epsilon = log lambda) at 15 significant digits, so that a level
+    written as 0.1 reads back as 0.1, not 0.10000000000000009."""
+    return float(f"{x:.15g}") if math.isfinite(x) else x
+
+
+def _one(values: Sequence[Any]) -> Any:
+    """One value when all are equal (every party at one level), else the list."""
+    if values and all(v == values[0] for v in values):
+        return values[0]
+    return list(values)
+
+
+def privacy_columns(result: Mapping[str, Any]) -> dict[str, Any]:
+    """The privacy level and size of a result object, from its header: `epsilon` (derived
+    from `lambdas` or `alpha`), `lambda`, `parties`; or `epsilon`, `alpha`, `n`. A level
+    that differs between parties is a list. Empty for a result without a header."""
+    if isinstance(result.get("lambdas"), list):
+        lambdas = [float(v) for v in result["lambdas"]]
+        epsilons = [clean_float(math.log(v)) if v > 0 else None for v in lambdas]
+        return {"epsilon": _one(epsilons), "lambda": _one(lambdas),
+                "parties": result.get("parties")}
+    if "alpha" in result and result.get("alpha") is not None:
+        alpha = float(result["alpha"])
+        epsilon = clean_float(-math.log(alpha)) if alpha > 0 else None  # alpha 0: no privacy
+        return {"epsilon": epsilon, "alpha": alpha, "n": result.get("n")}
+    return {}
+
+
+def methods(result: Mapping[str, Any]) -> str:
+    """The methods that decided a result object's verdicts, in order, comma-separated."""
+    seen: list[str] = []
+    for r in result.get("results") or ():
+        method = r.get("method")
+        if method and method not in seen:
+            seen.append(str(method))
+    return ",".join(seen)
+
+
+def result_rows(result: Mapping[str, Any], *, coords: Mapping[str, Any] | None = None,
+                closed_forms: Mapping[str, float] | None = None,
+                source: str | None = None) -> list[dict[str, Any]]:
+    """One row per agent and accuracy of a result object (one row with the `reason` when
+    it has no results). `coords` (a sweep point's exact place) override the derived
+    privacy columns; `closed_forms` give the `closed_form` column by agent."""
+    base: dict[str, Any] = {"problem": result.get("problem"), "kind": result.get("kind")}
+    base.update(privacy_columns(result))
+    for name, value in (coords or {}).items():
+        base[name] = value if name == "parties" else float(_fraction(value))
+    base["source"] = source if source is not None else result.get("source")
+    results = result.get("results") or []
+    if not results:
+        return [{**base, "verdict": result.get("verdict", "error"),
+                 "reason": result.get("reason", "")}]
+    rows = []
+    for r in results:
+        row = dict(base)
+        row.update({k: v for k, v in r.items() if k not in ("rule",)})
+        row.setdefault("method", "")
+        if closed_forms and r.get("agent") in closed_forms:
+            row["closed_form"] = closed_forms[r["agent"]]
+        rows.append(row)
+    return rows
+
+
+def _fraction(value: Any) -> Any:
+    from fractions import Fraction
+
+    return Fraction(value) if isinstance(value, str) else value
+
+
+def to_csv(rows: Iterable[Mapping[str, Any]], columns: Sequence[str]) -> str:
+    """CSV text with these columns (others dropped); lists and objects as JSON, None as
+    an empty field."""
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(columns), extrasaction="ignore",
+                            lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: json.dumps(v) if isinstance(v, list | dict) else v
+                         for k, v in row.items()})
+    return buf.getvalue()
+
+
+def to_json_rows(rows: Iterable[Mapping[str, Any]], columns: Sequence[str]) -> list[dict]:
+    """The rows as JSON objects with exactly these keys, in this order (None for a
+    missing value)."""
+    return [{c: row.get(c) for c in columns} for row in rows]

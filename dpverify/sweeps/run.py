@@ -1,0 +1,166 @@
+"""Run a sweep: every point a full verification, through the batch runner (the same worker
+path as `dpverify batch` and `dpverify verify`), in parallel, stored as it finishes.
+
+A point's result is spec.md's result object for the problem built at that point; its
+`source` names the point (`problems/xor-4.toml@epsilon=0.5`), so the results store, and
+`dpverify results`, tell the points apart.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from dpverify.batch.runner import (
+    DEFAULT_TIMEOUT,
+    Listener,
+    as_verdict,
+    problem_text,
+    run_problems,
+)
+from dpverify.batch.store import INVALID, Store
+from dpverify.problem import Problem
+from dpverify.spec.model import MultipartySpec
+from dpverify.status import ExitStatus, verdict_status
+from dpverify.sweeps.axes import Axis, Value, Variable
+from dpverify.sweeps.points import plan_points
+from dpverify.sweeps.reference import closed_forms
+from dpverify.sweeps.rows import columns_for, result_rows, to_csv, to_json_rows
+from dpverify.verify.options import VerifyOptions
+from dpverify.verify.result import worst_verdict
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from dpverify.batch.executors import Executor
+
+
+@dataclass(frozen=True, eq=False)
+class SweepPoint:
+    """One point: where it is (`coords`), what became of it (`status`, as in the store),
+    and spec.md's result object. `closed_forms` holds the closed-form optimum of each
+    agent that has one (Corollary 3.1 for the observer's XOR)."""
+
+    index: int
+    coords: Mapping[str, Value]
+    source: str
+    status: str
+    result: dict[str, Any]
+    closed_forms: Mapping[str, float] = field(default_factory=dict)
+    seconds: float = 0.0
+    cached: bool = False
+
+    @property
+    def verdict(self) -> str:
+        return str(self.result.get("verdict", "error"))
+
+    @property
+    def category(self) -> str:
+        """`invalid` for a point that is not a valid problem, else the verdict."""
+        return "invalid" if self.status == INVALID else self.verdict
+
+    def to_dict(self) -> dict[str, Any]:
+        """spec.md's result object."""
+        return self.result
+
+    def rows(self) -> list[dict[str, Any]]:
+        return result_rows(self.result, coords=self.coords, closed_forms=self.closed_forms,
+                           source=self.source)
+
+
+@dataclass(frozen=True, eq=False)
+class Sweep:
+    """A finished sweep of one problem (`problem`, read from `source`): its points in grid
+    order, the variable on the x axis (`x`) and, when several numbers of parties were
+    swept with a privacy level, `series = "parties"` (one curve per k)."""
+
+    problem: str
+    source: str
+    kind: str
+    x: str
+    points: tuple[SweepPoint, ...]
+    series: str | None = None
+    seconds: float = 0.0
+    workers: int = 0
+    skipped: int = 0  # points read from the results store
+    interrupted: bool = False
+    notes: tuple[str, ...] = ()
+
+    @property
+    def verdict(self) -> str:
+        """The worst verdict of the points (an invalid point counts as `error`)."""
+        return worst_verdict(as_verdict(p.verdict) for p in self.points).value
+
+    def counts(self) -> Counter[str]:
+        return Counter(p.category for p in self.points)
+
+    def exit_code(self) -> ExitStatus:
+        return verdict_status((p.category for p in self.points), interrupted=self.interrupted)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return columns_for(self.kind)
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per point, agent and accuracy (docs/format.md, "Sweep rows")."""
+        return [row for point in self.points for row in point.rows()]
+
+    def to_csv(self) -> str:
+        return to_csv(self.rows(), self.columns)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The sweep as JSON: what was swept, the verdict, and the rows."""
+        return {"problem": self.problem, "source": self.source, "kind": self.kind,
+                "x": self.x, "series": self.series, "verdict": self.verdict,
+                "counts": dict(self.counts()),
+                "rows": to_json_rows(self.rows(), self.columns)}
+
+    def plot(self, path: Any = None, *, title: str | None = None) -> Figure:
+        """Draw the sweep (dpverify.plotting.plot_sweep; needs `dpverify[plot]`)."""
+        from dpverify.plotting import plot_sweep
+
+        return plot_sweep(self, path, title=title)
+
+
+def run_sweep(problem: Problem, options: VerifyOptions, *, level: Axis | None = None,
+              parties: Axis | None = None, store: Store | None = None,
+              jobs: int | None = None, timeout: float | None = DEFAULT_TIMEOUT,
+              force: bool = False, scheduler: str | None = None,
+              executor: Executor | None = None, listener: Listener | None = None) -> Sweep:
+    """Verify `problem` at every point of the grid `parties x level`, in parallel.
+
+    Every point is validated before anything runs (OptionError or SpecError, exit 2).
+    Points the store holds for the same options and version are read, not recomputed,
+    unless `force`.
+    """
+    planned = plan_points(problem, level=level, parties=parties)
+    files = [problem_text(p.source, p.problem.text) for p in planned]
+    report = run_problems(files, options, store=store, jobs=jobs, timeout=timeout,
+                          force=force, scheduler=scheduler, executor=executor,
+                          listener=listener)
+    by_source = {item.source: item for item in report.items}
+    points = []
+    for p in planned:
+        item = by_source.get(p.source)
+        if item is None:  # interrupted before it finished
+            continue
+        spec = p.problem.spec
+        forms = closed_forms(spec) if isinstance(spec, MultipartySpec) else {}
+        points.append(SweepPoint(p.index, p.coords, p.source, item.status, item.result,
+                                 forms, item.seconds, item.cached))
+    x = str(level.variable) if level is not None else str(Variable.PARTIES)
+    series = "parties" if level is not None and parties is not None \
+        and len(parties.values) > 1 else None
+    return Sweep(problem.name, problem.source, problem.kind, x, tuple(points), series,
+                 report.seconds, report.workers, report.skipped, report.interrupted,
+                 _notes(problem, level))
+
+
+def _notes(problem: Problem, level: Axis | None) -> tuple[str, ...]:
+    spec = problem.spec
+    if level is not None and isinstance(spec, MultipartySpec) and len(set(spec.lambdas)) > 1:
+        return (f"{problem.source}: the per-party privacy levels are replaced by one "
+                f"{level.variable} for every party at each point",)
+    return ()
