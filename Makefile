@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: run test lint bench clean
+.PHONY: run test lint bench figures clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	touch $@
 
 $(TEST_STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[test,dask]'
+	$(BIN)/pip install --quiet -e '.[test,dask,plot]'
 	touch $@ $(STAMP)
 
 # problems/count/parity-gap-6.toml is a shipped counterexample (a non-monotone loss, where
@@ -35,7 +35,7 @@ test: $(TEST_STAMP)
 DEV_STAMP := $(VENV)/.installed-dev
 
 $(DEV_STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[test,dask,dev]'
+	$(BIN)/pip install --quiet -e '.[test,dask,plot,dev]'
 	touch $@ $(TEST_STAMP) $(STAMP)
 
 lint: $(DEV_STAMP)
@@ -44,6 +44,10 @@ lint: $(DEV_STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_xor.py
+
+# The gallery of the README (docs/figures/*.png), through the Python API; needs the plot extra.
+figures: $(TEST_STAMP)
+	$(BIN)/python benchmarks/figures.py --jobs 2
 
 clean:
 	rm -rf $(VENV) .pytest_cache .dpverify

@@ -56,6 +56,8 @@ class VerifyKwargs(TypedDict, total=False):
     certify: bool  # build and check exact certificates
     time_limit: float | None  # seconds per LP solve
     threads: int | None  # HiGHS threads
+    method: str  # how multi-party problems are verified: auto, lp, orbit or proof
+    max_orbit_work: int  # size guard of the orbit method
 
 
 def make_options(**options: Unpack[VerifyKwargs]) -> VerifyOptions:

@@ -184,7 +184,7 @@ def _verdict_handles(seen: set[str]) -> list[Any]:
 def _grid_of(n: int, width: float, height: float) -> tuple[int, int, tuple[float, float]]:
     cols = min(2, n)
     rows = math.ceil(n / cols)
-    return rows, cols, (width * cols, height * rows + 1.0)
+    return rows, cols, (max(width * cols, 7.5), height * rows + 1.2)
 
 
 # -- multi-party ------------------------------------------------------------------------
@@ -230,7 +230,7 @@ def _multiparty_figure(sweep: Sweep, rows: list[dict[str, Any]], title: str | No
     if not single:
         handles += [Line2D([], [], color=SERIES_COLORS[i % len(SERIES_COLORS)], lw=2.5,
                            label=f"k = {k}") for i, k in enumerate(series)]
-    _legend(figure, handles)
+    _legend(figure, handles, columns=4 if ncols > 1 else 3)
     figure.suptitle(title or f"{sweep.problem}: the bound and randomized response against "
                     f"{sweep.x}")
     return figure

@@ -234,7 +234,7 @@ def _one_level(table: dict[str, Any], key: str, parties: int, source: str) -> An
     """A per-party list of privacy levels cannot follow a change of `parties`: a list of
     equal levels becomes one level; a list of different ones is refused."""
     value = table.get(key)
-    if not isinstance(value, list):
+    if not isinstance(value, list) or len(value) == parties:
         return value
     if value and all(v == value[0] for v in value):
         return value[0]
