@@ -35,6 +35,7 @@ from dpverify.spec.numbers import unlimited_int_digits
 from dpverify.spec.tables import tabulate
 
 FORMAT = "dpverify-certificate/1"
+ORBIT_FORMAT = "dpverify-orbit-certificate/1"
 STATUSES = ("proved-optimal", "bracket")
 _RATIONAL = re.compile(r"-?[0-9]+(/[0-9]+)?")
 
@@ -59,6 +60,10 @@ def check_certificate(spec, cert: dict) -> CheckResult:
     """Check `cert` against `spec` exactly. Raises CertificateFormatError when malformed."""
     with unlimited_int_digits():  # exact rationals may exceed the 4300-digit default
         try:
+            if isinstance(cert, dict) and cert.get("format") == ORBIT_FORMAT:
+                from dpverify.orbit_checker import check_orbit  # certificates on orbits
+
+                return check_orbit(spec, cert)
             return _check(spec, cert)
         except _Fail as exc:
             return CheckResult(False, str(exc))

@@ -214,21 +214,34 @@ def test_exit_2_on_a_bad_command_line(write_toml, args) -> None:
     assert "Traceback" not in run.output
 
 
-def test_exit_3_on_the_size_limit(write_toml) -> None:
-    path = write_toml("[problem]\nparties = 30\nepsilon = 1\n[observer]\nfunction = \"and\"\n",
-                      "big")
+BIG_ASYMMETRIC = ("[problem]\nparties = 30\nepsilon = 1\n[observer]\n"
+                  'function = { expr = "x1 and not x2" }\n')
+
+
+def test_exit_3_when_no_method_fits(write_toml) -> None:
+    """30 parties, a function with no symmetry: no LP, no orbits, no certificate fits."""
+    path = write_toml(BIG_ASYMMETRIC, "big")
     run = invoke("verify", "--json", str(path))
     assert run.exit_code == 3
     (data,) = json.loads(run.stdout)
     assert data["verdict"] == "error" and "invalid" not in data
-    assert "too large" in data["reason"]
-    assert "too large" in run.stderr
+    assert "no method fits" in data["reason"] and "2^30 inputs" in data["reason"]
+    assert "no method fits" in run.stderr
+
+
+def test_a_symmetric_function_at_30_parties_verifies_by_orbits(write_toml) -> None:
+    path = write_toml("[problem]\nparties = 30\nepsilon = 1\n[observer]\nfunction = \"and\"\n",
+                      "big")
+    run = invoke("verify", "--json", str(path))
+    assert run.exit_code == 0, run.output
+    (data,) = json.loads(run.stdout)
+    assert {r["method"] for r in data["results"]} == {"orbit"}
+    assert {r["verdict"] for r in data["results"]} == {"optimal"}
 
 
 def test_error_outranks_gap_in_the_exit_status(write_toml) -> None:
     gap = PARITY_GAP
-    big = write_toml("[problem]\nparties = 30\nepsilon = 1\n[observer]\nfunction = \"and\"\n",
-                     "big")
+    big = write_toml(BIG_ASYMMETRIC, "big")
     assert invoke("verify", "--quiet", str(gap)).exit_code == 1
     assert invoke("verify", "--quiet", str(gap), str(big)).exit_code == 3
 
@@ -376,7 +389,7 @@ def test_a_tolerance_that_is_not_finite_and_non_negative_is_bad_input(tmp_path, 
 
 def test_a_refusal_by_the_loader_names_its_own_file(tmp_path):
     big = tmp_path / "b.toml"
-    big.write_text(XOR2_EPS1.replace("parties = 2", "parties = 61"))
+    big.write_text(BIG_ASYMMETRIC.replace("parties = 30", "parties = 61"))
     good = tmp_path / "a.toml"
     good.write_text(XOR2_EPS1)
     result = invoke("verify", "--json", str(good), str(big))

@@ -183,7 +183,7 @@ def test_one_party_own_bit(lam_text: str) -> None:
 def test_two_party_and_by_hand() -> None:
     """f = x1 AND x2, indicator gain, lambda = 4: S = [[4, 1], [1, 4]] / 5.
 
-    Observer, average (eq. 2), RR released bits tau; P[x, tau] = prod_i S[x_i, tau_i]:
+    Observer, average (eq. 5), RR released bits tau; P[x, tau] = prod_i S[x_i, tau_i]:
       tau = 11: P[11, 11] = 16/25; deciding 1 scores 16/25, deciding 0 scores 9/25 -> 16/25
       tau = 10: P[11, 10] = 4/25 -> decide 0, score 1 - 4/25 = 21/25; tau = 01 likewise
       tau = 00: P[11, 00] = 1/25 -> decide 0, score 24/25
@@ -595,19 +595,25 @@ def test_solver_failure_exits_3_from_the_cli(monkeypatch, write_toml) -> None:
 
 # --- size guard --------------------------------------------------------------------------
 
-def test_forty_parties_refused_at_once(write_toml) -> None:
+def test_forty_parties_refused_at_once_by_the_lp_method(write_toml) -> None:
+    """`--method lp` insists on the full LP: 40 parties are refused at once, naming the
+    limit (the default method verifies them by orbits: tests/test_orbits.py)."""
     path = write_toml(problem(40, "epsilon = 1.0", observer('"xor"')), "big")
     start = time.perf_counter()
-    run = CliRunner().invoke(main, ["verify", str(path)])
+    run = CliRunner().invoke(main, ["verify", "--method", "lp", str(path)])
     elapsed = time.perf_counter() - start
     assert run.exit_code == 3, run.output
     assert elapsed < 1.0
     message = run.stderr
     assert "Traceback" not in run.output
-    assert re.search(r"about [0-9.]+e\+\d+ non-zeros", message), message
-    assert f"the limit is {DEFAULT_MAX_NONZEROS:,} non-zeros" in message
-    assert "--max-nonzeros" in message
+    assert "2^40 inputs are too many for the full LP" in message, message
     assert str(path) in message
+    twelve = write_toml(problem(12, "epsilon = 1.0", observer('"xor"')), "twelve")
+    run = CliRunner().invoke(main, ["verify", "--method", "lp", str(twelve)])
+    assert run.exit_code == 3
+    assert re.search(r"about [0-9.]+e\+\d+ non-zeros", run.stderr), run.stderr
+    assert f"the limit is {DEFAULT_MAX_NONZEROS:,} non-zeros" in run.stderr
+    assert "--max-nonzeros" in run.stderr
     # Also refused through the library, before anything is built.
     spec = loads(problem(40, "epsilon = 1.0", observer('"xor"')))
     with pytest.raises(SizeLimitError, match="too large"):
@@ -620,10 +626,12 @@ def test_max_nonzeros_sets_the_limit(write_toml) -> None:
     estimate = estimate_nonzeros(spec, VerifyOptions())
     assert estimate > 0
     path = write_toml(text, "small")
-    below = CliRunner().invoke(main, ["verify", "--max-nonzeros", str(estimate - 1), str(path)])
+    below = CliRunner().invoke(main, ["verify", "--method", "lp", "--max-nonzeros",
+                                      str(estimate - 1), str(path)])
     assert below.exit_code == 3
     assert f"the limit is {estimate - 1:,} non-zeros" in below.stderr
-    at = CliRunner().invoke(main, ["verify", "--max-nonzeros", str(estimate), str(path)])
+    at = CliRunner().invoke(main, ["verify", "--method", "lp", "--max-nonzeros", str(estimate),
+                                   str(path)])
     assert at.exit_code == 0, at.output
 
 

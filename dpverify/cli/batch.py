@@ -12,6 +12,7 @@ from dpverify.batch.runner import DEFAULT_TIMEOUT
 from dpverify.batch.store import DEFAULT_STORE
 from dpverify.cli import handle_errors, main
 from dpverify.cli.options import (
+    METHOD_OPTIONS,
     NO_COLOR,
     POINT_OPTIONS,
     QUIET,
@@ -116,6 +117,7 @@ def _notes(report, certify: bool) -> None:
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
 @add_options(RUN_OPTIONS)
 @add_options(SOLVER_OPTIONS)
+@add_options(METHOD_OPTIONS)
 @add_options(POINT_OPTIONS)
 @json_option("JSON Lines on stdout: one spec.md result object per problem, as each finishes "
              "(stored ones too), and nothing else.")
@@ -123,7 +125,8 @@ def _notes(report, certify: bool) -> None:
 @handle_errors
 @interruptible
 def batch(ctx, paths, jobs, store_path, timeout, force, scheduler, quiet, no_color, tol,
-          backend, max_nonzeros, lp_form, grid, samples, seed, certify, as_json):
+          backend, max_nonzeros, lp_form, method, max_orbit_work, grid, samples, seed,
+          certify, as_json):
     """Verify every problem file under PATHS in parallel worker processes.
 
     Directories are searched recursively for *.toml. Each result is saved in the results
@@ -141,7 +144,8 @@ def batch(ctx, paths, jobs, store_path, timeout, force, scheduler, quiet, no_col
         report = run_batch(paths, store=store, jobs=jobs, timeout=timeout or None,
                            force=force, scheduler=scheduler, listener=progress, tol=tol,
                            backend=backend, max_nonzeros=max_nonzeros, lp_form=lp_form,
-                           grid=grid, samples=samples, seed=seed, certify=certify)
+                           grid=grid, samples=samples, seed=seed, certify=certify,
+                           method=method, max_orbit_work=max_orbit_work)
     if as_json:
         if err.is_terminal:
             print_batch_summary(err, report, store_path)
@@ -206,6 +210,7 @@ def results(ctx, store_path, fmt_name, as_json, verdict, plot_path, problem, no_
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
 @add_options(RUN_OPTIONS)
 @add_options(SOLVER_OPTIONS)
+@add_options(METHOD_OPTIONS)
 @add_options(POINT_OPTIONS)
 @click.option("--expect-tol", type=click.FloatRange(min=0), default=DEFAULT_CHECK_TOL,
               show_default=True,
@@ -223,8 +228,8 @@ def results(ctx, store_path, fmt_name, as_json, verdict, plot_path, problem, no_
 @handle_errors
 @interruptible
 def check(ctx, paths, jobs, store_path, timeout, force, scheduler, quiet, no_color, tol,
-          backend, max_nonzeros, lp_form, grid, samples, seed, certify, expect_tol, digits,
-          strict, update, as_json):
+          backend, max_nonzeros, lp_form, method, max_orbit_work, grid, samples, seed,
+          certify, expect_tol, digits, strict, update, as_json):
     """Run the problems under PATHS like `batch` and compare with their [expect] tables.
 
     For CI: exit 0 when every expectation holds and every verdict is optimal; 1 on a
@@ -240,7 +245,7 @@ def check(ctx, paths, jobs, store_path, timeout, force, scheduler, quiet, no_col
     note_unused_seed(ctx, samples)
     options = verify_options(tol=tol, backend=backend, max_nonzeros=max_nonzeros,
                              lp_form=lp_form, grid=grid, samples=samples, seed=seed,
-                             certify=certify)
+                             certify=certify, method=method, max_orbit_work=max_orbit_work)
     out, err = _consoles(no_color)
     with _store(store_path) as store, BatchProgress(out, err, quiet=quiet or as_json,
                                                     label="checking") as progress:

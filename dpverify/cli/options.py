@@ -16,7 +16,9 @@ from click.core import ParameterSource
 from dpverify.lp import BACKENDS
 from dpverify.verify.options import (
     DEFAULT_MAX_NONZEROS,
+    DEFAULT_MAX_ORBIT_WORK,
     DEFAULT_TOL,
+    METHODS,
     VerifyOptions,
     make_options,
     option_problem,
@@ -64,6 +66,15 @@ SEED = click.option("--seed", type=click.IntRange(min=0), default=0, show_defaul
                     help="Seed for --samples.")
 CERTIFY = click.option("--certify", is_flag=True,
                        help="Also build and check exact certificates (multi-party problems).")
+METHOD = click.option("--method", type=click.Choice(METHODS), default="auto", show_default=True,
+                      help="How to verify: the full corner LP (lp), the symmetry-reduced "
+                           "exact orbit method (orbit), the exact certificate on all inputs "
+                           "(proof), or auto: lp when it fits --max-nonzeros, else orbit "
+                           "for symmetric problems, else proof.")
+MAX_ORBIT_WORK = click.option("--max-orbit-work", type=click.IntRange(min=1),
+                              default=DEFAULT_MAX_ORBIT_WORK, show_default=True,
+                              help="Refuse orbit problems needing more exact work (about "
+                                   "orbits x parties x outputs integer operations).")
 QUIET = click.option("--quiet", "-q", is_flag=True, help="Print only the summary.")
 NO_COLOR = click.option("--no-color", is_flag=True, help="No colours.")
 
@@ -74,6 +85,7 @@ def json_option(help_text: str = "Print JSON only (spec.md's result objects), no
 
 
 SOLVER_OPTIONS = [TOL, BACKEND, MAX_NONZEROS, LP_FORM]
+METHOD_OPTIONS = [METHOD, MAX_ORBIT_WORK]
 POINT_OPTIONS = [GRID, SAMPLES, SEED, CERTIFY]
 OUTPUT_OPTIONS = [QUIET, NO_COLOR]
 
@@ -91,11 +103,13 @@ def add_options(options: Sequence[Decorator]) -> Decorator:
 def verify_options(*, tol: float = DEFAULT_TOL, backend: str = "highs",
                    max_nonzeros: int = DEFAULT_MAX_NONZEROS, lp_form: str = "chain",
                    grid: int = 0, samples: int = 0, seed: int = 0,
-                   certify: bool = False) -> VerifyOptions:
+                   certify: bool = False, method: str = "auto",
+                   max_orbit_work: int = DEFAULT_MAX_ORBIT_WORK) -> VerifyOptions:
     """The VerifyOptions of the shared options (the names click gives them), as the
     Python API builds them."""
     return make_options(tol=tol, backend=backend, lp_form=lp_form, max_nonzeros=max_nonzeros,
-                        grid=grid, samples=samples, seed=seed, certify=certify)
+                        grid=grid, samples=samples, seed=seed, certify=certify, method=method,
+                        max_orbit_work=max_orbit_work)
 
 
 def given(ctx: click.Context, name: str) -> bool:

@@ -8,6 +8,7 @@ import click
 
 from dpverify.cli import handle_errors, main
 from dpverify.cli.options import (
+    METHOD_OPTIONS,
     OUTPUT_OPTIONS,
     POINT_OPTIONS,
     SOLVER_OPTIONS,
@@ -22,6 +23,7 @@ from dpverify.cli.options import (
 @main.command(short_help="Verify problem files: relaxed LP against randomized response.")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
 @add_options(SOLVER_OPTIONS)
+@add_options(METHOD_OPTIONS)
 @add_options(POINT_OPTIONS)
 @json_option("Print one JSON array of spec.md's result objects (one per file), nothing else.")
 @add_options(OUTPUT_OPTIONS)
@@ -30,8 +32,8 @@ from dpverify.cli.options import (
                    "result).")
 @click.pass_context
 @handle_errors
-def verify(ctx, paths, tol, backend, max_nonzeros, lp_form, grid, samples, seed, certify,
-           as_json, quiet, no_color, show_rules):
+def verify(ctx, paths, tol, backend, max_nonzeros, lp_form, method, max_orbit_work, grid,
+           samples, seed, certify, as_json, quiet, no_color, show_rules):
     """Verify the problem files PATHS (directories are searched for *.toml).
 
     For each agent and accuracy: the relaxed protocol LP over the corner points (an upper
@@ -46,7 +48,7 @@ def verify(ctx, paths, tol, backend, max_nonzeros, lp_form, grid, samples, seed,
     note_unused_seed(ctx, samples)
     options = verify_options(tol=tol, backend=backend, max_nonzeros=max_nonzeros,
                              lp_form=lp_form, grid=grid, samples=samples, seed=seed,
-                             certify=certify)
+                             certify=certify, method=method, max_orbit_work=max_orbit_work)
     out = make_console(no_color=no_color)
     err = make_console(stderr=True, no_color=no_color)
     with VerifyView(out, err, as_json=as_json, quiet=quiet, show_rules=show_rules,

@@ -53,14 +53,14 @@ def problem_table(result: Any, *, show_proof: bool = False, show_grid: bool = Fa
             table.add_row(*row, *([f"{r.seconds:.3f}"] if seconds else []))
         return table
     columns = ["agent", "accuracy", "relaxed optimum", "RR value", "gap"]
-    columns += ["interior optimum"] * show_grid + ["verdict"] + ["proof"] * show_proof
+    columns += ["interior optimum"] * show_grid + ["verdict", "method"] + ["proof"] * show_proof
     table = _table(title, columns + ["seconds"] * seconds)
     for r in result.results:
         row = [r.agent, r.accuracy, fmt(r.relaxed_optimum), fmt(r.rr_value),
                fmt_gap(r.gap, gap_digits)]
         if show_grid:
             row.append(fmt(r.extra.get("interior_optimum")))
-        row.append(_verdict(r.verdict.value))
+        row += [_verdict(r.verdict.value), r.method]
         if show_proof:
             row.append(_proof(r.extra.get("proof")))
         table.add_row(*row, *([f"{r.seconds:.3f}"] if seconds else []))

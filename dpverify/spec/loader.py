@@ -17,6 +17,7 @@ from typing import Any
 
 from dpverify.errors import SizeLimitError, SpecError
 from dpverify.spec.count_model import CountSpec
+from dpverify.spec.expr import ExpressionError
 from dpverify.spec.model import (
     EXPECTABLE_VERDICTS,
     Accuracy,
@@ -35,15 +36,20 @@ from dpverify.spec.reader import (
     expression_text,
     read_text,
 )
-from dpverify.spec.tables import NAMED_FUNCTIONS, NAMED_GAINS, tabulate
+from dpverify.spec.symmetric import count_values, is_count_function
+from dpverify.spec.tables import NAMED_FUNCTIONS, NAMED_GAINS, gain_rows, tabulate
 
 # 2^k inputs: far beyond this no LP is conceivable, and a spec with k = 10^9 parties must
 # not make the loader build per-party lists of 10^9 entries. Refused as a size limit
 # (exit 3), like the size guard refuses parties = 40.
-MAX_PARTIES = 60
+MAX_GENERAL_PARTIES = 60
+# Symmetric functions need no 2^k table: the orbit methods handle them (docs/theory.md,
+# "Symmetry"); per-party lists of this many entries are still cheap to read.
+MAX_PARTIES = 100_000
 # Tables and gains are tabulated at load time (to report their errors early) only while
 # that is cheap; larger problems are tabulated by the verifier after its size guard.
 LOAD_TABULATE_PARTIES = 12
+LOAD_GAINS = 50_000  # gains of symmetric functions checked at load up to this many entries
 PROBLEM_KEYS = ("name", "description", "kind", "parties", "epsilon", "lambda", "accuracy")
 AGENT_KEYS = ("function", "gain", "outputs")
 TOP_KEYS = ("problem", "observer", "party", "expect")
@@ -111,13 +117,47 @@ def _parse_multiparty(root: Table, problem: Table, default_name: str) -> Multipa
     k = problem.integer("parties", minimum=1)
     if k > MAX_PARTIES:
         raise SizeLimitError(
-            f"{file}: `{problem.key('parties')}` = {k}: too large: 2^{k} inputs; "
-            f"dpverify handles at most {MAX_PARTIES} parties (and the LP size guard "
-            f"refuses far fewer)"
-        )
+            f"{file}: `{problem.key('parties')}` = {k}: too large: dpverify handles at most "
+            f"{MAX_PARTIES:,} parties (symmetric functions; {MAX_GENERAL_PARTIES} otherwise)")
     lambdas, lambdas_exact, epsilons_exact = _privacy(problem, k)
     accuracies = _accuracies(problem)
 
+    agents = _agents(root, k)
+    if not agents:
+        raise SpecError(file, "", None,
+                        "no agent: add an [observer] table or at least one [[party]]")
+    if k > MAX_GENERAL_PARTIES:
+        _symmetric_only(file, agents, k)
+    expect = _expectations(root, agents) if root.has("expect") else ()
+
+    spec = MultipartySpec(
+        name=name, description=description, source=file, parties=k, lambdas=lambdas,
+        lambdas_exact=lambdas_exact, epsilons_exact=epsilons_exact,
+        accuracies=accuracies, agents=tuple(agents), expect=expect,
+    )
+    for agent in spec.agents:  # surface function and gain errors at load time, if cheap
+        if k <= LOAD_TABULATE_PARTIES:
+            tabulate(spec, agent)
+        elif is_count_function(agent.function):
+            _check_count_function(spec, agent)
+    return spec
+
+
+def _check_count_function(spec: MultipartySpec, agent: AgentSpec) -> None:
+    """F(0..k) (O(k) evaluations) and, while there are few, the gains of its values."""
+    key = f"{agent.key}.function" + (".expr" if agent.function.kind == "expr" else "")
+    try:
+        values = count_values(agent.function, spec.parties)
+    except ExpressionError as exc:
+        raise SpecError(spec.source, key, agent.function.text, str(exc)) from None
+    distinct = tuple(sorted(set(values)))
+    outputs = agent.outputs if agent.outputs is not None else distinct
+    if len(distinct) * len(outputs) <= LOAD_GAINS:
+        gain_rows(agent, distinct, outputs, spec.source)
+
+
+def _agents(root: Table, k: int) -> list[AgentSpec]:
+    """The [observer] and the [[party]] tables, in this order."""
     agents: list[AgentSpec] = []
     if root.has("observer"):
         agents.append(_agent(root.table("observer"), 0, k))
@@ -127,27 +167,28 @@ def _parse_multiparty(root: Table, problem: Table, default_name: str) -> Multipa
             raise root.error("party", entries, "must be an array of tables: write [[party]]")
         seen: set[int] = set()
         for n, entry in enumerate(entries):
-            table = Table(entry, file, f"party[{n}]")
+            table = Table(entry, root.file, f"party[{n}]")
             table.done(("index",) + AGENT_KEYS)
             index = table.integer("index", minimum=1, maximum=k)
             if index in seen:
                 raise table.error("index", index, "each party may appear once")
             seen.add(index)
             agents.append(_agent(table, index, k, extra=("index",)))
-    if not agents:
-        raise SpecError(file, "", None,
-                        "no agent: add an [observer] table or at least one [[party]]")
-    expect = _expectations(root, agents) if root.has("expect") else ()
+    return agents
 
-    spec = MultipartySpec(
-        name=name, description=description, source=file, parties=k, lambdas=lambdas,
-        lambdas_exact=lambdas_exact, epsilons_exact=epsilons_exact,
-        accuracies=accuracies, agents=tuple(agents), expect=expect,
-    )
-    if k <= LOAD_TABULATE_PARTIES:
-        for agent in spec.agents:  # surface table and gain errors at load time
-            tabulate(spec, agent)
-    return spec
+
+def _symmetric_only(file: str, agents: list[AgentSpec], k: int) -> None:
+    """Beyond MAX_GENERAL_PARTIES only functions that need no 2^k table are accepted."""
+    for agent in agents:
+        fn = agent.function
+        if is_count_function(fn) or (fn.kind == "named" and fn.name == "bit"):
+            continue
+        what = "an expression that uses more than sum(x) and k" if fn.kind == "expr" else \
+            f"a {fn.kind}"
+        raise SizeLimitError(
+            f"{file}: `{agent.key}.function`: {what} needs all 2^{k} inputs; beyond "
+            f"{MAX_GENERAL_PARTIES} parties write a symmetric function: a name, "
+            "{ counts = [F(0), ..., F(k)] }, or an expression in sum(x) and k")
 
 
 def _per_party(problem: Table, name: str, k: int) -> list[tuple[Any, str]]:
@@ -219,8 +260,8 @@ def _agent(table: Table, party: int, k: int, extra: tuple[str, ...] = ()) -> Age
 def _function(table: Table, k: int) -> FunctionDef:
     value = table.get("function")
     key = table.key("function")
-    allowed = ("a name (" + ", ".join(NAMED_FUNCTIONS) + "), { expr = \"...\" } or "
-               "{ table = [...] }")
+    allowed = ("a name (" + ", ".join(NAMED_FUNCTIONS) + "), { expr = \"...\" }, "
+               "{ table = [...] } or { counts = [...] }")
     if isinstance(value, str):
         name, _, arg = value.partition(":")
         if name in ("threshold", "bit"):
@@ -242,7 +283,20 @@ def _function(table: Table, k: int) -> FunctionDef:
     if isinstance(value, dict) and set(value) == {"table"}:
         return FunctionDef(kind="table", values=_function_table(table, value["table"],
                                                                 f"{key}.table", k))
+    if isinstance(value, dict) and set(value) == {"counts"}:
+        return FunctionDef(kind="counts", values=_counts(table, value["counts"],
+                                                         f"{key}.counts", k))
     raise SpecError(table.file, key, value, f"allowed: {allowed}")
+
+
+def _counts(table: Table, value: object, key: str, k: int) -> tuple[Fraction, ...]:
+    """`{ counts = [F(0), ..., F(k)] }`: the value at each number of ones."""
+    if not isinstance(value, list) or len(value) != k + 1:
+        raise SpecError(table.file, key, value,
+                        f"must list k + 1 = {k + 1} values F(0), ..., F({k}): the value at "
+                        "each number of ones")
+    return tuple(exact_number(table, "", int(v) if isinstance(v, bool) else v,
+                              key=f"{key}[{i}]", strings=False) for i, v in enumerate(value))
 
 
 def _function_table(table: Table, value: object, key: str, k: int) -> tuple[Fraction, ...]:

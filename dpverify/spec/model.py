@@ -25,10 +25,11 @@ class Accuracy(enum.StrEnum):
 
 @dataclass(frozen=True)
 class FunctionDef:
-    """What an agent computes: `kind` is "named", "expr" or "table".
+    """What an agent computes: `kind` is "named", "expr", "table" or "counts".
 
     named: `name` is xor/and/or/majority/sum/threshold/bit with `param` (t or i);
-    expr: `text` is a safe expression; table: `values` in input order.
+    expr: `text` is a safe expression; table: `values` in input order; counts: `values`
+    F(0), ..., F(k), the value at each number of ones.
     """
 
     kind: str
@@ -42,7 +43,7 @@ class FunctionDef:
             return f"{self.name}:{self.param}" if self.name in ("threshold", "bit") else self.name
         if self.kind == "expr":
             return f"expr {self.text!r}"
-        return "table"
+        return "table" if self.kind == "table" else "counts"
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,8 @@ def function_values(fn: FunctionDef, k: int, *, file: str, key: str) -> tuple[Fr
         return tuple(Fraction(v) for v in named_function_values(fn.name, fn.param, k))
     if fn.kind == "table":
         return fn.values
+    if fn.kind == "counts":
+        return tuple(fn.values[int(c)] for c in input_bits(k).sum(axis=1))
     names = [f"x{i}" for i in range(1, k + 1)] + ["x", "k"]
     expression = compile_expression(fn.text, names)
     bits = input_bits(k).tolist()
@@ -107,40 +109,52 @@ def tabulate(spec: MultipartySpec, agent: AgentSpec) -> AgentTable:
     file = spec.source
     fn_key = f"{agent.key}.function" + (".expr" if agent.function.kind == "expr" else "")
     values = function_values(agent.function, k, file=file, key=fn_key)
+    table = table_of(agent, values, file)
+    _TABLES.setdefault(spec, {})[agent.name] = table
+    return table
+
+
+def table_of(agent: AgentSpec, values: tuple[Fraction, ...], file: str) -> AgentTable:
+    """The agent's gains w(f, y) for a list of function values (one per input, or one per
+    orbit of inputs: dpverify.spec.symmetric): the outputs default to the sorted distinct
+    values; gain errors are SpecErrors naming the key."""
     distinct = tuple(sorted(set(values)))
     outputs = agent.outputs if agent.outputs is not None else distinct
-    gain = agent.gain
+    by_value = gain_rows(agent, distinct, outputs, file)
     gain_key = f"{agent.key}.gain"
-    if gain.kind == "matrix":
-        by_value = _matrix_gains(gain, distinct, outputs, file, gain_key)
-    else:
-        expression = None
-        if gain.kind == "expr":
-            expression = compile_expression(gain.text, ["f", "y"])
-        by_value = {}
-        for v in distinct:
-            row: list[Fraction] = []
-            for y in outputs:
-                try:
-                    row.append(gain_value(gain, v, y, expression))
-                except ExpressionError as exc:
-                    raise SpecError(file, f"{gain_key}.expr", gain.text,
-                                    f"fails at f = {_show(v)}, y = {_show(y)}: {exc}") from None
-            by_value[v] = tuple(row)
     floats: dict[Fraction, list[float]] = {}
     for v, gains in by_value.items():
         try:
             floats[v] = [float(w) for w in gains]
         except OverflowError:
-            raise SpecError(file, gain_key, gain.describe(),
+            raise SpecError(file, gain_key, agent.gain.describe(),
                             f"a gain at f = {_show(v)} is too large for a float "
                             f"(at most about 1e308 in absolute value)") from None
     gain_exact = tuple(by_value[v] for v in values)
     gain_float = np.array([floats[v] for v in values], dtype=np.float64)
-    table = AgentTable(values=values, outputs=tuple(outputs), gain_exact=gain_exact,
-                       gain=gain_float.reshape(len(values), len(outputs)))
-    _TABLES.setdefault(spec, {})[agent.name] = table
-    return table
+    return AgentTable(values=values, outputs=tuple(outputs), gain_exact=gain_exact,
+                      gain=gain_float.reshape(len(values), len(outputs)))
+
+
+def gain_rows(agent: AgentSpec, distinct: tuple[Fraction, ...], outputs: tuple[Fraction, ...],
+              file: str) -> dict[Fraction, tuple[Fraction, ...]]:
+    """w(f, y) for every distinct function value f and output y, exactly."""
+    gain = agent.gain
+    gain_key = f"{agent.key}.gain"
+    if gain.kind == "matrix":
+        return _matrix_gains(gain, distinct, outputs, file, gain_key)
+    expression = compile_expression(gain.text, ["f", "y"]) if gain.kind == "expr" else None
+    by_value = {}
+    for v in distinct:
+        row: list[Fraction] = []
+        for y in outputs:
+            try:
+                row.append(gain_value(gain, v, y, expression))
+            except ExpressionError as exc:
+                raise SpecError(file, f"{gain_key}.expr", gain.text,
+                                f"fails at f = {_show(v)}, y = {_show(y)}: {exc}") from None
+        by_value[v] = tuple(row)
+    return by_value
 
 
 def _matrix_gains(gain: GainDef, distinct: tuple[Fraction, ...], outputs: tuple[Fraction, ...],

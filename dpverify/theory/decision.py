@@ -1,7 +1,7 @@
 """Optimal decision rules for a fixed protocol (KOV 2015, eqs. (2) and (5)).
 
-Average accuracy: decide yhat(tau) = argmax_y sum_x P[x, tau] w(f(x), y) (eq. 2); a party
-restricts the sum to the inputs with its own bit (eq. 5). The worst-case rules (eqs. 4, 6)
+Average accuracy: decide yhat(tau) = argmax_y sum_x P[x, tau] w(f(x), y) (eq. 5); a party
+restricts the sum to the inputs with its own bit (eq. 2). The worst-case rules (eqs. 4, 6)
 are LPs and live in dpverify.verify.lps.
 """
 
@@ -33,7 +33,7 @@ def argmax_rule(scores: np.ndarray) -> np.ndarray:
 
 
 def observer_average_rule(lambdas: Sequence[float], gain: np.ndarray) -> tuple[float, np.ndarray]:
-    """Eq. (2): the observer's optimal rule for RR and its average accuracy."""
+    """Eq. (5): the observer's optimal rule for RR and its average accuracy."""
     scores = rr_scores(lambdas, gain)
     return float(scores.max(axis=1).sum() / gain.shape[0]), argmax_rule(scores)
 
@@ -41,7 +41,7 @@ def observer_average_rule(lambdas: Sequence[float], gain: np.ndarray) -> tuple[f
 def party_average_rule(
     lambdas: Sequence[float], party: int, gain: np.ndarray
 ) -> tuple[float, np.ndarray]:
-    """Eq. (5): party i's optimal rule per own bit b; returns (accuracy, rules[b, tau, y])."""
+    """Eq. (2): party i's optimal rule per own bit b; returns (accuracy, rules[b, tau, y])."""
     k = len(lambdas)
     total = 0.0
     rules = []

@@ -85,14 +85,15 @@ class _IntegerLp:
             col[i, 0] = v
         return col
 
-    def reduced_costs(self, y: list[Fraction], skip: set[int]) -> dict[int, Fraction]:
-        """d_j = c_j - y A_j for every column not in `skip` (integer arithmetic inside)."""
+    def reduced_costs(self, y: list[Fraction], skip: set[int]) -> dict[int, int]:
+        """d_j = c_j - y A_j for every column not in `skip`, as integers over one positive
+        common denominator (only signs and comparisons are needed)."""
         den = math.lcm(*(v.denominator for v in y))
         Y = [int(v * den) for v in y]
         out = {}
         for j in range(self.n):
             if j not in skip:
-                out[j] = Fraction(self.c[j] * den - sum(Y[i] * v for i, v in self.cols[j]), den)
+                out[j] = self.c[j] * den - sum(Y[i] * v for i, v in self.cols[j])
         return out
 
 
@@ -136,7 +137,7 @@ def simplex_from_basis(rows: Sequence[Sequence], rhs: Sequence, cost: Sequence,
     raise ExactLpError(f"no optimum after {max_pivots} pivots")
 
 
-def _entering(reduced: dict[int, Fraction], bland: bool) -> int | None:
+def _entering(reduced: dict[int, int], bland: bool) -> int | None:
     positive = [(d, j) for j, d in reduced.items() if d > 0]
     if not positive:
         return None

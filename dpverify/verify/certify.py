@@ -117,6 +117,23 @@ def _use_reduced(orbits: Orbits, n: int) -> bool:
     return orbits.count < n and orbits.count * orbits.count <= REDUCED_FACTOR * n
 
 
+# The certificate on all 2^k inputs is used up to this many parties (k = 16: ~0.5 s for the
+# average case); beyond, or with --method orbit, a symmetric problem gets an orbit
+# certificate (dpverify-orbit-certificate/1).
+ALL_INPUTS_PARTIES = 16
+
+
+def use_orbit_certificate(spec: MultipartySpec, agent: AgentSpec,
+                          options: VerifyOptions) -> bool:
+    from dpverify.spec.symmetric import agent_symmetry
+
+    if options.method == "proof" or (options.method != "orbit"
+                                     and spec.parties <= ALL_INPUTS_PARTIES):
+        return False
+    symmetry = agent_symmetry(spec, agent)
+    return symmetry is not None and symmetry.orbit_count < 2 ** min(spec.parties, 62)
+
+
 def certify_agent(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Accuracy | str,
                   agent_result: AgentResult | None = None,
                   options: VerifyOptions | None = None) -> dict:
@@ -129,6 +146,10 @@ def certify_agent(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Accurac
     """
     options = options or VerifyOptions()
     accuracy = Accuracy(accuracy)
+    if use_orbit_certificate(spec, agent_spec, options):
+        from dpverify.verify.orbit import orbit_certificate
+
+        return orbit_certificate(spec, agent_spec, accuracy, options).to_json(spec.name)
     table = tabulate(spec, agent_spec)
     lower, upper = lambda_brackets(spec.lambdas_exact, spec.epsilons_exact)
     exact = lower == upper

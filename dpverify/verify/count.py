@@ -78,6 +78,8 @@ class CountResult:
     extra: dict[str, Any] = field(default_factory=dict)
 
     rule = None  # count results have no multi-party decision rule
+    # the LPs, with rigorous brackets (a gap is confirmed in exact arithmetic)
+    method = "lp"
 
     @property
     def gap(self) -> float | None:
@@ -96,7 +98,8 @@ class CountResult:
             "mechanism_optimum": _num(self.mechanism_optimum),
             "geometric_value": _num(self.geometric_value),
             "gap": _num(self.gap), "verdict": self.verdict.value,
-            "hypothesis": self.hypothesis, "seconds": round(self.seconds, 4),
+            "hypothesis": self.hypothesis, "method": self.method,
+            "seconds": round(self.seconds, 4),
         }
         if self.reason:
             out["reason"] = self.reason

@@ -126,7 +126,7 @@ def _rr_candidate(lambdas: Sequence[float], gain: np.ndarray, party: int, worst:
         per_input = (kron_apply(factors, rule) * gain).sum(axis=1)
         values.append(float(per_input[mask].min() if mask is not None else per_input.min()))
         rules.append(rule)
-    # a party's worst case: the minimum over its own bit (KOV eq. 6)
+    # a party's worst case: the minimum over its own bit (KOV eq. 4)
     return min(values), (rules[0] if party == 0 else np.stack(rules))
 
 

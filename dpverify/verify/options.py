@@ -8,6 +8,11 @@ from dataclasses import asdict, dataclass
 # (66,560 non-zeros) verifies both accuracies in ~17 s; k = 11 (141,312) takes ~96 s.
 DEFAULT_MAX_NONZEROS = 70_000
 DEFAULT_TOL = 1e-9
+# Exact work of the orbit method (theory/orbits.py: integer operations of the transforms,
+# about orbits x sum of class sizes x columns): k = 1000 in one class with two outputs is
+# about 6e6 (a few seconds); 5e7 is about half a minute on a 2-core machine.
+DEFAULT_MAX_ORBIT_WORK = 50_000_000
+METHODS = ("auto", "lp", "orbit", "proof")
 
 
 BYTES_PER_NONZERO = 80  # COO build, CSC copy and HiGHS's own copies, measured roughly
@@ -47,6 +52,8 @@ class VerifyOptions:
     samples: int = 0
     seed: int = 0
     certify: bool = False
+    method: str = "auto"  # auto, lp, orbit or proof (docs/theory.md, "Methods")
+    max_orbit_work: int = DEFAULT_MAX_ORBIT_WORK
 
     def key(self) -> dict:
         """The options that change a result (for the results store)."""
@@ -60,7 +67,8 @@ class VerifyOptions:
 # The command line's names: `lp_form` is the field `form`.
 OPTION_NAMES = {"tol": "tol", "backend": "backend", "max_nonzeros": "max_nonzeros",
                 "lp_form": "form", "grid": "grid", "samples": "samples", "seed": "seed",
-                "certify": "certify", "time_limit": "time_limit", "threads": "threads"}
+                "certify": "certify", "time_limit": "time_limit", "threads": "threads",
+                "method": "method", "max_orbit_work": "max_orbit_work"}
 LP_FORMS = ("chain", "dense")
 
 
@@ -85,13 +93,14 @@ def option_problem(name: str, value: object) -> str | None:
         return None
     if name in ("tol", "time_limit"):
         return _number_problem(value, 0, integer=False)
-    if name in ("max_nonzeros", "threads"):
+    if name in ("max_nonzeros", "threads", "max_orbit_work"):
         return _number_problem(value, 1, integer=True)
     if name in ("grid", "samples", "seed"):
         if name == "grid" and value == 1:
             return "must be 0 (off) or at least 2"
         return _number_problem(value, 0, integer=True)
-    choices = {"backend": BACKENDS, "lp_form": LP_FORMS, "certify": (True, False)}.get(name)
+    choices = {"backend": BACKENDS, "lp_form": LP_FORMS, "certify": (True, False),
+               "method": METHODS}.get(name)
     if choices is not None and (value not in choices or isinstance(value, bool)
                                 != (name == "certify")):
         return "allowed: " + ", ".join(map(str, choices))

@@ -13,9 +13,9 @@ from dpverify.verify.result import ProblemResult
 
 
 def _multiparty(spec, options: VerifyOptions) -> ProblemResult:
-    from dpverify.verify.multiparty import verify_multiparty
+    from dpverify.verify.methods import verify_problem  # each agent by its method
 
-    return verify_multiparty(spec, options)
+    return verify_problem(spec, options)
 
 
 def _count(spec, options: VerifyOptions) -> ProblemResult:

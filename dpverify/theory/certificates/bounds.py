@@ -153,8 +153,8 @@ def check_lower(lambdas: Sequence[Fraction], gain: Scaled, party: int, decision,
 
 
 def average_rule(lambdas: Sequence[Fraction], gain: Scaled, party: int):
-    """RR's optimal average-case rule: argmax_y sum_x P[x, tau] w(f(x), y) (KOV eq. 2), per
-    own bit for a party (eq. 5); ties to the first output."""
+    """RR's optimal average-case rule: argmax_y sum_x P[x, tau] w(f(x), y) (KOV eq. 5), per
+    own bit for a party (eq. 2); ties to the first output."""
     k = int(gain.num.shape[0]).bit_length() - 1
     m = gain.num.shape[1]
     ones = Scaled.from_ints([1] * (1 << k))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import ClassVar
 
 from dpverify.theory.exact import rational_string, unlimited_int_digits
 
@@ -48,9 +49,15 @@ class Certificate:
     status: str
     notes: tuple[str, ...] = field(default=())
 
+    format_name: ClassVar[str] = FORMAT
+
     @property
     def width(self) -> Fraction:
         return self.bound - self.value
+
+    def _layout(self) -> dict:
+        """Fields that say how the inputs are indexed (none: all 2^k inputs)."""
+        return {}
 
     def to_json(self, problem: str) -> dict:
         with unlimited_int_digits():
@@ -58,9 +65,10 @@ class Certificate:
 
     def _to_json(self, problem: str) -> dict:
         out = {
-            "format": FORMAT, "problem": problem, "agent": self.agent,
+            "format": self.format_name, "problem": problem, "agent": self.agent,
             "accuracy": self.accuracy,
             "outputs": [_json_output(y) for y in self.outputs],
+            **self._layout(),
             "gain": [[rational_string(w) for w in row] for row in self.gain],
             "upper": {"lambdas": [rational_string(v) for v in self.upper_lambdas],
                       "prior": [rational_string(v) for v in self.prior],
@@ -69,7 +77,7 @@ class Certificate:
             "lower": {"lambdas": [rational_string(v) for v in self.lower_lambdas],
                       "decision": _nested_strings(self.decision),
                       "value": rational_string(self.value)},
-            "status": self.status,
+            "status": str(self.status),
         }
         if self.notes:
             out["notes"] = list(self.notes)

@@ -165,7 +165,7 @@ class _RuleSystem:
 
 def exact_worst_rule(lambdas: Sequence[Fraction], gain: Scaled, party: int, bit: int | None,
                      orbits: Orbits, hint: WorstHint) -> tuple[list | None, str]:
-    """An exact worst-case rule for RR (KOV eq. 4; eq. 6 per own bit), constant on tau-orbits,
+    """An exact worst-case rule for RR (KOV eq. 6; eq. 4 per own bit), constant on tau-orbits,
     from a float hint. Complementary slackness with the LP dual: every input in the prior's
     support is tight, acc[x] = t; the rule keeps the hint's support. Unknowns: the hint's
     fractional entries and t; solved exactly, then every other input is checked (acc >= t)

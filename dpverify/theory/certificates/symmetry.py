@@ -15,6 +15,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from dpverify.spec.symmetric import swap_blocks
 from dpverify.theory.rr import kron_apply, rr_channel
 
 
@@ -49,30 +50,13 @@ def symmetry_orbits(keys: Sequence, gain_exact, party: int) -> Orbits:
     """
     k = len(keys)
     n = 1 << k
-    codes: dict[tuple, int] = {}
-    row_code = np.array([codes.setdefault(tuple(row), len(codes)) for row in gain_exact])
     index = np.arange(n)
-    parent = list(range(k + 1))
-
-    def find(a: int) -> int:
-        while parent[a] != a:
-            parent[a] = parent[parent[a]]
-            a = parent[a]
-        return a
-
+    classes: dict = {}
     for i in range(1, k + 1):
-        for j in range(i + 1, k + 1):
-            if party in (i, j) or keys[i - 1] != keys[j - 1] or find(i) == find(j):
-                continue
-            bi, bj = k - i, k - j
-            differ = ((index >> bi) & 1) != ((index >> bj) & 1)
-            swapped = np.where(differ, index ^ ((1 << bi) | (1 << bj)), index)
-            if np.array_equal(row_code, row_code[swapped]):
-                parent[find(i)] = find(j)
-    groups: dict[int, list[int]] = {}
-    for i in range(1, k + 1):
-        groups.setdefault(find(i), []).append(i)
-    blocks = tuple(tuple(g) for g in groups.values() if len(g) > 1)
+        if i != party:
+            classes.setdefault(keys[i - 1], []).append(i)
+    groups = swap_blocks(gain_exact, k, list(classes.values()))
+    blocks = tuple(tuple(g) for g in groups if len(g) > 1)
     # orbit key: the number of ones in each block, and every other party's own bit
     in_block = {i for b in blocks for i in b}
     key = np.zeros(n, dtype=np.int64)

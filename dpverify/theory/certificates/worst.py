@@ -55,7 +55,7 @@ BasisFinder = Callable[[np.ndarray, np.ndarray, np.ndarray], Sequence[int] | Non
 
 @dataclass(frozen=True, eq=False)
 class WorstLp:
-    """RR's worst-case decision LP (KOV eq. 4; eq. 6 for a party's own bit) on orbits, in
+    """RR's worst-case decision LP (KOV eq. 6; eq. 4 for a party's own bit) on orbits, in
     standard form, with t = t' + g_min (g_min the smallest gain, so t' >= 0):
 
         sum_{o,y} A[a,o] w(a,y) q[o,y] - t' - s_a = g_min   for every relevant x-orbit a
@@ -278,7 +278,7 @@ def worst_certificate(agent: str, outputs, gain_exact, party: int,
     changes every accuracy the same way, so the optimal rules and priors are the same) and
     the bounds are mapped back exactly: mu = span mu' + lo prior, bound = span bound' + lo,
     value = span value' + lo. A party's worst case is the minimum over its own bits (KOV
-    eq. 6), and a prior on one own bit's inputs is a prior on all inputs: the smallest
+    eq. 4), and a prior on one own bit's inputs is a prior on all inputs: the smallest
     bound is kept.
     """
     gain, lo, span = normalised(gain_exact)
