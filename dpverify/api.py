@@ -58,6 +58,8 @@ class VerifyKwargs(TypedDict, total=False):
     threads: int | None  # HiGHS threads
     method: str  # how multi-party problems are verified: auto, lp, orbit or proof
     max_orbit_work: int  # size guard of the orbit method
+    restarts: int  # inputs with more than two symbols: random starts of the protocol search
+    witness_dir: str  # where witness protocol files are written ("": the default)
 
 
 def make_options(**options: Unpack[VerifyKwargs]) -> VerifyOptions:
@@ -211,13 +213,14 @@ def sweep(problem: Problem | str | os.PathLike[str], *, epsilon: Levels | None =
 
 
 def plot(data: Sweep, path: str | os.PathLike[str] | None = None, *,
-         title: str | None = None) -> Figure:
-    """Draw a sweep (the bound and the candidate against the swept variable, verdicts
-    marked, closed forms where they exist) and save it to `path` (.png, .svg or .pdf)
-    when given. Needs matplotlib: `pip install 'dpverify[plot]'`."""
+         title: str | None = None,
+         x: Literal["epsilon", "lambda", "alpha", "parties", "n"] | None = None) -> Figure:
+    """Draw a sweep (the bound and the candidate against the swept variable, or against
+    `x`; verdicts marked, closed forms where they exist) and save it to `path` (.png, .svg
+    or .pdf) when given. Needs matplotlib: `pip install 'dpverify[plot]'`."""
     from dpverify.plotting import plot_sweep
 
-    return plot_sweep(data, path, title=title)
+    return plot_sweep(data, path, title=title, x=x)
 
 
 def results(store: str | os.PathLike[str] = ".dpverify/results.sqlite", *,

@@ -15,6 +15,7 @@ notebook's backend is left alone.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from collections.abc import Sequence
@@ -71,10 +72,16 @@ def require_matplotlib() -> Any:
 
 
 def plot_sweep(sweep: Sweep, path: str | os.PathLike[str] | None = None, *,
-               title: str | None = None) -> Figure:
-    """Draw `sweep`; save it to `path` (.png, .svg or .pdf) when given. Returns the
-    matplotlib Figure."""
+               title: str | None = None, x: str | None = None) -> Figure:
+    """Draw `sweep`; save it to `path` (.png, .svg or .pdf) when given. `x` puts another
+    column of the rows on the x axis (say `epsilon` for a sweep over exact lambdas).
+    Returns the matplotlib Figure."""
     fmt = check_plot_path(path) if path is not None else None
+    if x is not None and x != sweep.x:
+        if x not in X_LABELS or sweep.series == x:
+            raise InputError(f"x = {x!r}: draw against one of "
+                             f"{', '.join(a for a in X_LABELS if a != sweep.series)}")
+        sweep = dataclasses.replace(sweep, x=x)
     matplotlib = require_matplotlib()
     rows = _rows_by_panel(sweep.rows())
     with matplotlib.rc_context({"svg.hashsalt": "dpverify", "font.size": 9}):

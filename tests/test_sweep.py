@@ -204,6 +204,13 @@ def test_the_points_plotted_are_the_rows_of_the_csv(xor_sweep):
     markers = [c for ax in figure.axes for c in ax.collections
                if (c.get_gid() or "").endswith("|optimal")]
     assert sum(len(c.get_offsets()) for c in markers) == len(parsed)
+    by_lambda = xor_sweep.plot(x="lambda")  # another column on the x axis
+    line = next(line for ax in by_lambda.axes for line in ax.lines
+                if line.get_gid() == "bound|observer|worst|3")
+    assert list(line.get_xdata()) == [float(r["lambda"]) for r in parsed
+                                      if r["accuracy"] == "worst" and r["parties"] == "3"]
+    with pytest.raises(dpverify.InputError, match="draw against one of"):
+        xor_sweep.plot(x="parties")  # parties is the series here
 
 
 def test_a_count_sweep_plots_the_gap(pool, tmp_path):

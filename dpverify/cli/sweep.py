@@ -9,21 +9,33 @@ import click
 
 from dpverify.cli import handle_errors, main
 from dpverify.cli.batch import RUN_OPTIONS, interruptible, plot_path_option
-from dpverify.cli.options import POINT_OPTIONS, SOLVER_OPTIONS, add_options, json_option, note
+from dpverify.cli.options import (
+    METHOD_OPTIONS,
+    POINT_OPTIONS,
+    SOLVER_OPTIONS,
+    add_options,
+    json_option,
+    note,
+)
 
-RANGE_HELP = ("start:stop:count (0.1:4:40: 40 values from 0.1 to 4) or a comma-separated "
-              "list (0.5,1,2); exact rationals (1/2) stay exact.")
+
+def _range_help(example: str, items: str) -> str:
+    return (f"start:stop:count ({example}: both ends included) or a comma-separated list "
+            f"({items}); exact rationals such as 1/2 stay exact.")
+
 
 
 @main.command(short_help="Verify one problem over a range of epsilon, k or alpha; CSV, plots.")
 @click.argument("problem", type=click.Path(exists=True, dir_okay=False))
 @click.option("--epsilon", metavar="RANGE",
-              help=f"Privacy levels, one for every party (or a count problem's epsilon): "
-                   f"{RANGE_HELP}")
+              help="Privacy levels, one for every party (or a count problem's epsilon): "
+                   + _range_help("0.1:4:40", "0.5,1,2"))
 @click.option("--lambda", "lambda_", metavar="RANGE",
-              help=f"Multi-party privacy levels lambda = e^epsilon: {RANGE_HELP}")
+              help="Multi-party privacy levels lambda = e^epsilon >= 1: "
+                   + _range_help("1.5:20:30", "3/2,2,4"))
 @click.option("--alpha", metavar="RANGE",
-              help=f"Count problems: alpha = e^-epsilon in [0, 1]: {RANGE_HELP}")
+              help="Count problems: alpha = e^-epsilon in [0, 1]: "
+                   + _range_help("1/20:19/20:19", "0.1,1/2,0.9"))
 @click.option("--parties", metavar="RANGE",
               help="Numbers of parties: start:stop (2:12) or a list (2,4,8); with a privacy "
                    "range, one curve per k. Needs agents defined for every k (a name such as "
@@ -37,6 +49,7 @@ RANGE_HELP = ("start:stop:count (0.1:4:40: 40 values from 0.1 to 4) or a comma-s
 @json_option("Print one JSON array only: one row object per point, agent and accuracy.")
 @add_options(RUN_OPTIONS)
 @add_options(SOLVER_OPTIONS)
+@add_options(METHOD_OPTIONS)
 @add_options(POINT_OPTIONS)
 @click.pass_context
 @handle_errors
@@ -70,7 +83,7 @@ def sweep(ctx, problem, epsilon, lambda_, alpha, parties, plot_path, as_csv, as_
         result = run_sweep(problem, epsilon=epsilon, lambda_=lambda_, alpha=alpha,
                            parties=parties, jobs=jobs, store=store_path, timeout=timeout or None,
                            force=force, scheduler=scheduler, listener=progress, **solver)
-    print_sweep(out, result, "csv" if as_csv else "json" if as_json else "table")
+    print_sweep(out, result, "csv" if as_csv else "json" if as_json else "table", quiet=quiet)
     for message in result.notes:
         note(message)
     if plot_path is not None:

@@ -23,8 +23,9 @@ TABLE_COLUMNS = ("problem", "source", "kind", "epsilon", "lambda", "parties", "n
                  "method", "verdict", "status", "seconds", "version", "options",
                  "finished (UTC)", "reason")
 NUMBER_COLUMNS = ("epsilon", "lambda", "parties", "n", "alpha", "seconds")
-RESULT_FIXED = ("problem", "source", "kind", *PRIVACY_COLUMNS, "problem_verdict", "status",
-                "version", "content_hash", "options", "finished_at")
+# The privacy columns come after the columns CSV readers already know (none moves).
+RESULT_FIXED = ("problem", "source", "kind", "problem_verdict", "status", "version",
+                "content_hash", "options", "finished_at", *PRIVACY_COLUMNS)
 
 
 def _level(value: Any) -> str:
@@ -56,8 +57,9 @@ def _options_id(key: str) -> str:
 
 def results_csv(rows: Sequence[Any]) -> str:
     """One CSV row per (problem, agent, accuracy); a problem without results gets one row.
-    The privacy columns come first; then the result fields, the union over the rows
-    (multi-party and count results differ; `method` always); lists and objects as JSON."""
+    The privacy columns follow the problem's columns; then the result fields, the union
+    over the rows (multi-party and count results differ; `method` always); lists and
+    objects as JSON."""
     records: list[dict[str, Any]] = []
     keys: list[str] = []
     for row in rows:

@@ -79,15 +79,16 @@ def summary_line(sweep: Any) -> str:
     return line
 
 
-def print_sweep(out: Console, sweep: Any, fmt_name: str) -> None:
-    """`table` (and a summary line), `csv` or `json` (the rows, nothing else)."""
+def print_sweep(out: Console, sweep: Any, fmt_name: str, *, quiet: bool = False) -> None:
+    """`table` and a summary line (only the summary when `quiet`), `csv` or `json` (the
+    rows, nothing else)."""
     if fmt_name == "csv":
         sys.stdout.write(sweep.to_csv())
         sys.stdout.flush()
     elif fmt_name == "json":
         print_json(to_json_rows(sweep.rows(), sweep.columns))
     else:
-        if sweep.points:
+        if sweep.points and not quiet:
             table = sweep_table(sweep)
             print_table(out, [table, without_columns(table, ["seconds"]),
                               without_columns(table, ["seconds", "method", "lambda"])])

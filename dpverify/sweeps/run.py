@@ -65,6 +65,10 @@ class SweepPoint:
         """spec.md's result object."""
         return self.result
 
+    def __repr__(self) -> str:
+        where = ", ".join(f"{k}={v}" for k, v in self.coords.items())
+        return f"<SweepPoint {where or self.source}: {self.category}>"
+
     def rows(self) -> list[dict[str, Any]]:
         return result_rows(self.result, coords=self.coords, closed_forms=self.closed_forms,
                            source=self.source)
@@ -117,11 +121,17 @@ class Sweep:
                 "counts": dict(self.counts()),
                 "rows": to_json_rows(self.rows(), self.columns)}
 
-    def plot(self, path: Any = None, *, title: str | None = None) -> Figure:
+    def __repr__(self) -> str:
+        counts = ", ".join(f"{n} {c}" for c, n in sorted(self.counts().items()))
+        over = self.x + (f" x {self.series}" if self.series else "")
+        return f"<Sweep {self.problem!r}: {len(self.points)} points over {over} ({counts})>"
+
+    def plot(self, path: Any = None, *, title: str | None = None,
+             x: str | None = None) -> Figure:
         """Draw the sweep (dpverify.plotting.plot_sweep; needs `dpverify[plot]`)."""
         from dpverify.plotting import plot_sweep
 
-        return plot_sweep(self, path, title=title)
+        return plot_sweep(self, path, title=title, x=x)
 
 
 def run_sweep(problem: Problem, options: VerifyOptions, *, level: Axis | None = None,
