@@ -36,6 +36,7 @@ from dpverify.spec.tables import tabulate
 
 FORMAT = "dpverify-certificate/1"
 ORBIT_FORMAT = "dpverify-orbit-certificate/1"
+MARY_FORMAT = "dpverify-mary-certificate/1"
 STATUSES = ("proved-optimal", "bracket")
 _RATIONAL = re.compile(r"-?[0-9]+(/[0-9]+)?")
 
@@ -64,6 +65,10 @@ def check_certificate(spec, cert: dict) -> CheckResult:
                 from dpverify.orbit_checker import check_orbit  # certificates on orbits
 
                 return check_orbit(spec, cert)
+            if isinstance(cert, dict) and cert.get("format") == MARY_FORMAT:
+                from dpverify.mary_checker import check_mary  # more than two symbols
+
+                return check_mary(spec, cert)
             return _check(spec, cert)
         except _Fail as exc:
             return CheckResult(False, str(exc))
@@ -176,15 +181,17 @@ def _check(spec, cert: dict) -> CheckResult:
     return _status(spec, status, value, bound, up, lo)
 
 
-def _header(spec, cert: dict):
+def _header(spec, cert: dict, fmt: str = FORMAT):
     """The format, and the problem, agent and accuracy the certificate is about."""
     if not isinstance(cert, dict):
         raise CertificateFormatError("a certificate is a JSON object")
-    if cert.get("format") != FORMAT:
-        raise CertificateFormatError(f"`format` must be {FORMAT!r}")
+    if cert.get("format") != fmt:
+        raise CertificateFormatError(f"`format` must be {fmt!r}")
     problem = _get(cert, "problem", str, "")
     if problem != spec.name:
         raise _Fail(f"the certificate is for problem {problem!r}, the spec is {spec.name!r}")
+    if fmt == FORMAT and any(m != 2 for m in getattr(spec, "alphabets", ())):
+        raise _Fail(f"{FORMAT} is for bits; this problem has more symbols ({MARY_FORMAT})")
     agent_name = _get(cert, "agent", str, "")
     agents = {a.name: a for a in spec.agents}
     if agent_name not in agents:
@@ -247,16 +254,7 @@ def _upper_bound(spec, agent, accuracy: str, upper: dict, up: list[Fraction],
     gain(x, l). For a party, gain(x, (y0, y1)) = w(f(x), y_{x_i}), so the right-hand side
     of (y0, y1) is that of y0 over {x_i = 0} plus that of y1 over {x_i = 1}."""
     k, n, m = spec.parties, 1 << spec.parties, len(outputs)
-    prior = _vector(upper, "prior", n, "upper.")
-    mu = _vector(upper, "mu", n, "upper.")
-    bound = _q(_get(upper, "bound", (str, int), "upper."), "upper.bound")
-    if any(p < 0 for p in prior) or sum(prior) != 1:
-        raise _Fail("upper.prior is not a distribution (entries >= 0 summing to 1)")
-    if accuracy == "average" and any(p != Fraction(1, n) for p in prior):
-        raise _Fail(f"upper.prior must be uniform (1/{n}) for the average accuracy")
-    total_mu = sum(mu, Fraction(0))
-    if total_mu != bound:
-        raise _Fail(f"upper.bound = {_show(bound)} but sum(mu) = {_show(total_mu)}")
+    prior, mu, bound = prior_mu_bound(upper, n, accuracy)
     parts = _label_parts(k, agent.party)
     pq = [(v.numerator, v.denominator) for v in up]
     flat = list(mu)
@@ -283,6 +281,23 @@ def _upper_bound(spec, agent, accuracy: str, upper: dict, up: list[Fraction],
                             f"sum_x T_s mu = {_show(Fraction(lhs[s], scale))} < "
                             f"sum_x T_s prior gain = {_show(Fraction(right, scale))}")
     return bound
+
+
+def prior_mu_bound(upper: dict, n: int, accuracy: str
+                   ) -> tuple[list[Fraction], list[Fraction], Fraction]:
+    """upper.prior (a distribution on the n inputs, uniform for the average), upper.mu and
+    upper.bound = sum(mu)."""
+    prior = _vector(upper, "prior", n, "upper.")
+    mu = _vector(upper, "mu", n, "upper.")
+    bound = _q(_get(upper, "bound", (str, int), "upper."), "upper.bound")
+    if any(p < 0 for p in prior) or sum(prior) != 1:
+        raise _Fail("upper.prior is not a distribution (entries >= 0 summing to 1)")
+    if accuracy == "average" and any(p != Fraction(1, n) for p in prior):
+        raise _Fail(f"upper.prior must be uniform (1/{n}) for the average accuracy")
+    total_mu = sum(mu, Fraction(0))
+    if total_mu != bound:
+        raise _Fail(f"upper.bound = {_show(bound)} but sum(mu) = {_show(total_mu)}")
+    return prior, mu, bound
 
 
 def _label_parts(k: int, party: int) -> list[list[int]]:

@@ -41,16 +41,21 @@ def exit_status(*, invalid: int = 0, undecided: int = 0, failed: int = 0,
 # and contradiction; `suboptimal` (an audited protocol below the bound) only when optimality
 # is required (`audit --require-optimal`).
 FAILED_CATEGORIES = ("gap", "not-private", "contradiction")
+# Categories that could not be decided (exit status 3): an `error`, and `open` (inputs with
+# more than two symbols whose optimum lies strictly between the best protocol found and the
+# bound: whether m-ary randomized response is optimal is not decided).
+UNDECIDED_CATEGORIES = ("error", "open")
 
 
 def verdict_status(categories: Iterable[str], *, interrupted: bool = False,
                    require_optimal: bool = False) -> ExitStatus:
     """The exit status for problems in these categories: a verdict (`optimal`,
-    `suboptimal`, `gap`, `not-private`, `contradiction`, `error`: could not decide) or
-    `invalid` (not a valid problem file)."""
+    `suboptimal`, `gap`, `not-private`, `contradiction`, `open` or `error`: could not
+    decide) or `invalid` (not a valid problem file)."""
     counts = Counter(categories)
     failed = sum(counts[c] for c in FAILED_CATEGORIES)
     if require_optimal:
         failed += counts["suboptimal"]
-    return exit_status(invalid=counts["invalid"], undecided=counts["error"],
+    return exit_status(invalid=counts["invalid"],
+                       undecided=sum(counts[c] for c in UNDECIDED_CATEGORIES),
                        failed=failed, interrupted=interrupted)

@@ -285,7 +285,7 @@ def test_corner_sums_match_the_definition(pq):
 # ------------------------------------------------------------------ independence
 
 
-@pytest.mark.parametrize("module", ["checker.py", "orbit_checker.py"])
+@pytest.mark.parametrize("module", ["checker.py", "orbit_checker.py", "mary_checker.py"])
 def test_checker_imports_only_stdlib_spec_and_flint(module):
     """The checkers (all-input and orbit certificates) share no code with the construction
     or the solvers: the standard library, python-flint, the spec layer and each other."""
@@ -302,7 +302,8 @@ def test_checker_imports_only_stdlib_spec_and_flint(module):
         top = name.split(".")[0]
         allowed = (top in sys.stdlib_module_names or top == "flint"
                    or name == "dpverify.spec" or name.startswith("dpverify.spec.")
-                   or name in ("dpverify.checker", "dpverify.orbit_checker"))
+                   or name in ("dpverify.checker", "dpverify.orbit_checker",
+                               "dpverify.mary_checker"))
         assert allowed, f"dpverify/{module} imports {name}"
 
 

@@ -112,7 +112,7 @@ def main(ctx: click.Context) -> None:
 def _register() -> None:
     from dpverify.cli import verify as _verify  # noqa: F401  (commands register themselves)
 
-    for name in ("certify", "batch", "count", "new", "audit", "falsify", "sweep"):
+    for name in ("certify", "batch", "count", "new", "audit", "falsify", "sweep", "survey"):
         try:
             __import__(f"dpverify.cli.{name}")
         except ModuleNotFoundError as exc:  # a command module not present in this build

@@ -16,6 +16,7 @@ from dpverify.cli.options import (
     NO_COLOR,
     POINT_OPTIONS,
     QUIET,
+    SEARCH_OPTIONS,
     SOLVER_OPTIONS,
     add_options,
     json_option,
@@ -119,6 +120,7 @@ def _notes(report, certify: bool) -> None:
 @add_options(SOLVER_OPTIONS)
 @add_options(METHOD_OPTIONS)
 @add_options(POINT_OPTIONS)
+@add_options(SEARCH_OPTIONS)
 @json_option("JSON Lines on stdout: one spec.md result object per problem, as each finishes "
              "(stored ones too), and nothing else.")
 @click.pass_context
@@ -126,7 +128,7 @@ def _notes(report, certify: bool) -> None:
 @interruptible
 def batch(ctx, paths, jobs, store_path, timeout, force, scheduler, quiet, no_color, tol,
           backend, max_nonzeros, lp_form, method, max_orbit_work, grid, samples, seed,
-          certify, as_json):
+          certify, restarts, witness_dir, as_json):
     """Verify every problem file under PATHS in parallel worker processes.
 
     Directories are searched recursively for *.toml. Each result is saved in the results
@@ -145,7 +147,8 @@ def batch(ctx, paths, jobs, store_path, timeout, force, scheduler, quiet, no_col
                            force=force, scheduler=scheduler, listener=progress, tol=tol,
                            backend=backend, max_nonzeros=max_nonzeros, lp_form=lp_form,
                            grid=grid, samples=samples, seed=seed, certify=certify,
-                           method=method, max_orbit_work=max_orbit_work)
+                           method=method, max_orbit_work=max_orbit_work, restarts=restarts,
+                           witness_dir=witness_dir or "")
     if as_json:
         if err.is_terminal:
             print_batch_summary(err, report, store_path)
@@ -164,7 +167,8 @@ def batch(ctx, paths, jobs, store_path, timeout, force, scheduler, quiet, no_col
                    "problem, agent and accuracy).")
 @json_option("The same as --format json.")
 @click.option("--verdict", type=click.Choice(["optimal", "gap", "error", "suboptimal",
-                                              "not-private", "contradiction"]), default=None,
+                                              "not-private", "contradiction", "open"]),
+              default=None,
               help="Only problems with this verdict.")
 @click.option("--plot", "plot_path", metavar="FILE", type=click.Path(dir_okay=False),
               callback=plot_path_option,
@@ -212,6 +216,7 @@ def results(ctx, store_path, fmt_name, as_json, verdict, plot_path, problem, no_
 @add_options(SOLVER_OPTIONS)
 @add_options(METHOD_OPTIONS)
 @add_options(POINT_OPTIONS)
+@add_options(SEARCH_OPTIONS)
 @click.option("--expect-tol", type=click.FloatRange(min=0), default=DEFAULT_CHECK_TOL,
               show_default=True,
               help="Tolerance of an expected value: |got - expected| <= T * max(1, "
@@ -229,7 +234,7 @@ def results(ctx, store_path, fmt_name, as_json, verdict, plot_path, problem, no_
 @interruptible
 def check(ctx, paths, jobs, store_path, timeout, force, scheduler, quiet, no_color, tol,
           backend, max_nonzeros, lp_form, method, max_orbit_work, grid, samples, seed,
-          certify, expect_tol, digits, strict, update, as_json):
+          certify, restarts, witness_dir, expect_tol, digits, strict, update, as_json):
     """Run the problems under PATHS like `batch` and compare with their [expect] tables.
 
     For CI: exit 0 when every expectation holds and every verdict is optimal; 1 on a
@@ -245,7 +250,8 @@ def check(ctx, paths, jobs, store_path, timeout, force, scheduler, quiet, no_col
     note_unused_seed(ctx, samples)
     options = verify_options(tol=tol, backend=backend, max_nonzeros=max_nonzeros,
                              lp_form=lp_form, grid=grid, samples=samples, seed=seed,
-                             certify=certify, method=method, max_orbit_work=max_orbit_work)
+                             certify=certify, method=method, max_orbit_work=max_orbit_work,
+                             restarts=restarts, witness_dir=witness_dir)
     out, err = _consoles(no_color)
     with _store(store_path) as store, BatchProgress(out, err, quiet=quiet or as_json,
                                                     label="checking") as progress:

@@ -17,6 +17,7 @@ from dpverify.lp import BACKENDS
 from dpverify.verify.options import (
     DEFAULT_MAX_NONZEROS,
     DEFAULT_MAX_ORBIT_WORK,
+    DEFAULT_RESTARTS,
     DEFAULT_TOL,
     METHODS,
     VerifyOptions,
@@ -63,7 +64,8 @@ GRID = click.option("--grid", type=click.IntRange(min=0), default=0, callback=_g
 SAMPLES = click.option("--samples", type=click.IntRange(min=0), default=0,
                        help="Add N random rank-one DP points.")
 SEED = click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
-                    help="Seed for --samples.")
+                    help="Seed for --samples, and for the random starts of the protocol "
+                         "search on inputs with more than two symbols (--restarts).")
 CERTIFY = click.option("--certify", is_flag=True,
                        help="Also build and check exact certificates (multi-party problems).")
 METHOD = click.option("--method", type=click.Choice(METHODS), default="auto", show_default=True,
@@ -75,6 +77,14 @@ MAX_ORBIT_WORK = click.option("--max-orbit-work", type=click.IntRange(min=1),
                               default=DEFAULT_MAX_ORBIT_WORK, show_default=True,
                               help="Refuse orbit problems needing more exact work (about "
                                    "orbits x parties x outputs integer operations).")
+RESTARTS = click.option("--restarts", type=click.IntRange(min=0), default=DEFAULT_RESTARTS,
+                        show_default=True,
+                        help="Alphabets > 2: random starts of the search for protocols that "
+                             "beat m-ary randomized response (besides RR, binary mechanisms "
+                             "and the LP's support).")
+WITNESS_DIR = click.option("--witness-dir", type=click.Path(file_okay=False), default=None,
+                           help="Alphabets > 2: where witness protocol files are written "
+                                "(default .dpverify/witnesses).")
 QUIET = click.option("--quiet", "-q", is_flag=True, help="Print only the summary.")
 NO_COLOR = click.option("--no-color", is_flag=True, help="No colours.")
 
@@ -87,6 +97,7 @@ def json_option(help_text: str = "Print JSON only (spec.md's result objects), no
 SOLVER_OPTIONS = [TOL, BACKEND, MAX_NONZEROS, LP_FORM]
 METHOD_OPTIONS = [METHOD, MAX_ORBIT_WORK]
 POINT_OPTIONS = [GRID, SAMPLES, SEED, CERTIFY]
+SEARCH_OPTIONS = [RESTARTS, WITNESS_DIR]
 OUTPUT_OPTIONS = [QUIET, NO_COLOR]
 
 
@@ -104,12 +115,15 @@ def verify_options(*, tol: float = DEFAULT_TOL, backend: str = "highs",
                    max_nonzeros: int = DEFAULT_MAX_NONZEROS, lp_form: str = "chain",
                    grid: int = 0, samples: int = 0, seed: int = 0,
                    certify: bool = False, method: str = "auto",
-                   max_orbit_work: int = DEFAULT_MAX_ORBIT_WORK) -> VerifyOptions:
+                   max_orbit_work: int = DEFAULT_MAX_ORBIT_WORK,
+                   restarts: int = DEFAULT_RESTARTS,
+                   witness_dir: str | None = None) -> VerifyOptions:
     """The VerifyOptions of the shared options (the names click gives them), as the
     Python API builds them."""
     return make_options(tol=tol, backend=backend, lp_form=lp_form, max_nonzeros=max_nonzeros,
                         grid=grid, samples=samples, seed=seed, certify=certify, method=method,
-                        max_orbit_work=max_orbit_work)
+                        max_orbit_work=max_orbit_work, restarts=restarts,
+                        witness_dir=witness_dir or "")
 
 
 def given(ctx: click.Context, name: str) -> bool:

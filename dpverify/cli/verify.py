@@ -11,6 +11,7 @@ from dpverify.cli.options import (
     METHOD_OPTIONS,
     OUTPUT_OPTIONS,
     POINT_OPTIONS,
+    SEARCH_OPTIONS,
     SOLVER_OPTIONS,
     add_options,
     json_option,
@@ -25,6 +26,7 @@ from dpverify.cli.options import (
 @add_options(SOLVER_OPTIONS)
 @add_options(METHOD_OPTIONS)
 @add_options(POINT_OPTIONS)
+@add_options(SEARCH_OPTIONS)
 @json_option("Print one JSON array of spec.md's result objects (one per file), nothing else.")
 @add_options(OUTPUT_OPTIONS)
 @click.option("--show-rules", is_flag=True,
@@ -33,7 +35,7 @@ from dpverify.cli.options import (
 @click.pass_context
 @handle_errors
 def verify(ctx, paths, tol, backend, max_nonzeros, lp_form, method, max_orbit_work, grid,
-           samples, seed, certify, as_json, quiet, no_color, show_rules):
+           samples, seed, certify, restarts, witness_dir, as_json, quiet, no_color, show_rules):
     """Verify the problem files PATHS (directories are searched for *.toml).
 
     For each agent and accuracy: the relaxed protocol LP over the corner points (an upper
@@ -45,16 +47,18 @@ def verify(ctx, paths, tol, backend, max_nonzeros, lp_form, method, max_orbit_wo
     from dpverify.console.verify import VerifyView
     from dpverify.verify.paths import verify_paths
 
-    note_unused_seed(ctx, samples)
     options = verify_options(tol=tol, backend=backend, max_nonzeros=max_nonzeros,
                              lp_form=lp_form, grid=grid, samples=samples, seed=seed,
-                             certify=certify, method=method, max_orbit_work=max_orbit_work)
+                             certify=certify, method=method, max_orbit_work=max_orbit_work,
+                             restarts=restarts, witness_dir=witness_dir)
     out = make_console(no_color=no_color)
     err = make_console(stderr=True, no_color=no_color)
     with VerifyView(out, err, as_json=as_json, quiet=quiet, show_rules=show_rules,
                     show_proof=certify, show_grid=bool(grid or samples)) as view:
         report = verify_paths(paths, options, on_start=view.started, on_result=view.finished)
         view.report(report)
+    if not any(not getattr(f.spec, "binary", True) for f in report.files):
+        note_unused_seed(ctx, samples)  # alphabets > 2: --seed seeds the protocol search
     for skipped in report.skipped:
         note(f"skipped {skipped.source}: {skipped.reason}")
     counts = [f.source for f in report.files if f.result.kind == "count"]

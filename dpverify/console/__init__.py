@@ -44,6 +44,6 @@ def print_json(obj: Any, *, stream=None, lines: bool = False) -> None:
 
 VERDICT_STYLE = {"optimal": "green", "gap": "bold red", "error": "bold yellow",
                  "suboptimal": "cyan", "not-private": "bold red",
-                 "contradiction": "bold white on red"}
+                 "contradiction": "bold white on red", "open": "bold blue"}
 # Categories that are no failure: an audited protocol below the bound is the normal case.
 PASSING = ("optimal", "suboptimal")

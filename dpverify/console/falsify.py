@@ -18,8 +18,10 @@ from dpverify.console.tables import print_table
 class SearchProgress:
     """A progress bar on stderr while protocols are evaluated (a terminal only)."""
 
-    def __init__(self, err: Console, *, enabled: bool) -> None:
+    def __init__(self, err: Console, *, enabled: bool, label: str = "searching protocols"
+                 ) -> None:
         self.err = err
+        self.label = label
         self.enabled = enabled and err.is_terminal
         self._progress: Progress | None = None
         self._task: Any = None
@@ -36,7 +38,7 @@ class SearchProgress:
         if not self.enabled:
             return
         if self._progress is None:
-            self._progress = Progress(TextColumn("searching protocols"), BarColumn(),
+            self._progress = Progress(TextColumn(self.label), BarColumn(),
                                       MofNCompleteColumn(), TimeElapsedColumn(),
                                       console=self.err, transient=True)
             self._progress.start()

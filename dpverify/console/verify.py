@@ -52,12 +52,16 @@ def problem_table(result: Any, *, show_proof: bool = False, show_grid: bool = Fa
                    fmt_gap(r.gap, gap_digits), r.hypothesis, _verdict(r.verdict.value)]
             table.add_row(*row, *([f"{r.seconds:.3f}"] if seconds else []))
         return table
-    columns = ["agent", "accuracy", "relaxed optimum", "RR value", "gap"]
-    columns += ["interior optimum"] * show_grid + ["verdict", "method"] + ["proof"] * show_proof
+    # alphabets > 2: the best protocol found, between RR and the bound (docs/theory.md 6)
+    show_best = any("best_value" in r.extra for r in result.results)
+    columns = ["agent", "accuracy", "relaxed optimum", "RR value"] + ["best found"] * show_best
+    columns += ["gap"] + ["interior optimum"] * show_grid + ["verdict", "method"]
+    columns += ["proof"] * show_proof
     table = _table(title, columns + ["seconds"] * seconds)
     for r in result.results:
-        row = [r.agent, r.accuracy, fmt(r.relaxed_optimum), fmt(r.rr_value),
-               fmt_gap(r.gap, gap_digits)]
+        row = [r.agent, r.accuracy, fmt(r.relaxed_optimum), fmt(r.rr_value)]
+        row += [fmt(r.extra.get("best_value"))] * show_best
+        row += [fmt_gap(r.gap, gap_digits)]
         if show_grid:
             row.append(fmt(r.extra.get("interior_optimum")))
         row += [_verdict(r.verdict.value), r.method]
@@ -105,8 +109,8 @@ def summary_line(report: Any) -> str:
     """`N problems: a optimal, b gap, c error[, d invalid] (s s)`."""
     counts = report.counts()
     parts = [f"{counts.get(v, 0)} {v}" for v in ("optimal", "gap", "error")]
-    parts += [f"{counts[v]} {v}" for v in ("suboptimal", "not-private", "contradiction")
-              if counts.get(v)]
+    parts += [f"{counts[v]} {v}" for v in ("suboptimal", "not-private", "contradiction",
+                                           "open") if counts.get(v)]
     if counts.get("invalid"):
         parts.append(f"{counts['invalid']} invalid")
     n = len(report.files)

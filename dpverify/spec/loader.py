@@ -16,6 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from dpverify.errors import SizeLimitError, SpecError
+from dpverify.spec.alphabet import (
+    input_names,
+    input_symbols,
+    is_binary,
+    read_alphabets,
+    symbol_function,
+)
 from dpverify.spec.count_model import CountSpec
 from dpverify.spec.expr import ExpressionError
 from dpverify.spec.model import (
@@ -49,8 +56,10 @@ MAX_PARTIES = 100_000
 # Tables and gains are tabulated at load time (to report their errors early) only while
 # that is cheap; larger problems are tabulated by the verifier after its size guard.
 LOAD_TABULATE_PARTIES = 12
+LOAD_TABULATE_INPUTS = 1 << LOAD_TABULATE_PARTIES  # also for inputs with more symbols
 LOAD_GAINS = 50_000  # gains of symmetric functions checked at load up to this many entries
-PROBLEM_KEYS = ("name", "description", "kind", "parties", "epsilon", "lambda", "accuracy")
+PROBLEM_KEYS = ("name", "description", "kind", "parties", "epsilon", "lambda", "accuracy",
+                "alphabet")
 AGENT_KEYS = ("function", "gain", "outputs")
 TOP_KEYS = ("problem", "observer", "party", "expect")
 _INTEGER_ARG = re.compile(r"\+?[0-9]{1,9}")  # ASCII digits only: "bit:\u00b2" is no integer
@@ -121,8 +130,9 @@ def _parse_multiparty(root: Table, problem: Table, default_name: str) -> Multipa
             f"{MAX_PARTIES:,} parties (symmetric functions; {MAX_GENERAL_PARTIES} otherwise)")
     lambdas, lambdas_exact, epsilons_exact = _privacy(problem, k)
     accuracies = _accuracies(problem)
+    alphabets = read_alphabets(problem, k) if k <= MAX_GENERAL_PARTIES else (2,) * k
 
-    agents = _agents(root, k)
+    agents = _agents(root, k, alphabets)
     if not agents:
         raise SpecError(file, "", None,
                         "no agent: add an [observer] table or at least one [[party]]")
@@ -133,10 +143,10 @@ def _parse_multiparty(root: Table, problem: Table, default_name: str) -> Multipa
     spec = MultipartySpec(
         name=name, description=description, source=file, parties=k, lambdas=lambdas,
         lambdas_exact=lambdas_exact, epsilons_exact=epsilons_exact,
-        accuracies=accuracies, agents=tuple(agents), expect=expect,
+        accuracies=accuracies, agents=tuple(agents), expect=expect, alphabets=alphabets,
     )
     for agent in spec.agents:  # surface function and gain errors at load time, if cheap
-        if k <= LOAD_TABULATE_PARTIES:
+        if k <= LOAD_TABULATE_PARTIES and spec.num_inputs <= LOAD_TABULATE_INPUTS:
             tabulate(spec, agent)
         elif is_count_function(agent.function):
             _check_count_function(spec, agent)
@@ -156,11 +166,12 @@ def _check_count_function(spec: MultipartySpec, agent: AgentSpec) -> None:
         gain_rows(agent, distinct, outputs, spec.source)
 
 
-def _agents(root: Table, k: int) -> list[AgentSpec]:
+def _agents(root: Table, k: int, alphabets: tuple[int, ...] | None = None
+            ) -> list[AgentSpec]:
     """The [observer] and the [[party]] tables, in this order."""
     agents: list[AgentSpec] = []
     if root.has("observer"):
-        agents.append(_agent(root.table("observer"), 0, k))
+        agents.append(_agent(root.table("observer"), 0, k, alphabets=alphabets))
     if root.has("party"):
         entries = root.get("party")
         if not isinstance(entries, list):
@@ -173,7 +184,7 @@ def _agents(root: Table, k: int) -> list[AgentSpec]:
             if index in seen:
                 raise table.error("index", index, "each party may appear once")
             seen.add(index)
-            agents.append(_agent(table, index, k, extra=("index",)))
+            agents.append(_agent(table, index, k, extra=("index",), alphabets=alphabets))
     return agents
 
 
@@ -248,9 +259,11 @@ def _accuracies(problem: Table) -> tuple[Accuracy, ...]:
     return tuple(out)
 
 
-def _agent(table: Table, party: int, k: int, extra: tuple[str, ...] = ()) -> AgentSpec:
+def _agent(table: Table, party: int, k: int, extra: tuple[str, ...] = (),
+           alphabets: tuple[int, ...] | None = None) -> AgentSpec:
     table.done(extra + AGENT_KEYS)
-    function = _function(table, k)
+    function = (_function(table, k) if alphabets is None or is_binary(alphabets)
+                else _symbol_function(table, alphabets))
     gain = _gain(table)
     outputs = _outputs(table) if table.has("outputs") else None
     return AgentSpec(party=party, function=function, gain=gain, outputs=outputs,
@@ -289,6 +302,29 @@ def _function(table: Table, k: int) -> FunctionDef:
     raise SpecError(table.file, key, value, f"allowed: {allowed}")
 
 
+def _symbol_function(table: Table, alphabets: tuple[int, ...]) -> FunctionDef:
+    """A function of symbols (some alphabet > 2): a name of spec/alphabet.py, an
+    expression over x1..xk (each x_i in 0..m_i-1), or a table of prod m_i values."""
+    value = table.get("function")
+    key = table.key("function")
+    k = len(alphabets)
+    if isinstance(value, str):
+        name, param = symbol_function(table, value, alphabets)
+        return FunctionDef(kind="named", name=name, param=param)
+    if isinstance(value, dict) and set(value) == {"expr"}:
+        names = [f"x{i}" for i in range(1, k + 1)] + ["x", "k"]
+        return FunctionDef(kind="expr", text=expression_text(table, value["expr"], key, names))
+    if isinstance(value, dict) and set(value) == {"table"}:
+        return FunctionDef(kind="table", values=_function_table(
+            table, value["table"], f"{key}.table", k, alphabets))
+    if isinstance(value, dict) and set(value) == {"counts"}:
+        raise SpecError(table.file, f"{key}.counts", value["counts"],
+                        "counts (the value at each number of ones) are for bits; with "
+                        "alphabet > 2 write { expr = \"...\" } over sum(x), or a table")
+    raise SpecError(table.file, key, value, 'allowed: a name, { expr = "..." } or '
+                                            "{ table = [...] }")
+
+
 def _counts(table: Table, value: object, key: str, k: int) -> tuple[Fraction, ...]:
     """`{ counts = [F(0), ..., F(k)] }`: the value at each number of ones."""
     if not isinstance(value, list) or len(value) != k + 1:
@@ -299,29 +335,36 @@ def _counts(table: Table, value: object, key: str, k: int) -> tuple[Fraction, ..
                               key=f"{key}[{i}]", strings=False) for i, v in enumerate(value))
 
 
-def _function_table(table: Table, value: object, key: str, k: int) -> tuple[Fraction, ...]:
-    n = 1 << k
+def _function_table(table: Table, value: object, key: str, k: int,
+                    alphabets: tuple[int, ...] | None = None) -> tuple[Fraction, ...]:
+    binary = alphabets is None or is_binary(alphabets)
+    n = 1 << k if binary else len(input_symbols(alphabets or ()))
+    size = f"2^{k} = {n}" if binary else f"prod m_i = {n}"
+    strings = "bit strings" if binary else "input strings (the symbols, x1 first)"
     if isinstance(value, list):
         if len(value) != n:
             raise SpecError(table.file, key, value,
-                            f"has {len(value)} values; a table needs 2^{k} = {n} values in "
-                            f"input order (x1 first), or a table of bit strings to values")
+                            f"has {len(value)} values; a table needs {size} values in "
+                            f"input order (x1 first), or a table of {strings} to values")
         items = [(v, f"{key}[{i}]") for i, v in enumerate(value)]
     elif isinstance(value, dict):
-        expected = [format(i, f"0{k}b") for i in range(n)]
+        expected = ([format(i, f"0{k}b") for i in range(n)] if binary
+                    else input_names(alphabets or ()))
         missing = [x for x in expected if x not in value]
         unknown = [x for x in value if x not in set(expected)]
         if unknown:
             raise SpecError(table.file, key, unknown[0],
-                            f"keys must be bit strings of length {k}, such as {expected[-1]!r}")
+                            f"keys must be {strings} of length {k}, such as {expected[-1]!r}")
         if missing:
             raise SpecError(table.file, key, value,
                             f"every input must be listed: {missing[0]!r} is missing "
-                            f"({len(missing)} of the {n} bit strings of length {k})")
+                            f"({len(missing)} of the {n} {strings} of length {k})")
         items = [(value[x], f"{key}.{x}") for x in expected]
     else:
         raise SpecError(table.file, key, value,
-                        "must be a list of 2^k values or a table of bit strings to values")
+                        "must be a list of 2^k values or a table of bit strings to values"
+                        if binary else f"must be a list of {n} values or a table of "
+                        f"{strings} to values")
     out = []
     for v, item_key in items:
         if isinstance(v, bool):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import ClassVar
@@ -88,10 +89,12 @@ class AgentTable:
     gain: np.ndarray
 
 
-# `gap`: a shipped counterexample to a theorem's hypotheses (the count gap); `suboptimal`
-# and `not-private`: an audited protocol (kind = "protocol") below the bound, or one that
-# misses its claimed privacy level, kept under regression as such.
-EXPECTABLE_VERDICTS = ("optimal", "gap", "suboptimal", "not-private")
+# `gap`: a shipped counterexample to a theorem's hypotheses (the count gap, or m-ary RR
+# beaten by a witness); `suboptimal` and `not-private`: an audited protocol (kind =
+# "protocol") below the bound, or one that misses its claimed privacy level; `open`: an
+# instance with more than two symbols whose optimum lies strictly between the best
+# protocol found and the bound; each kept under regression as such.
+EXPECTABLE_VERDICTS = ("optimal", "gap", "suboptimal", "not-private", "open")
 
 
 @dataclass(frozen=True)
@@ -124,6 +127,8 @@ class MultipartySpec:
     accuracies: tuple[Accuracy, ...]
     agents: tuple[AgentSpec, ...]
     expect: tuple[Expectation, ...] = ()
+    # input symbols per party (docs/format.md, "More than two symbols"); () means bits
+    alphabets: tuple[int, ...] = ()
 
     kind: ClassVar[Kind] = Kind.MULTIPARTY
 
@@ -131,6 +136,10 @@ class MultipartySpec:
         k = self.parties
         if k < 1:
             raise ValueError(f"parties must be >= 1: {k}")
+        if not self.alphabets:
+            object.__setattr__(self, "alphabets", (2,) * k)
+        if len(self.alphabets) != k or any(m < 2 for m in self.alphabets):
+            raise ValueError(f"alphabets must be {k} sizes >= 2: {self.alphabets}")
         if len(self.lambdas) != k or any(not lam >= 1 for lam in self.lambdas):
             raise ValueError(f"lambdas must be {k} numbers >= 1: {self.lambdas}")
         if (self.lambdas_exact is None) == (self.epsilons_exact is None):
@@ -146,5 +155,10 @@ class MultipartySpec:
                              f"{parties}")
 
     @property
+    def binary(self) -> bool:
+        """Whether every party holds a bit (the setting of KOV Theorem 3.1)."""
+        return all(m == 2 for m in self.alphabets)
+
+    @property
     def num_inputs(self) -> int:
-        return 1 << self.parties
+        return 1 << self.parties if self.binary else math.prod(self.alphabets)

@@ -13,6 +13,7 @@ from fractions import Fraction
 from typing import Any
 
 from dpverify.errors import SpecError
+from dpverify.spec.alphabet import read_alphabets
 from dpverify.spec.loader import (
     AGENT_KEYS,
     LOAD_TABULATE_PARTIES,
@@ -37,10 +38,10 @@ from dpverify.spec.protocol_model import (
 from dpverify.spec.reader import Table, exact_number, type_name
 from dpverify.spec.tables import tabulate
 
-PROBLEM_KEYS = ("name", "description", "kind", "parties", "epsilon", "lambda", "accuracy")
+PROBLEM_KEYS = ("name", "description", "kind", "parties", "epsilon", "lambda", "accuracy",
+                "alphabet")
 TOP_KEYS = ("problem", "round", "observer", "party", "expect")
 ROUND_KEYS = ("party", "messages", "kernel")
-BINARY = 2  # input symbols per party until `alphabet` is read from files
 _MESSAGE = re.compile(r"[0-9]{1,6}")
 
 
@@ -54,9 +55,9 @@ def parse_protocol(root: Table, problem: Table, *, default_name: str) -> Protoco
     k = problem.integer("parties", minimum=1, maximum=MAX_PROTOCOL_PARTIES)
     lambdas, lambdas_exact, epsilons_exact = _privacy(problem, k)
     accuracies = _accuracies(problem)
-    alphabets = (BINARY,) * k
+    alphabets = read_alphabets(problem, k)  # input symbols per party (default: bits)
     rounds, exact = _rounds(root, k, alphabets)
-    agents = _agents(root, k)
+    agents = _agents(root, k, alphabets)
     expect = _expectations(root, list(agents)) if root.has("expect") else ()
     missing = uncovered_prefix(rounds, alphabets)
     if missing is not None:
@@ -74,10 +75,10 @@ def parse_protocol(root: Table, problem: Table, *, default_name: str) -> Protoco
     return spec
 
 
-def _agents(root: Table, k: int) -> tuple[AgentSpec, ...]:
+def _agents(root: Table, k: int, alphabets: tuple[int, ...]) -> tuple[AgentSpec, ...]:
     agents: list[AgentSpec] = []
     if root.has("observer"):
-        agents.append(_agent(root.table("observer"), 0, k))
+        agents.append(_agent(root.table("observer"), 0, k, alphabets=alphabets))
     if root.has("party"):
         entries = root.get("party")
         if not isinstance(entries, list):
@@ -90,7 +91,7 @@ def _agents(root: Table, k: int) -> tuple[AgentSpec, ...]:
             if index in seen:
                 raise table.error("index", index, "each party may appear once")
             seen.add(index)
-            agents.append(_agent(table, index, k, extra=("index",)))
+            agents.append(_agent(table, index, k, extra=("index",), alphabets=alphabets))
     if not agents:
         raise SpecError(root.file, "", None,
                         "no agent: add an [observer] table or at least one [[party]]")

@@ -147,7 +147,7 @@ class ProtocolSpec:
             name=self.name, description=self.description, source=self.source,
             parties=self.parties, lambdas=self.lambdas, lambdas_exact=self.lambdas_exact,
             epsilons_exact=self.epsilons_exact, accuracies=self.accuracies,
-            agents=self.agents))
+            agents=self.agents, alphabets=self.alphabets))
         k = self.parties
         if k > MAX_PROTOCOL_PARTIES or len(self.alphabets) != k or \
                 any(m < 2 for m in self.alphabets):
@@ -189,4 +189,4 @@ class ProtocolSpec:
             name=self.name, description=self.description, source=self.source,
             parties=self.parties, lambdas=tuple(float(v) for v in lambdas),
             lambdas_exact=tuple(lambdas), epsilons_exact=None, accuracies=self.accuracies,
-            agents=self.agents)
+            agents=self.agents, alphabets=self.alphabets)

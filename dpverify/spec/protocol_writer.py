@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 import tomlkit
 
-PROBLEM_COPIED = ("parties", "epsilon", "lambda", "accuracy")
+PROBLEM_COPIED = ("parties", "alphabet", "epsilon", "lambda", "accuracy")
 
 
 def protocol_text(problem: dict[str, Any], *, name: str, description: str,
@@ -17,7 +18,8 @@ def protocol_text(problem: dict[str, Any], *, name: str, description: str,
                   comment: str = "") -> str:
     """A protocol file: `[problem]` with the claims and accuracies of `problem` (a parsed
     multi-party problem file), the rounds (`kernels[r][p]`: the kernel after prefix p, in
-    mixed radix), and the problem's agents, as they were written."""
+    mixed radix; floats, or Fractions for an exact protocol), and the problem's agents, as
+    they were written."""
     doc = tomlkit.document()
     if comment:
         for line in comment.splitlines():
@@ -54,10 +56,17 @@ def protocol_text(problem: dict[str, Any], *, name: str, description: str,
 
 
 def _matrix(rows: np.ndarray) -> Any:
+    """Kernel rows: floats, or exact "p/q" strings for Fractions (an exact protocol)."""
     out = tomlkit.array()
     for row in rows:
-        out.append([float(v) for v in row])
+        out.append([_entry(v) for v in row])
     return out
+
+
+def _entry(v: Any) -> float | str:
+    if isinstance(v, Fraction):
+        return str(v.numerator) if v.denominator == 1 else f"{v.numerator}/{v.denominator}"
+    return float(v)
 
 
 def _prefix(p: int, sizes: Sequence[int]) -> str:

@@ -11,6 +11,7 @@ from fractions import Fraction
 import numpy as np
 
 from dpverify.errors import SizeLimitError, SpecError
+from dpverify.spec.alphabet import input_name, input_symbols, is_binary, named_symbol_values
 from dpverify.spec.expr import ExpressionError, compile_expression
 from dpverify.spec.model import AgentSpec, AgentTable, FunctionDef, GainDef, MultipartySpec
 
@@ -56,25 +57,31 @@ def named_function_values(name: str, param: int, k: int) -> list[int]:
     return [int(v) for v in out]
 
 
-def function_values(fn: FunctionDef, k: int, *, file: str, key: str) -> tuple[Fraction, ...]:
+def function_values(fn: FunctionDef, k: int, *, file: str, key: str,
+                    alphabets: tuple[int, ...] | None = None) -> tuple[Fraction, ...]:
+    """f(x) for every input, in input order; `alphabets` (input symbols per party) when
+    some party holds more than a bit (dpverify.spec.alphabet)."""
+    symbols = alphabets is not None and not is_binary(alphabets)
     if fn.kind == "named":
-        return tuple(Fraction(v) for v in named_function_values(fn.name, fn.param, k))
+        named = (named_symbol_values(fn.name, fn.param, alphabets or ()) if symbols
+                 else named_function_values(fn.name, fn.param, k))
+        return tuple(Fraction(v) for v in named)
     if fn.kind == "table":
         return fn.values
     if fn.kind == "counts":
         return tuple(fn.values[int(c)] for c in input_bits(k).sum(axis=1))
     names = [f"x{i}" for i in range(1, k + 1)] + ["x", "k"]
     expression = compile_expression(fn.text, names)
-    bits = input_bits(k).tolist()
-    values = []
-    for row in bits:
+    rows = (input_symbols(alphabets or ()) if symbols else input_bits(k)).tolist()
+    values: list[Fraction] = []
+    for row in rows:
         env: dict[str, object] = {f"x{i + 1}": b for i, b in enumerate(row)}
         env["x"] = tuple(row)
         env["k"] = k
         try:
             values.append(Fraction(expression.evaluate(env)))
         except ExpressionError as exc:
-            x = "".join(map(str, row))
+            x = input_name(row, alphabets) if symbols and alphabets else "".join(map(str, row))
             raise SpecError(file, key, fn.text, f"fails at x = {x}: {exc}") from None
     return tuple(values)
 
@@ -101,14 +108,15 @@ def tabulate(spec: MultipartySpec, agent: AgentSpec) -> AgentTable:
     if cached is not None:
         return cached
     k = spec.parties
-    if k > MAX_TABULATED_PARTIES:
+    if k > MAX_TABULATED_PARTIES and spec.binary:
         raise SizeLimitError(
             f"{spec.source}: {k} parties means 2^{k} inputs; dpverify tabulates at most "
             f"{MAX_TABULATED_PARTIES} parties"
         )
     file = spec.source
     fn_key = f"{agent.key}.function" + (".expr" if agent.function.kind == "expr" else "")
-    values = function_values(agent.function, k, file=file, key=fn_key)
+    values = function_values(agent.function, k, file=file, key=fn_key,
+                             alphabets=spec.alphabets)
     table = table_of(agent, values, file)
     _TABLES.setdefault(spec, {})[agent.name] = table
     return table

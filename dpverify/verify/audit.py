@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from dpverify.lp import solve
-from dpverify.spec.model import Accuracy, AgentSpec
+from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
 from dpverify.spec.protocol_model import ProtocolSpec
 from dpverify.spec.tables import tabulate
 from dpverify.theory.decision import party_label_gains
@@ -129,7 +129,12 @@ def _header(spec: ProtocolSpec, tr: Transcripts, priv: Privacy) -> dict[str, Any
 def audit_protocol(spec: ProtocolSpec, options: VerifyOptions) -> ProblemResult:
     """Audit one protocol file: one result per agent and accuracy."""
     claimed = spec.claimed()
-    check_size(claimed, options)
+    if claimed.binary:
+        check_size(claimed, options)
+    else:  # more than two symbols: the ray-product LP (docs/theory.md, section 6)
+        from dpverify.verify.multisymbol import check_symbol_size
+
+        check_symbol_size(claimed, options)
     exact = spec.exact and spec.num_inputs * spec.num_transcripts <= EXACT_CELLS
     tr = transcripts(spec, exact=exact)
     priv = privacy(spec, tr, options.tol)
@@ -173,12 +178,29 @@ def _bound(spec: ProtocolSpec, agent: AgentSpec, accuracy: Accuracy, levels: Seq
     settled exactly when its floats disagree), or with unbounded parties (the identity
     factor, checked against RR written as a protocol). (None, why) when undecided."""
     if all(v != math.inf and v <= UNBOUNDED_LEVEL for v in levels):
-        result: AgentResult = verify_agent(
-            spec.at_levels(tuple(Fraction(v) for v in levels)), agent, accuracy, options)
-        if result.verdict is Verdict.OPTIMAL:
-            return result.relaxed_optimum, ""
-        return None, f"the relaxed bound at the achieved levels is undecided ({result.reason})"
+        bound, _, why = relaxed_bound(spec.at_levels(tuple(Fraction(v) for v in levels)),
+                                      agent, accuracy, options)
+        if bound is not None:
+            return bound, ""
+        return None, f"the relaxed bound at the achieved levels is undecided ({why})"
+    if not spec.claimed().binary:
+        return None, ("the relaxed bound with unbounded parties is computed for bits only, "
+                      "not for alphabets > 2")
     return _unbounded_bound(agent, accuracy, levels, units, options)
+
+
+def relaxed_bound(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
+                  options: VerifyOptions) -> tuple[float | None, float | None, str]:
+    """(the relaxed optimum, RR's value, why the bound is None): for bits what `verify`
+    decides (verify_agent); for more symbols the exact ray-product bound (an upper bound
+    whether or not m-ary RR reaches it; verify/multisymbol.py)."""
+    if not spec.binary:
+        from dpverify.verify.multisymbol import symbol_bound
+
+        return symbol_bound(spec, agent, accuracy, options)
+    result: AgentResult = verify_agent(spec, agent, accuracy, options)
+    bound = result.relaxed_optimum if result.verdict is Verdict.OPTIMAL else None
+    return bound, result.rr_value, result.reason
 
 
 def _unbounded_bound(agent: AgentSpec, accuracy: Accuracy, levels: Sequence[Level],
@@ -208,8 +230,7 @@ def _audit_agent(spec: ProtocolSpec, agent: AgentSpec, accuracy: Accuracy, tr: T
     start = time.perf_counter()
     units = _units(spec, agent)
     worst = accuracy is Accuracy.WORST
-    claimed = verify_agent(spec.claimed(), agent, accuracy, options)
-    bound_c = claimed.relaxed_optimum if claimed.verdict is Verdict.OPTIMAL else None
+    bound_c, rr_c, why_c = relaxed_bound(spec.claimed(), agent, accuracy, options)
     same = spec.lambdas_exact is not None and tuple(priv.achieved) == spec.lambdas_exact
     bound_a, why_a = (bound_c, "") if same else _bound(spec, agent, accuracy, priv.achieved,
                                                        units, options)
@@ -217,7 +238,7 @@ def _audit_agent(spec: ProtocolSpec, agent: AgentSpec, accuracy: Accuracy, tr: T
                            agent.party, worst, options)
     verdict, reason = decide(value, units.normalised(bound_c), units.normalised(bound_a),
                              priv, options.tol, f"the relaxed bound at the claimed levels is "
-                                                f"undecided: {claimed.reason}")
+                                                f"undecided: {why_c}")
     if bound_a is None:  # no contradiction test: say why
         reason = "; ".join(r for r in (reason, why_a) if r)
     protocol = units.user(value.value) if value.ok else None
@@ -229,7 +250,7 @@ def _audit_agent(spec: ProtocolSpec, agent: AgentSpec, accuracy: Accuracy, tr: T
     if value.ok:
         rule = value.rule[0] if agent.party == 0 else value.rule
     return AuditResult(
-        agent.name, accuracy.value, protocol, bound_c, bound_a, claimed.rr_value,
+        agent.name, accuracy.value, protocol, bound_c, bound_a, rr_c,
         efficiency(protocol, bound_c), verdict,
         time.perf_counter() - start, reason=reason, method=value.method,
         protocol_value_exact=exact_value,

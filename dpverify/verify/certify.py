@@ -146,6 +146,10 @@ def certify_agent(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Accurac
     """
     options = options or VerifyOptions()
     accuracy = Accuracy(accuracy)
+    if not spec.binary:  # more than two symbols: dpverify-mary-certificate/1
+        from dpverify.verify.symbol_certify import symbol_certificate
+
+        return symbol_certificate(spec, agent_spec, accuracy, options)
     if use_orbit_certificate(spec, agent_spec, options):
         from dpverify.verify.orbit import orbit_certificate
 

@@ -173,8 +173,13 @@ def search(spec: MultipartySpec, search_options: SearchOptions, options: VerifyO
            on_progress: Progress | None = None) -> list[_Objective]:
     """Random protocols, RR, and hill climbing from RR and from each objective's best
     random protocol. Returns the objectives with their best protocols."""
+    from dpverify.errors import InputError
+
+    if not spec.binary:
+        raise InputError(f"{spec.source}: falsify tests the bound of KOV Theorem 3.1 on bits; "
+                         "with alphabets > 2, `dpverify verify` searches protocols itself and "
+                         "writes witnesses (docs/theory.md, section 6)")
     if search_options.messages ** search_options.rounds > MAX_SEARCH_TRANSCRIPTS:
-        from dpverify.errors import InputError
 
         raise InputError(f"--messages {search_options.messages} and --rounds "
                          f"{search_options.rounds} give up to "

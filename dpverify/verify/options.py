@@ -13,6 +13,7 @@ DEFAULT_TOL = 1e-9
 # about 6e6 (a few seconds); 5e7 is about half a minute on a 2-core machine.
 DEFAULT_MAX_ORBIT_WORK = 50_000_000
 METHODS = ("auto", "lp", "orbit", "proof")
+DEFAULT_RESTARTS = 8  # random starts of the m-ary protocol search
 
 
 BYTES_PER_NONZERO = 80  # COO build, CSC copy and HiGHS's own copies, measured roughly
@@ -54,12 +55,22 @@ class VerifyOptions:
     certify: bool = False
     method: str = "auto"  # auto, lp, orbit or proof (docs/theory.md, "Methods")
     max_orbit_work: int = DEFAULT_MAX_ORBIT_WORK
+    # inputs with more than two symbols (docs/theory.md, section 6): random starts of the
+    # protocol search (seeded by `seed`), and where witness protocol files are written
+    # ("": .dpverify/witnesses)
+    restarts: int = DEFAULT_RESTARTS
+    witness_dir: str = ""
 
     def key(self) -> dict:
-        """The options that change a result (for the results store)."""
+        """The options that change a result (for the results store). The options of the
+        m-ary search enter only when they differ from their defaults, so that the keys of
+        results stored before they existed stay the same."""
         out = asdict(self)
         for name in ("threads", "time_limit"):
             out.pop(name)
+        for name, default in (("restarts", DEFAULT_RESTARTS), ("witness_dir", "")):
+            if out[name] == default:
+                out.pop(name)
         return out
 
 
@@ -68,7 +79,8 @@ class VerifyOptions:
 OPTION_NAMES = {"tol": "tol", "backend": "backend", "max_nonzeros": "max_nonzeros",
                 "lp_form": "form", "grid": "grid", "samples": "samples", "seed": "seed",
                 "certify": "certify", "time_limit": "time_limit", "threads": "threads",
-                "method": "method", "max_orbit_work": "max_orbit_work"}
+                "method": "method", "max_orbit_work": "max_orbit_work",
+                "restarts": "restarts", "witness_dir": "witness_dir"}
 LP_FORMS = ("chain", "dense")
 
 
@@ -95,7 +107,9 @@ def option_problem(name: str, value: object) -> str | None:
         return _number_problem(value, 0, integer=False)
     if name in ("max_nonzeros", "threads", "max_orbit_work"):
         return _number_problem(value, 1, integer=True)
-    if name in ("grid", "samples", "seed"):
+    if name == "witness_dir":
+        return None if isinstance(value, str) else "must be a directory path (a string)"
+    if name in ("grid", "samples", "seed", "restarts"):
         if name == "grid" and value == 1:
             return "must be 0 (off) or at least 2"
         return _number_problem(value, 0, integer=True)

@@ -58,6 +58,11 @@ class ProtocolValue:
     method: str
     exact: Fraction | None = None
     failure: str = ""
+    # exact protocols: the rule as Fractions (rule_exact[a][t][y]) and its exact value
+    # (the lower end of a bracket); None for float protocols
+    rule_exact: list | None = None
+    lower_exact: Fraction | None = None
+    upper_exact: Fraction | None = None
 
     @property
     def value(self) -> float:
@@ -76,7 +81,9 @@ def protocol_value(tr: Transcripts, gain: np.ndarray, gain_exact: list[list[Frac
     if not worst:
         if exact:
             value, rule = average_value(tr, np.array(gain_exact, dtype=object), party)
-            return ProtocolValue(float(value), float(value), rule, EXACT, Fraction(value))
+            return ProtocolValue(float(value), float(value), rule, EXACT, Fraction(value),
+                                 rule_exact=_exact_rows(rule), lower_exact=Fraction(value),
+                                 upper_exact=Fraction(value))
         fvalue, rule = average_value(tr, gain, party)
         return ProtocolValue(float(fvalue), float(fvalue), rule, FLOAT)
     blocks = [_worst_block(tr, gain, gain_exact if exact else None, party, mask, options)
@@ -90,8 +97,14 @@ def protocol_value(tr: Transcripts, gain: np.ndarray, gain_exact: list[list[Frac
     exact_value = None
     if method == EXACT:
         exact_value = min(b.exact for b in blocks if b.exact is not None)
+    rule_exact = lower_exact = upper_exact = None
+    if all(b.rule_exact is not None for b in blocks):
+        rule_exact = [b.rule_exact[0] for b in blocks if b.rule_exact is not None]
+        lower_exact = min(b.lower_exact for b in blocks if b.lower_exact is not None)
+        upper_exact = min(b.upper_exact for b in blocks if b.upper_exact is not None)
     return ProtocolValue(min(b.lower for b in blocks), min(b.upper for b in blocks), rule,
-                         method, exact_value)
+                         method, exact_value, rule_exact=rule_exact, lower_exact=lower_exact,
+                         upper_exact=upper_exact)
 
 
 def _worst_block(tr: Transcripts, gain: np.ndarray, gain_exact: list[list[Fraction]] | None,
@@ -109,8 +122,15 @@ def _worst_block(tr: Transcripts, gain: np.ndarray, gain_exact: list[list[Fracti
         else:
             rule = np.array([[float(v) for v in row] for row in found.rule])
             value = float(found.value)
-            return ProtocolValue(value, value, rule[None], EXACT, found.value)
+            return ProtocolValue(value, value, rule[None], EXACT, found.value,
+                                 rule_exact=[found.rule], lower_exact=found.value,
+                                 upper_exact=found.value)
     return _float_block(tr, gain, gain_exact, mask, options)
+
+
+def _exact_rows(rule: np.ndarray) -> list:
+    """A 0/1 (argmax) rule as Fractions."""
+    return [[[Fraction(int(v)) for v in row] for row in block] for block in rule.tolist()]
 
 
 def _float_block(tr: Transcripts, gain: np.ndarray, gain_exact: list[list[Fraction]] | None,
@@ -149,8 +169,10 @@ def _float_block(tr: Transcripts, gain: np.ndarray, gain_exact: list[list[Fracti
         upper = prior_bound(tr.num[mask], tr.den, block_gain, exact_prior(prior))
         floats = np.array([[float(v) for v in row] for row in exact_rule])
         if lower == upper:
-            return ProtocolValue(float(lower), float(lower), floats[None], EXACT, lower)
-        return ProtocolValue(float(lower), float(upper), floats[None], BRACKET)
+            return ProtocolValue(float(lower), float(lower), floats[None], EXACT, lower,
+                                 rule_exact=[exact_rule], lower_exact=lower, upper_exact=lower)
+        return ProtocolValue(float(lower), float(upper), floats[None], BRACKET,
+                             rule_exact=[exact_rule], lower_exact=lower, upper_exact=upper)
     lower_f = float(per_input_accuracy(P, g, rule[None], (P.shape[0],), 0).min())
     total = prior.sum()
     weights = prior / total if total > 0 else np.full(prior.size, 1.0 / prior.size)

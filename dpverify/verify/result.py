@@ -19,10 +19,15 @@ class Verdict(enum.StrEnum):
     SUBOPTIMAL = "suboptimal"
     NOT_PRIVATE = "not-private"
     CONTRADICTION = "contradiction"
+    # inputs with more than two symbols (verify/multisymbol.py): the optimum lies strictly
+    # between the best protocol found and the bound; whether m-ary RR is optimal is not
+    # decided (exit status 3, with `error`)
+    OPEN = "open"
 
 
+# `open` ranks with the undecided, just below `error`, as its exit status (3) says
 _RANK = {Verdict.OPTIMAL: 0, Verdict.SUBOPTIMAL: 1, Verdict.GAP: 2, Verdict.NOT_PRIVATE: 3,
-         Verdict.CONTRADICTION: 4, Verdict.ERROR: 5}
+         Verdict.CONTRADICTION: 4, Verdict.OPEN: 5, Verdict.ERROR: 6}
 # Verdicts that fail a run (exit status 1); `suboptimal` fails only where optimality is
 # required (`audit --require-optimal`), `error` is "could not decide" (exit status 3).
 FAILING = (Verdict.GAP, Verdict.NOT_PRIVATE, Verdict.CONTRADICTION)
@@ -30,7 +35,7 @@ FAILING = (Verdict.GAP, Verdict.NOT_PRIVATE, Verdict.CONTRADICTION)
 
 def worst_verdict(verdicts) -> Verdict:
     """A problem's verdict is the worst of its results (optimal < suboptimal < gap <
-    not-private < contradiction < error)."""
+    not-private < contradiction < open < error)."""
     out = Verdict.OPTIMAL
     for v in verdicts:
         if _RANK[v] > _RANK[out]:
@@ -40,9 +45,9 @@ def worst_verdict(verdicts) -> Verdict:
 
 def exit_status(verdicts) -> int:
     """spec.md: 0 all optimal (or suboptimal), 1 a gap, not-private or contradiction, 3
-    could not decide (an error outranks the rest)."""
+    could not decide (an error or an open instance outranks the rest)."""
     v = worst_verdict(verdicts)
-    if v is Verdict.ERROR:
+    if v in (Verdict.ERROR, Verdict.OPEN):
         return 3
     return 1 if v in FAILING else 0
 

@@ -13,6 +13,10 @@ from dpverify.verify.result import ProblemResult
 
 
 def _multiparty(spec, options: VerifyOptions) -> ProblemResult:
+    if not spec.binary:  # more than two symbols: research mode (docs/theory.md, section 6)
+        from dpverify.verify.multisymbol import verify_multisymbol
+
+        return verify_multisymbol(spec, options)
     from dpverify.verify.methods import verify_problem  # each agent by its method
 
     return verify_problem(spec, options)

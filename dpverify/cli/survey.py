@@ -1,0 +1,128 @@
+"""`dpverify survey`: verdicts over many problems with more than two symbols."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from dpverify.cli import handle_errors, main
+from dpverify.cli.options import (
+    NO_COLOR,
+    QUIET,
+    TOL,
+    add_options,
+    json_option,
+    verify_options,
+)
+from dpverify.verify.options import DEFAULT_RESTARTS
+
+NAMED_GAINS = ("indicator", "-abs", "-square")
+
+
+def _epsilons(ctx: click.Context, param: click.Parameter, value: str):
+    from fractions import Fraction
+
+    from dpverify.spec.numbers import NumberError, parse_exact
+
+    out: list[Fraction] = []
+    for item in value.split(","):
+        try:
+            eps = parse_exact(item.strip())
+        except NumberError as exc:
+            raise click.BadParameter(f"{item.strip()!r}: {exc}") from None
+        if not 0 <= eps <= 700:
+            raise click.BadParameter(f"{item.strip()!r}: epsilon must be in 0..700")
+        out.append(eps)
+    return tuple(dict.fromkeys(out))
+
+
+def _functions(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    name, _, count = value.partition(":")
+    if value == "all" or (name == "random" and count.isdigit() and 1 <= int(count) <= 10**6):
+        return value
+    raise click.BadParameter("write `all` or `random:N` (1 <= N <= 1000000)")
+
+
+def _choices(allowed: tuple[str, ...], what: str):
+    def check(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
+        items = tuple(dict.fromkeys(v.strip() for v in value.split(",")))
+        bad = [v for v in items if v not in allowed]
+        if bad or not items:
+            raise click.BadParameter(f"{', '.join(bad) or value!r}: {what} are "
+                                     + ", ".join(allowed))
+        return items
+
+    return check
+
+
+@main.command(short_help="Verdicts over many problems with more than two symbols.")
+@click.option("--alphabet", type=click.IntRange(3, 8), required=True,
+              help="Input symbols per party (m >= 3).")
+@click.option("--parties", type=click.IntRange(1, 6), required=True, help="Parties k.")
+@click.option("--epsilon", required=True, callback=_epsilons, metavar="LIST",
+              help="Privacy levels, one for every party: a comma-separated list (0.5,1,2); "
+                   "exact rationals such as 1/2 stay exact.")
+@click.option("--functions", default="all", show_default=True, callback=_functions,
+              help="`all` (every function with --values values) or `random:N`.")
+@click.option("--values", type=click.IntRange(2, 8), default=2, show_default=True,
+              help="Values of the surveyed functions (0..V-1).")
+@click.option("--gains", default="indicator", show_default=True,
+              callback=_choices(NAMED_GAINS, "gains"), help="Comma-separated named gains.")
+@click.option("--accuracy", default="average,worst", show_default=True,
+              callback=_choices(("average", "worst"), "accuracies"),
+              help="Comma-separated accuracies.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
+              help="Worker processes (default: the number of CPUs).")
+@click.option("--save", "save_dir", type=click.Path(file_okay=False),
+              default=".dpverify/survey", show_default=True,
+              help="Where gap and open instances are saved as problem files (with [expect]).")
+@click.option("--no-symmetry", is_flag=True,
+              help="Verify every function, not one per class of relabellings.")
+@click.option("--restarts", type=click.IntRange(min=0), default=DEFAULT_RESTARTS,
+              show_default=True, help="Random starts of the protocol search.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Seed of random:N and of the search's random starts.")
+@add_options([TOL])
+@json_option("Print one JSON object (rows, counts, saved files) and nothing else.")
+@add_options([QUIET, NO_COLOR])
+@handle_errors
+def survey(alphabet, parties, epsilon, functions, values, gains, accuracy, jobs, save_dir,
+           no_symmetry, restarts, seed, tol, as_json, quiet, no_color):
+    """Verify the observer's accuracy for many functions on {0..m-1}^k: m-ary randomized
+    response against the ray-product bound, with the protocol search in between
+    (`verify` on each instance). Reports, per epsilon, gain and accuracy, how many
+    functions are optimal, gap or open, the largest gap (best found - RR) and the largest
+    open interval (bound - best found), and saves the gap and open instances as problem
+    files. Functions equal up to relabelling symbols, parties and values are verified
+    once (their verdicts are the same).
+
+    Exit status as `verify` over every instance: 0 all optimal, 1 a gap, 3 an open
+    instance or an error.
+    """
+    import os
+    from pathlib import Path
+
+    from dpverify.console import make_console, print_json
+    from dpverify.console.falsify import SearchProgress
+    from dpverify.console.survey import print_survey, summary_line
+    from dpverify.status import verdict_status
+    from dpverify.verify.survey import SurveyPlan, run_survey
+
+    plan = SurveyPlan(alphabet=alphabet, parties=parties, epsilons=epsilon,
+                      functions=functions, values=values, gains=gains, accuracies=accuracy,
+                      seed=seed, symmetry=not no_symmetry)
+    options = verify_options(tol=tol, seed=seed, restarts=restarts)
+    out = make_console(no_color=no_color)
+    err = make_console(stderr=True, no_color=no_color)
+    with SearchProgress(err, enabled=not (as_json or quiet), label="surveying") as progress:
+        report = run_survey(plan, options, jobs=jobs or os.cpu_count() or 1,
+                            save_dir=Path(save_dir),
+                            on_result=lambda result, done, total: progress.update(done, total))
+    if as_json:
+        print_json(report.to_json())
+    elif quiet:
+        out.print(summary_line(report))
+    else:
+        print_survey(out, report, save_dir)
+    sys.exit(verdict_status(r.verdict for r in report.results))
