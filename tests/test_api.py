@@ -83,7 +83,9 @@ def test_every_shipped_problem_gives_the_json_of_the_cli(which):
     done = invoke("verify", *files, "--json")
     cli = {obj["source"]: obj for obj in json.loads(done.stdout)}
     assert sorted(cli) == files and len(files) >= 25
-    assert done.exit_code == 1  # problems/count/parity-gap-6.toml is a shipped gap
+    # problems/count/parity-gap-6.toml is a shipped gap (1), and the open instance
+    # problems/multisymbol/max-3x2-open.toml is undecided (3), which outranks it
+    assert done.exit_code == 3
     for source, expected in cli.items():
         result = dpverify.verify(dpverify.load(source))
         got = as_json(result.to_dict())

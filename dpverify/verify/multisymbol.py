@@ -148,8 +148,10 @@ def decide(out: Outcome, tol: float, units: Units | None = None) -> None:
         out.verdict, out.reason = Verdict.GAP, (
             f"a protocol found by the search ({out.origin} start) reaches {shown(best)}, above "
             f"m-ary randomized response ({shown(rr)}) by {float(best - out.rr_high):.3g} of the "
-            f"gains' range: m-ary RR is not optimal here"
-            + ("" if bound - best <= tol else f"; the optimum lies in {interval}"))
+            f"gains' range: m-ary RR is not optimal here; "
+            + (f"the optimum lies in {interval}" if bound - best > tol else
+               "it reaches the upper bound within --tol" if bound != best else
+               f"it reaches the exact upper bound: the optimum is {_exact(best, units)}"))
     elif bound - best > tol:
         out.verdict, out.reason = Verdict.OPEN, (
             f"open: the optimum lies in {interval} (the best protocol found, the upper "
@@ -159,6 +161,12 @@ def decide(out: Outcome, tol: float, units: Units | None = None) -> None:
         out.verdict, out.reason = Verdict.ERROR, (
             f"undecided: m-ary RR is within --tol of the best protocol found, which is "
             f"within --tol of the bound, but RR is {float(bound - rr):.3g} below the bound")
+
+
+def _exact(v: Fraction, units: Units | None) -> str:
+    """An exact value in the user's units: "p/q" when short, else its float."""
+    user = units.lo + units.span * v if units else v
+    return str(user) if len(str(user)) <= 24 else f"{float(user):.12g}"
 
 
 def symbol_outcome(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,

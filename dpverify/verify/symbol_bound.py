@@ -20,7 +20,7 @@ from dpverify.lp import solve
 from dpverify.lp.highs import SMALL_MATRIX_VALUE
 from dpverify.spec.model import AgentSpec, MultipartySpec
 from dpverify.theory.rays import ray_count, ray_matrix, symbol_label_gains
-from dpverify.theory.symbol_certificate import repaired_upper
+from dpverify.theory.symbol_certificate import SNAP_DENOMINATOR, repaired_upper
 from dpverify.verify.lps import PointFamily, chain_nonzeros, relaxed_lp
 from dpverify.verify.options import VerifyOptions, check_limit
 
@@ -95,16 +95,21 @@ def float_bound(spec: MultipartySpec, label_gains: np.ndarray, worst: bool,
         theta=np.stack([sol.x[b] for b in built.blocks], axis=1))
 
 
-def exact_prior(n: int, pi: np.ndarray | None) -> list[Fraction] | None:
-    """The uniform prior (average), or the LP's dual prior clipped at 0 and normalised
-    exactly (worst case); None when it has no mass."""
+def exact_priors(n: int, pi: np.ndarray | None) -> list[list[Fraction]]:
+    """The uniform prior (average); or the LP's dual prior clipped at 0 and normalised
+    exactly, as the floats' exact values and as the nearest small rationals (worst case:
+    any distribution gives a valid bound, one near the LP's a tight one, and small
+    rationals an exact optimum when the data are rational). Empty when it has no mass."""
     if pi is None:
-        return [Fraction(1, n)] * n
-    exact = [Fraction(float(v)) for v in np.clip(pi, 0.0, None)]
-    total = sum(exact, Fraction(0))
-    if total <= 0:
-        return None
-    return [v / total for v in exact]
+        return [[Fraction(1, n)] * n]
+    out = []
+    for exact in ([Fraction(float(v)) for v in np.clip(pi, 0.0, None)],
+                  [Fraction(float(v)).limit_denominator(SNAP_DENOMINATOR)
+                   for v in np.clip(pi, 0.0, None)]):
+        total = sum(exact, Fraction(0))
+        if total > 0:
+            out.append([v / total for v in exact])
+    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -124,11 +129,12 @@ def exact_bound(spec: MultipartySpec, agent: AgentSpec, floats: FloatBound,
     """The float duals made an exact bound (theory/symbol_certificate.py)."""
     if floats.mu is None:
         return None
-    prior = exact_prior(spec.num_inputs, floats.pi)
-    if prior is None:
-        return None
-    mu, bound = repaired_upper(upper, spec.alphabets, agent.party, gain, prior, floats.mu)
-    return ExactBound(bound, prior, mu, tuple(upper))
+    best = None
+    for prior in exact_priors(spec.num_inputs, floats.pi):
+        mu, bound = repaired_upper(upper, spec.alphabets, agent.party, gain, prior, floats.mu)
+        if best is None or bound < best.bound:
+            best = ExactBound(bound, prior, mu, tuple(upper))
+    return best
 
 
 def label_gains(spec: MultipartySpec, agent: AgentSpec, unit: np.ndarray) -> np.ndarray:

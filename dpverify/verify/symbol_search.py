@@ -101,31 +101,31 @@ def best_channel(objective: Objective, channels: Sequence[np.ndarray], rule: np.
 def response_coefficients(objective: Objective, channels: Sequence[np.ndarray], party: int
                           ) -> np.ndarray | None:
     """A[x, l] for party i's exact best response (rule included): a label l maps what the
-    agent sees besides o_i (the others' outputs o', and its own symbol for a party agent)
-    to a decision, and with o_i merged by label (KOV's merging of transcripts) the
-    accuracy at x is sum_l C_i[x_i, l] A[x, l], A[x, l] = sum_o' P'[x_-i, o'] w(f(x),
-    l(o')), P' the other parties' product protocol. None when there are too many labels
-    (or the channel is the agent's own, which it does not need)."""
+    agent sees besides o_i (the outputs o' of the other parties, and its own symbol for a
+    party agent, whose own output then adds nothing: given x_p it is independent noise) to
+    a decision. With o_i merged by label (KOV's merging of transcripts), the accuracy at x
+    is sum_l C_i[x_i, l] A[x, l], A[x, l] = sum_o' P'[x, o'] w(f(x), l(o')), P' the other
+    parties' product protocol. None when there are too many labels, or for the agent's
+    own channel (which it does not need)."""
     alphabets = objective.alphabets
-    if objective.party == party + 1:
+    agent = objective.party - 1  # -1: the observer
+    if agent == party:
         return None
-    others = [C for j, C in enumerate(channels) if j != party]
+    seen = [j for j in range(len(alphabets)) if j not in (party, agent)]
+    outputs = int(np.prod([channels[j].shape[1] for j in seen]))
+    contexts = outputs * (alphabets[agent] if agent >= 0 else 1)
     width = objective.gain.shape[1]
-    sizes = [C.shape[1] for C in others]
-    contexts = int(np.prod(sizes)) * (alphabets[objective.party - 1] if objective.party else 1)
     if width ** contexts > MAX_RESPONSE_LABELS:
         return None
     symbols = np.indices(alphabets).reshape(len(alphabets), -1)
-    rest = [j for j in range(len(alphabets)) if j != party]
-    row = (np.ravel_multi_index(tuple(symbols[j] for j in rest),
-                                tuple(alphabets[j] for j in rest)) if rest
+    row = (np.ravel_multi_index(tuple(symbols[j] for j in seen),
+                                tuple(alphabets[j] for j in seen)) if seen
            else np.zeros(symbols.shape[1], dtype=np.int64))
-    P = product_protocol(others)[row]  # (n, O')
+    P = product_protocol([channels[j] for j in seen])[row]  # (n, O')
     labels = np.indices((width,) * contexts).reshape(contexts, -1).T  # (L, contexts)
-    seen = P.shape[1]  # the outputs o' of the others
-    offset = (symbols[objective.party - 1] * seen) if objective.party else np.zeros_like(row)
+    offset = symbols[agent] * outputs if agent >= 0 else np.zeros_like(row)
     A = np.zeros((P.shape[0], labels.shape[0]))
-    for o in range(seen):
+    for o in range(outputs):
         choice = labels[:, offset + o].T  # (n, L): the decision at context (x_p, o)
         A += P[:, o:o + 1] * np.take_along_axis(objective.gain, choice, axis=1)
     return A
