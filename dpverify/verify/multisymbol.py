@@ -87,6 +87,7 @@ class Outcome:
     origin: str = "rr"
     witness: Path | None = None
     notes: list[str] = field(default_factory=list)
+    certificate: dict | None = None  # dpverify-mary-certificate/1, checked independently
 
 
 def _rr(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy, units: Units,
@@ -198,7 +199,32 @@ def symbol_outcome(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
         if found.value > float(out.rr_low) + 1e-12:
             _witness(spec, agent, accuracy, units, lower, found, out, options, directory)
     decide(out, options.tol, units)
+    _certified(spec, agent, accuracy, out, units)
     return out
+
+
+def _certified(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy, out: Outcome,
+               units: Units) -> None:
+    """Both ends of the verdict as an exact certificate (the bound, and the best protocol
+    with its rule), checked by the independent checker (dpverify/mary_checker.py): a
+    verdict stands only when it passes. A failure is a bug, and the verdict `error`."""
+    from dpverify.checker import check_certificate
+    from dpverify.verify.symbol_certify import build_certificate
+
+    cert = build_certificate(spec, agent, accuracy, out, units)
+    if cert is None:
+        return
+    data = cert.to_json(spec.name)
+    checked = check_certificate(spec, data)
+    value, bound = Fraction(data["lower"]["value"]), Fraction(data["upper"]["bound"])
+    best, upper = units.lo + units.span * (out.best or 0), units.lo + units.span * (
+        out.bound.bound if out.bound else 0)
+    if not checked.ok or value != best or bound != upper:
+        out.verdict = Verdict.ERROR
+        out.reason = ("the exact certificate of this result fails the independent check "
+                      f"({checked.message if not checked.ok else 'its values differ'}): a "
+                      "bug, please report it; " + out.reason)
+    out.certificate = data
 
 
 def witness_directory(options: VerifyOptions) -> Path:
@@ -223,7 +249,7 @@ def verify_symbol_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accura
     if options.certify and out.bound is not None:
         from dpverify.verify.symbol_certify import proof_of
 
-        extra["proof"] = proof_of(spec, agent, accuracy, out, units)
+        extra["proof"] = proof_of(out)
     return result
 
 

@@ -20,7 +20,7 @@ from dpverify.theory.symbol_certificate import (
     protocol_accuracies,
     upper_holds,
 )
-from dpverify.verify.multisymbol import Outcome, Units, symbol_outcome, units_of
+from dpverify.verify.multisymbol import Outcome, Units, symbol_outcome
 from dpverify.verify.options import VerifyOptions
 
 
@@ -62,29 +62,19 @@ def symbol_certificate(spec: MultipartySpec, agent: AgentSpec, accuracy: Accurac
     witness file is written; the certificate holds the protocol)."""
     accuracy = Accuracy(accuracy)
     out = symbol_outcome(spec, agent, accuracy, options, None)
-    cert = build_certificate(spec, agent, accuracy, out, units_of(tabulate(spec,
-                                                                           agent).gain_exact))
-    if cert is None:
+    if out.certificate is None:
         from dpverify.errors import SolverError
 
         raise SolverError(f"{spec.source}: {agent.name} {accuracy.value}: no certificate: "
                           f"{out.reason}")
-    return cert.to_json(spec.name)
+    return out.certificate
 
 
-def proof_of(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy, out: Outcome,
-             units: Units) -> dict[str, Any]:
-    """`verify --certify`: the certificate's status and width, checked independently."""
-    from dpverify.checker import check_certificate
+def proof_of(out: Outcome) -> dict[str, Any]:
+    """`verify --certify`: the certificate's status and width (it was checked
+    independently when the outcome was decided)."""
     from dpverify.verify.certify import proof_summary
 
-    cert = build_certificate(spec, agent, accuracy, out, units)
-    if cert is None:
+    if out.certificate is None:
         return {"status": str(UNPROVED), "width": None, "reason": out.reason}
-    data = cert.to_json(spec.name)
-    checked = check_certificate(spec, data)
-    summary = proof_summary(data)
-    if not checked.ok:
-        return {"status": str(UNPROVED), "width": summary.get("width"),
-                "reason": f"the certificate fails the independent check: {checked.message}"}
-    return summary
+    return proof_summary(out.certificate)

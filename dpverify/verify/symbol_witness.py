@@ -99,6 +99,9 @@ def witness_value(source: Path | str, spec: MultipartySpec, agent: AgentSpec,
                 f"the witness is not DP at the problem's level: party {i + 1} achieves "
                 f"lambda = {level}, above {lower[i]}"))
     table = tabulate(wspec.claimed(), twin)
+    if table.gain_exact != tabulate(spec, agent).gain_exact:
+        return WitnessValue(None, reason=f"the witness's {agent.name} computes another "
+                                         "function or gain than the problem's")
     exact = [[(v - lo) / span for v in row] for row in table.gain_exact]
     unit = np.array([[float(v) for v in row] for row in exact], dtype=np.float64)
     value = protocol_value(tr, unit, exact, agent.party, accuracy is Accuracy.WORST, options)
