@@ -28,8 +28,8 @@ from dpverify.spec import load, loads
 from dpverify.spec.model import Accuracy
 from dpverify.spec.tables import tabulate
 from dpverify.status import verdict_status
-from dpverify.verify.multisymbol import symbol_outcome, units_of, verify_symbol_agent
 from dpverify.verify.multiparty import verify_agent
+from dpverify.verify.multisymbol import symbol_outcome, units_of, verify_symbol_agent
 from dpverify.verify.options import VerifyOptions
 from dpverify.verify.result import Verdict, worst_verdict
 from dpverify.verify.run import verify_spec
