@@ -18,7 +18,8 @@ COLUMNS = ("epsilon", "gain", "accuracy", "functions", "classes", "optimal", "ga
 
 def survey_table(report: Any) -> Table:
     plan = report.plan
-    table = Table(title=f"survey: alphabet {plan.alphabet}, {plan.parties} parties, "
+    parties = f"{plan.parties} part{'y' if plan.parties == 1 else 'ies'}"
+    table = Table(title=f"survey: alphabet {plan.alphabet}, {parties}, "
                         f"{report.functions} functions ({plan.functions}, {plan.values} "
                         "values), observer", title_justify="left", show_edge=False,
                   pad_edge=False)
