@@ -377,3 +377,11 @@ def test_audit_of_a_protocol_on_symbols() -> None:
     result = json.loads(done.stdout)[0]["results"][0]
     assert result["protocol_value_exact"] == "47/72" and result["verdict"] == "optimal"
     assert result["rr_value"] == pytest.approx(139 / 225, abs=1e-15)
+
+
+def test_no_xor_closed_form_for_symbols() -> None:
+    """Corollary 3.1 is for bits: a sweep shows no closed form for `xor` on symbols."""
+    from dpverify.sweeps.reference import closed_forms
+
+    assert closed_forms(load(SHIPPED / "xor-3x2.toml")) == {}
+    assert closed_forms(load(ROOT / "problems" / "xor-2.toml"))

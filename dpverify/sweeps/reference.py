@@ -60,8 +60,9 @@ def common_epsilon(spec: MultipartySpec) -> float | None:
 
 
 def closed_forms(spec: MultipartySpec) -> dict[str, float]:
-    """The closed-form optimum of each agent that has one, by agent name."""
-    if len(set(spec.lambdas)) != 1:
+    """The closed-form optimum of each agent that has one, by agent name (Corollary 3.1 is
+    for bits: none when a party has more than two symbols)."""
+    if len(set(spec.lambdas)) != 1 or not spec.binary:
         return {}
     out: dict[str, float] = {}
     for agent in spec.agents:
