@@ -51,3 +51,24 @@ def load_toml(write_toml):
         return load(write_toml(text, name))
 
     return run
+
+
+@pytest.fixture
+def inline_executor():
+    """A batch executor that runs each task in this process (no worker pool to start)."""
+    import concurrent.futures as cf
+
+    from dpverify.batch.executors import Executor, run_task
+
+    class InlineExecutor(Executor):
+        name = "inline"
+
+        def _submit(self, task):
+            fut: cf.Future = cf.Future()
+            fut.set_result(run_task(task))
+            return fut, None
+
+        def _kill(self, late, flights):
+            return []
+
+    return InlineExecutor()

@@ -5,7 +5,6 @@ valued again from their files by hand, refused witnesses and mutated certificate
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import itertools
 import json
 import math
@@ -20,7 +19,6 @@ from scipy.optimize import linprog
 
 from dpverify.batch import Store
 from dpverify.batch.check import run_check
-from dpverify.batch.executors import Executor, Task, run_task
 from dpverify.checker import check_certificate
 from dpverify.cli import main
 from dpverify.errors import SpecError
@@ -314,23 +312,11 @@ def test_open_is_undecided_exit_status_three() -> None:
     assert worst_verdict([Verdict.OPEN, Verdict.ERROR]) is Verdict.ERROR
 
 
-class InlineExecutor(Executor):
-    name = "inline"
-
-    def _submit(self, task: Task):
-        fut: cf.Future = cf.Future()
-        fut.set_result(run_task(task))
-        return fut, None
-
-    def _kill(self, late, flights):
-        return []
-
-
-def test_check_accepts_expected_open_and_gap_verdicts(tmp_path: Path) -> None:
+def test_check_accepts_expected_open_and_gap_verdicts(tmp_path: Path, inline_executor) -> None:
     """The shipped problems: optimal, gap (with its witness, audited), open."""
     with Store(tmp_path / "s.sqlite") as store:
         report = run_check([SHIPPED], VerifyOptions(witness_dir=str(tmp_path)), store=store,
-                           executor=InlineExecutor())
+                           executor=inline_executor)
     assert report.exit_code() == 0 and not report.mismatches
     verdicts = {item.problem: item.verdict for item in report.batch.items}
     assert verdicts == {"xor-3x2": "optimal", "max-3x2-gap": "gap", "max-3x2-open": "open",
@@ -340,7 +326,7 @@ def test_check_accepts_expected_open_and_gap_verdicts(tmp_path: Path) -> None:
     open_problem.write_text(text)
     with Store(tmp_path / "t.sqlite") as store:
         report = run_check([open_problem], VerifyOptions(), store=store,
-                           executor=InlineExecutor())
+                           executor=inline_executor)
     assert report.exit_code() == 1 and "open" in report.mismatches[0].note
 
 
