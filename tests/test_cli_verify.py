@@ -331,10 +331,12 @@ def test_foreign_toml_in_a_directory_is_skipped_with_a_note(tmp_path, write_toml
 
 def test_verify_dot_at_the_repository_root(monkeypatch) -> None:
     """`verify .` skips pyproject.toml and the mechanism example instead of failing; the
-    shipped counterexample makes it exit 1, as `make run` says."""
+    shipped counterexamples would make it exit 1, and the open instance with three symbols
+    (problems/multisymbol/max-3x2-open.toml) makes it exit 3, as `make run` says."""
     monkeypatch.chdir(ROOT)
     run = invoke("verify", "--quiet", ".")
-    assert run.exit_code == 1, run.output
+    assert run.exit_code == 3, run.output
+    assert "1 open" in run.stdout and " 0 error" in run.stdout
     assert "invalid" not in run.stdout
     assert "skipped pyproject.toml" in run.stderr
     assert "skipped examples/geometric-remap.toml: a mechanism file" in run.stderr
