@@ -18,7 +18,8 @@ its reason. The cases of issue 10 (2-core machine):
 With `--raised`, the cases that the default --max-orbit-work refuses are tried once more
 with `--max-orbit-work 10000000000` and `--raised-timeout` seconds.
 
-Usage: python benchmarks/bench_orbits.py [--quick] [--timeout S] [--raised [--raised-timeout S]]
+Usage: python benchmarks/bench_orbits.py [--quick] [--sizes 10,100,1000,10000] [--no-xor12]
+       [--timeout S] [--raised [--raised-timeout S]]
 """
 
 from __future__ import annotations
@@ -127,12 +128,15 @@ def case(label: str, text: str, certify_too: bool, args, folder: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="skip k = 10000")
+    parser.add_argument("--sizes", default="10,100,1000,10000",
+                        help="the k of the sweep (comma-separated)")
+    parser.add_argument("--no-xor12", action="store_true", help="skip the k = 12 xor case")
     parser.add_argument("--timeout", type=float, default=600.0)
     parser.add_argument("--raised", action="store_true",
                         help=f"retry refused cases with --max-orbit-work {RAISED_WORK}")
     parser.add_argument("--raised-timeout", type=float, default=300.0)
     args = parser.parse_args()
-    sizes = [10, 100, 1000] + ([] if args.quick else [10000])
+    sizes = [int(k) for k in args.sizes.split(",") if not (args.quick and int(k) > 1000)]
     print(f"{datetime.date.today()}, {os.cpu_count()} CPUs, Python "
           f"{platform.python_version()}, {platform.machine()}; seconds are whole commands, "
           "start-up included\n")
@@ -142,7 +146,8 @@ def main() -> None:
         folder = Path(tmp)
         xor12 = ('[problem]\nname = "bench"\nparties = 12\nepsilon = 1\n[observer]\n'
                  'function = "xor"\n')
-        case("k = 12 xor, epsilon = 1 (both accuracies)", xor12, False, args, folder)
+        if not args.no_xor12:
+            case("k = 12 xor, epsilon = 1 (both accuracies)", xor12, False, args, folder)
         for k in sizes:
             case(f"k = {k} xor", problem(k, "xor"), True, args, folder)
             case(f"k = {k} majority", problem(k, "majority"), True, args, folder)

@@ -19,13 +19,14 @@ def rr_channel(lam: float) -> np.ndarray:
     return np.array([[lam, 1.0], [1.0, lam]], dtype=np.float64) / (1.0 + lam)
 
 
-def kron_apply(factors: Sequence[np.ndarray], v: np.ndarray) -> np.ndarray:
+def kron_apply(factors: Sequence[np.ndarray], v: np.ndarray,
+               dtype: type = np.float64) -> np.ndarray:
     """(F_1 (x) ... (x) F_k) @ v in O(k * size) by k passes of small mixing (design.md).
 
     Each F_j is (r_j, c_j); `v` has prod(c_j) rows (big-endian multi-index, axis 1 first)
-    and any number of trailing columns. Returns prod(r_j) rows.
+    and any number of trailing columns. Returns prod(r_j) rows, computed in `dtype`.
     """
-    v = np.asarray(v, dtype=np.float64)
+    v = np.asarray(v, dtype=dtype)
     trailing = v.shape[1:]
     dims = [f.shape[1] for f in factors]
     t = v.reshape(*dims, -1)

@@ -42,6 +42,7 @@ from dpverify.theory.rr import rr_channel
 from dpverify.verify.lps import chain_nonzeros, rr_worst_lp
 from dpverify.verify.options import VerifyOptions
 from dpverify.verify.result import AgentResult
+from dpverify.verify.worst_ipm import MAX_DENSE_INPUTS, dense_worst
 
 # The reduced (orbit) LP is dense, about |orbits|^2 * |Y| non-zeros, against about
 # 3 k 2^k |Y| for the chain-form LP on all inputs: use it while |orbits|^2 <= 16 * 2^k.
@@ -117,6 +118,11 @@ def _use_reduced(orbits: Orbits, n: int) -> bool:
     return orbits.count < n and orbits.count * orbits.count <= REDUCED_FACTOR * n
 
 
+# Without symmetry, from this many inputs on (k >= 9) the worst case's hints come from the
+# dense interior-point method (verify.worst_ipm: 2 s at k = 9, 6 s at k = 11, 40 s at
+# k = 12) rather than HiGHS on the chain-form LP (14 s at k = 10, minutes at k = 11).
+DENSE_FROM_INPUTS = 512
+
 # The certificate on all 2^k inputs is used up to this many parties (k = 16: ~0.5 s for the
 # average case); beyond, or with --method orbit, a symmetric problem gets an orbit
 # certificate (dpverify-orbit-certificate/1).
@@ -174,9 +180,12 @@ def certify_agent(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Accurac
     too_large = SizeLimitError(
         f"{spec.source}: the worst-case certificate of {agent_spec.name} needs an LP with "
         f"about {estimate:.3g} non-zeros; the limit is {options.max_nonzeros:,} "
-        f"(raise it with --max-nonzeros)")
+        f"(raise it with --max-nonzeros), and the dense method takes at most "
+        f"{MAX_DENSE_INPUTS} inputs without symmetry")
 
     def solved_hints() -> dict:
+        if orbits.count == n and DENSE_FROM_INPUTS <= n <= MAX_DENSE_INPUTS:
+            return _dense_hints(spec, _unit_gain(table.gain), party, bits)
         if estimate > options.max_nonzeros:
             raise too_large
         hints = _solve_hints(spec, _unit_gain(table.gain), party, orbits, bits, options)
@@ -210,6 +219,18 @@ def _hints_from_result(spec: MultipartySpec, party: int, result: AgentResult) ->
         rel = np.flatnonzero(bits == b)
         prior = None if pi is None else _normalised(pi[rel])
         out[b] = WorstHint(rule=rule[b], prior=prior, x_orbits=rel)
+    return out
+
+
+def _dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list) -> dict:
+    """Hints on all inputs from the dense interior-point method (verify.worst_ipm), for a
+    worst case whose chain-form LP is over the size guard (no symmetry, k up to 12)."""
+    out = {}
+    for b in bits:
+        relevant = None if b is None else own_bits(spec.parties, party) == b
+        found = dense_worst(spec.lambdas, gain, relevant)
+        rel = np.arange(spec.num_inputs) if relevant is None else np.flatnonzero(relevant)
+        out[b] = WorstHint(rule=found.rule, prior=found.prior, x_orbits=rel)
     return out
 
 

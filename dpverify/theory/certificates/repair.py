@@ -316,33 +316,55 @@ def _near_ties(lambdas, gain: Scaled, orbits: Orbits, mask, members, support, gu
     return out
 
 
+# The fallbacks round to multiples of 2^-DYADIC_BITS: one common denominator, so the
+# exact transforms of a rule or a prior on 2^12 inputs stay small integers (Fraction's
+# limit_denominator gives each entry its own denominator, and their lcm explodes).
+DYADIC_BITS = 60
+
+
+def _dyadic(values: np.ndarray) -> list[int]:
+    """Non-negative floats -> non-negative integers near values * 2^DYADIC_BITS."""
+    v = np.nan_to_num(np.asarray(values, dtype=float), nan=0.0, posinf=0.0, neginf=0.0)
+    return [int(round(math.ldexp(float(x), DYADIC_BITS))) if x > 0 else 0 for x in v]
+
+
 def rationalised_rule(orbits: Orbits, rule_hint: np.ndarray) -> list:
-    """A fallback: the hint's rows as small rationals, normalised exactly."""
+    """A fallback: the hint's rows rounded to multiples of 2^-DYADIC_BITS, each made an
+    exact distribution by giving its largest entry what the row lacks (or has too much)."""
+    one = 1 << DYADIC_BITS
     rows = []
     for o in range(orbits.count):
-        r = [_rat(float(v)) for v in rule_hint[o]]
-        if sum(r) == 0:
-            r = [Fraction(int(j == int(np.argmax(rule_hint[o])))) for j in range(len(r))]
-        s = sum(r)
-        rows.append([v / s for v in r])
+        ints = _dyadic(rule_hint[o])
+        top = int(np.argmax(ints)) if any(ints) else int(np.argmax(rule_hint[o]))
+        ints[top] += one - sum(ints)
+        if ints[top] < 0:  # the row summed to more than 1 + its largest entry: a vertex
+            ints = [one if j == top else 0 for j in range(len(ints))]
+        rows.append([Fraction(v, one) for v in ints])
     return _lift_rule(orbits, rows)
 
 
 def rationalised_prior(orbits: Orbits, hint: WorstHint, n: int) -> list[Fraction] | None:
-    """A fallback: the hint's prior as small rationals, normalised exactly (any distribution
-    gives a valid upper bound, only a weaker one)."""
+    """A fallback: the hint's prior rounded to multiples of 2^-DYADIC_BITS, normalised
+    exactly (any distribution gives a valid upper bound, only a weaker one)."""
     if hint.prior is None:
         return None
-    rho = [_rat(float(p)) for p in hint.prior]
+    rho = _dyadic(hint.prior)
     total = sum(rho)
     if total == 0:
         return None
     prior = [Fraction(0)] * n
     members = _members(orbits)
     for r, a in zip(rho, hint.x_orbits.tolist(), strict=False):
-        for x in members[a]:
-            prior[x] = r / total / int(orbits.sizes[a])
+        for x in members[a]:  # the orbit's mass, shared equally by its members
+            prior[x] = Fraction(r, total * int(orbits.sizes[a]))
     return prior
+
+
+def repair_unknowns(hint: WorstHint) -> int:
+    """The unknowns of the exact repair of a hint: its fractional rule entries and the
+    inputs (orbits) in its prior's support."""
+    fractional = sum(len(s) for s in map(_support, hint.rule) if len(s) > 1)
+    return fractional + len(_prior_support(hint))
 
 
 def uniform_prior(n: int, relevant: np.ndarray | None) -> list[Fraction]:

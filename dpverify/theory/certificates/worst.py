@@ -36,6 +36,7 @@ from dpverify.theory.certificates.repair import (
     exact_worst_rule,
     rationalised_prior,
     rationalised_rule,
+    repair_unknowns,
     uniform_prior,
 )
 from dpverify.theory.certificates.symmetry import Orbits, _lift_rule, _members
@@ -45,6 +46,11 @@ from dpverify.theory.exact_lp import ExactLpError, simplex_from_basis
 # The exact revised simplex keeps B^-1 (rows^2 rationals, updated at every pivot): used
 # while the standard-form LP has at most this many rows.
 MAX_EXACT_ROWS = 200
+# Complementary slackness solves exact systems (fmpq rref, cubic in the unknowns: the
+# hint's fractional rule entries and its prior's support). Beyond this many unknowns (a
+# worst case on 2^12 inputs without symmetry has thousands) the rationalised hints are
+# used as they are: a bracket as narrow as the float solve that found them.
+MAX_REPAIR_UNKNOWNS = 400
 # A bracket is accepted from the fast path when its relative width is below this.
 BRACKET_TOLERANCE = Fraction(1, 10**12)
 
@@ -246,6 +252,11 @@ def _worst_subproblem(lower, upper, gain: Scaled, party: int, bit, orbits: Orbit
     if hint is None:  # no float hint (the hint LP failed): the exact simplex directly
         rule, found = _exact_subproblem(lower, upper, gain, party, bit, orbits, basis_finder)
         return rule, found, []
+    unknowns = repair_unknowns(hint)
+    if not small and unknowns > MAX_REPAIR_UNKNOWNS:
+        return _rationalised(upper, gain, party, bit, orbits, hint, [
+            f"exact repair{where}: {unknowns} unknowns, more than {MAX_REPAIR_UNKNOWNS}; "
+            "the float rule and prior are rationalised and bound exactly"])
     rule, why_rule, value, found, why_prior = _fast_path(lower, upper, gain, party, bit,
                                                          orbits, hint, exact_lambdas)
     if value is not None and _close(value, found[0], exact_lambdas):
@@ -265,6 +276,24 @@ def _worst_subproblem(lower, upper, gain: Scaled, party: int, bit, orbits: Orbit
     notes.append(f"exact prior{where}: {why_prior or 'not tight'}; the best of the uniform "
                  "and the rationalised float prior is used")
     return rule, found, notes
+
+
+def _rationalised(upper, gain: Scaled, party: int, bit, orbits: Orbits, hint: WorstHint,
+                  notes: list[str]):
+    """The hints as exact rationals, without repair: the rationalised rule, and the better
+    of the rationalised and the uniform prior (each exactly a bound)."""
+    n = gain.num.shape[0]
+    candidates = [uniform_prior(n, _relevant(n.bit_length() - 1, party, bit))]
+    fallback = rationalised_prior(orbits, hint, n)
+    if fallback is not None:
+        candidates.insert(0, fallback)
+    found = None
+    for prior in candidates:
+        mu, bound = upper_from_prior(upper, gain, party, prior)
+        if found is None or bound < found[0]:
+            found = (bound, prior, mu)
+    assert found is not None
+    return rationalised_rule(orbits, hint.rule), found, notes
 
 
 def worst_certificate(agent: str, outputs, gain_exact, party: int,

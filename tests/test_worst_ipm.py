@@ -1,0 +1,162 @@
+"""The dense worst-case interior-point method (verify/worst_ipm.py) and the certificates it
+feeds: its two bounds are real (recomputed here by brute force), they bracket the optimum of
+the LP solved independently (scipy's linprog), and a worst case without symmetry beyond
+the chain LP's reach is certified and checked by the independent checker."""
+
+from __future__ import annotations
+
+import json
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from scipy.optimize import linprog
+
+from dpverify.checker import check_certificate
+from dpverify.errors import SizeLimitError
+from dpverify.spec import loads
+from dpverify.theory.certificates import own_bits, rationalised_prior, rationalised_rule
+from dpverify.theory.certificates.repair import DYADIC_BITS, WorstHint
+from dpverify.theory.certificates.symmetry import trivial_orbits
+from dpverify.theory.rr import rr_matrix
+from dpverify.verify.certify import DENSE_FROM_INPUTS, certify_agent
+from dpverify.verify.worst_ipm import MAX_DENSE_INPUTS, DenseWorst, dense_worst
+
+
+def _instance(k: int, seed: int, labels: int = 3):
+    rng = np.random.default_rng(seed)
+    lambdas = np.exp(rng.uniform(0.2, 2.4, k))
+    f = rng.integers(0, labels, 2 ** k)
+    gain = (f[:, None] == np.arange(labels)[None, :]).astype(float)
+    return lambdas, gain
+
+
+def _lp_value(lambdas, gain, relevant=None) -> float:
+    """max_Q min_{x relevant} acc_Q(x), written out densely for linprog (KOV eq. 6)."""
+    P = rr_matrix(lambdas)
+    n, m = gain.shape
+    rows = np.arange(n) if relevant is None else np.flatnonzero(relevant)
+    # variables: Q (n x m, row-major), then t; maximise t
+    A = np.zeros((rows.size, n * m + 1))
+    for i, x in enumerate(rows):
+        A[i, : n * m] = -(P[x][:, None] * gain[x][None, :]).ravel()
+        A[i, -1] = 1.0
+    eq = np.zeros((n, n * m + 1))
+    for tau in range(n):
+        eq[tau, tau * m:(tau + 1) * m] = 1.0
+    c = np.zeros(n * m + 1)
+    c[-1] = -1.0
+    bounds = [(0, None)] * (n * m) + [(None, None)]
+    res = linprog(c, A_ub=A, b_ub=np.zeros(rows.size), A_eq=eq, b_eq=np.ones(n),
+                  bounds=bounds, method="highs")
+    assert res.status == 0
+    return -res.fun
+
+
+def _brute_bounds(lambdas, gain, found: DenseWorst, relevant=None) -> tuple[float, float]:
+    """The two bounds of a result recomputed from P itself: min over the relevant inputs of
+    the rule's accuracy, and sum_tau max_y sum_x prior[x] P[x, tau] w(x, y)."""
+    P = rr_matrix(lambdas)
+    n = gain.shape[0]
+    rows = np.arange(n) if relevant is None else np.flatnonzero(relevant)
+    acc = ((P @ found.rule) * gain).sum(axis=1)[rows]
+    z = P[rows].T @ (found.prior[:, None] * gain[rows])
+    return float(acc.min()), float(z.max(axis=1).sum())
+
+
+@pytest.mark.parametrize("k,seed", [(3, 0), (4, 1), (5, 2), (6, 3)])
+def test_dense_brackets_the_lp_optimum(k, seed):
+    lambdas, gain = _instance(k, seed)
+    found = dense_worst(lambdas, gain)
+    value = _lp_value(lambdas, gain)
+    assert found.lower <= value + 1e-9 <= found.upper + 2e-9
+    assert found.width <= 1e-9
+    lo, hi = _brute_bounds(lambdas, gain, found)
+    assert lo == pytest.approx(found.lower, abs=1e-12)
+    assert hi == pytest.approx(found.upper, abs=1e-12)
+    assert found.prior.min() >= 0 and found.prior.sum() == pytest.approx(1.0)
+    assert np.allclose(found.rule.sum(axis=1), 1.0) and found.rule.min() >= 0
+
+
+def test_dense_on_one_own_bit_of_a_party():
+    lambdas, gain = _instance(5, 7, labels=2)
+    relevant = own_bits(5, 2) == 1
+    found = dense_worst(lambdas, gain, relevant)
+    assert found.prior.shape == (int(relevant.sum()),)
+    value = _lp_value(lambdas, gain, relevant)
+    assert found.lower - 1e-9 <= value <= found.upper + 1e-9
+    assert found.width <= 1e-9
+    lo, hi = _brute_bounds(lambdas, gain, found, relevant)
+    assert (lo, hi) == pytest.approx((found.lower, found.upper), abs=1e-12)
+
+
+def test_brute_bounds_catch_a_tampered_result():
+    """Negative control: the recomputation is not an echo of the reported numbers."""
+    lambdas, gain = _instance(4, 5)
+    found = dense_worst(lambdas, gain)
+    tampered = DenseWorst(found.prior, found.rule[:, ::-1].copy(), found.lower,
+                          found.upper, found.iterations)
+    lo, _ = _brute_bounds(lambdas, gain, tampered)
+    assert lo < found.lower - 1e-3
+    uniform = DenseWorst(np.full(16, 1 / 16), found.rule, found.lower, found.upper, 0)
+    _, hi = _brute_bounds(lambdas, gain, uniform)
+    assert hi > found.upper + 1e-6
+
+
+def test_constant_gain_and_the_size_limit():
+    lambdas, _ = _instance(3, 0)
+    found = dense_worst(lambdas, np.ones((8, 2)))
+    assert found.width == 0.0 and found.iterations == 0
+    with pytest.raises(SizeLimitError, match="at most"):
+        dense_worst(np.full(13, 2.0), np.zeros((2 * MAX_DENSE_INPUTS, 2)))
+
+
+def test_rationalised_hints_have_one_denominator_and_exact_rows():
+    orbits = trivial_orbits(3)
+    rule = np.array([[0.3, 0.7 + 1e-13, 0.0], [1 / 3, 1 / 3, 1 / 3], [0.5, 0.5, 1e-30],
+                     [2.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.2, 0.2, 0.6],
+                     [np.nan, 1.0, 0.0], [0.1, 0.1, 0.8]])
+    rows = rationalised_rule(orbits, rule)
+    for r in rows:
+        assert sum(r) == 1 and min(r) >= 0
+        assert all((1 << DYADIC_BITS) % Fraction(v).denominator == 0 for v in r)
+    prior = rationalised_prior(orbits, WorstHint(rule=rule, prior=np.arange(8.0),
+                                                 x_orbits=np.arange(8)), 8)
+    assert prior is not None and sum(prior) == 1 and prior[0] == 0
+    # one common denominator (the rounded total), not an lcm of unrelated ones
+    assert math.lcm(*(Fraction(p).denominator for p in prior)) < 2 ** (DYADIC_BITS + 6)
+
+
+K9 = """
+[problem]
+name = "k9"
+parties = 9
+epsilon = [0.3, 0.5, 0.7, 0.9, 1.1, 1.3, 1.5, 1.7, 1.9]
+accuracy = "worst"
+[observer]
+function = {{ table = {table} }}
+gain = {{ matrix = {matrix} }}
+"""
+
+
+@pytest.mark.parametrize("scale", [1, Fraction(1, 10**9)])
+def test_a_worst_case_without_symmetry_is_bracketed_and_checked(scale):
+    """k = 9, distinct epsilons, a random 3-valued table: no symmetry, so the hints come
+    from the dense method (n = 512 >= DENSE_FROM_INPUTS); the certificate is a bracket of
+    width at most 1e-9 of the gains' range whatever their scale, and the independent
+    checker accepts it."""
+    assert 2 ** 9 >= DENSE_FROM_INPUTS
+    table = np.random.default_rng(11).integers(0, 3, 512).tolist()
+    matrix = [[str(scale * int(i == j)) for j in range(3)] for i in range(3)]
+    spec = loads(K9.format(table=table, matrix=json.dumps(matrix)), source="k9.toml")
+    cert = json.loads(json.dumps(certify_agent(spec, spec.agents[0], "worst")))
+    assert cert["status"] == "bracket"
+    width = Fraction(cert["upper"]["bound"]) - Fraction(cert["lower"]["value"])
+    assert 0 <= width <= Fraction(1, 10**9) * scale
+    assert any("unknowns" in note for note in cert.get("notes", []))
+    result = check_certificate(spec, cert)
+    assert result.ok, result.message
+    # the checker is not a rubber stamp: a bound lowered by the width's worth fails
+    cert["upper"]["bound"] = str(Fraction(cert["lower"]["value"]) - width)
+    assert not check_certificate(spec, cert).ok
