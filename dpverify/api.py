@@ -46,7 +46,7 @@ Levels = str | Iterable[float | int | str]
 class VerifyKwargs(TypedDict, total=False):
     """The options of `verify` (and `batch`, `sweep`), named as on the command line."""
 
-    tol: float  # verdict tolerance (absolute), default 1e-9
+    tol: float  # verdict tolerance, relative to the range of the gains; default 1e-9
     backend: Literal["highs", "cvxpy"]
     max_nonzeros: int  # size guard: larger LPs are refused (SizeLimitError)
     lp_form: Literal["chain", "dense"]

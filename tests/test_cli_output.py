@@ -154,3 +154,18 @@ def test_exit_status_precedence() -> None:
     assert exit_status(invalid=1, interrupted=True) == 130
     assert verdict_status(["optimal", "gap", "optimal"]) == 1
     assert verdict_status(["gap", "error"]) == 3 and verdict_status(["invalid", "error"]) == 2
+
+
+def test_ctrl_c_exits_130_in_every_command(monkeypatch):
+    """Ctrl-C during `verify` is exit 130 (interrupted) with one line, never click's
+    `Aborted!` with exit 1, which would read as a gap."""
+    import dpverify.verify.paths as paths
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(paths, "verify_paths", interrupted)
+    xor = Path(__file__).resolve().parents[1] / "problems" / "xor-2.toml"
+    result = CliRunner().invoke(main, ["verify", str(xor)])
+    assert result.exit_code == 130, result.output
+    assert "interrupted" in result.output and "Aborted" not in result.output

@@ -146,7 +146,7 @@ def test_a_worst_case_without_symmetry_is_bracketed_and_checked(scale):
     from the dense method (n = 512 >= DENSE_FROM_INPUTS); the certificate is a bracket of
     width at most 1e-9 of the gains' range whatever their scale, and the independent
     checker accepts it."""
-    assert 2 ** 9 >= DENSE_FROM_INPUTS
+    assert DENSE_FROM_INPUTS <= 2 ** 9
     table = np.random.default_rng(11).integers(0, 3, 512).tolist()
     matrix = [[str(scale * int(i == j)) for j in range(3)] for i in range(3)]
     spec = loads(K9.format(table=table, matrix=json.dumps(matrix)), source="k9.toml")

@@ -49,6 +49,9 @@ def handle_errors(fn):
         except BrokenPipeError:  # stdout closed: the reader has all it wants
             _silence_stdout()
             sys.exit(ExitStatus.BROKEN_PIPE)
+        except KeyboardInterrupt:  # Ctrl-C: 130, never 1 (a gap) as click's Abort would say
+            click.echo("dpverify: interrupted", err=True)
+            sys.exit(ExitStatus.INTERRUPTED)
         except DpverifyError as exc:
             click.echo(f"dpverify: {exc}", err=True)
             sys.exit(exc.exit_code)

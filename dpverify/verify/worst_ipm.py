@@ -33,6 +33,7 @@ the bracket [min_x acc_Q, F(pi)] in exact arithmetic (theory.certificates.worst)
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -63,6 +64,7 @@ STEP = 0.995
 WORK = np.longdouble
 # Stop once mu is this small and the bracket has not narrowed by 1% in STALL iterations.
 STALL_MU = 1e-14
+MU_FLOOR = 1e-16  # the centring target never goes below this (see dense_worst)
 STALL = 3
 
 
@@ -146,18 +148,34 @@ class _Problem:
         return M
 
 
-def _factor(M: np.ndarray):
-    """Cholesky of M (upper triangle), with a growing ridge when rounding breaks it. One
-    BLAS thread: measured on 2 cores, OpenBLAS's threaded Cholesky of a 4096 x 4096 matrix
-    takes 8-10 s when the other core is busy, 1 s on one thread."""
+# Seconds a Cholesky of 4096 x 4096 may take on all BLAS threads (scaled by size^3) before
+# the run falls back to one thread: measured on 2 cores, OpenBLAS's threaded Cholesky takes
+# 0.5 s on an idle machine, 0.85 s on one thread, and 8-10 s when another process holds
+# the other core.
+SLOW_FACTOR = 1.2
+
+
+class _Threads:
+    """The BLAS threads for the Cholesky: all of them until one factor is slow."""
+
+    def __init__(self) -> None:
+        self.limit: int | None = None  # None: the library's default (every core)
+
+
+def _factor(M: np.ndarray, threads: _Threads):
+    """Cholesky of M (upper triangle), with a growing ridge when rounding breaks it."""
     top = float(np.max(np.abs(np.diag(M))))
     ridge = 0.0
     for _ in range(8):
         try:
             if ridge:
                 M[np.diag_indices(M.shape[0])] += ridge
-            with threadpool_limits(limits=1, user_api="blas"):
-                return sla.cho_factor(M, lower=False, check_finite=False)
+            start = time.perf_counter()
+            with threadpool_limits(limits=threads.limit, user_api="blas"):
+                cf = sla.cho_factor(M, lower=False, check_finite=False)
+            if time.perf_counter() - start > SLOW_FACTOR * (M.shape[0] / 4096) ** 3:
+                threads.limit = 1
+            return cf
         except np.linalg.LinAlgError:
             ridge = max(ridge * 100, 10 * float(np.finfo(M.dtype).eps) * top)
     raise SolverError("the dense worst-case interior-point system is singular")
@@ -203,6 +221,7 @@ class _State:
         self.q = np.full((n, m), 1.0 / m, dtype=WORK)
         self.r = np.full(R, 1.0 / R, dtype=WORK)
         self.t = 0.0
+        self.threads = _Threads()
 
     def mu(self) -> float:
         return float(((self.s * self.q).sum() + self.pi @ self.r) / (self.q.size
@@ -254,7 +273,7 @@ def _iterate(prob: _Problem, st: _State, single: bool) -> None:
     mu = ((st.s * st.q).sum() + st.pi @ st.r) / count
     d = st.q / st.s
     e = d.sum(axis=1)
-    cf = _factor(prob.normal_matrix(d, st.r / st.pi, single))
+    cf = _factor(prob.normal_matrix(d, st.r / st.pi, single), st.threads)
     apply_m = _operator(prob, st, d, e)
     ones_sol = _solve(cf, np.ones(prob.R), apply_m)
     res = (r_s, r_v, r_pi, r_eq, d, e, apply_m)
@@ -265,9 +284,10 @@ def _iterate(prob: _Problem, st: _State, single: bool) -> None:
     mu_aff = (((st.s + ap * ds) * (st.q + ad * dq)).sum()
               + (st.pi + ap * dpi) @ (st.r + ad * dr)) / count
     sigma = min(1.0, (mu_aff / mu) ** 3) if mu > 0 else 0.0
+    target = max(sigma * mu, MU_FLOOR)
     dpi, dv, dq, ds, dr, dt = _direction(prob, st, res, cf, ones_sol,
-                                         sigma * mu - st.s * st.q - ds * dq,
-                                         sigma * mu - st.pi * st.r - dpi * dr)
+                                         target - st.s * st.q - ds * dq,
+                                         target - st.pi * st.r - dpi * dr)
     ap = STEP * min(_max_step(st.pi, dpi), _max_step(st.s, ds))
     ad = STEP * min(_max_step(st.q, dq), _max_step(st.r, dr))
     st.pi, st.v, st.s = st.pi + ap * dpi, st.v + ap * dv, st.s + ap * ds
