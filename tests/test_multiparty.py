@@ -648,3 +648,30 @@ def test_max_nonzeros_raises_the_default_limit(write_toml) -> None:
     assert refused.exit_code == 3
     raised = CliRunner().invoke(main, ["verify", "--max-nonzeros", str(2 * estimate), str(path)])
     assert raised.exit_code == 0, raised.output
+
+
+def test_a_float_lp_past_its_time_limit_is_settled_exactly(monkeypatch):
+    """A float LP that does not finish in time is a failed solve: the verdict comes from
+    the exact certificate (method proof), the reason says why, and no second float pass
+    waits again. (XOR at k = 8, epsilon = 0.1, worst case kept HiGHS busy for minutes.)"""
+    import dpverify.verify.multiparty as multiparty
+    from dpverify.spec import loads as load_text
+    from dpverify.verify.options import VerifyOptions as Options
+    from dpverify.verify.run import verify_spec as run
+
+    monkeypatch.setattr(multiparty, "FLOAT_LP_SECONDS", 1e-9)
+    calls = []
+    real = multiparty.solve
+
+    def counted(*args, **kwargs):
+        calls.append(kwargs.get("time_limit"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(multiparty, "solve", counted)
+    spec = load_text('[problem]\nname = "x4"\nparties = 4\nepsilon = 0.1\n'
+                     'accuracy = "worst"\n[observer]\nfunction = "xor"\n')
+    result = run(spec, Options()).results[0]
+    assert result.verdict.value == "optimal" and result.method == "proof"
+    assert "time limit" in result.reason
+    assert calls and all(limit == 1e-9 for limit in calls)
+    assert len(calls) == 1  # the relaxed LP only: no RR LP, no tight second pass
