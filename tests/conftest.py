@@ -1,4 +1,5 @@
-"""Shared test set-up: the `slow` marker behind `--runslow`, and problem-file helpers."""
+"""Shared test set-up: the `slow` marker behind `--runslow`, derandomized property tests,
+and problem-file helpers."""
 
 from __future__ import annotations
 
@@ -6,6 +7,13 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Property tests draw the same examples on every run (CI must not pass or fail by luck);
+# `--hypothesis-profile explore` draws new ones.
+settings.register_profile("ci", derandomize=True, database=None)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile("ci")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

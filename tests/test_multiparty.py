@@ -539,11 +539,11 @@ def test_candidate_lp_failure_is_settled_or_error(monkeypatch) -> None:
         assert r.verdict is Verdict.OPTIMAL
         assert (r.method == "proof") == (r.accuracy == "worst")
         if r.accuracy == "worst":
-            assert "time-limit" in r.reason
+            assert "time limit" in r.reason
     _no_exact_path(monkeypatch)
     for r in verify_multiparty(loads(XOR3), VerifyOptions()).results:
         if r.accuracy == "worst":
-            assert r.verdict is Verdict.ERROR and "time-limit" in r.reason
+            assert r.verdict is Verdict.ERROR and "time limit" in r.reason
             assert r.rr_value is None
         else:
             assert r.verdict is Verdict.OPTIMAL and r.method == "lp"

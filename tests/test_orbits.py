@@ -116,7 +116,9 @@ def test_orbit_results_equal_the_full_corner_lp(path):
 
 @st.composite
 def symmetric_problems(draw):
-    sizes = draw(st.lists(st.integers(1, 3), min_size=1, max_size=3))
+    # at most 7 parties: the full corner LP, the reference here, stays within its guard
+    sizes = draw(st.lists(st.integers(1, 3), min_size=1, max_size=3).filter(
+        lambda s: sum(s) <= 7))
     k = sum(sizes)
     levels = ["2", "3/2", "3", "5/4"]
     lambdas = [levels[c] for c, n in enumerate(sizes) for _ in range(n)]
@@ -128,7 +130,8 @@ def symmetric_problems(draw):
             f"function = {{ counts = {counts} }}\ngain = {gain}\n")
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=12, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(symmetric_problems())
 def test_random_symmetric_problems_agree_with_the_lp(text):
     spec = loads(text)
