@@ -496,8 +496,11 @@ def test_ctrl_c_stops_cleanly(tmp_path: Path) -> None:
     # 1.9 s in all, and lost the race on a loaded machine)
     write_problems(folder, 300)
     store = tmp_path / "s.sqlite"
+    # The child starts with Ctrl-C's default action: under pytest-xdist the test runs in a
+    # worker that ignores SIGINT, and an ignored signal stays ignored across exec.
     proc = subprocess.Popen([*DPVERIFY, "batch", str(folder), "--store", str(store), "-j", "2"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         _wait_for_rows(store, proc, 3)
         assert proc.poll() is None, "the batch finished before it could be interrupted"

@@ -224,7 +224,7 @@ def _hints_from_result(spec: MultipartySpec, party: int, result: AgentResult) ->
 
 def _dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list) -> dict:
     """Hints on all inputs from the dense interior-point method (verify.worst_ipm), for a
-    worst case whose chain-form LP is over the size guard (no symmetry, k up to 12)."""
+    worst case without symmetry on DENSE_FROM_INPUTS to MAX_DENSE_INPUTS inputs."""
     out = {}
     for b in bits:
         relevant = None if b is None else own_bits(spec.parties, party) == b
