@@ -11,6 +11,7 @@ included:
 * `dpverify check-cert FILE CERT` - the independent checker.
 
 Usage: python benchmarks/bench_worst12.py [--seeds 0,1,2] [--parties 12] [--timeout S]
+       [--write-only DIR]   (write the problem files into DIR and run nothing)
 """
 
 from __future__ import annotations
@@ -59,7 +60,17 @@ def main() -> None:
     parser.add_argument("--seeds", default="0,1,2")
     parser.add_argument("--parties", type=int, default=12)
     parser.add_argument("--timeout", type=float, default=600.0)
+    parser.add_argument("--write-only", metavar="DIR",
+                        help="write the problem files into DIR and run nothing")
     args = parser.parse_args()
+    if args.write_only:
+        folder = Path(args.write_only)
+        folder.mkdir(parents=True, exist_ok=True)
+        for seed in (int(s) for s in args.seeds.split(",")):
+            path = folder / f"worst{args.parties}-seed{seed}.toml"
+            path.write_text(problem(args.parties, seed))
+            print(path)
+        return
     print(f"{datetime.date.today()}, {os.cpu_count()} CPUs, Python "
           f"{platform.python_version()}, {platform.machine()}; whole commands, start-up "
           "included\n")
