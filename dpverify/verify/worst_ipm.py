@@ -68,7 +68,7 @@ STALL_MU = 1e-14
 # rounding noise (multiplied by d ~ 1/mu) grew faster than the bracket narrowed (measured
 # at k = 12: a bracket of 1.5e-12 with the floor, 4.3e-10 without).
 MU_FLOOR = 1e-16
-STALL = 3
+STALL = 2
 
 
 @dataclass(frozen=True)
@@ -185,6 +185,7 @@ def _factor(M: np.ndarray, threads: _Threads):
 
 
 REFINE = 12  # at most this many refinement steps against the exact operator
+REFINE_SINGLE = 2  # with the single-precision factor (early on, a rough direction will do)
 
 
 def _solve(cf, rhs: np.ndarray, apply_m) -> np.ndarray:
@@ -199,7 +200,7 @@ def _solve(cf, rhs: np.ndarray, apply_m) -> np.ndarray:
     x = raw(rhs)
     res = rhs - apply_m(x)
     norm = float(np.abs(res).max())
-    for _ in range(REFINE):
+    for _ in range(REFINE if cf[0].dtype == np.float64 else REFINE_SINGLE):
         candidate = x + raw(res)
         new_res = rhs - apply_m(candidate)
         new_norm = float(np.abs(new_res).max())
