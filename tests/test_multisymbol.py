@@ -27,12 +27,13 @@ from dpverify.spec.model import Accuracy
 from dpverify.spec.tables import tabulate
 from dpverify.status import verdict_status
 from dpverify.verify.multiparty import verify_agent
-from dpverify.verify.multisymbol import symbol_outcome, units_of, verify_symbol_agent
+from dpverify.verify.multisymbol import symbol_outcome, verify_symbol_agent
 from dpverify.verify.options import VerifyOptions
 from dpverify.verify.result import Verdict, worst_verdict
 from dpverify.verify.run import verify_spec
 from dpverify.verify.symbol_bound import float_bound, label_gains
 from dpverify.verify.symbol_witness import witness_value
+from dpverify.verify.units import units_of
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "problems" / "multisymbol"

@@ -190,15 +190,13 @@ class AuditView(VerifyView):
     verb = "auditing"
 
     def finished(self, file_result: Any) -> None:
-        if file_result.status.value != "done":
-            self.err.print(f"dpverify: {file_result.reason}")
+        result = self._to_print(file_result)
+        if result is None:
             return
-        if self.as_json or self.quiet:
-            return
-        if file_result.result.kind == "mechanism":
-            print_mechanism(self.out, file_result.result)
+        if result.kind == "mechanism":
+            print_mechanism(self.out, result)
         else:
-            print_protocol(self.out, file_result.result, show_rules=self.show_rules)
+            print_protocol(self.out, result, show_rules=self.show_rules)
 
     def report(self, report: Any) -> None:
         self.__exit__()

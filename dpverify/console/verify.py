@@ -215,13 +215,18 @@ class VerifyView:
         else:
             self._status.update(message)
 
-    def finished(self, file_result: Any) -> None:
+    def _to_print(self, file_result: Any) -> Any | None:
+        """A finished file's result when its tables are to be printed; a file that could
+        not be done gets its one line on stderr whatever the output mode."""
         if file_result.status.value != "done":
             self.err.print(f"dpverify: {file_result.reason}")
+            return None
+        return None if self.as_json or self.quiet else file_result.result
+
+    def finished(self, file_result: Any) -> None:
+        result = self._to_print(file_result)
+        if result is None:
             return
-        if self.as_json or self.quiet:
-            return
-        result = file_result.result
         print_problem(self.out, result, **self.table_options)
         if self.show_rules and result.kind == "protocol":
             from dpverify.console.audit import rules_tables

@@ -133,9 +133,6 @@ def _parse_multiparty(root: Table, problem: Table, default_name: str) -> Multipa
     alphabets = read_alphabets(problem, k) if k <= MAX_GENERAL_PARTIES else (2,) * k
 
     agents = _agents(root, k, alphabets)
-    if not agents:
-        raise SpecError(file, "", None,
-                        "no agent: add an [observer] table or at least one [[party]]")
     if k > MAX_GENERAL_PARTIES:
         _symmetric_only(file, agents, k)
     expect = _expectations(root, agents) if root.has("expect") else ()
@@ -168,7 +165,8 @@ def _check_count_function(spec: MultipartySpec, agent: AgentSpec) -> None:
 
 def _agents(root: Table, k: int, alphabets: tuple[int, ...] | None = None
             ) -> list[AgentSpec]:
-    """The [observer] and the [[party]] tables, in this order."""
+    """The [observer] and the [[party]] tables, in this order (at least one; also for
+    protocol files)."""
     agents: list[AgentSpec] = []
     if root.has("observer"):
         agents.append(_agent(root.table("observer"), 0, k, alphabets=alphabets))
@@ -185,6 +183,9 @@ def _agents(root: Table, k: int, alphabets: tuple[int, ...] | None = None
                 raise table.error("index", index, "each party may appear once")
             seen.add(index)
             agents.append(_agent(table, index, k, extra=("index",), alphabets=alphabets))
+    if not agents:
+        raise SpecError(root.file, "", None,
+                        "no agent: add an [observer] table or at least one [[party]]")
     return agents
 
 

@@ -15,14 +15,12 @@ from typing import Any
 from dpverify.errors import SpecError
 from dpverify.spec.alphabet import read_alphabets
 from dpverify.spec.loader import (
-    AGENT_KEYS,
     LOAD_TABULATE_PARTIES,
     _accuracies,
-    _agent,
+    _agents,
     _expectations,
     _privacy,
 )
-from dpverify.spec.model import AgentSpec
 from dpverify.spec.protocol_model import (
     DEFAULT_KEY,
     MAX_CELLS,
@@ -57,7 +55,7 @@ def parse_protocol(root: Table, problem: Table, *, default_name: str) -> Protoco
     accuracies = _accuracies(problem)
     alphabets = read_alphabets(problem, k)  # input symbols per party (default: bits)
     rounds, exact = _rounds(root, k, alphabets)
-    agents = _agents(root, k, alphabets)
+    agents = tuple(_agents(root, k, alphabets))
     expect = _expectations(root, list(agents)) if root.has("expect") else ()
     missing = uncovered_prefix(rounds, alphabets)
     if missing is not None:
@@ -73,29 +71,6 @@ def parse_protocol(root: Table, problem: Table, *, default_name: str) -> Protoco
         for agent in spec.agents:  # surface table and gain errors at load time
             tabulate(spec.claimed(), agent)
     return spec
-
-
-def _agents(root: Table, k: int, alphabets: tuple[int, ...]) -> tuple[AgentSpec, ...]:
-    agents: list[AgentSpec] = []
-    if root.has("observer"):
-        agents.append(_agent(root.table("observer"), 0, k, alphabets=alphabets))
-    if root.has("party"):
-        entries = root.get("party")
-        if not isinstance(entries, list):
-            raise root.error("party", entries, "must be an array of tables: write [[party]]")
-        seen: set[int] = set()
-        for n, entry in enumerate(entries):
-            table = Table(entry, root.file, f"party[{n}]")
-            table.done(("index",) + AGENT_KEYS)
-            index = table.integer("index", minimum=1, maximum=k)
-            if index in seen:
-                raise table.error("index", index, "each party may appear once")
-            seen.add(index)
-            agents.append(_agent(table, index, k, extra=("index",), alphabets=alphabets))
-    if not agents:
-        raise SpecError(root.file, "", None,
-                        "no agent: add an [observer] table or at least one [[party]]")
-    return tuple(agents)
 
 
 def _rounds(root: Table, k: int, alphabets: tuple[int, ...]) -> tuple[tuple[RoundSpec, ...],

@@ -49,6 +49,7 @@ from dpverify.verify.multiparty import check_size, verify_agent
 from dpverify.verify.options import VerifyOptions
 from dpverify.verify.protocol_rules import BRACKET, ProtocolValue, protocol_value
 from dpverify.verify.result import AgentResult, ProblemResult, Verdict
+from dpverify.verify.units import Units, units_of
 
 # Exact transcripts up to this many entries of P (inputs x transcripts); floats beyond.
 EXACT_CELLS = 1 << 18
@@ -145,35 +146,12 @@ def audit_protocol(spec: ProtocolSpec, options: VerifyOptions) -> ProblemResult:
                          _header(spec, tr, priv))
 
 
-@dataclass(frozen=True)
-class _Units:
-    """Gains w = lo + span w', w' in [0, 1] (exactly, and as floats)."""
-
-    lo: Fraction
-    span: Fraction
-    unit: np.ndarray
-    unit_exact: list[list[Fraction]]
-
-    def user(self, v: float | None) -> float | None:
-        return None if v is None or not math.isfinite(v) else \
-            float(self.lo) + float(self.span) * v
-
-    def normalised(self, v: float | None) -> float | None:
-        return None if v is None else (v - float(self.lo)) / float(self.span)
-
-
-def _units(spec: ProtocolSpec, agent: AgentSpec) -> _Units:
-    table = tabulate(spec.claimed(), agent)
-    flat = [v for row in table.gain_exact for v in row]
-    lo, hi = min(flat), max(flat)
-    span = hi - lo if hi > lo else Fraction(1)
-    exact = [[(v - lo) / span for v in row] for row in table.gain_exact]
-    unit = np.array([[float(v) for v in row] for row in exact], dtype=np.float64)
-    return _Units(lo, span, unit, exact)
+def _units(spec: ProtocolSpec, agent: AgentSpec) -> Units:
+    return units_of(tabulate(spec.claimed(), agent).gain_exact)
 
 
 def _bound(spec: ProtocolSpec, agent: AgentSpec, accuracy: Accuracy, levels: Sequence[Level],
-           units: _Units, options: VerifyOptions) -> tuple[float | None, str]:
+           units: Units, options: VerifyOptions) -> tuple[float | None, str]:
     """The relaxed optimum (user units) at finite `levels` (verify_agent: `verify`'s value,
     settled exactly when its floats disagree), or with unbounded parties (the identity
     factor, checked against RR written as a protocol). (None, why) when undecided."""
@@ -204,7 +182,7 @@ def relaxed_bound(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
 
 
 def _unbounded_bound(agent: AgentSpec, accuracy: Accuracy, levels: Sequence[Level],
-                     units: _Units, options: VerifyOptions) -> tuple[float | None, str]:
+                     units: Units, options: VerifyOptions) -> tuple[float | None, str]:
     worst = accuracy is Accuracy.WORST
     free = [v == math.inf or v > UNBOUNDED_LEVEL for v in levels]
     factors = tuple(np.eye(2) if f else rr_channel(float(v)) for v, f in zip(levels, free,
@@ -234,7 +212,7 @@ def _audit_agent(spec: ProtocolSpec, agent: AgentSpec, accuracy: Accuracy, tr: T
     same = spec.lambdas_exact is not None and tuple(priv.achieved) == spec.lambdas_exact
     bound_a, why_a = (bound_c, "") if same else _bound(spec, agent, accuracy, priv.achieved,
                                                        units, options)
-    value = protocol_value(tr, units.unit, units.unit_exact if tr.exact else None,
+    value = protocol_value(tr, units.unit, units.exact if tr.exact else None,
                            agent.party, worst, options)
     verdict, reason = decide(value, units.normalised(bound_c), units.normalised(bound_a),
                              priv, options.tol, f"the relaxed bound at the claimed levels is "

@@ -153,6 +153,7 @@ class _Floats:
     pi: np.ndarray | None = None
     theta: np.ndarray | None = None  # the relaxed LP's corner weights theta[s, label]
     failure: str = ""
+    timed_out: bool = False  # an LP ran out of time: settle exactly, no second pass
 
 
 def float_lps_fit(lambdas: Sequence[float]) -> bool:
@@ -176,9 +177,11 @@ def _float_pass(lambdas: Sequence[float], gain: np.ndarray, label_gains: np.ndar
     else:
         out.failure = _failed("relaxed", relaxed)
         if relaxed.status is LpStatus.TIME_LIMIT:  # settled exactly: no second wait
+            out.timed_out = True
             return out
     candidate = _rr_candidate(lambdas, gain, party, worst, options, feasibility_tol)
     if isinstance(candidate, LpSolution):
+        out.timed_out = candidate.status is LpStatus.TIME_LIMIT
         out.failure = "; ".join(f for f in (out.failure, _failed(
             "randomized-response worst-case", candidate)) if f)
     else:
@@ -191,7 +194,7 @@ def _floats(lambdas: Sequence[float], gain: np.ndarray, label_gains: np.ndarray,
     """The float pass, solved again with tight tolerances unless it agrees at first."""
     floats = _float_pass(lambdas, gain, label_gains, party, worst, options)
     verdict, why = _judge(floats, options.tol)
-    if verdict is not Verdict.OPTIMAL and "time limit" not in floats.failure:
+    if verdict is not Verdict.OPTIMAL and not floats.timed_out:
         tight = _float_pass(lambdas, gain, label_gains, party, worst, options,
                             TIGHT_FEASIBILITY)
         again, why_again = _judge(tight, options.tol)

@@ -28,8 +28,6 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
 from dpverify.spec.tables import tabulate
 from dpverify.theory.exact import lambda_brackets
@@ -46,30 +44,10 @@ from dpverify.verify.symbol_bound import (
 )
 from dpverify.verify.symbol_search import Objective, search
 from dpverify.verify.symbol_witness import witness_value, write_witness
+from dpverify.verify.units import Units, units_of
 
 METHOD_RAYS = "rays"
 DEFAULT_WITNESS_DIR = Path(".dpverify") / "witnesses"
-
-
-@dataclass(frozen=True, eq=False)
-class Units:
-    """Gains w = lo + span w', w' in [0, 1], exactly and as floats."""
-
-    lo: Fraction
-    span: Fraction
-    unit: np.ndarray
-    exact: list[list[Fraction]]
-
-    def user(self, v: Fraction | None) -> float | None:
-        return None if v is None else float(self.lo + self.span * v)
-
-
-def units_of(gain_exact) -> Units:
-    flat = [v for row in gain_exact for v in row]
-    lo, hi = min(flat), max(flat)
-    span = hi - lo if hi > lo else Fraction(1)
-    exact = [[(v - lo) / span for v in row] for row in gain_exact]
-    return Units(lo, span, np.array([[float(v) for v in row] for row in exact]), exact)
 
 
 @dataclass

@@ -207,7 +207,8 @@ def run_case(plan: SurveyPlan, case: Case, options: Any) -> CaseResult:
     """Verify one case (in a worker process, too)."""
     from dpverify.spec import MultipartySpec, loads
     from dpverify.spec.model import Accuracy
-    from dpverify.verify.multisymbol import symbol_outcome, units_of
+    from dpverify.verify.multisymbol import symbol_outcome
+    from dpverify.verify.units import units_of
 
     start = time.perf_counter()
     spec = loads(problem_text(plan, case), source="<survey>")

@@ -20,8 +20,9 @@ from dpverify.theory.symbol_certificate import (
     protocol_accuracies,
     upper_holds,
 )
-from dpverify.verify.multisymbol import Outcome, Units, symbol_outcome
+from dpverify.verify.multisymbol import Outcome, symbol_outcome
 from dpverify.verify.options import VerifyOptions
+from dpverify.verify.units import Units
 
 
 def build_certificate(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,

@@ -50,7 +50,6 @@ from dpverify.theory.rr import kron_apply, rr_channel, rr_matrix
 MAX_DENSE_INPUTS = 4096
 MAX_ITERATIONS = 40
 TARGET_WIDTH = 1e-11  # stop once the float bracket is this narrow (gains in [0, 1])
-MIN_MU = 1e-24  # or once the complementarity is below this (rounding dominates)
 DROP = 1e-8  # an output column whose K is below DROP * max is left out of M
 # While the bracket is wider than this, M is built and factored in single precision (twice
 # as fast; the direction is only a direction: every residual is recomputed exactly).
@@ -158,15 +157,9 @@ class _Problem:
 SLOW_FACTOR = 1.2
 
 
-class _Threads:
-    """The BLAS threads for the Cholesky: all of them until one factor is slow."""
-
-    def __init__(self) -> None:
-        self.limit: int | None = None  # None: the library's default (every core)
-
-
-def _factor(M: np.ndarray, threads: _Threads):
-    """Cholesky of M (upper triangle), with a growing ridge when rounding breaks it."""
+def _factor(M: np.ndarray, st: _State):
+    """Cholesky of M (upper triangle), with a growing ridge when rounding breaks it, on
+    `st.blas_threads` BLAS threads (every core until one factor is slow, then one)."""
     top = float(np.max(np.abs(np.diag(M))))
     ridge = 0.0
     for _ in range(8):
@@ -174,10 +167,10 @@ def _factor(M: np.ndarray, threads: _Threads):
             if ridge:
                 M[np.diag_indices(M.shape[0])] += ridge
             start = time.perf_counter()
-            with threadpool_limits(limits=threads.limit, user_api="blas"):
+            with threadpool_limits(limits=st.blas_threads, user_api="blas"):
                 cf = sla.cho_factor(M, lower=False, check_finite=False)
             if time.perf_counter() - start > SLOW_FACTOR * (M.shape[0] / 4096) ** 3:
-                threads.limit = 1
+                st.blas_threads = 1
             return cf
         except np.linalg.LinAlgError:
             ridge = max(ridge * 100, 10 * float(np.finfo(M.dtype).eps) * top)
@@ -225,7 +218,7 @@ class _State:
         self.q = np.full((n, m), 1.0 / m, dtype=WORK)
         self.r = np.full(R, 1.0 / R, dtype=WORK)
         self.t = 0.0
-        self.threads = _Threads()
+        self.blas_threads: int | None = None  # None: the BLAS default (every core)
 
     def mu(self) -> float:
         return float(((self.s * self.q).sum() + self.pi @ self.r) / (self.q.size
@@ -277,7 +270,7 @@ def _iterate(prob: _Problem, st: _State, single: bool) -> None:
     mu = ((st.s * st.q).sum() + st.pi @ st.r) / count
     d = st.q / st.s
     e = d.sum(axis=1)
-    cf = _factor(prob.normal_matrix(d, st.r / st.pi, single), st.threads)
+    cf = _factor(prob.normal_matrix(d, st.r / st.pi, single), st)
     apply_m = _operator(prob, st, d, e)
     ones_sol = _solve(cf, np.ones(prob.R), apply_m)
     res = (r_s, r_v, r_pi, r_eq, d, e, apply_m)
@@ -345,7 +338,7 @@ def dense_worst(lambdas: Sequence[float], gain: np.ndarray,
             upper, prior = hi, np.asarray(p[inverse], dtype=np.float64)
         stalled = stalled + 1 if upper - lower > 0.99 * before else 0
         mu = st.mu()
-        if upper - lower <= target or mu < MIN_MU or (mu < STALL_MU and stalled >= STALL):
+        if upper - lower <= target or (mu < STALL_MU and stalled >= STALL):
             break
     assert prior is not None and rule is not None
     return DenseWorst(prior, rule, lower, upper, iterations)
