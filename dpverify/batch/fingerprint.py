@@ -18,11 +18,19 @@ from pathlib import Path
 from dpverify import __version__
 
 
-@functools.cache
 def source_hash(package: Path | None = None) -> str:
-    """The SHA-256 (hex) of the package's `*.py` files, their paths relative to the
-    package and their bytes, in path order (`__pycache__` left out)."""
-    root = Path(__file__).resolve().parents[1] if package is None else package
+    """The SHA-256 (hex) of the `*.py` files of `package` (default: the dpverify package
+    this module belongs to, hashed once per process), their paths relative to the package
+    and their bytes, in path order (`__pycache__` left out)."""
+    return _own_hash() if package is None else _tree_hash(package)
+
+
+@functools.cache
+def _own_hash() -> str:
+    return _tree_hash(Path(__file__).resolve().parents[1])
+
+
+def _tree_hash(root: Path) -> str:
     digest = hashlib.sha256()
     for path in sorted(root.rglob("*.py"), key=lambda p: p.relative_to(root).as_posix()):
         if "__pycache__" in path.parts:

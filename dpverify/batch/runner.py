@@ -162,12 +162,22 @@ class _Silent:
 
 @dataclass(frozen=True)
 class ProblemFile:
-    """A problem file as read by the parent: its bytes' hash and text, or why not."""
+    """A problem file as read by the parent: its bytes' hash and text, or why not; the
+    problem's `name` and `kind` when known before it runs (a sweep's points)."""
 
     source: str
     content_hash: str
     text: str | None
     error: str = ""
+    name: str | None = None
+    kind: str | None = None
+
+    def named(self, result: dict[str, Any]) -> dict[str, Any]:
+        """A result made without the problem (a timeout, a crash), with the problem's name
+        and kind when they are known."""
+        if self.name is None or result.get("results") or result.get("kind") != "unknown":
+            return result
+        return {**result, "problem": self.name, "kind": self.kind or "unknown"}
 
 
 def read_problem(path: Path) -> ProblemFile:
@@ -233,9 +243,11 @@ def run_batch(
     return report
 
 
-def problem_text(source: str, text: str) -> ProblemFile:
+def problem_text(source: str, text: str, *, name: str | None = None,
+                 kind: str | None = None) -> ProblemFile:
     """A problem that is not a file (a point of a sweep): its text, hashed as a file's."""
-    return ProblemFile(source, hashlib.sha256(text.encode("utf-8")).hexdigest(), text)
+    return ProblemFile(source, hashlib.sha256(text.encode("utf-8")).hexdigest(), text,
+                       name=name, kind=kind)
 
 
 def run_problems(
@@ -350,7 +362,7 @@ def _run(executor: Executor, tasks: list[Task], by_task: dict[int, list[ProblemF
 
 
 def _row(problem: ProblemFile, outcome: Outcome, okey: str) -> StoredResult:
-    result = outcome.result
+    result = problem.named(outcome.result)
     return StoredResult(
         content_hash=problem.content_hash, options_key=okey,
         version=outcome.build or build_id(),
@@ -363,7 +375,8 @@ def _row(problem: ProblemFile, outcome: Outcome, okey: str) -> StoredResult:
 
 def _item(problem: ProblemFile, outcome: Outcome) -> BatchItem:
     return BatchItem(problem.source, problem.content_hash, outcome.status,
-                     relabel(outcome.result, problem.source, problem.text), outcome.values,
+                     relabel(problem.named(outcome.result), problem.source, problem.text),
+                     outcome.values,
                      outcome.expect, outcome.seconds, cached=outcome.cached,
                      build=outcome.build)
 
