@@ -119,7 +119,7 @@ def test_stale_claims_are_taken_over(tmp_path):
 def run_batches(store: Path, paths: list[Path], n: int) -> list[list[dict]]:
     script = [sys.executable, "-c", BATCH_SCRIPT, str(store), *map(str, paths)]
     procs = [subprocess.Popen(script, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, env=env()) for _ in range(n)]
+                              text=True, env=env(), cwd=store.parent) for _ in range(n)]
     outs = [p.communicate(timeout=300) for p in procs]
     for p, (_, err) in zip(procs, outs, strict=True):
         assert p.returncode == 0, err
@@ -149,7 +149,7 @@ def test_a_killed_runs_claims_do_not_hold_up_the_next(tmp_path):
     store = tmp_path / "s.sqlite"
     script = [sys.executable, "-c", BATCH_SCRIPT, str(store), *map(str, paths)]
     killed = subprocess.Popen(script, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              env=env(), start_new_session=True)
+                              env=env(), cwd=tmp_path, start_new_session=True)
     deadline = time.time() + 60
     claimed = 0
     while time.time() < deadline and not claimed:
