@@ -145,7 +145,7 @@ def test_two_concurrent_batches_on_one_store_compute_each_problem_once(tmp_path)
 
 
 def test_a_killed_runs_claims_do_not_hold_up_the_next(tmp_path):
-    paths = slow_problems(tmp_path / "p", 6)
+    paths = slow_problems(tmp_path / "p", 4)
     store = tmp_path / "s.sqlite"
     script = [sys.executable, "-c", BATCH_SCRIPT, str(store), *map(str, paths)]
     killed = subprocess.Popen(script, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

@@ -78,6 +78,7 @@ print(json.dumps({{i.source: [i.verdict, i.reason] for i in report.items}}))
 """
 
 
+@pytest.mark.slow  # a control (it passed before too): a LocalCluster costs seconds
 def test_dask_local_in_a_guarded_script_gives_the_results(tmp_path):
     pytest.importorskip("distributed")
     done = run(script(True, DASK_BODY), "file", tmp_path)
