@@ -27,7 +27,7 @@ Both drive `concurrent.futures` futures through one loop (`Executor.run`), which
 * **Another run on the same store** (a `Gate`, the runner's claims): a task is started
   only once the gate admits it; a task that another run is computing waits, and its
   result, once that run stores it, is yielded as a `cached` outcome.
-* **The user's script**: spawned workers do not re-run the `__main__` module (`_Spawn`):
+* **The user's script**: spawned workers do not re-run the `__main__` module (spawn.py):
   a worker needs dpverify's modules only, so `dpverify.batch()` works at the top level of
   a script without an `if __name__ == "__main__":` guard, and from standard input.
 

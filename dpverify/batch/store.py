@@ -129,10 +129,10 @@ def claim_stale(owner: str, heartbeat: float, now: float) -> bool:
     if host != socket.gethostname() or not pid.isdigit():
         return False
     try:
-        os.kill(int(pid), 0)
+        os.kill(int(pid), 0)  # signal 0: is there such a process?
     except ProcessLookupError:
         return True
-    except (PermissionError, OSError):
+    except OSError:  # it exists (another user's), or we cannot tell
         return False
     return False
 
