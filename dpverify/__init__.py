@@ -8,7 +8,9 @@ The Python API (README, "Python API"), the same as the command line's:
     sweep = dpverify.sweep("problems/xor-4.toml", epsilon="0.1:4:40", jobs=2)
     sweep.plot("xor-4.png")                    # needs pip install 'dpverify[plot]'
 
-Importing dpverify is fast: each name below is imported when first used.
+Importing dpverify is fast: each name below is imported when first used. `batch` and
+`sweep` may be called at a script's top level (their workers never re-run the script);
+with `scheduler="local"` (Dask), put the call under `if __name__ == "__main__":`.
 """
 
 from __future__ import annotations

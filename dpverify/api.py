@@ -14,6 +14,13 @@ of exceptions, `dpverify.DpverifyError`: a `SpecError` for a problem that is not
 option, a `SizeLimitError` or `SolverError` when a problem cannot be decided. Each has
 `exit_code`, the command line's exit status. Heavy modules (the solvers, matplotlib) are
 imported when a function first needs them.
+
+`batch` and `sweep` run worker processes that import dpverify only, never the caller's
+script (dpverify/batch/spawn.py), so a script may call them at its top level, without an
+`if __name__ == "__main__":` guard, and so may `python - <<EOF`. The exception is
+`scheduler="local"`: Dask starts those workers, and they run the script again, so there
+the call belongs under the guard (without it, an InputError says so; a script read from
+standard input is refused).
 """
 
 from __future__ import annotations
@@ -172,9 +179,11 @@ def batch(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *,
           **options: Unpack[VerifyKwargs]) -> BatchResult:
     """Verify every problem file under `paths` in parallel worker processes, as
     `dpverify batch` does. With `store` (a path, such as ".dpverify/results.sqlite", or a
-    Store), results are saved as they finish and problems stored there are skipped
-    (unless `force`); without it nothing is written. `timeout` is per problem (None: no
-    limit); `scheduler` runs on Dask ("local" or an address)."""
+    Store), results are saved as they finish and problems stored there by this build of
+    dpverify are skipped (unless `force`), and a problem another run on the same store is
+    computing is waited for, not computed twice; without it nothing is written. `timeout`
+    is per problem (None: no limit); `scheduler` runs on Dask ("local" or an address;
+    from a script, under `if __name__ == "__main__":`)."""
     from dpverify.batch.runner import run_batch
 
     chosen = make_options(**options)
@@ -226,8 +235,9 @@ def plot(data: Sweep, path: str | os.PathLike[str] | None = None, *,
 def results(store: str | os.PathLike[str] = ".dpverify/results.sqlite", *,
             verdict: Literal["optimal", "gap", "error"] | None = None
             ) -> list[StoredResult]:
-    """What a results store holds (every version and option set), as `dpverify results`
-    lists it; `row.result` is spec.md's result object."""
+    """What a results store holds (every build and option set), as `dpverify results`
+    lists it; `row.result` is spec.md's result object, `row.version` the build of
+    dpverify that computed it (dpverify.batch.fingerprint.build_id() is this one's)."""
     from dpverify.batch.store import Store
 
     with Store(Path(store), readonly=True) as opened:

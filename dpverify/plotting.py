@@ -40,9 +40,11 @@ INSTALL = "pip install 'dpverify[plot]'"
 X_LABELS = {"epsilon": r"privacy level $\varepsilon$",
             "lambda": r"$\lambda = e^{\varepsilon}$",
             "alpha": r"$\alpha = e^{-\varepsilon}$", "parties": "number of parties k"}
-# marker, colour, size; `optimal` hollow, so the curve shows through
+# marker, colour, size; `optimal` hollow, so the curve shows through. A verdict not listed
+# (none of a sweep's today) is drawn as an error.
 VERDICT_MARKERS = {"optimal": ("o", "#1a7f37", 26), "gap": ("X", "#d62728", 70),
-                   "error": ("^", "#ff7f0e", 55)}
+                   "open": ("D", "#8250df", 40), "error": ("^", "#ff7f0e", 55)}
+NO_RESULTS = ("no results", "")  # the one panel of a sweep none of whose points has results
 # Colours of the curves of several k: none green or red, the verdicts' colours.
 SERIES_COLORS = ("C0", "C1", "C4", "C5", "C9", "C6", "C8", "C7")
 BOUND_STYLE: dict[str, Any] = {"lw": 5, "alpha": 0.35, "solid_capstyle": "round"}
@@ -105,8 +107,9 @@ def _save(figure: Figure, path: Path, fmt: str) -> None:
 # -- shared ---------------------------------------------------------------------------------
 def _rows_by_panel(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The rows; a point without results (an invalid point, a timeout) has one row without
-    an agent, which goes on every panel, with its verdict and no value."""
-    panels = _panels([r for r in rows if r.get("agent")])
+    an agent, which goes on every panel, with its verdict and no value (on a panel of its
+    own when no point has results)."""
+    panels = _panels([r for r in rows if r.get("agent")]) or [NO_RESULTS]
     out = []
     for row in rows:
         if row.get("agent"):
@@ -119,6 +122,14 @@ def _rows_by_panel(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _value(row: dict[str, Any], key: str) -> float:
     v = row.get(key)
     return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else math.nan
+
+
+def _valued(xs: list[float], ys: list[float]) -> tuple[list[float], list[float]]:
+    """The points with both coordinates, for a line: a point without a value (an error)
+    would cut the line there and leave its neighbours as invisible single points."""
+    pairs = [(x, y) for x, y in zip(xs, ys, strict=True)
+             if not (math.isnan(x) or math.isnan(y))]
+    return [x for x, _ in pairs], [y for _, y in pairs]
 
 
 def _panels(rows: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
@@ -156,6 +167,7 @@ def _mark_verdicts(ax: Axes, xs: list[float], ys: list[float], verdicts: list[st
     """A marker on every point by its verdict; a point without a value is marked on the
     bottom edge. The verdicts marked."""
     seen: set[str] = set()
+    verdicts = [v if v in VERDICT_MARKERS else "error" for v in verdicts]
     for verdict, (marker, color, size) in VERDICT_MARKERS.items():
         chosen = [(x, y) for x, y, v in zip(xs, ys, verdicts, strict=True) if v == verdict]
         if not chosen:
@@ -167,8 +179,9 @@ def _mark_verdicts(ax: Axes, xs: list[float], ys: list[float], verdicts: list[st
             ax.scatter([x for x, _ in valued], [y for _, y in valued], marker=marker, s=size,
                        facecolors=face,
                        edgecolors=color, zorder=5, linewidths=1.0, gid=f"{gid}|{verdict}")
-        bottom = [x for x, y in chosen if math.isnan(y)]
-        if bottom:  # no value to put it on: on the bottom edge
+        bottom = [x for x, y in chosen if math.isnan(y) and not math.isnan(x)]
+        if bottom:  # no value to put it on: on the bottom edge, inside the x range
+            ax.update_datalim([(x, 0.0) for x in bottom], updatey=False)
             ax.scatter(bottom, [0.03] * len(bottom), marker=marker, s=size, facecolors=face,
                        edgecolors=color, transform=ax.get_xaxis_transform(), zorder=5,
                        clip_on=False, gid=f"{gid}|{verdict}|no-value")
@@ -212,7 +225,8 @@ def _multiparty_figure(sweep: Sweep, rows: list[dict[str, Any]], title: str | No
             colors = ("C0", "C1") if len(series) == 1 else (color, color)
             chosen = _select(sweep, rows, panel, k)
             seen |= _draw_multiparty(ax, sweep, chosen, panel, k, colors, drawn)
-        ax.set_title(f"{panel[0]} · {panel[1]} accuracy")
+        ax.set_title("no point has results" if panel == NO_RESULTS
+                     else f"{panel[0]} · {panel[1]} accuracy")
         ax.set_xlabel(X_LABELS.get(sweep.x, sweep.x))
         ax.set_ylabel("accuracy")
         ax.grid(alpha=0.3)
@@ -249,11 +263,11 @@ def _draw_multiparty(ax: Axes, sweep: Sweep, rows: list[dict[str, Any]],
     xs = [_value(r, sweep.x) for r in rows]
     bound = [_value(r, "relaxed_optimum") for r in rows]
     value = [_value(r, "rr_value") for r in rows]
-    ax.plot(xs, bound, color=colors[0], gid=_gid("bound", panel, k), **BOUND_STYLE)
-    ax.plot(xs, value, color=colors[1], gid=_gid("rr", panel, k), **VALUE_STYLE)
+    ax.plot(*_valued(xs, bound), color=colors[0], gid=_gid("bound", panel, k), **BOUND_STYLE)
+    ax.plot(*_valued(xs, value), color=colors[1], gid=_gid("rr", panel, k), **VALUE_STYLE)
     closed = [_value(r, "closed_form") for r in rows]
     if any(not math.isnan(c) for c in closed):
-        ax.plot(xs, closed, gid=_gid("closed_form", panel, k), **CLOSED_STYLE)
+        ax.plot(*_valued(xs, closed), gid=_gid("closed_form", panel, k), **CLOSED_STYLE)
         drawn["closed"] = True
         drawn["expansion"] |= _draw_expansion(ax, sweep, rows, panel, k)
     marks = [v if not math.isnan(v) else b for v, b in zip(value, bound, strict=True)]
@@ -263,9 +277,13 @@ def _draw_multiparty(ax: Axes, sweep: Sweep, rows: list[dict[str, Any]],
 
 def _draw_expansion(ax: Axes, sweep: Sweep, rows: list[dict[str, Any]],
                     panel: tuple[str, str], k: Any) -> bool:
-    """The small-epsilon expansion, dashed, where epsilon <= EXPANSION_MAX_EPSILON."""
+    """The small-epsilon expansion, dashed, where epsilon <= EXPANSION_MAX_EPSILON, over
+    the points with a closed form (a point that errored may lack its place)."""
     import numpy as np
 
+    rows = [r for r in rows if not (math.isnan(_value(r, "closed_form"))
+                                    or math.isnan(_value(r, "parties"))
+                                    or math.isnan(_value(r, "epsilon")))]
     if not rows:
         return False
     if sweep.x == "parties":
@@ -293,7 +311,7 @@ def _count_figure(sweep: Sweep, rows: list[dict[str, Any]], title: str | None) -
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
 
-    panels = _panels(rows) or [("consumer", "")]
+    panels = _panels(rows)
     figure = Figure(figsize=(7.5, 6.2), layout="constrained")
     axes = figure.subplots(2, len(panels), squeeze=False, sharex="col",
                            gridspec_kw={"height_ratios": [3, 1.6]})
@@ -305,16 +323,17 @@ def _count_figure(sweep: Sweep, rows: list[dict[str, Any]], title: str | None) -
         best = [_value(r, "mechanism_optimum") for r in chosen]
         geometric = [_value(r, "geometric_value") for r in chosen]
         gap = [_value(r, "gap") for r in chosen]
-        top.plot(xs, best, color="C0", gid=_gid("mechanism_optimum", panel, None),
+        top.plot(*_valued(xs, best), color="C0", gid=_gid("mechanism_optimum", panel, None),
                  **BOUND_STYLE)
-        top.plot(xs, geometric, color="C1", gid=_gid("geometric_value", panel, None),
-                 **VALUE_STYLE)
+        top.plot(*_valued(xs, geometric), color="C1",
+                 gid=_gid("geometric_value", panel, None), **VALUE_STYLE)
         marks = [g if not math.isnan(g) else b for g, b in zip(geometric, best, strict=True)]
         seen |= _mark_verdicts(top, xs, marks, [str(r.get("verdict")) for r in chosen],
                                _gid("verdict", panel, None))
         bottom.axhline(0, color="0.5", lw=0.8)
-        bottom.plot(xs, gap, color="C3", marker=".", gid=_gid("gap", panel, None))
-        top.set_title(f"{panel[0]} · {panel[1]}{_hypothesis(chosen)}")
+        bottom.plot(*_valued(xs, gap), color="C3", marker=".", gid=_gid("gap", panel, None))
+        top.set_title("no point has results" if panel == NO_RESULTS
+                      else f"{panel[0]} · {panel[1]}{_hypothesis(chosen)}")
         top.set_ylabel("loss (minimised)")
         bottom.set_ylabel("gap")
         bottom.set_xlabel(X_LABELS.get(sweep.x, sweep.x))

@@ -39,6 +39,16 @@ def as_json(obj):
     return json.loads(json.dumps(obj))
 
 
+def typed(obj):
+    """`obj` with every key and leaf paired with its exact type: two objects compare equal
+    only when their values and types are equal (an enum member is not its string)."""
+    if isinstance(obj, dict):
+        return {(type(k).__name__, k): typed(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [typed(v) for v in obj]
+    return (type(obj).__name__, obj)
+
+
 # -- the bar, and importing ---------------------------------------------------------------
 def test_the_one_liner_of_the_issue_prints_optimal():
     code = ("import dpverify; r = dpverify.verify(dpverify.load('problems/and-3.toml')); "
@@ -97,8 +107,9 @@ def test_every_shipped_problem_gives_the_json_of_the_cli(which):
     expected = {obj["source"]: obj for obj in json.loads(stdout)}
     assert sorted(expected) == files
     for source, result in api.items():
-        got = as_json(result.to_dict())
-        assert without_seconds(got) == without_seconds(expected[source]), source
+        got = result.to_dict()  # plain JSON values, equal type for type to what --json prints
+        assert typed(got) == typed(as_json(got)), source
+        assert typed(without_seconds(got)) == typed(without_seconds(expected[source])), source
         assert result.verdict == expected[source]["verdict"]
         assert result.to_json() == result.to_dict()  # the older name stays
 
@@ -228,3 +239,34 @@ def test_audit_gives_the_json_of_the_cli():
     assert without_seconds(as_json(got.to_dict())) == without_seconds(cli)
     with pytest.raises(dpverify.SpecError, match="not a protocol"):
         dpverify.audit(PROBLEMS / "xor-2.toml")
+
+
+# -- to_dict() is the JSON, type for type (issue 17, B9) ----------------------------------------
+@pytest.mark.parametrize(("command", "source"), [
+    ("verify", PROBLEMS / "and-3.toml"),  # multi-party
+    ("verify", PROBLEMS / "count" / "abs-10.toml"),  # count
+    ("verify", PROBLEMS / "multisymbol" / "xor-3x2.toml"),  # more than two symbols
+    ("audit", PROBLEMS / "protocols" / "rr-and-3.toml"),  # a protocol audit
+    ("audit", ROOT / "examples" / "remap-audit.toml"),  # a count mechanism's audit
+])
+def test_to_dict_is_the_json_type_for_type(command, source):
+    result = getattr(dpverify, command)(source)
+    got = result.to_dict()
+    assert typed(got) == typed(as_json(got))
+    cli = json.loads(invoke(command, str(source), "--json").stdout)[0]
+    assert typed(without_seconds(got)) == typed(without_seconds(cli))
+
+
+def test_batch_items_and_sweep_rows_are_plain_json():
+    sources = [PROBLEMS / "count" / "abs-10.toml", PROBLEMS / "multisymbol" / "xor-3x2.toml",
+               PROBLEMS / "and-3.toml"]
+    report = dpverify.batch(sources, jobs=2)
+    assert len(report.items) == 3
+    for item in report.items:
+        assert typed(item.to_dict()) == typed(as_json(item.to_dict())), item.source
+    assert typed(report.to_dict()) == typed(as_json(report.to_dict()))
+    sweep = dpverify.sweep(PROBLEMS / "count" / "abs-10.toml", alpha="1/4,1/2", jobs=2)
+    assert typed(sweep.rows()) == typed(as_json(sweep.rows()))
+    assert typed(sweep.to_dict()) == typed(as_json(sweep.to_dict()))
+    assert {row["accuracy"] for row in sweep.rows()} == {"minimax"}
+    assert type(sweep.rows()[0]["kind"]) is str and type(sweep.kind) is str

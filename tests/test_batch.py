@@ -23,6 +23,7 @@ from click.testing import CliRunner
 from dpverify.batch import Store, run_batch
 from dpverify.batch.dask_executor import import_distributed
 from dpverify.batch.executors import Executor, LocalPool, Task, run_task
+from dpverify.batch.fingerprint import build_id
 from dpverify.batch.runner import BatchItem, BatchReport
 from dpverify.batch.store import INVALID, TIMEOUT, options_key
 from dpverify.cli import main
@@ -277,13 +278,13 @@ def test_transient_failures_are_retried(tmp_path: Path) -> None:
 
     h = hashlib.sha256(paths[0].read_bytes()).hexdigest()
     with Store(tmp_path / "s.sqlite") as store:
-        store.put(StoredResult(h, options_key(VerifyOptions().key()), "0.1.0", str(paths[0]),
+        store.put(StoredResult(h, options_key(VerifyOptions().key()), build_id(), str(paths[0]),
                                "p00", "unknown", TIMEOUT, "error", "timeout",
                                error_result(str(paths[0]), "timeout"), (), (), 600.0, "w"))
         inline = InlineExecutor()
         report = run_batch([tmp_path / "p"], VerifyOptions(), store=store, executor=inline)
         assert report.skipped == 0 and len(inline.submitted) == 2
-        assert store.get(h, options_key(VerifyOptions().key()), "0.1.0").status == "done"
+        assert store.get(h, options_key(VerifyOptions().key()), build_id()).status == "done"
 
 
 def test_no_problem_files(tmp_path: Path) -> None:

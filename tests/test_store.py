@@ -178,13 +178,14 @@ def test_cli_results_formats(tmp_path: Path) -> None:
     assert res.exit_code == 0
     import json
 
-    objs = json.loads(res.output)
+    objs = json.loads(res.stdout)  # these rows are of another build: a note on stderr
     assert isinstance(objs, list) and len(objs) == 2
+    assert "2 of 2 stored results were computed by another build" in res.stderr
     res = runner.invoke(main, ["results", "--store", str(path), "--format", "json",
                                "--verdict", "gap"])
-    assert [o["verdict"] for o in json.loads(res.output)] == ["gap"]
+    assert [o["verdict"] for o in json.loads(res.stdout)] == ["gap"]
     res = runner.invoke(main, ["results", "--store", str(path), "--format", "csv"])
-    lines = res.output.strip().splitlines()
+    lines = res.stdout.strip().splitlines()
     assert lines[0].startswith("problem,source,kind,problem_verdict,status")
     assert "relaxed_optimum" in lines[0] and len(lines) == 3
     res = runner.invoke(main, ["results", "--store", str(path), "--json"])  # an alias
@@ -195,3 +196,96 @@ def test_cli_results_formats(tmp_path: Path) -> None:
     assert res.exit_code == 0 and "2 stored results" in res.output
     res = runner.invoke(main, ["results", "--store", str(tmp_path / "none.sqlite")])
     assert res.exit_code == 2 and "no results store" in res.output
+
+
+# -- the build that computed a row (issue 17, C10) ---------------------------------------------
+STALE_BATCH = """
+import json, sys
+import dpverify
+from dpverify.batch.fingerprint import build_id
+report = dpverify.batch([sys.argv[2]], jobs=1, store=sys.argv[1])
+print(json.dumps({"build": build_id(), "items": [
+    {"cached": i.cached, "values": i.values} for i in report.items]}))
+"""
+
+
+def test_a_row_of_another_build_is_recomputed_not_served(tmp_path: Path) -> None:
+    """A row stored under the version alone (what the store keyed by before) with numbers
+    the code no longer computes: the batch recomputes rather than serve them."""
+    import hashlib
+
+    import dpverify
+    from dpverify.batch.fingerprint import build_id
+
+    source = Path(__file__).resolve().parents[1] / "problems" / "xor-2.toml"
+    content = hashlib.sha256(source.read_bytes()).hexdigest()
+    stale = row(content, value=0.123)  # keyed by the version "0.1.0", a wrong optimum
+    with Store(tmp_path / "s.sqlite") as store:
+        store.put(stale)
+        assert build_id() != stale.version
+        report = dpverify.batch(source, jobs=1, store=store)
+        (item,) = report.items
+        assert not item.cached and item.build == build_id()
+        fresh = dpverify.verify(source).results[0].relaxed_optimum
+        assert item.values[0][2] == pytest.approx(fresh) and fresh != pytest.approx(0.123)
+        again = dpverify.batch(source, jobs=1, store=store)
+        assert again.items[0].cached  # this build's row is served
+        builds = {r.version for r in store.all()}
+    assert builds == {"0.1.0", build_id()}
+    listed = CliRunner().invoke(main, ["results", "--store", str(tmp_path / "s.sqlite")])
+    assert "1 of 2 stored results was computed by another build of dpverify" in listed.stdout
+
+
+def test_editing_the_source_changes_the_build_and_the_store_recomputes(tmp_path: Path) -> None:
+    """A copy of the package, run in its own processes: one comment added to one file is
+    another build, whose batch recomputes what the first build stored."""
+    import json
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    import dpverify
+    from dpverify.batch.fingerprint import source_hash
+
+    root = Path(__file__).resolve().parents[1]
+    copy = tmp_path / "copy"
+    shutil.copytree(root / "dpverify", copy / "dpverify",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    problem, store = root / "problems" / "and-3.toml", tmp_path / "s.sqlite"
+    env = {**os.environ, "PYTHONPATH": str(copy)}
+
+    def batch() -> dict:
+        done = subprocess.run([sys.executable, "-c", STALE_BATCH, str(store), str(problem)],
+                              capture_output=True, text=True, env=env, timeout=300,
+                              check=False, cwd=tmp_path)  # not the checkout's dpverify
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    first, second = batch(), batch()
+    assert [i["cached"] for i in first["items"] + second["items"]] == [False, True]
+    before = source_hash(copy / "dpverify")
+    edited = copy / "dpverify" / "verify" / "result.py"
+    edited.write_text(edited.read_text() + "\n# a change\n")
+    assert source_hash(copy / "dpverify") != before
+    third = batch()
+    assert first["build"] == f"{dpverify.__version__}+src.{before[:16]}"  # the copy ran
+    assert third["build"] == f"{dpverify.__version__}+src.{source_hash(copy / 'dpverify')[:16]}"
+    assert third["build"] != first["build"]
+    assert [i["cached"] for i in third["items"]] == [False]  # recomputed by the new build
+    assert third["items"][0]["values"] == first["items"][0]["values"]
+    with Store(store, readonly=True) as opened:
+        assert sorted(r.version for r in opened.all()) == sorted([first["build"],
+                                                                  third["build"]])
+
+
+def test_the_fingerprint_is_cheap_and_stable() -> None:
+    import time
+
+    from dpverify.batch.fingerprint import build_id, source_hash
+
+    package = Path(__file__).resolve().parents[1] / "dpverify"
+    start = time.perf_counter()
+    digest = source_hash(package)
+    assert time.perf_counter() - start < 1.0 and len(digest) == 64
+    assert build_id() == build_id() and build_id().endswith(source_hash()[:16])

@@ -3,6 +3,7 @@ and `dpverify results` with its new columns and --plot."""
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import csv
 import io
 import json
@@ -17,7 +18,8 @@ from click.testing import CliRunner
 
 import dpverify
 from dpverify import Problem
-from dpverify.batch.executors import LocalPool
+from dpverify.batch.executors import Executor, LocalPool, Task, error_result, run_task
+from dpverify.batch.store import TIMEOUT
 from dpverify.cli import main
 from dpverify.errors import OptionError, SpecError
 from dpverify.sweeps.axes import Variable, parse_levels, parse_parties
@@ -300,3 +302,88 @@ def test_without_matplotlib_the_message_says_how_to_install_it(monkeypatch):
 
     with pytest.raises(dpverify.InputError, match=r"dpverify\[plot\]"):
         require_matplotlib()
+
+
+# -- points that errored, on the plot (issue 17, B8) ----------------------------------------------
+class FailingPoints(Executor):
+    """Runs each task in this process; the tasks named in `fail` come back as timeouts (as
+    the executor loop reports them), the others verified."""
+
+    name = "inline"
+
+    def __init__(self, fail) -> None:
+        self.fail = set(fail)
+
+    def _submit(self, task: Task):
+        fut: cf.Future = cf.Future()
+        if task.id in self.fail:
+            fut.set_result({"status": TIMEOUT, "result": error_result(task.source, "timeout"),
+                            "values": [], "expect": [], "seconds": 0.01, "worker": "test"})
+        else:
+            fut.set_result(run_task(task))
+        return fut, None
+
+    def _kill(self, late, flights):
+        return []
+
+
+def error_markers(ax):
+    return [c for c in ax.collections if (c.get_gid() or "").endswith("|error|no-value")]
+
+
+def test_a_sweep_whose_first_point_errored_plots_with_error_markers(tmp_path):
+    """`sweep problems/xor-6.toml --epsilon 0.5,1,2 --plot` with the first point timed out:
+    the rows keep the point's place, the figure marks it with a triangle on each panel,
+    inside the axes, and the curves join the points that have values."""
+    pytest.importorskip("matplotlib")
+    problem = dpverify.load(PROBLEMS / "xor-6.toml")
+    sweep = run_sweep(problem, VerifyOptions(), level=parse_levels("0.5,1,2", Variable.EPSILON),
+                      executor=FailingPoints({0}))
+    assert [p.category for p in sweep.points] == ["error", "optimal", "optimal"]
+    first = sweep.rows()[0]
+    assert first["verdict"] == "error" and first["reason"] == "timeout"
+    assert first["problem"] == "xor-6" and first["kind"] == "multiparty"
+    assert first["parties"] == 6 and first["lambda"] == pytest.approx(math.exp(0.5))
+    figure = sweep.plot(tmp_path / "t.png")  # KeyError: 'parties' before
+    panels = [ax for ax in figure.axes if ax.get_visible()]
+    assert len(panels) == 2
+    for ax in panels:
+        (errors,) = error_markers(ax)
+        assert [x for x, _ in errors.get_offsets()] == [0.5]  # the errored point's epsilon
+        assert errors.get_facecolor()[0][:3] == pytest.approx((1.0, 0x7f / 255, 0x0e / 255))
+        assert ax.get_xlim()[0] < 0.5 < ax.get_xlim()[1]  # on its own panel, in view
+        optimal = [c for c in ax.collections if (c.get_gid() or "").endswith("|optimal")]
+        assert sum(len(c.get_offsets()) for c in optimal) == 2
+        bound = next(line for line in ax.lines if (line.get_gid() or "").startswith("bound|"))
+        assert list(bound.get_xdata()) == [1.0, 2.0]  # a line, not two lone points
+    legend = [t.get_text() for t in figure.legends[0].get_texts()]
+    assert "verdict: error" in legend
+    assert (tmp_path / "t.png").read_bytes().startswith(PNG_SIGNATURE)
+
+
+def test_a_sweep_whose_points_all_errored_still_marks_them():
+    pytest.importorskip("matplotlib")
+    problem = dpverify.load(PROBLEMS / "xor-2.toml")
+    sweep = run_sweep(problem, VerifyOptions(), level=parse_levels("0.5,1,2", Variable.EPSILON),
+                      executor=FailingPoints({0, 1, 2}))
+    figure = sweep.plot()
+    (ax,) = [ax for ax in figure.axes if ax.get_visible()]
+    assert ax.get_title() == "no point has results"
+    (errors,) = error_markers(ax)
+    assert [x for x, _ in errors.get_offsets()] == [0.5, 1.0, 2.0]
+    assert sweep.exit_code() == 3
+
+
+def test_results_plot_prints_only_where_the_figure_went(tmp_path):
+    pytest.importorskip("matplotlib")
+    store, png = tmp_path / "s.sqlite", tmp_path / "r.png"
+    dpverify.sweep(PROBLEMS / "xor-2.toml", epsilon="0.5,1", jobs=1, store=store)
+    done = invoke("results", "--store", str(store), "--plot", str(png))
+    assert done.exit_code == 0, done.stderr
+    assert done.stdout == f"wrote {png} (2 stored results of xor-2)\n"
+    assert png.read_bytes().startswith(PNG_SIGNATURE)
+    table = invoke("results", "--store", str(store), "--plot", str(png), "--format", "table")
+    assert "2 stored results\n" in table.stdout and table.stdout.endswith(
+        f"wrote {png} (2 stored results of xor-2)\n")  # the rows when asked for
+    as_json = invoke("results", "--store", str(store), "--plot", str(png), "--json")
+    assert len(json.loads(as_json.stdout)) == 2 and f"wrote {png}" in as_json.stderr

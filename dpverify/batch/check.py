@@ -33,10 +33,10 @@ import tomlkit
 import tomlkit.items
 from tomlkit.exceptions import TOMLKitError
 
-from dpverify import __version__
 from dpverify.errors import DpverifyError
 from dpverify.status import ExitStatus, exit_status
 
+from .fingerprint import build_id
 from .runner import BatchItem, BatchReport
 from .store import DONE, Store, StoredResult, options_key
 
@@ -355,7 +355,7 @@ def update_expectations(report: CheckReport, *, store: Store | None, options: An
 
 def _stored(item: BatchItem, okey: str) -> StoredResult:
     return StoredResult(
-        content_hash=item.content_hash, options_key=okey, version=__version__,
+        content_hash=item.content_hash, options_key=okey, version=item.build or build_id(),
         source=item.source, problem=item.problem, kind=str(item.result.get("kind", "unknown")),
         status=item.status, verdict=item.verdict, reason=item.reason, result=item.result,
         values=item.values, expect=item.expect, seconds=item.seconds,

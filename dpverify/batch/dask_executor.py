@@ -17,6 +17,7 @@ from dpverify import __version__
 from dpverify.errors import InputError
 
 from .executors import Executor, _Flight, _one_thread, check_scheduler, usable_cpus
+from .spawn import GUARD, main_is_rerunnable
 from .worker import START_TOPIC, Task, run_task_dask, warm_up
 
 CONNECT_TIMEOUT = 5.0  # seconds: a scheduler that does not answer by then is unreachable
@@ -44,6 +45,25 @@ def import_distributed() -> Any:
     return distributed
 
 
+def _local_cluster(distributed: Any, workers: int | None) -> Any:
+    """A LocalCluster of single-threaded worker processes. Its workers are spawned by Dask,
+    which runs the user's main module again in each: refused from standard input (there is
+    no file to run), and explained when they fail to start (an unguarded script)."""
+    if not main_is_rerunnable():
+        raise InputError("--scheduler local: Dask's worker processes run the main script "
+                         "again, and a script read from standard input cannot be; save it "
+                         f"to a file and {GUARD}, or use the default executor")
+    try:
+        return distributed.LocalCluster(
+            n_workers=max(1, workers or usable_cpus()), threads_per_worker=1,
+            processes=True, dashboard_address=None, silence_logs=logging.ERROR,
+            # No dashboard; the scheduler's small HTTP server on any free port.
+            scheduler_kwargs={"dashboard_address": ":0"})
+    except RuntimeError as exc:  # "Nanny failed to start"
+        raise InputError(f"--scheduler local: Dask's worker processes failed to start "
+                         f"({exc}); they run the main script again: {GUARD}") from None
+
+
 class DaskExecutor(Executor):
     """The same loop on a Dask cluster: `address` of a scheduler, or `local` for a
     LocalCluster of `workers` single-threaded worker processes."""
@@ -64,11 +84,7 @@ class DaskExecutor(Executor):
         self._live: dict[str, Any] = {}  # Dask futures in flight, by key
         try:
             if address == "local":
-                self._cluster = distributed.LocalCluster(
-                    n_workers=max(1, workers or usable_cpus()), threads_per_worker=1,
-                    processes=True, dashboard_address=None, silence_logs=logging.ERROR,
-                    # No dashboard; the scheduler's small HTTP server on any free port.
-                    scheduler_kwargs={"dashboard_address": ":0"})
+                self._cluster = _local_cluster(distributed, workers)
                 self._client = distributed.Client(self._cluster, set_as_default=False)
             else:
                 with _quiet_logs():

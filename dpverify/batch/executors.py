@@ -24,6 +24,12 @@ Both drive `concurrent.futures` futures through one loop (`Executor.run`), which
   reports `KilledWorker` when it keeps killing them.
 * **Ctrl-C / the caller stops listening**: every worker is killed at once. Workers also
   exit by themselves when the parent dies, even by SIGKILL.
+* **Another run on the same store** (a `Gate`, the runner's claims): a task is started
+  only once the gate admits it; a task that another run is computing waits, and its
+  result, once that run stores it, is yielded as a `cached` outcome.
+* **The user's script**: spawned workers do not re-run the `__main__` module (spawn.py):
+  a worker needs dpverify's modules only, so `dpverify.batch()` works at the top level of
+  a script without an `if __name__ == "__main__":` guard, and from standard input.
 
 A worker runs `dpverify.batch.worker.run_task`; the Dask executor is in
 `dpverify.batch.dask_executor`.
@@ -34,7 +40,6 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
-import multiprocessing
 import os
 import queue
 import re
@@ -42,14 +47,15 @@ import signal
 import time
 from abc import ABC, abstractmethod
 from collections import deque
-from collections.abc import Generator, Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from typing import Any, Self
+from typing import Any, Protocol, Self
 
 from dpverify.errors import InputError
 from dpverify.verify.options import VerifyOptions
 
+from .spawn import context as spawn_context
 from .store import CRASHED, FAILED, TIMEOUT
 from .worker import (
     WORKER_ENV,
@@ -67,6 +73,35 @@ __all__ = ["Executor", "LocalPool", "Outcome", "Task", "check_scheduler", "descr
 
 POLL_SECONDS = 0.25  # how often the loop wakes to check deadlines when nothing finishes
 STARTUP_GRACE = 60.0  # allowance for a task whose start was never reported (worker start-up)
+RECHECK_SECONDS = 1.0  # how often tasks waiting for another run are looked at again
+
+
+class Gate(Protocol):
+    """Whether a task may start here (the runner's claims in the results store)."""
+
+    def admit(self, task: Task) -> Outcome | bool:
+        """True: start it (it is claimed now); False: another run is computing it, ask
+        again later; an Outcome (`cached`): another run has computed it."""
+
+    def recheck(self, tasks: Sequence[Task]) -> list[Outcome | bool]:
+        """For tasks that waited: an Outcome when their result is stored, True when they
+        are free to be admitted again, False while another run still holds them."""
+
+    def tick(self) -> None:
+        """Called on every turn of the loop (the claims' heartbeat)."""
+
+
+class _Open:
+    """The gate of a run without a store: every task starts at once."""
+
+    def admit(self, task: Task) -> Outcome | bool:
+        return True
+
+    def recheck(self, tasks: Sequence[Task]) -> list[Outcome | bool]:
+        return [True] * len(tasks)
+
+    def tick(self) -> None:
+        pass
 
 
 # -- the shared loop ----------------------------------------------------------------------
@@ -89,6 +124,8 @@ class _State:
     pending: deque[Task]
     suspects: deque[Task] = field(default_factory=deque)
     flights: dict[cf.Future, _Flight] = field(default_factory=dict)
+    waiting: list[Task] = field(default_factory=list)  # computed by another run
+    rechecked: float = 0.0
 
 
 class Executor(ABC):
@@ -135,18 +172,23 @@ class Executor(ABC):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def run(self, tasks: Iterable[Task], timeout: float | None
+    def run(self, tasks: Iterable[Task], timeout: float | None, gate: Gate | None = None
             ) -> Generator[Outcome, None, None]:
+        gate = gate or _Open()
         state = _State(pending=deque(tasks))
         finished = False
         try:
-            while state.pending or state.suspects or state.flights:
-                self._fill(state)
+            while state.pending or state.suspects or state.flights or state.waiting:
+                gate.tick()
+                yield from self._recheck(state, gate)
+                yield from self._fill(state, gate)
                 wait = POLL_SECONDS
                 if timeout is not None and state.flights:
                     now = time.time()
                     first = min(f.deadline(timeout) for f in state.flights.values())
                     wait = max(0.01, min(wait, first - now))
+                if not state.flights:  # only tasks another run computes: cf.wait would not wait
+                    time.sleep(wait)
                 done, _ = cf.wait(list(state.flights), timeout=wait,
                                   return_when=cf.FIRST_COMPLETED)
                 self._poll_starts(state.flights)
@@ -169,14 +211,38 @@ class Executor(ABC):
             if not finished:
                 self._abort()
 
-    def _fill(self, state: _State) -> None:
+    def _fill(self, state: _State, gate: Gate) -> Iterator[Outcome]:
         if state.suspects:
             # Suspects of a crash run alone, so a crash can be attributed.
             if not state.flights:
                 self._launch(state, state.suspects.popleft(), solo=True)
             return
         while state.pending and len(state.flights) < self.capacity:
-            self._launch(state, state.pending.popleft())
+            task = state.pending.popleft()
+            admitted = gate.admit(task)
+            if admitted is True:
+                self._launch(state, task)
+            elif admitted is False:
+                state.waiting.append(task)
+            else:
+                yield admitted
+
+    def _recheck(self, state: _State, gate: Gate) -> Iterator[Outcome]:
+        """Tasks another run was computing: their stored results, or back in the queue
+        when that run let them go (or died)."""
+        now = time.monotonic()
+        if not state.waiting or now - state.rechecked < RECHECK_SECONDS:
+            return
+        state.rechecked = now
+        still: list[Task] = []
+        for task, answer in zip(state.waiting, gate.recheck(state.waiting), strict=True):
+            if answer is True:
+                state.pending.append(task)
+            elif answer is False:
+                still.append(task)
+            else:
+                yield answer
+        state.waiting = still
 
     def _launch(self, state: _State, task: Task, solo: bool = False) -> None:
         fut, handle = self._submit(task)
@@ -261,7 +327,7 @@ class LocalPool(Executor):
     def __init__(self, workers: int | None = None, *, target: Any = None) -> None:
         self.workers = max(1, workers or usable_cpus())
         self._target = target or run_task  # what a worker runs for a task (a module function)
-        self._ctx = multiprocessing.get_context("spawn")
+        self._ctx = spawn_context()  # spawn, without re-running the user's __main__
         self._pool: cf.ProcessPoolExecutor | None = None
         self._queue: Any = None
         self._saved_env: dict[str, str | None] = {}

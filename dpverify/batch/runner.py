@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from dpverify import __version__
 from dpverify.errors import SpecError
 from dpverify.spec.reader import read_data
 from dpverify.status import ExitStatus, verdict_status
@@ -23,6 +22,7 @@ from dpverify.verify.options import VerifyOptions
 from dpverify.verify.paths import SkippedFile, find_problem_files, no_problem_files
 from dpverify.verify.result import Verdict, worst_verdict
 
+from .claims import StoreGate
 from .executors import (
     Executor,
     Outcome,
@@ -32,6 +32,8 @@ from .executors import (
     make_executor,
     one_line_reason,
 )
+from .fingerprint import build_id
+from .spawn import refuse_when_rerunning_main
 from .store import INVALID, Store, StoredResult, options_key
 
 DEFAULT_TIMEOUT = 600.0
@@ -49,6 +51,7 @@ class BatchItem:
     expect: tuple[tuple[str, str, float, str], ...] = ()
     seconds: float = 0.0
     cached: bool = False
+    build: str = ""  # the build of dpverify that computed it (fingerprint.build_id)
 
     @property
     def problem(self) -> str:
@@ -145,6 +148,9 @@ class Listener(Protocol):
 
     def finished(self, item: BatchItem) -> None: ...
 
+    # Optional (looked up with getattr): told once per other run on the same store that
+    # this run waits for its results: `waiting(owner)`, owner `host:pid:token`.
+
 
 class _Silent:
     def started(self, total: int, skipped: int, workers: int) -> None:
@@ -156,12 +162,22 @@ class _Silent:
 
 @dataclass(frozen=True)
 class ProblemFile:
-    """A problem file as read by the parent: its bytes' hash and text, or why not."""
+    """A problem file as read by the parent: its bytes' hash and text, or why not; the
+    problem's `name` and `kind` when known before it runs (a sweep's points)."""
 
     source: str
     content_hash: str
     text: str | None
     error: str = ""
+    name: str | None = None
+    kind: str | None = None
+
+    def named(self, result: dict[str, Any]) -> dict[str, Any]:
+        """A result made without the problem (a timeout, a crash), with the problem's name
+        and kind when they are known."""
+        if self.name is None or result.get("results") or result.get("kind") != "unknown":
+            return result
+        return {**result, "problem": self.name, "kind": self.kind or "unknown"}
 
 
 def read_problem(path: Path) -> ProblemFile:
@@ -227,9 +243,11 @@ def run_batch(
     return report
 
 
-def problem_text(source: str, text: str) -> ProblemFile:
+def problem_text(source: str, text: str, *, name: str | None = None,
+                 kind: str | None = None) -> ProblemFile:
     """A problem that is not a file (a point of a sweep): its text, hashed as a file's."""
-    return ProblemFile(source, hashlib.sha256(text.encode("utf-8")).hexdigest(), text)
+    return ProblemFile(source, hashlib.sha256(text.encode("utf-8")).hexdigest(), text,
+                       name=name, kind=kind)
 
 
 def run_problems(
@@ -248,6 +266,7 @@ def run_problems(
     """Verify problems already read (files, or the points of a sweep) as `run_batch` does:
     in parallel workers, skipping what `store` holds, storing each result as it finishes.
     Identical contents are verified once."""
+    refuse_when_rerunning_main()
     start = time.perf_counter() if start is None else start
     listener = listener or _Silent()
     if scheduler:
@@ -255,15 +274,21 @@ def run_problems(
     if timeout is not None and timeout <= 0:
         timeout = None
     okey = options_key(options.key())
+    build = build_id()
     report = BatchReport(total=len(problems))
 
     stored: dict[str, StoredResult] = {}
+    since = ""
     if store is not None:
         store.check_writable()
+        since = store.now()
         if not force:
             stored = store.lookup([p.content_hash for p in problems if p.content_hash],
-                                  okey, __version__)
+                                  okey, build)
     cached, unreadable, groups = _partition(list(problems), stored)
+    gate = None if store is None else StoreGate(
+        store, dict(enumerate(groups)), okey, build, since=since, force=force,
+        on_wait=getattr(listener, "waiting", None))
     tasks = [Task(i, members[0].source, members[0].text or "", options)
              for i, members in enumerate(groups.values())]
     by_task = dict(enumerate(groups.values()))
@@ -280,7 +305,7 @@ def run_problems(
             report.items.append(item)
             listener.finished(item)
         if executor is not None and tasks:
-            _run(executor, tasks, by_task, timeout, store, okey, report, listener)
+            _run(executor, tasks, by_task, timeout, store, gate, okey, report, listener)
     except KeyboardInterrupt:
         report.interrupted = True
     finally:
@@ -306,33 +331,41 @@ def _partition(problems: list[ProblemFile], stored: dict[str, StoredResult]
         if row is not None and row.final:
             cached.append(BatchItem(p.source, p.content_hash, row.status,
                                     relabel(row.result, p.source, p.text), row.values,
-                                    row.expect, row.seconds, cached=True))
+                                    row.expect, row.seconds, cached=True, build=row.version))
             continue
         groups.setdefault(p.content_hash, []).append(p)
     return cached, unreadable, groups
 
 
 def _run(executor: Executor, tasks: list[Task], by_task: dict[int, list[ProblemFile]],
-         timeout: float | None, store: Store | None, okey: str, report: BatchReport,
-         listener: Listener) -> None:
-    outcomes = executor.run(tasks, timeout)
+         timeout: float | None, store: Store | None, gate: StoreGate | None, okey: str,
+         report: BatchReport, listener: Listener) -> None:
+    """Run the tasks through the store's claims (`gate`); store each result (and release
+    its claim) before it is shown. A result another run stored is shown as stored."""
+    outcomes = executor.run(tasks, timeout, gate)
     try:
         for outcome in outcomes:
             members = by_task[outcome.task_id]
-            if store is not None:
+            if outcome.cached:
+                report.skipped += len(members)
+            elif store is not None and gate is not None:
                 store.put(_row(members[0], outcome, okey))  # committed before it is shown
+                gate.release(outcome.task_id)
             for member in members:
                 item = _item(member, outcome)
                 report.items.append(item)
                 listener.finished(item)
     finally:
         outcomes.close()  # stops the workers if the loop did not run to its end
+        if gate is not None:
+            gate.close()
 
 
 def _row(problem: ProblemFile, outcome: Outcome, okey: str) -> StoredResult:
-    result = outcome.result
+    result = problem.named(outcome.result)
     return StoredResult(
-        content_hash=problem.content_hash, options_key=okey, version=__version__,
+        content_hash=problem.content_hash, options_key=okey,
+        version=outcome.build or build_id(),
         source=problem.source, problem=str(result.get("problem", Path(problem.source).stem)),
         kind=str(result.get("kind", "unknown")), status=outcome.status,
         verdict=outcome.verdict, reason=outcome.reason, result=result, values=outcome.values,
@@ -342,6 +375,8 @@ def _row(problem: ProblemFile, outcome: Outcome, okey: str) -> StoredResult:
 
 def _item(problem: ProblemFile, outcome: Outcome) -> BatchItem:
     return BatchItem(problem.source, problem.content_hash, outcome.status,
-                     relabel(outcome.result, problem.source, problem.text), outcome.values,
-                     outcome.expect, outcome.seconds)
+                     relabel(problem.named(outcome.result), problem.source, problem.text),
+                     outcome.values,
+                     outcome.expect, outcome.seconds, cached=outcome.cached,
+                     build=outcome.build)
 

@@ -1,10 +1,20 @@
 """The results store: SQLite through the standard library, one file, safe to kill at any moment.
 
-One row per (problem content hash, options key, dpverify version): the spec.md result
+One row per (problem content hash, options key, dpverify build): the spec.md result
 object as JSON, the values `[expect]` entries are compared with, timings and a status.
-Each result is committed on its own in WAL mode, so a batch killed even with SIGKILL
-loses at most the problems in flight and never leaves a half-written row; the next run
-skips what is stored and resumes.
+The build (the `version` column) is `fingerprint.build_id()`, the version and a hash of
+the package's source, so a code change never serves the old code's numbers. Each result is
+committed on its own in WAL mode, so a batch killed even with SIGKILL loses at most the
+problems in flight and never leaves a half-written row; the next run skips what is stored
+and resumes.
+
+Claims (the `claims` table) keep two runs on one store from computing a problem twice: a
+run claims a problem (atomically, in one write transaction that also looks for a stored
+row) before it starts it, and releases the claim once the result is stored. Another run
+that finds the claim waits for that result instead of computing it. A claim names its
+owner (`host:pid:token`) and carries a heartbeat that the owner refreshes while it runs;
+a claim whose heartbeat is older than CLAIM_STALE seconds, or whose owner is a process of
+this host that no longer exists, is stale, and anyone may take it over (a killed batch).
 
 Every sqlite3 failure (a locked, corrupt or unwritable store) becomes an InputError
 (exit 2) that names the store and says what to do: never a traceback.
@@ -16,7 +26,10 @@ import contextlib
 import enum
 import json
 import os
+import secrets
+import socket
 import sqlite3
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +40,7 @@ from dpverify.errors import InputError
 DEFAULT_STORE = Path(".dpverify") / "results.sqlite"
 SCHEMA_VERSION = "1"
 BUSY_TIMEOUT = 10.0  # seconds to wait for another writer before calling the store locked
+CLAIM_STALE = 60.0  # seconds without a heartbeat after which a claim may be taken over
 
 # Statuses. `done` (verified, whatever the verdict) and `invalid` (the file is not a valid
 # problem) are deterministic for a given content, options and version, so a re-run skips
@@ -57,7 +71,7 @@ CREATE TABLE IF NOT EXISTS meta (
 CREATE TABLE IF NOT EXISTS results (
     content_hash TEXT NOT NULL,      -- sha256 of the problem file's bytes
     options_key  TEXT NOT NULL,      -- canonical JSON of VerifyOptions.key()
-    version      TEXT NOT NULL,      -- dpverify version that computed the row
+    version      TEXT NOT NULL,      -- the dpverify build that computed the row
     source       TEXT NOT NULL,      -- the path the problem was last run from
     problem      TEXT NOT NULL,
     kind         TEXT NOT NULL,
@@ -73,7 +87,54 @@ CREATE TABLE IF NOT EXISTS results (
     PRIMARY KEY (content_hash, options_key, version)
 );
 CREATE INDEX IF NOT EXISTS results_verdict ON results (verdict);
+CREATE TABLE IF NOT EXISTS claims (
+    content_hash TEXT NOT NULL,
+    options_key  TEXT NOT NULL,
+    version      TEXT NOT NULL,
+    owner        TEXT NOT NULL,      -- host:pid:token of the run computing it
+    heartbeat    REAL NOT NULL,      -- unix time the owner last said it is alive
+    PRIMARY KEY (content_hash, options_key, version)
+);
 """
+
+
+class ClaimAction(enum.StrEnum):
+    """What a run may do with a problem (Store.claim): compute it (it holds the claim
+    now), wait for another run that holds it, or reuse the row another run stored."""
+
+    RUN = "run"
+    WAIT = "wait"
+    REUSE = "reuse"
+
+
+@dataclass(frozen=True)
+class ClaimResult:
+    action: ClaimAction
+    row: StoredResult | None = None  # REUSE: the stored row
+    owner: str = ""  # WAIT: the run that holds the claim
+
+
+def new_owner() -> str:
+    """A claim owner for this run: `host:pid:token`."""
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
+def claim_stale(owner: str, heartbeat: float, now: float) -> bool:
+    """Whether a claim may be taken over: no heartbeat for CLAIM_STALE seconds, or its
+    owner is a process of this host that has exited."""
+    if now - heartbeat > CLAIM_STALE:
+        return True
+    host, _, rest = owner.partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)  # signal 0: is there such a process?
+    except ProcessLookupError:
+        return True
+    except OSError:  # it exists (another user's), or we cannot tell
+        return False
+    return False
 
 
 def options_key(key: dict[str, Any]) -> str:
@@ -105,6 +166,12 @@ class StoredResult:
     def final(self) -> bool:
         """Whether a re-run may skip this row (see FINAL_STATUSES)."""
         return self.status in FINAL_STATUSES
+
+    def reusable(self, since: str, force: bool) -> bool:
+        """Whether a run that started at `since` (Store.now) may take this row instead of
+        computing: a final row (unless `force`), or any row stored since it started (by a
+        concurrent run that held the claim)."""
+        return (self.final and not force) or self.finished_at > since
 
 
 _COLUMNS = ("content_hash", "options_key", "version", "source", "problem", "kind", "status",
@@ -282,6 +349,67 @@ class Store:
                 "finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
                 f"WHERE excluded.status IN {_FINAL_SQL} OR results.status NOT IN {_FINAL_SQL}",
                 values)
+
+    # -- claims (see the module docstring) ------------------------------------------------
+    def now(self) -> str:
+        """The store's clock, in the format of `finished_at`."""
+        with self._errors("read"):
+            return str(self._db.execute(
+                "SELECT strftime('%Y-%m-%dT%H:%M:%fZ', 'now')").fetchone()[0])
+
+    def claim(self, key: tuple[str, str, str], owner: str, *, since: str,
+              force: bool = False) -> ClaimResult:
+        """Claim the problem `key` = (content hash, options key, build) for `owner`, in one
+        write transaction: REUSE when a reusable row is stored (StoredResult.reusable),
+        WAIT when another owner's live claim holds it, else RUN (the claim is `owner`'s)."""
+        with self._errors("write to"):
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                decision = self._decide(key, owner, since, force, time.time())
+                if decision.action is ClaimAction.RUN:
+                    self._db.execute(
+                        "INSERT OR REPLACE INTO claims (content_hash, options_key, version, "
+                        "owner, heartbeat) VALUES (?, ?, ?, ?, ?)", (*key, owner, time.time()))
+                self._db.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    self._db.execute("ROLLBACK")
+                raise
+        return decision
+
+    def look(self, keys: Sequence[tuple[str, str, str]], owner: str, *, since: str,
+             force: bool = False) -> list[ClaimResult]:
+        """What `claim` would decide for each key, without claiming (RUN: free to claim)."""
+        now = time.time()
+        with self._errors("read"):
+            return [self._decide(key, owner, since, force, now) for key in keys]
+
+    def _decide(self, key: tuple[str, str, str], owner: str, since: str, force: bool,
+                now: float) -> ClaimResult:
+        row = self.get(*key)
+        if row is not None and row.reusable(since, force):
+            return ClaimResult(ClaimAction.REUSE, row=row)
+        held = self._db.execute(
+            "SELECT owner, heartbeat FROM claims WHERE content_hash = ? AND options_key = ? "
+            "AND version = ?", key).fetchone()
+        if held is not None and held[0] != owner and not claim_stale(held[0], held[1], now):
+            return ClaimResult(ClaimAction.WAIT, owner=held[0])
+        return ClaimResult(ClaimAction.RUN)
+
+    def heartbeat(self, owner: str) -> None:
+        """`owner` is alive: refresh its claims."""
+        with self._errors("write to"):
+            self._db.execute("UPDATE claims SET heartbeat = ? WHERE owner = ?",
+                             (time.time(), owner))
+
+    def release(self, owner: str, key: tuple[str, str, str] | None = None) -> None:
+        """Drop `owner`'s claim on `key` (every claim of `owner` when `key` is None)."""
+        with self._errors("write to"):
+            if key is None:
+                self._db.execute("DELETE FROM claims WHERE owner = ?", (owner,))
+            else:
+                self._db.execute("DELETE FROM claims WHERE content_hash = ? AND options_key = ? "
+                                 "AND version = ? AND owner = ?", (*key, owner))
 
     def check_writable(self) -> None:
         """Fail now (InputError) rather than after the first problem if we cannot write."""

@@ -21,7 +21,9 @@ from typing import Any
 
 from dpverify import __version__
 from dpverify.verify.options import VerifyOptions
+from dpverify.verify.result import plain
 
+from .fingerprint import build_id
 from .store import DONE, FAILED, INVALID
 
 WORKER_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -49,6 +51,8 @@ class Outcome:
     expect: tuple[tuple[str, str, float, str], ...] = ()
     seconds: float = 0.0
     worker: str = ""
+    build: str = ""  # the build of dpverify that computed it (fingerprint.build_id)
+    cached: bool = False  # read from the store (another run computed it), not computed here
 
     @property
     def verdict(self) -> str:
@@ -120,10 +124,12 @@ def _exit_with_parent() -> None:
 
 
 def warm_up() -> str:
-    """Import the verifier (so the first task's clock does not include it); the version."""
+    """Import the verifier (so the first task's clock does not include it) and fingerprint
+    it; the version."""
     import dpverify.verify.multiparty
     import dpverify.verify.paths  # noqa: F401
 
+    build_id()
     return __version__
 
 
@@ -137,9 +143,9 @@ def run_task(task: Task) -> dict[str, Any]:
     from dpverify.verify.paths import FileStatus, verify_source
 
     def out(status: str, result: dict[str, Any], values=(), expect=()) -> dict[str, Any]:
-        return {"status": status, "result": result, "values": list(values),
+        return {"status": status, "result": plain(result), "values": list(values),
                 "expect": list(expect), "seconds": time.perf_counter() - start,
-                "worker": worker}
+                "worker": worker, "build": build_id()}
 
     try:
         outcome = verify_source(task.text, task.source, task.options)
@@ -180,4 +186,5 @@ def outcome_from(task: Task, payload: dict[str, Any]) -> Outcome:
     return Outcome(task_id=task.id, status=payload["status"], result=payload["result"],
                    values=tuple(tuple(v) for v in payload["values"]),
                    expect=tuple(tuple(e) for e in payload["expect"]),
-                   seconds=float(payload["seconds"]), worker=payload["worker"])
+                   seconds=float(payload["seconds"]), worker=payload["worker"],
+                   build=str(payload.get("build") or build_id()))

@@ -182,12 +182,18 @@ def batch(ctx, paths, jobs, store_path, timeout, force, scheduler, quiet, no_col
 @click.pass_context
 @handle_errors
 def results(ctx, store_path, fmt_name, as_json, verdict, plot_path, problem, no_color):
-    """List or export what the results store holds (every version and option set), with
-    each result's privacy level (epsilon, lambda; alpha), size (parties; n) and method."""
+    """List or export what the results store holds (every build and option set), with
+    each result's privacy level (epsilon, lambda; alpha), size (parties; n) and method.
+
+    The `version` column names the build of dpverify that computed each result (the
+    version and a hash of its source); results of another build are listed, and said to
+    be, but `batch` and `check` recompute them. With --plot only the figure is made
+    (and one line says where), unless --format or --json asks for the rows too."""
     from click.core import ParameterSource
 
     from dpverify.api import results as stored
-    from dpverify.console.results import print_results
+    from dpverify.batch.fingerprint import build_id
+    from dpverify.console.results import other_builds, print_results
 
     if as_json:
         if ctx.get_parameter_source("fmt_name") is ParameterSource.COMMANDLINE \
@@ -198,7 +204,15 @@ def results(ctx, store_path, fmt_name, as_json, verdict, plot_path, problem, no_
         raise click.UsageError("--problem chooses the family that --plot draws: give --plot")
     out, err = _consoles(no_color)
     rows = stored(store_path, verdict=verdict)
-    print_results(out, rows, fmt_name)
+    # With --plot the table is printed only when asked for (--format table); the figure is
+    # what was asked for, and one line says where it went.
+    asked = ctx.get_parameter_source("fmt_name") is ParameterSource.COMMANDLINE or as_json
+    build = build_id()
+    table = fmt_name == "table" and (plot_path is None or asked)
+    if plot_path is None or asked:
+        print_results(out, rows, fmt_name, build=build)
+    if not table and other_builds(rows, build):
+        note(other_builds(rows, build))
     if plot_path is not None:
         from dpverify.sweeps.family import sweep_from_store
 

@@ -85,6 +85,15 @@ class BatchProgress:
             pool = f"; running on {workers} worker{'s' if workers != 1 else ''}" if workers else ""
             self.out.print(f"{total} {self.noun}{'s' if total != 1 else ''}{stored}{pool}")
 
+    def waiting(self, owner: str) -> None:
+        """Another run on the same store is computing some of these problems."""
+        message = (f"another run on this store ({owner}) is computing some of these "
+                   f"{self.noun}s: waiting for its results instead of computing them twice")
+        if self._progress is not None:
+            self._progress.console.print(message)
+        elif not self.quiet:
+            self.err.print(message)
+
     def finished(self, item: Any) -> None:
         self.done += 1
         failed = item.category not in PASSING

@@ -98,7 +98,22 @@ def result_json(result: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def print_results(out: Console, rows: Sequence[Any], fmt_name: str) -> None:
+def other_builds(rows: Sequence[Any], build: str) -> str:
+    """A note when some rows were computed by another build of dpverify than `build`
+    (fingerprint.build_id: the version and a hash of the source); "" when none were."""
+    others = sum(1 for row in rows if row.version != build)
+    if not others:
+        return ""
+    return (f"{others} of {len(rows)} stored result{'s' if len(rows) != 1 else ''} "
+            f"{'were' if others != 1 else 'was'} computed by another build of dpverify "
+            f"(column `version`; this is {build}): `batch` and `check` recompute "
+            f"{'them' if others != 1 else 'it'} rather than serve the old code's numbers")
+
+
+def print_results(out: Console, rows: Sequence[Any], fmt_name: str,
+                  build: str | None = None) -> None:
+    """The rows as `fmt_name`; a table ends with the count and, given this `build`, how
+    many rows another build computed."""
     if fmt_name == "json":
         print_json([result_json(row.result) for row in rows])
     elif fmt_name == "csv":
@@ -113,4 +128,7 @@ def print_results(out: Console, rows: Sequence[Any], fmt_name: str) -> None:
                               without_columns(table, [*narrow, "lambda", "alpha", "n"])])
         n = len(rows)
         out.print(f"{n} stored result{'s' if n != 1 else ''}")
+        stale = other_builds(rows, build) if build is not None else ""
+        if stale:
+            out.print(stale)
 

@@ -54,6 +54,20 @@ def privacy_columns(result: Mapping[str, Any]) -> dict[str, Any]:
     return {}
 
 
+def spec_place(spec: Any) -> dict[str, Any]:
+    """The privacy columns of a problem before it is run (as its result's header would
+    give them): `lambdas` and `parties` of a multi-party spec, `alpha` and `n` of a count
+    spec."""
+    from dpverify.spec.count_model import CountSpec
+    from dpverify.spec.model import MultipartySpec
+
+    if isinstance(spec, MultipartySpec):
+        return privacy_columns({"lambdas": list(spec.lambdas), "parties": spec.parties})
+    if isinstance(spec, CountSpec):
+        return privacy_columns({"alpha": spec.alpha, "n": spec.n})
+    return {}
+
+
 def methods(result: Mapping[str, Any]) -> str:
     """The methods that decided a result object's verdicts, in order, comma-separated."""
     seen: list[str] = []
@@ -66,11 +80,15 @@ def methods(result: Mapping[str, Any]) -> str:
 
 def result_rows(result: Mapping[str, Any], *, coords: Mapping[str, Any] | None = None,
                 closed_forms: Mapping[str, float] | None = None,
-                source: str | None = None) -> list[dict[str, Any]]:
+                source: str | None = None,
+                place: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """One row per agent and accuracy of a result object (one row with the `reason` when
-    it has no results). `coords` (a sweep point's exact place) override the derived
-    privacy columns; `closed_forms` give the `closed_form` column by agent."""
+    it has no results). `place` (the privacy columns of the problem that was run) stands
+    in for a header the result lacks (a timeout has none); `coords` (a sweep point's exact
+    place) override the derived privacy columns; `closed_forms` give the `closed_form`
+    column by agent."""
     base: dict[str, Any] = {"problem": result.get("problem"), "kind": result.get("kind")}
+    base.update(place or {})
     base.update(privacy_columns(result))
     for name, value in (coords or {}).items():
         base[name] = value if name == "parties" else float(_fraction(value))

@@ -27,7 +27,7 @@ from dpverify.status import ExitStatus, verdict_status
 from dpverify.sweeps.axes import Axis, Value, Variable
 from dpverify.sweeps.points import plan_points
 from dpverify.sweeps.reference import closed_forms
-from dpverify.sweeps.rows import columns_for, result_rows, to_csv, to_json_rows
+from dpverify.sweeps.rows import columns_for, result_rows, spec_place, to_csv, to_json_rows
 from dpverify.verify.options import VerifyOptions
 from dpverify.verify.result import worst_verdict
 
@@ -51,6 +51,7 @@ class SweepPoint:
     closed_forms: Mapping[str, float] = field(default_factory=dict)
     seconds: float = 0.0
     cached: bool = False
+    place: Mapping[str, Any] = field(default_factory=dict)  # the problem's privacy columns
 
     @property
     def verdict(self) -> str:
@@ -71,7 +72,7 @@ class SweepPoint:
 
     def rows(self) -> list[dict[str, Any]]:
         return result_rows(self.result, coords=self.coords, closed_forms=self.closed_forms,
-                           source=self.source)
+                           source=self.source, place=self.place)
 
 
 @dataclass(frozen=True, eq=False)
@@ -146,7 +147,8 @@ def run_sweep(problem: Problem, options: VerifyOptions, *, level: Axis | None = 
     unless `force`.
     """
     planned = plan_points(problem, level=level, parties=parties)
-    files = [problem_text(p.source, p.problem.text) for p in planned]
+    files = [problem_text(p.source, p.problem.text, name=p.problem.name, kind=problem.kind)
+             for p in planned]
     report = run_problems(files, options, store=store, jobs=jobs, timeout=timeout,
                           force=force, scheduler=scheduler, executor=executor,
                           listener=listener)
@@ -159,11 +161,11 @@ def run_sweep(problem: Problem, options: VerifyOptions, *, level: Axis | None = 
         spec = p.problem.spec
         forms = closed_forms(spec) if isinstance(spec, MultipartySpec) else {}
         points.append(SweepPoint(p.index, p.coords, p.source, item.status, item.result,
-                                 forms, item.seconds, item.cached))
+                                 forms, item.seconds, item.cached, spec_place(spec)))
     x = str(level.variable) if level is not None else str(Variable.PARTIES)
     series = "parties" if level is not None and parties is not None \
         and len(parties.values) > 1 else None
-    return Sweep(problem.name, problem.source, problem.kind, x, tuple(points), series,
+    return Sweep(problem.name, problem.source, str(problem.kind), x, tuple(points), series,
                  report.seconds, report.workers, report.skipped, report.interrupted,
                  _notes(problem, level))
 

@@ -72,6 +72,26 @@ def judge(upper: float | None, lower: float | None, tol: float) -> tuple[Verdict
                            "a numerical failure")
 
 
+def plain(value: Any) -> Any:
+    """`value` as the JSON it prints as: enum members (Kind, Model, Verdict) as their
+    values, numpy scalars as Python numbers, tuples as lists; equal to
+    `json.loads(json.dumps(value))` for JSON-able data."""
+    if isinstance(value, enum.Enum):
+        return plain(value.value)
+    if isinstance(value, dict):
+        return {plain(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, bool):
+        return value
+    for base in (int, float, str):  # a subclass (an IntEnum is caught above) as its base
+        if isinstance(value, base) and type(value) is not base:
+            return base(value)
+    return value
+
+
 def _num(x: float | None) -> float | None:
     if x is None or not math.isfinite(x):
         return None
@@ -142,8 +162,9 @@ class ProblemResult:
         return float(sum(r.seconds for r in self.results))
 
     def to_dict(self) -> dict[str, Any]:
-        """spec.md's result object: what `dpverify verify --json` prints for the problem."""
-        return self.to_json()
+        """spec.md's result object: what `dpverify verify --json` prints for the problem,
+        in plain JSON values (strings, numbers, lists, dicts: never an enum member)."""
+        return plain(self.to_json())
 
     def to_json(self) -> dict[str, Any]:
         """The same as `to_dict` (the older name)."""
