@@ -16,6 +16,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from dpverify.errors import DpverifyError, InputError, SpecError
+from dpverify.filenames import output_path
 from dpverify.spec import load
 from dpverify.spec.model import MultipartySpec
 from dpverify.spec.numbers import lift_int_digit_limit
@@ -146,7 +147,8 @@ def _certify_spec(spec: MultipartySpec, folder: Path | None, options: VerifyOpti
                 continue
             target = None
             if folder is not None:
-                target = folder / certificate_filename(spec.name, agent.name, accuracy.value)
+                target = output_path(folder, certificate_filename(spec.name, agent.name,
+                                                                  accuracy.value))
                 try:
                     target.write_text(dump_certificate(cert), encoding="utf-8")
                 except OSError as exc:
