@@ -295,8 +295,8 @@ def test_without_matplotlib_the_message_says_how_to_install_it(monkeypatch):
     done = invoke("sweep", str(PROBLEMS / "xor-2.toml"), "--epsilon", "1", "--plot", "x.png")
     assert done.exit_code == 2
     assert done.stderr.strip() == ("dpverify: plotting needs matplotlib, an optional extra: "
-                                   "pip install 'dpverify[plot]'")
+                                   ".venv/bin/pip install -e '.[plot]'")
     from dpverify.plotting import require_matplotlib
 
-    with pytest.raises(dpverify.InputError, match=r"dpverify\[plot\]"):
+    with pytest.raises(dpverify.InputError, match=r"-e '\.\[plot\]'"):
         require_matplotlib()

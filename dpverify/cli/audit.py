@@ -11,17 +11,19 @@ from dpverify.cli.options import (
     BACKEND,
     MAX_NONZEROS,
     OUTPUT_OPTIONS,
-    TOL,
     add_options,
     json_option,
     note,
+    tol_option,
     verify_options,
 )
 
 
 @main.command(short_help="Audit explicit protocols: privacy achieved, accuracy, bounds.")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
-@add_options([TOL, BACKEND, MAX_NONZEROS])
+@add_options([tol_option("A claimed epsilon judged in floating point (an `epsilon` claim, "
+                         "float kernels) may be exceeded by at most tol (in epsilon)."),
+              BACKEND, MAX_NONZEROS])
 @click.option("--require-optimal", is_flag=True,
               help="Deprecated, no effect: `suboptimal` always exits 1 now (kept so that "
                    "scripts that pass it still run).")
