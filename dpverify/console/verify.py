@@ -85,12 +85,13 @@ def problem_tables(result: Any, **kw: Any) -> list[Table]:
     with a one-digit gap, compact (no cell padding), and compact without the method column
     when every result has the same method (`print_problem` then names it under the table).
     Numbers are never cut and keep every digit (dpverify.console.tables)."""
-    narrow = {"seconds": False, "gap_digits": 0}
+    def narrow(**more: Any) -> Table:
+        return problem_table(result, seconds=False, gap_digits=0, **more, **kw)
+
     tables = [problem_table(result, **kw), problem_table(result, seconds=False, **kw),
-              problem_table(result, **narrow, **kw),
-              compact(problem_table(result, **narrow, **kw))]
+              narrow(), compact(narrow())]
     if common_method(result) is not None:
-        tables.append(compact(problem_table(result, **narrow, method=False, **kw)))
+        tables.append(compact(narrow(method=False)))
     return tables
 
 
