@@ -118,3 +118,30 @@ def test_the_unsanitised_join_would_escape(tmp_path: Path) -> None:
     assert (folder / "../../escaped.cert.json").resolve().parent != folder.resolve()
     assert (folder / f"{file_stem('../../escaped')}.cert.json").resolve().parent == \
         folder.resolve()
+
+
+@pytest.mark.parametrize("name", ["../../escaped", "/abs", "", "nul\x00byte"])
+def test_falsify_counterexamples_stay_in_their_directory(tmp_path: Path, monkeypatch,
+                                                         name: str) -> None:
+    """A counterexample is named after the problem: with the bound tampered (as in
+    test_falsify's negative control) RR beats it, and the file lands in the directory."""
+    import dataclasses
+    import tomllib
+
+    import dpverify.verify.falsify as module
+    from dpverify.spec import load
+    from dpverify.verify.falsify import SearchOptions, falsify
+    from dpverify.verify.options import VerifyOptions
+
+    real = module.verify_agent
+    monkeypatch.setattr(module, "verify_agent", lambda *a, **k: dataclasses.replace(
+        real(*a, **k), relaxed_optimum=real(*a, **k).relaxed_optimum - 0.01))
+    work = tmp_path / "a" / "b"
+    (work / "cx").mkdir(parents=True)  # the command creates it
+    path = problem_file(work, XOR, name)
+    document = tomllib.loads(path.read_text(encoding="utf-8"))
+    result = falsify(load(path), document, SearchOptions(5, 3, 2, 3, 0), VerifyOptions(),
+                     counterexample_dir=work / "cx")
+    assert len(result.counterexamples) == 2
+    written = files_under(tmp_path) - {path}
+    assert len(written) == 2 and all(p.parent == work / "cx" for p in written), written

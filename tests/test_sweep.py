@@ -277,7 +277,8 @@ def test_cli_sweep_writes_csv_and_a_png_and_results_shows_the_columns(tmp_path):
                                                        for r in rows[2:4] + rows[6:8]]
 
 
-def test_cli_sweep_refusals(tmp_path):
+def test_cli_sweep_refusals(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a refused sweep must not leave a store in the checkout
     refused = invoke("sweep", str(PROBLEMS / "table-matrix-3.toml"), "--parties", "2:4")
     assert refused.exit_code == 2 and refused.stderr.count("\n") == 1
     assert "is a table" in refused.stderr
