@@ -67,9 +67,10 @@ UNDECIDED_CATEGORIES = ("error", "open")
 def verdict_status(categories: Iterable[str], *, interrupted: bool = False) -> ExitStatus:
     """The exit status for problems in these categories: a verdict (`optimal`,
     `suboptimal`, `gap`, `not-private`, `contradiction`, `open` or `error`: could not
-    decide) or `invalid` (not a valid problem file)."""
+    decide), `invalid` (not a valid problem file) or `internal` (a bug met while the
+    problem was verified, as a batch worker reports it)."""
     counts = Counter(categories)
-    return exit_status(invalid=counts["invalid"],
+    return exit_status(internal=counts["internal"], invalid=counts["invalid"],
                        undecided=sum(counts[c] for c in UNDECIDED_CATEGORIES),
                        failed=sum(counts[c] for c in FAILED_CATEGORIES),
                        interrupted=interrupted)

@@ -48,7 +48,7 @@ def test_precedence_is_4_2_3_1_0_and_130_over_all() -> None:
 
 @pytest.mark.parametrize("verdict, status", [
     ("optimal", 0), ("gap", 1), ("suboptimal", 1), ("not-private", 1), ("contradiction", 1),
-    ("interaction-helps", 1), ("open", 3), ("error", 3), ("invalid", 2)])
+    ("interaction-helps", 1), ("open", 3), ("error", 3), ("invalid", 2), ("internal", 4)])
 def test_each_verdict_has_one_status(verdict: str, status: int) -> None:
     assert verdict_status([verdict]) == status
     assert verdict_status(["optimal", verdict, "optimal"]) == status
