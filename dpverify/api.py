@@ -226,7 +226,7 @@ def plot(data: Sweep, path: str | os.PathLike[str] | None = None, *,
          x: Literal["epsilon", "lambda", "alpha", "parties", "n"] | None = None) -> Figure:
     """Draw a sweep (the bound and the candidate against the swept variable, or against
     `x`; verdicts marked, closed forms where they exist) and save it to `path` (.png, .svg
-    or .pdf) when given. Needs matplotlib: `pip install 'dpverify[plot]'`."""
+    or .pdf) when given. Needs matplotlib: `.venv/bin/pip install -e '.[plot]'`."""
     from dpverify.plotting import plot_sweep
 
     return plot_sweep(data, path, title=title, x=x)

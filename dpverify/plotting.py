@@ -1,5 +1,5 @@
 """Pictures of sweeps: the only module that imports matplotlib (an optional extra,
-`pip install 'dpverify[plot]'`), and only when a picture is drawn.
+`.venv/bin/pip install -e '.[plot]'`), and only when a picture is drawn.
 
 A multi-party sweep draws, for each agent and accuracy, the bound (the relaxed LP's
 optimum) and randomized response's value against the swept variable, with each point's
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from dpverify.sweeps.run import Sweep
 
 FORMATS = ("png", "svg", "pdf")
-INSTALL = "pip install 'dpverify[plot]'"
+INSTALL = ".venv/bin/pip install -e '.[plot]'"
 X_LABELS = {"epsilon": r"privacy level $\varepsilon$",
             "lambda": r"$\lambda = e^{\varepsilon}$",
             "alpha": r"$\alpha = e^{-\varepsilon}$", "parties": "number of parties k"}

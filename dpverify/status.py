@@ -1,9 +1,14 @@
 """The exit status of every command (spec.md, "Exit status of every command").
 
-One function decides it, from counts of what happened, so that `verify`, `batch`, `check`,
-`certify`, `check-cert`, `derive` and `release` can never disagree about precedence:
-bad input outranks "could not decide", which outranks a failure (a gap, a mismatch, an
-unproved certificate), which outranks success.
+One rule for every command: 0 every verdict as claimed (`optimal`); 1 a finding against
+the claim (`gap`, `suboptimal`, `not-private`, `contradiction`, `interaction-helps`, an
+expectation mismatch, an unproved certificate, a counterexample); 2 bad input; 3 undecided
+(`open`, `error`, a refusal, a solver failure, a limit); 4 an internal error (a bug).
+Over many results one status wins, in the order 4, 2, 3, 1, 0; an interrupted run is 130
+whatever else happened, and a closed stdout 141.
+
+One function decides it, from counts of what happened, so that no two commands can
+disagree about precedence.
 """
 
 from __future__ import annotations
@@ -15,19 +20,31 @@ from collections.abc import Iterable
 
 
 class ExitStatus(enum.IntEnum):
-    OK = 0  # every verdict optimal (and every expectation met, every check passed)
-    FAILED = 1  # a gap, an expectation mismatch, an unproved certificate, a failed check
+    OK = 0  # every verdict as claimed (optimal; every expectation met, every check passed)
+    FAILED = 1  # a finding against the claim: a gap, suboptimal, not-private, a mismatch, ...
     BAD_INPUT = 2  # a problem file or a command line is invalid
-    UNDECIDED = 3  # could not decide: a solver failure, a time or size limit
+    UNDECIDED = 3  # could not decide: open, error, a refusal, a solver failure, a limit
+    INTERNAL = 4  # an internal error: a bug in dpverify (please report it)
     INTERRUPTED = 130  # Ctrl-C: the shell's convention for SIGINT (128 + 2)
     BROKEN_PIPE = 128 + signal.SIGPIPE  # stdout was closed (`... | head -1`): 141
 
 
-def exit_status(*, invalid: int = 0, undecided: int = 0, failed: int = 0,
+# The one sentence every command's --help ends with (cli/__init__.py), and docs/format.md.
+EXIT_STATUS_RULE = (
+    "Exit status: 0 every verdict as claimed (optimal); 1 a finding against the claim "
+    "(gap, suboptimal, not-private, contradiction, a mismatch); 2 bad input; 3 undecided "
+    "(open, error, refused); 4 an internal error (a bug); over many results the first of "
+    "4, 2, 3, 1, 0 wins; 130 interrupted; 141 stdout closed.")
+
+
+def exit_status(*, internal: int = 0, invalid: int = 0, undecided: int = 0, failed: int = 0,
                 interrupted: bool = False) -> ExitStatus:
-    """The exit status for a run with these counts (any non-zero count counts)."""
+    """The exit status for a run with these counts (any non-zero count counts): 130 when
+    interrupted, else the first of 4, 2, 3, 1, 0 that applies."""
     if interrupted:
         return ExitStatus.INTERRUPTED
+    if internal:
+        return ExitStatus.INTERNAL
     if invalid:
         return ExitStatus.BAD_INPUT
     if undecided:
@@ -37,25 +54,23 @@ def exit_status(*, invalid: int = 0, undecided: int = 0, failed: int = 0,
     return ExitStatus.OK
 
 
-# Categories that fail a run (exit status 1): a gap, and the protocol audit's not-private
-# and contradiction; `suboptimal` (an audited protocol below the bound) only when optimality
-# is required (`audit --require-optimal`).
-FAILED_CATEGORIES = ("gap", "not-private", "contradiction")
+# Verdicts that are findings against the claim (exit status 1): a gap; the protocol audit's
+# suboptimal (private but below the bound), not-private and contradiction; and
+# interaction-helps (approximate privacy: an interactive protocol beats RR).
+FAILED_CATEGORIES = ("gap", "suboptimal", "not-private", "contradiction", "interaction-helps")
 # Categories that could not be decided (exit status 3): an `error`, and `open` (inputs with
 # more than two symbols whose optimum lies strictly between the best protocol found and the
 # bound: whether m-ary randomized response is optimal is not decided).
 UNDECIDED_CATEGORIES = ("error", "open")
 
 
-def verdict_status(categories: Iterable[str], *, interrupted: bool = False,
-                   require_optimal: bool = False) -> ExitStatus:
+def verdict_status(categories: Iterable[str], *, interrupted: bool = False) -> ExitStatus:
     """The exit status for problems in these categories: a verdict (`optimal`,
     `suboptimal`, `gap`, `not-private`, `contradiction`, `open` or `error`: could not
-    decide) or `invalid` (not a valid problem file)."""
+    decide), `invalid` (not a valid problem file) or `internal` (a bug met while the
+    problem was verified, as a batch worker reports it)."""
     counts = Counter(categories)
-    failed = sum(counts[c] for c in FAILED_CATEGORIES)
-    if require_optimal:
-        failed += counts["suboptimal"]
-    return exit_status(invalid=counts["invalid"],
+    return exit_status(internal=counts["internal"], invalid=counts["invalid"],
                        undecided=sum(counts[c] for c in UNDECIDED_CATEGORIES),
-                       failed=failed, interrupted=interrupted)
+                       failed=sum(counts[c] for c in FAILED_CATEGORIES),
+                       interrupted=interrupted)

@@ -297,12 +297,12 @@ def test_no_problem_files(tmp_path: Path) -> None:
 
 def test_dask_missing_is_a_clear_error(monkeypatch, tmp_path: Path) -> None:
     monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed -> ImportError
-    with pytest.raises(InputError, match=r"pip install 'dpverify\[dask\]'"):
+    with pytest.raises(InputError, match=r"pip install -e '\.\[dask\]'"):
         import_distributed()
     write_problems(tmp_path / "p", 1)
     res = CliRunner().invoke(main, ["batch", str(tmp_path / "p"), "--scheduler", "local",
                                     "--store", str(tmp_path / "s.sqlite")])
-    assert res.exit_code == 2 and "dpverify[dask]" in res.output
+    assert res.exit_code == 2 and "-e '.[dask]'" in res.output
     assert "Traceback" not in res.output
 
 

@@ -81,3 +81,33 @@ def test_check_cert_json_and_quiet(write_toml, tmp_path) -> None:
     (obj,) = json.loads(res.stdout)
     assert obj["ok"] is False and obj["message"].startswith("not a certificate")
     assert [c.malformed for c in check_certificates(spec, [junk])] == [True]
+
+
+COUNT = '[problem]\nkind = "count"\nn = 3\nepsilon = 1\n[consumer]\nloss = "abs"\n'
+PROTOCOL = ('[problem]\nkind = "protocol"\nparties = 1\nlambda = "3"\n[observer]\n'
+            'function = "bit:1"\n[[round]]\nparty = 1\nmessages = 2\n'
+            'kernel = [["3/4", "1/4"], ["1/4", "3/4"]]\n')
+
+
+def test_certify_sums_up_the_files_it_skips_in_one_line(write_toml, tmp_path) -> None:
+    """Issue 17, D15: one line per skipped file, each with a Python enum repr
+    (`<Kind.COUNT: 'count'>`); now one clean line for all of them."""
+    write_toml(MAJ, "maj", "in")
+    for i in range(3):
+        write_toml(COUNT, f"count-{i}", "in")
+    write_toml(PROTOCOL, "proto", "in")
+    run = CliRunner().invoke(main, ["certify", "-o", str(tmp_path / "out"), "--quiet",
+                                    str(tmp_path / "in")])
+    assert run.exit_code == 0, run.output
+    lines = run.stderr.splitlines()
+    assert lines == ["dpverify: note: skipped 4 files (3 count problems, 1 protocol file): "
+                     "certificates cover multi-party problems only"], lines
+    assert "<Kind" not in run.output
+    one = CliRunner().invoke(main, ["certify", "-o", str(tmp_path / "out"), "--quiet",
+                                    str(tmp_path / "in" / "maj.toml"),
+                                    str(tmp_path / "in" / "count-0.toml")])
+    assert one.stderr.strip() == (f"dpverify: note: skipped {tmp_path / 'in' / 'count-0.toml'}"
+                                  " (a count problem): certificates cover multi-party "
+                                  "problems only")
+    report = certify_paths([tmp_path / "in"], tmp_path / "out")
+    assert sorted(s.kind for s in report.skipped) == ["count"] * 3 + ["protocol"]

@@ -239,7 +239,8 @@ def test_update_leaves_the_shipped_problems_alone(tmp_path: Path) -> None:
     before = {p: p.read_bytes() for p in folder.rglob("*.toml")}
     assert len(before) >= 20
     res = CliRunner().invoke(main, ["check", str(folder), "--update", "--store",
-                                    str(tmp_path / "s.sqlite"), "-j", "2"])
+                                    str(tmp_path / "s.sqlite"), "-j", "2",
+                                    "--witness-dir", str(tmp_path / "witnesses")])
     assert res.exit_code == 0, res.output
     assert "updated" not in res.output
     assert {p: p.read_bytes() for p in folder.rglob("*.toml")} == before

@@ -78,6 +78,50 @@ def test_a_narrow_terminal_never_cuts_a_number(and3_result, width) -> None:
     assert "seconds" not in out  # the first column to go
 
 
+WIDTH_CASES = ["multisymbol/one-party-122.toml", "multisymbol/max-3x2-gap.toml",
+               "count/parity-gap-6.toml", "counts-score-6.toml", "parties-and-observer-4.toml"]
+
+
+@pytest.fixture(scope="module")
+def shipped_results(tmp_path_factory):
+    witnesses = tmp_path_factory.mktemp("witnesses")
+    options = VerifyOptions(witness_dir=str(witnesses))
+    return {name: verify_spec(loads((ROOT / "problems" / name).read_text(), source=name),
+                              options) for name in WIDTH_CASES}
+
+
+@pytest.mark.parametrize("name", WIDTH_CASES)
+def test_tables_fit_80_columns_with_every_digit(shipped_results, name) -> None:
+    """Issue 17, D15: multi-symbol tables were 97 columns wide, count and multi-party ones
+    81 to 85; at 80 columns every table fits, and every number keeps its 12 digits."""
+    result = shipped_results[name]
+    console, buffer = _terminal(80)
+    print_problem(console, result)
+    out = ANSI.sub("", buffer.getvalue())
+    table = [line for line in out.splitlines() if "┃" in line or "│" in line]
+    assert table and max(len(line) for line in table) <= 80, out
+    assert "…" not in out
+    for r in result.results:
+        for value in (getattr(r, "relaxed_optimum", None), getattr(r, "rr_value", None),
+                      getattr(r, "mechanism_optimum", None)):
+            if value is not None:
+                assert fmt(value) in out
+    if result.kind == "multiparty" and "method" not in table[0]:
+        assert f"  method: {result.results[0].method} (every result)" in out
+
+
+def test_the_multisymbol_table_needs_the_compact_variants(shipped_results) -> None:
+    """Negative control: the uncompacted variants of a multi-symbol table are wider than
+    80 columns, so the test above does test the compact ones."""
+    from dpverify.console.tables import natural_width
+    from dpverify.console.verify import problem_tables
+
+    console, _ = _terminal(80)
+    tables = problem_tables(shipped_results["multisymbol/max-3x2-gap.toml"])
+    assert all(natural_width(console, t) > 80 for t in tables[:3])
+    assert natural_width(console, tables[-1]) <= 80
+
+
 def test_a_wide_terminal_keeps_every_column(and3_result) -> None:
     console, buffer = _terminal(200)
     print_problem(console, and3_result, show_proof=True, show_grid=True)

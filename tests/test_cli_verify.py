@@ -329,17 +329,68 @@ def test_foreign_toml_in_a_directory_is_skipped_with_a_note(tmp_path, write_toml
     assert invoke("verify", "--quiet", str(tmp_path)).exit_code == 2
 
 
-def test_verify_dot_at_the_repository_root(monkeypatch) -> None:
+def files_below(folder: Path) -> dict[Path, int]:
+    return {p: p.stat().st_mtime_ns for p in folder.rglob("*") if p.is_file()}
+
+
+def test_verify_dot_at_the_repository_root(monkeypatch, tmp_path) -> None:
     """`verify .` skips pyproject.toml and the mechanism example instead of failing; the
     shipped counterexamples would make it exit 1, and the open instance with three symbols
-    (problems/multisymbol/max-3x2-open.toml) makes it exit 3, as `make run` says."""
+    (problems/multisymbol/max-3x2-open.toml) makes it exit 3, as `make run` says. It
+    writes nothing into the checkout: its witness files go to tmp_path."""
     monkeypatch.chdir(ROOT)
-    run = invoke("verify", "--quiet", ".")
+    before = files_below(ROOT / ".dpverify")
+    run = invoke("verify", "--quiet", "--witness-dir", str(tmp_path), ".")
+    assert files_below(ROOT / ".dpverify") == before  # the suite leaves the checkout alone
+    assert list(tmp_path.glob("*.witness.toml"))  # the witnesses were written, there
     assert run.exit_code == 3, run.output
     assert "1 open" in run.stdout and " 0 error" in run.stdout
     assert "invalid" not in run.stdout
     assert "skipped pyproject.toml" in run.stderr
     assert "skipped examples/geometric-remap.toml: a mechanism file" in run.stderr
+
+
+WITNESS = """[problem]
+name = "w"
+kind = "protocol"
+parties = 1
+lambda = "3"
+[observer]
+function = "bit:1"
+[[round]]
+party = 1
+messages = 2
+kernel = [["3/4", "1/4"], ["1/4", "3/4"]]
+"""
+
+
+def test_hidden_directories_are_not_searched(tmp_path, write_toml) -> None:
+    """Issue 17, D15: the witness files dpverify writes under .dpverify/ were verified by
+    `verify .` as problems of their own; hidden directories and files are left out."""
+    write_toml(XOR2, "xor2")
+    for folder, name in ((".dpverify/witnesses", "p.observer.average.witness"),
+                         (".git", "x"), ("", ".h")):
+        write_toml(WITNESS, name, folder)
+    run = invoke("verify", "--json", str(tmp_path))
+    assert run.exit_code == 0, run.output
+    assert [d["problem"] for d in json.loads(run.stdout)] == ["xor-2"]
+    assert "skipped" not in run.stderr
+    # named explicitly, a file in a hidden directory is verified (negative control)
+    witness = tmp_path / ".dpverify" / "witnesses" / "p.observer.average.witness.toml"
+    assert invoke("verify", "--json", str(witness)).exit_code == 0
+    # and a hidden directory given as the path is searched
+    named = invoke("verify", "--json", str(tmp_path / ".dpverify"))
+    assert [d["problem"] for d in json.loads(named.stdout)] == ["w"]
+
+
+def test_an_integer_beyond_pythons_limit_in_a_directory_is_bad_input(tmp_path) -> None:
+    """The directory search reads every TOML file: a 5000-digit integer is bad input
+    (exit 2, one line), not an internal error."""
+    (tmp_path / "big.toml").write_text("[problem]\nparties = 2\nlambda = " + "1" * 5000
+                                       + '\n[observer]\nfunction = "xor"\n')
+    run = invoke("verify", "--quiet", str(tmp_path))
+    assert run.exit_code == 2, run.output
+    assert "at most 4,000" in run.stderr and "internal error" not in run.stderr
 
 
 # -- --show-rules in JSON, and options that do not apply -------------------------------------

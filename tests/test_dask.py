@@ -1,6 +1,6 @@
 """The Dask executor, for real: a LocalCluster with 2 workers gives the same results as the
 local process pool, through the same executor interface. Skipped only when Dask's
-`distributed` is not installed (`pip install 'dpverify[dask]'`)."""
+`distributed` is not installed (`.venv/bin/pip install -e '.[dask]'`)."""
 
 from __future__ import annotations
 

@@ -170,11 +170,12 @@ def test_one_party_bound_is_the_channel_lp_and_is_reached(values: list[int], eps
         assert float(out.best) == pytest.approx(exact, abs=1e-9)
 
 
-def test_one_party_closed_forms() -> None:
+def test_one_party_closed_forms(tmp_path: Path) -> None:
     """f = (1, 2, 2), indicator: merging symbols 1 and 2 gives lam / (1 + lam); m-ary RR
     with its best rule gives (3 lam + 2) / (3 lam + 6) on average."""
     spec = load(SHIPPED / "one-party-122.toml")
-    result = verify_symbol_agent(spec, spec.agents[0], Accuracy.AVERAGE, FAST)
+    result = verify_symbol_agent(spec, spec.agents[0], Accuracy.AVERAGE,
+                                 VerifyOptions(restarts=2, witness_dir=str(tmp_path)))
     lam = math.exp(1.5)
     assert result.relaxed_optimum == pytest.approx(lam / (1 + lam), abs=1e-12)
     assert result.rr_value == pytest.approx((3 * lam + 2) / (3 * lam + 6), abs=1e-12)
@@ -295,13 +296,14 @@ def test_mutated_mary_certificates_are_rejected() -> None:
 
 
 # -- verdicts --------------------------------------------------------------------------------
-def test_verdicts_do_not_depend_on_the_scale_of_the_gains() -> None:
+def test_verdicts_do_not_depend_on_the_scale_of_the_gains(tmp_path: Path) -> None:
     body = '[observer]\nfunction = "max"\ngain = {{ matrix = [{rows}] }}\n'
     for scale in ("1", "1/1000000000"):
         rows = ", ".join("[" + ", ".join(f'"{scale}"' if i == j else '"0"' for j in range(3))
                          + "]" for i in range(3))
         spec = loads(problem(body.format(rows=rows), level='lambda = "3"'))
-        result = verify_symbol_agent(spec, spec.agents[0], Accuracy.AVERAGE, FAST)
+        result = verify_symbol_agent(spec, spec.agents[0], Accuracy.AVERAGE,
+                                     VerifyOptions(restarts=2, witness_dir=str(tmp_path)))
         assert result.verdict is Verdict.GAP
         assert result.relaxed_optimum == pytest.approx(float(Fraction(47, 72) *
                                                              Fraction(scale)), rel=1e-12)

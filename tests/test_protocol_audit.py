@@ -165,14 +165,14 @@ def test_claims_against_the_level_it_has(load_toml, levels, verdicts):
     assert result.header["private"] is ("not-private" not in verdicts)
 
 
-def test_not_private_exits_1_and_suboptimal_exits_0(tmp_path):
+def test_not_private_and_suboptimal_exit_1(tmp_path):
     runner = CliRunner()
     assert runner.invoke(main, ["audit", str(PROTOCOLS / "claims-too-much.toml")]).exit_code == 1
-    ok = runner.invoke(main, ["audit", str(PROTOCOLS / "repeated-xor-2.toml"), "--quiet"])
-    assert ok.exit_code == 0, ok.output
+    sub = runner.invoke(main, ["audit", str(PROTOCOLS / "repeated-xor-2.toml"), "--quiet"])
+    assert sub.exit_code == 1, sub.output  # suboptimal is a finding (spec.md)
     strict = runner.invoke(main, ["audit", str(PROTOCOLS / "repeated-xor-2.toml"),
-                                  "--quiet", "--require-optimal"])
-    assert strict.exit_code == 1
+                                  "--quiet", "--require-optimal"])  # deprecated, no effect
+    assert strict.exit_code == 1 and "deprecated" in strict.stderr
     rr = runner.invoke(main, ["audit", str(PROTOCOLS / "rr-and-3.toml"), "--quiet",
                               "--require-optimal"])
     assert rr.exit_code == 0
@@ -242,7 +242,7 @@ def test_the_shipped_protocols_meet_their_expectations():
 def test_json_fields():
     out = CliRunner().invoke(main, ["audit", str(PROTOCOLS / "adaptive-xor-2.toml"), "--json",
                                     "--show-rules"])
-    assert out.exit_code == 0, out.output
+    assert out.exit_code == 1, out.output  # suboptimal
     (obj,) = json.loads(out.stdout)
     for key in ("problem", "source", "kind", "parties", "claimed_lambdas", "achieved_lambdas",
                 "achieved_epsilons", "private", "verdict", "results"):

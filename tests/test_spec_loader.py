@@ -76,6 +76,18 @@ BAD = [
      "problem.lambda", "'abc'", r'an exact rational such as "3/2"'),
     ("lambda-zero-denominator", doc('[problem]\nparties = 3\nlambda = "3/0"\n', OBS),
      "problem.lambda", "'3/0'", r"denominator .* must not be 0"),
+    ("lambda-too-many-digits",
+     doc('[problem]\nparties = 3\nlambda = "' + "1" * 4001 + '/3"\n', OBS),
+     "problem.lambda", "'" + "1" * 76 + "...",
+     r"too many digits: at most 4,000 in the numerator and in the denominator"),
+    ("gain-denominator-too-long",
+     doc(HEAD, '[observer]\nfunction = "xor"\ngain = { matrix = [["1/' + "7" * 4001
+         + '", "0"], ["0", "1"]] }\n'),
+     "observer.gain.matrix[0][0]", "'1/" + "7" * 74 + "...", r"at most 4,000"),
+    ("integer-too-many-digits",
+     doc("[problem]\nparties = 3\nlambda = " + "1" * 4001 + "\n", OBS),
+     "problem.lambda", "1" * 77 + "...", r"an integer with at most 4,000 digits"),
+
     ("list-length", doc("[problem]\nparties = 3\nepsilon = [1.0, 2.0]\n", OBS),
      "problem.epsilon", "[1.0, 2.0]", r"a list needs exactly 3 entries, one per party"),
     ("lambda-list-length", doc('[problem]\nparties = 2\nlambda = ["3/2", 2, 4]\n', OBS),
@@ -351,6 +363,50 @@ def test_exact_rational_lambdas() -> None:
     assert mixed.lambdas == pytest.approx((1.5, 2.0, 7 / 3), abs=0)
     decimal = loads('[problem]\nparties = 1\nlambda = "1.1"\n[observer]\nfunction = "bit:1"\n')
     assert decimal.lambdas_exact == (Fraction(11, 10),)  # exactly 11/10, not the float 1.1
+
+
+def test_long_exact_rationals_are_exact_up_to_the_documented_limit() -> None:
+    """Issue 17, D13: 61 digits were refused as "not an exact rational"; the limit is
+    4,000 digits in the numerator and in the denominator, and the message names it."""
+    for digits in (61, 100, 4000):
+        num, den = int("7" * digits), int("3" * digits)
+        spec = loads(f'[problem]\nparties = 1\nlambda = "{num}/{den}"\n'
+                     '[observer]\nfunction = "bit:1"\n')
+        assert spec.lambdas_exact == (Fraction(num, den),)
+    tiny = "0." + "0" * 53 + "3"  # 3/10^54 as a decimal string: exact
+    gain = loads('[problem]\nparties = 1\nlambda = 2\n[observer]\nfunction = "bit:1"\n'
+                 f'gain = {{ matrix = [["{tiny}", "0"], ["0", "1"]] }}\n')
+    assert tabulate(gain, gain.agents[0]).gain_exact[0][0] == Fraction(3, 10**54)
+
+
+@pytest.mark.parametrize("python_limit", [4300, 0])  # Python's default; lifted (certify)
+def test_an_integer_beyond_pythons_limit_is_bad_input(python_limit) -> None:
+    """A 5000-digit TOML integer: tomllib cannot convert it under Python's default limit
+    (a ValueError that was an internal error); with the limit lifted (as `certify` lifts
+    it for the rest of the process) the number's own limit refuses it. Either way one
+    SpecError naming the limit."""
+    import sys
+
+    old = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(python_limit)
+    try:
+        with pytest.raises(SpecError, match=r"at most 4,000") as info:
+            loads("[problem]\nparties = 3\nlambda = " + "1" * 5000 + "\n" + OBS)
+    finally:
+        sys.set_int_max_str_digits(old)
+    assert info.value.key == ("" if python_limit else "problem.lambda")
+
+
+def test_a_protocol_kernel_with_55_digit_entries_loads_exactly() -> None:
+    """The issue's kernel [[3/10^54, 1 - 3/10^54], [1/10^54, 1 - 1/10^54]] written out as
+    integers (55-digit denominators)."""
+    q = 10**54
+    rows = f'[["3/{q}", "{q - 3}/{q}"], ["1/{q}", "{q - 1}/{q}"]]'
+    spec = loads('[problem]\nkind = "protocol"\nparties = 1\nlambda = "3"\n'
+                 '[observer]\nfunction = "bit:1"\n'
+                 f'[[round]]\nparty = 1\nmessages = 2\nkernel = {rows}\n')
+    ((_, kernel),) = spec.rounds[0].kernels
+    assert kernel == ((Fraction(3, q), 1 - Fraction(3, q)), (Fraction(1, q), 1 - Fraction(1, q)))
 
 
 def test_epsilons_per_party_and_zero() -> None:

@@ -279,7 +279,8 @@ def test_cli_sweep_writes_csv_and_a_png_and_results_shows_the_columns(tmp_path):
                                                        for r in rows[2:4] + rows[6:8]]
 
 
-def test_cli_sweep_refusals(tmp_path):
+def test_cli_sweep_refusals(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a refused sweep must not leave a store in the checkout
     refused = invoke("sweep", str(PROBLEMS / "table-matrix-3.toml"), "--parties", "2:4")
     assert refused.exit_code == 2 and refused.stderr.count("\n") == 1
     assert "is a table" in refused.stderr
@@ -297,10 +298,10 @@ def test_without_matplotlib_the_message_says_how_to_install_it(monkeypatch):
     done = invoke("sweep", str(PROBLEMS / "xor-2.toml"), "--epsilon", "1", "--plot", "x.png")
     assert done.exit_code == 2
     assert done.stderr.strip() == ("dpverify: plotting needs matplotlib, an optional extra: "
-                                   "pip install 'dpverify[plot]'")
+                                   ".venv/bin/pip install -e '.[plot]'")
     from dpverify.plotting import require_matplotlib
 
-    with pytest.raises(dpverify.InputError, match=r"dpverify\[plot\]"):
+    with pytest.raises(dpverify.InputError, match=r"-e '\.\[plot\]'"):
         require_matplotlib()
 
 

@@ -1,6 +1,6 @@
 """The Dask executor: the batch loop of `dpverify.batch.executors` on a Dask cluster
 (`distributed.Client(ADDRESS)`, or a `LocalCluster` for `local`). Dask is an optional
-extra (`pip install 'dpverify[dask]'`), imported only here and lazily.
+extra (`.venv/bin/pip install -e '.[dask]'`), imported only here and lazily.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def import_distributed() -> Any:
         import distributed
     except ImportError:
         raise InputError("--scheduler needs Dask's distributed package, which is not "
-                         "installed: pip install 'dpverify[dask]'") from None
+                         "installed: .venv/bin/pip install -e '.[dask]'") from None
     return distributed
 
 

@@ -16,7 +16,7 @@ import click
 
 from dpverify import __version__
 from dpverify.errors import DpverifyError
-from dpverify.status import ExitStatus
+from dpverify.status import EXIT_STATUS_RULE, ExitStatus
 
 
 def _silence_stdout() -> None:
@@ -60,12 +60,13 @@ def handle_errors(fn):
             sys.exit(ExitStatus.UNDECIDED)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise  # click reports these itself (a bad command line is exit 2)
-        except Exception as exc:  # a bug: exit 3 (could not decide), never a pass
+        except Exception as exc:  # a bug: exit 4 (an internal error), never a pass
             if os.environ.get("DPVERIFY_DEBUG"):
                 raise
             click.echo(f"dpverify: internal error: {type(exc).__name__}: {exc} "
-                       "(set DPVERIFY_DEBUG=1 for the traceback)", err=True)
-            sys.exit(ExitStatus.UNDECIDED)
+                       "(a bug in dpverify: please report it; set DPVERIFY_DEBUG=1 for the "
+                       "traceback)", err=True)
+            sys.exit(ExitStatus.INTERNAL)
 
     return wrapper
 
@@ -86,7 +87,13 @@ def _quiet_broken_pipe(method):
 
 
 class _Command(click.Command):
+    """Every command's --help ends with the one exit-status rule (dpverify.status)."""
+
     parse_args = _quiet_broken_pipe(click.Command.parse_args)
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("epilog", EXIT_STATUS_RULE)
+        super().__init__(*args, **kwargs)
 
 
 class _Group(click.Group):
@@ -104,8 +111,12 @@ def main(ctx: click.Context) -> None:
 
     Randomized response is optimal for multi-party computation on bits (Kairouz, Oh,
     Viswanath 2015); the geometric mechanism is universally optimal for count queries
-    (Gupte, Sundararajan 2010). Exit status: 0 all optimal, 1 a gap or a mismatch,
-    2 bad input, 3 could not decide.
+    (Gupte, Sundararajan 2010).
+
+    Exit status (every command): 0 every verdict as claimed (optimal); 1 a finding
+    against the claim (gap, suboptimal, not-private, contradiction, a mismatch); 2 bad
+    input; 3 undecided (open, error, refused); 4 an internal error (a bug); over many
+    results the first of 4, 2, 3, 1, 0 wins; 130 interrupted; 141 stdout closed.
     """
     if ctx.invoked_subcommand is None:  # `dpverify` alone: the help, and success
         click.echo(ctx.get_help())

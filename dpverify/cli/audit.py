@@ -11,19 +11,22 @@ from dpverify.cli.options import (
     BACKEND,
     MAX_NONZEROS,
     OUTPUT_OPTIONS,
-    TOL,
     add_options,
     json_option,
     note,
+    tol_option,
     verify_options,
 )
 
 
 @main.command(short_help="Audit explicit protocols: privacy achieved, accuracy, bounds.")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
-@add_options([TOL, BACKEND, MAX_NONZEROS])
+@add_options([tol_option("A claimed epsilon judged in floating point (an `epsilon` claim, "
+                         "float kernels) may be exceeded by at most tol (in epsilon)."),
+              BACKEND, MAX_NONZEROS])
 @click.option("--require-optimal", is_flag=True,
-              help="Exit 1 when a protocol is `suboptimal` too (below the bound).")
+              help="Deprecated, no effect: `suboptimal` always exits 1 now (kept so that "
+                   "scripts that pass it still run).")
 @click.option("--show-rules", is_flag=True,
               help="Print each protocol's optimal decision rules (with --json: a `rule` "
                    "field per result).")
@@ -46,9 +49,8 @@ def audit(paths, tol, backend, max_nonzeros, require_optimal, show_rules, as_jso
     consumer's loss under its best post-processing against the optimal mechanism's, and
     whether it derives from the geometric mechanism.
 
-    Exit status: 0 every protocol meets its claimed levels and none contradicts the bound;
-    1 not-private or contradiction (or suboptimal with --require-optimal); 2 bad input;
-    3 could not decide.
+    Exit status: 0 every protocol (and mechanism) optimal; 1 suboptimal, not-private or
+    contradiction; 2 bad input; 3 could not decide.
     """
     from dpverify.console import make_console
     from dpverify.console.audit import AuditView
@@ -63,5 +65,6 @@ def audit(paths, tol, backend, max_nonzeros, require_optimal, show_rules, as_jso
         view.report(report)
     for skipped in report.skipped:
         note(f"skipped {skipped.source}: {skipped.reason}")
-    sys.exit(verdict_status((f.category for f in report.files),
-                            require_optimal=require_optimal))
+    if require_optimal:
+        note("--require-optimal is deprecated and has no effect: `suboptimal` always exits 1")
+    sys.exit(verdict_status(f.category for f in report.files))

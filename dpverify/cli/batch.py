@@ -54,8 +54,8 @@ RUN_OPTIONS = [
     click.option("--force", is_flag=True, help="Recompute problems already in the store."),
     click.option("--scheduler", metavar="ADDRESS", default=None, callback=_scheduler,
                  help="Run on a Dask cluster: `local` for a LocalCluster, or a scheduler "
-                      "address tcp://HOST:PORT or HOST:PORT. Needs pip install "
-                      "'dpverify[dask]'."),
+                      "address tcp://HOST:PORT or HOST:PORT. Needs .venv/bin/pip install -e "
+                      "'.[dask]' (in the checkout)."),
     QUIET,
     NO_COLOR,
 ]
@@ -174,7 +174,7 @@ def batch(ctx, paths, jobs, store_path, timeout, force, scheduler, quiet, no_col
               callback=plot_path_option,
               help="Draw one problem family (every stored result of one problem name, such "
                    "as a sweep's points) against its varying level or size, into FILE.png, "
-                   ".svg or .pdf. Needs pip install 'dpverify[plot]'.")
+                   ".svg or .pdf. Needs .venv/bin/pip install -e '.[plot]'.")
 @click.option("--problem", metavar="NAME",
               help="With --plot: the family to draw, a problem name or a glob (needed when "
                    "the store holds several).")

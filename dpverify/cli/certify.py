@@ -8,7 +8,14 @@ import sys
 import click
 
 from dpverify.cli import handle_errors, main
-from dpverify.cli.options import BACKEND, MAX_NONZEROS, OUTPUT_OPTIONS, add_options, json_option
+from dpverify.cli.options import (
+    BACKEND,
+    MAX_NONZEROS,
+    OUTPUT_OPTIONS,
+    add_options,
+    json_option,
+    note,
+)
 
 
 @main.command(short_help="Write exact certificates (proofs) for multi-party problems.")
@@ -34,7 +41,12 @@ def certify(paths, out_dir, backend, max_nonzeros, as_json, quiet, no_color):
     input, 3 could not decide (size limit, solver failure).
     """
     from dpverify.console import make_console, print_json
-    from dpverify.console.certify import certificate_json, certificate_line, certify_summary
+    from dpverify.console.certify import (
+        certificate_json,
+        certificate_line,
+        certify_summary,
+        skipped_line,
+    )
     from dpverify.verify.certify_paths import certify_paths
     from dpverify.verify.options import VerifyOptions
 
@@ -52,6 +64,8 @@ def certify(paths, out_dir, backend, max_nonzeros, as_json, quiet, no_color):
         print_json([certificate_json(record) for record in report.certificates])
     else:
         out.print(certify_summary(report))
+    if report.skipped:
+        note(skipped_line(report.skipped))
     sys.exit(report.exit_status())
 
 

@@ -44,10 +44,18 @@ _tolerance = _checked("tol")
 _grid = _checked("grid")
 
 
-TOL = click.option("--tol", type=float, default=DEFAULT_TOL, show_default=True,
-                   callback=_tolerance,
-                   help="Verdict tolerance: `optimal` when the relaxed optimum and the "
-                        "candidate agree within it (absolute).")
+TOL_HELP = ("Verdict tolerance, relative to the range of the agent's gains (of the loss, "
+            "for count problems): `optimal` when the bound and the value differ by at most "
+            "tol x (max gain - min gain).")
+
+
+def tol_option(extra: str = "") -> Decorator:
+    """`--tol`, with `extra` words for a command that also uses it elsewhere."""
+    return click.option("--tol", type=float, default=DEFAULT_TOL, show_default=True,
+                        callback=_tolerance, help=TOL_HELP + (f" {extra}" if extra else ""))
+
+
+TOL = tol_option()
 BACKEND = click.option("--backend", type=click.Choice(BACKENDS), default="highs",
                        show_default=True,
                        help="LP backend (cvxpy solves the same LP through cvxpy, as a "

@@ -43,7 +43,7 @@ def _range_help(example: str, items: str) -> str:
 @click.option("--plot", "plot_path", metavar="FILE", type=click.Path(dir_okay=False),
               callback=plot_path_option,
               help="Draw the bound and the candidate against the swept variable, verdicts "
-                   "marked, into FILE.png, .svg or .pdf. Needs pip install 'dpverify[plot]'.")
+                   "marked, into FILE.png, .svg or .pdf. Needs .venv/bin/pip install -e '.[plot]'.")
 @click.option("--csv", "as_csv", is_flag=True,
               help="Print CSV only: one row per point, agent and accuracy.")
 @json_option("Print one JSON array only: one row object per point, agent and accuracy.")

@@ -36,7 +36,8 @@ from dpverify.cli.options import (
 @handle_errors
 def verify(ctx, paths, tol, backend, max_nonzeros, lp_form, method, max_orbit_work, grid,
            samples, seed, certify, restarts, witness_dir, as_json, quiet, no_color, show_rules):
-    """Verify the problem files PATHS (directories are searched for *.toml).
+    """Verify the problem files PATHS (directories are searched for *.toml, hidden
+    directories such as .dpverify/ left out).
 
     For each agent and accuracy: the relaxed protocol LP over the corner points (an upper
     bound over every DP protocol) against randomized response with its optimal decision

@@ -45,6 +45,30 @@ def certify_summary(report: Any) -> str:
     return f"{n} certificate{'s' if n != 1 else ''}: {', '.join(parts)}"
 
 
+# What a skipped file is, singular and plural (verify.paths.SkippedFile.kind)
+SKIPPED_NOUNS = {"count": ("count problem", "count problems"),
+                 "protocol": ("protocol file", "protocol files"),
+                 "mechanism": ("mechanism file", "mechanism files"),
+                 "foreign": ("TOML file without a [problem] table",
+                             "TOML files without a [problem] table")}
+
+
+def skipped_line(skipped: Sequence[Any]) -> str:
+    """One line for the files `certify` skipped: the file and what it is when there is
+    one, else how many of each kind (`skipped 15 files: 10 count problems, 5 protocol
+    files; certificates cover multi-party problems only`)."""
+    tail = "certificates cover multi-party problems only"
+    if len(skipped) == 1:
+        one = SKIPPED_NOUNS.get(skipped[0].kind, (skipped[0].kind, ""))[0]
+        return f"skipped {skipped[0].source} (a {one}): {tail}"
+    counts: dict[str, int] = {}
+    for s in skipped:
+        counts[s.kind] = counts.get(s.kind, 0) + 1
+    parts = [f"{n} {SKIPPED_NOUNS.get(kind, (kind, kind))[n != 1]}"
+             for kind, n in counts.items()]
+    return f"skipped {len(skipped)} files ({', '.join(parts)}): {tail}"
+
+
 def check_line(check: Any) -> Text:
     """`OK <path>: <message>` or `FAIL <path>: <message>`."""
     line = Text("OK" if check.ok else "FAIL", style="green" if check.ok else "bold red")

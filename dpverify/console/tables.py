@@ -2,7 +2,8 @@
 
 A rich table wider than the terminal is squeezed, and squeezed cells end in "…": a number
 such as 0.563265306122 would read 0.563…. `print_table` instead prints the first of its
-variants (the full table, then ones without low-value columns) that fits the width; when
+variants (the full table, then ones without low-value columns, then `compact` ones whose
+columns are separated by the rule alone, without padding) that fits the width; when
 none does, it wraps the text columns at word boundaries, keeps every number column at its
 full width, and only when even that is too wide lets the lines run past the terminal's
 edge (the terminal wraps them). In a pipe the console is wide, so the full table is
@@ -72,10 +73,18 @@ def _wrapped(console: Console, table: Table) -> tuple[Table, int]:
     return table, sum(widths) + overhead
 
 
-def print_table(console: Console, variants: Table | Sequence[Table]) -> None:
+def compact(table: Table) -> Table:
+    """`table` without cell padding (columns separated by the rule alone): two characters
+    less per column, every digit kept. Returns the table."""
+    table.padding = (0, 0, 0, 0)
+    return table
+
+
+def print_table(console: Console, variants: Table | Sequence[Table]) -> Table:
     """Print the first of `variants` that fits the console's width as it is, else the first
     that fits with its text columns wrapped, else the last one wrapped as far as it goes
-    with lines longer than the console; never an ellipsis inside a number."""
+    with lines longer than the console; never an ellipsis inside a number. Returns the
+    table printed (a variant may leave out a column that the caller then names)."""
     tables = [variants] if isinstance(variants, Table) else list(variants)
     title = tables[-1].title
     for table in tables:  # a title is a line of its own: never wrapped to the table's width
@@ -85,25 +94,26 @@ def print_table(console: Console, variants: Table | Sequence[Table]) -> None:
     for table in tables:
         if natural_width(console, table) <= console.width:
             console.print(table)
-            return
+            return table
     for table in tables:
         table, needed = _wrapped(console, table)
         if needed <= console.width:
             console.print(table)
-            return
+            return table
     saved = console.width  # too wide even wrapped: the terminal wraps the long lines
     console.width = needed
     try:
         console.print(table, crop=False)
     finally:
         console.width = saved
+    return table
 
 
 def without_columns(table: Table, headers: Sequence[str]) -> Table:
     """A copy of `table` without the columns whose header is in `headers`."""
     out = Table(title=table.title, title_justify=table.title_justify,
                 show_edge=table.show_edge, pad_edge=table.pad_edge,
-                show_header=table.show_header, box=table.box)
+                show_header=table.show_header, box=table.box, padding=table.padding)
     keep = [c for c in table.columns if str(c.header) not in headers]
     for column in keep:
         out.add_column(column.header, justify=column.justify, style=column.style,

@@ -18,7 +18,7 @@ from rich.text import Text
 
 from dpverify.console import VERDICT_STYLE, print_json
 from dpverify.console.numbers import fmt, fmt_gap, json_output, rational
-from dpverify.console.tables import print_table
+from dpverify.console.tables import compact, print_table
 
 MAX_RULE_ROWS = 64
 COUNT_COLUMNS = ("agent", "model", "mechanism optimum", "geometric value", "gap",
@@ -34,9 +34,9 @@ def _table(title: str, columns: Sequence[str]) -> Table:
 
 
 def problem_table(result: Any, *, show_proof: bool = False, show_grid: bool = False,
-                  seconds: bool = True, gap_digits: int = 2) -> Table:
-    """One problem's results; `seconds` and `gap_digits` let a narrow terminal drop the
-    least useful digits first (see `problem_tables`)."""
+                  seconds: bool = True, gap_digits: int = 2, method: bool = True) -> Table:
+    """One problem's results; `seconds`, `gap_digits` and `method` let a narrow terminal
+    drop the least useful columns and digits first (see `problem_tables`)."""
     title = f"{result.problem}  ({result.source})"
     if result.kind == "protocol":  # an audited protocol: its own columns (console/audit.py)
         from dpverify.console.audit import protocol_table
@@ -55,7 +55,7 @@ def problem_table(result: Any, *, show_proof: bool = False, show_grid: bool = Fa
     # alphabets > 2: the best protocol found, between RR and the bound (docs/theory.md 6)
     show_best = any("best_value" in r.extra for r in result.results)
     columns = ["agent", "accuracy", "relaxed optimum", "RR value"] + ["best found"] * show_best
-    columns += ["gap"] + ["interior optimum"] * show_grid + ["verdict", "method"]
+    columns += ["gap"] + ["interior optimum"] * show_grid + ["verdict"] + ["method"] * method
     columns += ["proof"] * show_proof
     table = _table(title, columns + ["seconds"] * seconds)
     for r in result.results:
@@ -64,18 +64,35 @@ def problem_table(result: Any, *, show_proof: bool = False, show_grid: bool = Fa
         row += [fmt_gap(r.gap, gap_digits)]
         if show_grid:
             row.append(fmt(r.extra.get("interior_optimum")))
-        row += [_verdict(r.verdict.value), r.method]
+        row += [_verdict(r.verdict.value)] + [r.method] * method
         if show_proof:
             row.append(_proof(r.extra.get("proof")))
         table.add_row(*row, *([f"{r.seconds:.3f}"] if seconds else []))
     return table
 
 
+def common_method(result: Any) -> str | None:
+    """The method of every result of a multi-party problem when they share one (alphabets
+    > 2: always `rays`), else None."""
+    if result.kind in ("count", "protocol"):
+        return None
+    methods = {r.method for r in result.results}
+    return methods.pop() if len(methods) == 1 else None
+
+
 def problem_tables(result: Any, **kw: Any) -> list[Table]:
-    """The problem table, then variants for narrow terminals: without seconds, then with
-    a one-digit gap. Numbers are never cut (dpverify.console.tables)."""
-    return [problem_table(result, **kw), problem_table(result, seconds=False, **kw),
-            problem_table(result, seconds=False, gap_digits=0, **kw)]
+    """The problem table, then variants for narrow terminals (80 columns): without seconds,
+    with a one-digit gap, compact (no cell padding), and compact without the method column
+    when every result has the same method (`print_problem` then names it under the table).
+    Numbers are never cut and keep every digit (dpverify.console.tables)."""
+    def narrow(**more: Any) -> Table:
+        return problem_table(result, seconds=False, gap_digits=0, **more, **kw)
+
+    tables = [problem_table(result, **kw), problem_table(result, seconds=False, **kw),
+              narrow(), compact(narrow())]
+    if common_method(result) is not None:
+        tables.append(compact(narrow(method=False)))
+    return tables
 
 
 def _verdict(v: str) -> Text:
@@ -93,7 +110,10 @@ def _proof(proof: dict[str, Any] | None) -> str:
 
 
 def print_problem(console: Console, result: Any, **kw: Any) -> None:
-    print_table(console, problem_tables(result, **kw))
+    shown = print_table(console, problem_tables(result, **kw))
+    method = common_method(result)
+    if method and "method" not in {str(c.header) for c in shown.columns}:
+        console.print(f"  method: {method} (every result)")
     for r in result.results:
         if r.reason:
             console.print(f"  {r.agent} {r.accuracy}: {r.reason}")

@@ -35,6 +35,7 @@ from dpverify.spec.model import (
     Kind,
     MultipartySpec,
 )
+from dpverify.spec.numbers import MAX_DIGITS
 from dpverify.spec.reader import (
     Table,
     exact_number,
@@ -78,6 +79,10 @@ def loads(text: str, *, source: str = "<string>",
         document = tomllib.loads(text.removeprefix("\ufeff"))
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(source, "", None, f"TOML syntax error: {exc}") from None
+    except ValueError as exc:  # an integer beyond Python's int-str limit (4300 digits)
+        raise SpecError(source, "", None,
+                        "an integer in the file has too many digits (at most "
+                        f"{MAX_DIGITS:,}): {str(exc).split(':')[0]}") from None
     except RecursionError:
         raise SpecError(source, "", None,
                         "TOML syntax error: arrays or tables nested too deeply") from None

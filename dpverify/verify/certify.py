@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from dpverify.errors import SizeLimitError, SolverError
+from dpverify.filenames import file_stem
 from dpverify.lp import solve
 from dpverify.lp.builder import LpBuilder
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
@@ -50,8 +51,9 @@ REDUCED_FACTOR = 16
 
 
 def certificate_filename(problem: str, agent: str, accuracy: str) -> str:
-    """`<problem>.<agent>.<accuracy>.cert.json`, agent `observer` or `party-i`."""
-    return f"{problem}.{agent.replace(':', '-')}.{accuracy}.cert.json"
+    """`<problem>.<agent>.<accuracy>.cert.json`, agent `observer` or `party-i`; the problem's
+    name made a plain file name (`dpverify.filenames.file_stem`)."""
+    return f"{file_stem(problem)}.{agent.replace(':', '-')}.{accuracy}.cert.json"
 
 
 def dump_certificate(cert: dict) -> str:

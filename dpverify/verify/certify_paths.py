@@ -16,6 +16,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from dpverify.errors import DpverifyError, InputError, SpecError
+from dpverify.filenames import output_path
 from dpverify.spec import load
 from dpverify.spec.model import MultipartySpec
 from dpverify.spec.numbers import lift_int_digit_limit
@@ -23,7 +24,7 @@ from dpverify.status import ExitStatus, exit_status
 from dpverify.theory.certificates.format import UNPROVED
 from dpverify.verify.certify import certificate_filename, certify_agent, dump_certificate
 from dpverify.verify.options import VerifyOptions
-from dpverify.verify.paths import find_problem_files, no_problem_files
+from dpverify.verify.paths import SkippedFile, find_problem_files, no_problem_files
 
 __all__ = ["CertificateCheck", "CertificateRecord", "Certification", "CertifyReport",
            "allow_long_integers",
@@ -67,13 +68,15 @@ class CertificateRecord:
 @dataclass
 class CertifyReport:
     """Everything `certify_paths` did. `messages` are the one-line reasons for files that
-    were invalid, skipped, or could not be certified, in order."""
+    were invalid, skipped, or could not be certified, in order; `skipped` the files found
+    that are not multi-party problems (count problems, protocol files, other TOML files)."""
 
     certificates: list[CertificateRecord] = field(default_factory=list)
     invalid: int = 0  # problem files that did not load
     errors: int = 0  # certificates that could not be built (a size limit, a solver failure)
     problems: int = 0  # multi-party problems certified
     messages: list[str] = field(default_factory=list)
+    skipped: list[SkippedFile] = field(default_factory=list)
 
     @property
     def unproved(self) -> int:
@@ -146,7 +149,8 @@ def _certify_spec(spec: MultipartySpec, folder: Path | None, options: VerifyOpti
                 continue
             target = None
             if folder is not None:
-                target = folder / certificate_filename(spec.name, agent.name, accuracy.value)
+                target = output_path(folder, certificate_filename(spec.name, agent.name,
+                                                                  accuracy.value))
                 try:
                     target.write_text(dump_certificate(cert), encoding="utf-8")
                 except OSError as exc:
@@ -178,7 +182,8 @@ def certify_paths(paths: Sequence[str | Path], out_dir: str | Path,
     """Write `<problem>.<agent>.<accuracy>.cert.json` into `out_dir` (created if missing)
     for every agent and accuracy of every multi-party problem under `paths`.
 
-    Invalid files and count problems are reported through `on_message` (and counted);
+    Invalid files are reported through `on_message` (and counted), files that are not
+    multi-party problems collected in `skipped` (a caller sums them up);
     `on_certificate` hears of each certificate as it is written. Raises InputError when
     `paths` hold no multi-party problem, or a file cannot be written.
     """
@@ -190,22 +195,23 @@ def certify_paths(paths: Sequence[str | Path], out_dir: str | Path,
     if not found.files:
         raise no_problem_files(paths, found.skipped)
     folder = _output_folder(out_dir)
-    report = CertifyReport()
+    report = CertifyReport(skipped=list(found.skipped))
     for path in found.files:
         try:
             spec = load(path)
         except SpecError as exc:
             report.invalid += 1
-            message = str(exc)
-        else:
-            if isinstance(spec, MultipartySpec):
-                report.problems += 1
-                _certify_spec(spec, folder, options, report, on_certificate, on_message)
-                continue
-            message = (f"{path}: skipped: certificates cover multi-party problems only "
-                       f"(`problem.kind` = {spec.kind!r})")
-        report.messages.append(message)
-        on_message(message)
+            report.messages.append(str(exc))
+            on_message(str(exc))
+            continue
+        if isinstance(spec, MultipartySpec):
+            report.problems += 1
+            _certify_spec(spec, folder, options, report, on_certificate, on_message)
+            continue
+        kind = str(spec.kind)  # a StrEnum: its value, "count" or "protocol"
+        reason = f"a {kind} problem: certificates cover multi-party problems only"
+        report.skipped.append(SkippedFile(str(path), reason, kind))
+        report.messages.append(f"{path}: skipped: {reason}")
     if not report.problems and not report.invalid:
         raise SpecError(", ".join(map(str, paths)), "", None,
                         "no multi-party problem files found")

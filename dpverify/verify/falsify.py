@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from dpverify.filenames import file_stem, output_path
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
 from dpverify.spec.protocol_writer import protocol_text
 from dpverify.spec.tables import tabulate
@@ -277,8 +278,8 @@ def _result(spec: MultipartySpec, document: dict[str, Any], obj: _Objective,
         return FalsifyResult(*common, None, origin, searched, Verdict.ERROR,
                              "a protocol above the bound does not meet the levels: a bug in "
                              "the search, not a counterexample")
-    path = directory / f"{spec.name}-counterexample-{obj.agent.name.replace(':', '-')}-" \
-                       f"{obj.accuracy.value}.toml"
+    path = output_path(directory, f"{file_stem(spec.name)}-counterexample-"
+                                  f"{obj.agent.name.replace(':', '-')}-{obj.accuracy.value}.toml")
     written = _write(path, spec, document, obj.best_protocol, (
         f"COUNTEREXAMPLE found by `dpverify falsify`: its {obj.name} accuracy "
         f"{best!r} exceeds the relaxed optimum {bound!r} of {spec.name}."),

@@ -14,6 +14,7 @@ and `on_result`.
 from __future__ import annotations
 
 import enum
+import os
 import time
 import tomllib
 from collections import Counter
@@ -38,10 +39,13 @@ __all__ = ["FileResult", "FileStatus", "ProblemFiles", "SkippedFile", "Spec", "V
 # -- finding the files ----------------------------------------------------------------------
 @dataclass(frozen=True)
 class SkippedFile:
-    """A TOML file found in a directory that is not a problem file, and why."""
+    """A TOML file found in a directory that is not a problem file (or not one the command
+    takes), and why. `kind` is what it is: `foreign` (no dpverify tables), `mechanism`, or
+    a problem kind (`count`, `protocol`) that the command does not take."""
 
     source: str
     reason: str
+    kind: str = "foreign"
 
 
 @dataclass(frozen=True)
@@ -58,22 +62,44 @@ _SKIP_REASONS = {
 }
 
 
-def _skip_reason(path: Path) -> str | None:
-    """Why a TOML file found in a directory is not a problem file, or None when it may be
-    one (anything unreadable or malformed is kept, so the loader reports it)."""
+def _skip_kind(path: Path) -> str | None:
+    """What a TOML file found in a directory is when it is not a problem file (`foreign`,
+    `mechanism`), or None when it may be one (anything unreadable or malformed is kept, so
+    the loader reports it)."""
     try:
         _, text = read_data(path)
         document = tomllib.loads(text)
-    except (SpecError, tomllib.TOMLDecodeError, RecursionError):
+    except (SpecError, ValueError, RecursionError):  # TOMLDecodeError is a ValueError
         return None
-    return _SKIP_REASONS.get(file_kind(document))
+    kind = file_kind(document)
+    return kind if kind in _SKIP_REASONS else None
+
+
+def toml_files(root: Path) -> list[Path]:
+    """The `*.toml` files below the directory `root`, sorted, except those in hidden
+    directories (`.dpverify/` with the witness files dpverify writes, `.git/`, `.venv/`)
+    and hidden files: those are never searched (name one explicitly to use it)."""
+    found: list[Path] = []
+    visited: set[Path] = set()
+    for folder, dirs, names in os.walk(root, followlinks=True):
+        real = Path(folder).resolve()
+        if real in visited:  # a symbolic link back up the tree
+            dirs.clear()
+            continue
+        visited.add(real)
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        found += [Path(folder, n) for n in names
+                  if n.endswith(".toml") and not n.startswith(".")
+                  and Path(folder, n).is_file()]
+    return sorted(found)
 
 
 def find_problem_files(paths: Iterable[str | Path]) -> ProblemFiles:
     """The files named in `paths`, as given, and the `*.toml` files below each directory
-    (sorted), each file once. A file named explicitly is always kept (the loader says what
-    is wrong with it); a TOML file found in a directory that is not a problem file (a
-    `pyproject.toml`, a mechanism file) is skipped, with the reason."""
+    (sorted; hidden directories and files left out: `toml_files`), each file once. A file
+    named explicitly is always kept (the loader says what is wrong with it); a TOML file
+    found in a directory that is not a problem file (a `pyproject.toml`, a mechanism file)
+    is skipped, with the reason."""
     files: list[Path] = []
     skipped: list[SkippedFile] = []
     seen: set[Path] = set()
@@ -88,12 +114,12 @@ def find_problem_files(paths: Iterable[str | Path]) -> ProblemFiles:
         if not root.is_dir():
             add(root)
             continue
-        for path in sorted(q for q in root.rglob("*.toml") if q.is_file()):
-            reason = _skip_reason(path)
-            if reason is None:
+        for path in toml_files(root):
+            kind = _skip_kind(path)
+            if kind is None:
                 add(path)
             else:
-                skipped.append(SkippedFile(str(path), reason))
+                skipped.append(SkippedFile(str(path), _SKIP_REASONS[kind], kind))
     return ProblemFiles(tuple(files), tuple(skipped))
 
 

@@ -14,8 +14,9 @@ class Verdict(enum.StrEnum):
     OPTIMAL = "optimal"
     GAP = "gap"
     ERROR = "error"
-    # protocol audits (verify/audit.py): below the bound but private (the normal case, not
-    # a failure); misses a claimed privacy level; beats the bound at its own levels (a bug)
+    # protocol audits (verify/audit.py): below the bound but private (the normal case, yet
+    # a finding against a claim of optimality: exit status 1); misses a claimed privacy
+    # level; beats the bound at its own levels (a bug)
     SUBOPTIMAL = "suboptimal"
     NOT_PRIVATE = "not-private"
     CONTRADICTION = "contradiction"
@@ -28,9 +29,7 @@ class Verdict(enum.StrEnum):
 # `open` ranks with the undecided, just below `error`, as its exit status (3) says
 _RANK = {Verdict.OPTIMAL: 0, Verdict.SUBOPTIMAL: 1, Verdict.GAP: 2, Verdict.NOT_PRIVATE: 3,
          Verdict.CONTRADICTION: 4, Verdict.OPEN: 5, Verdict.ERROR: 6}
-# Verdicts that fail a run (exit status 1); `suboptimal` fails only where optimality is
-# required (`audit --require-optimal`), `error` is "could not decide" (exit status 3).
-FAILING = (Verdict.GAP, Verdict.NOT_PRIVATE, Verdict.CONTRADICTION)
+# Exit statuses are decided in one place for every command: dpverify.status.
 
 
 def worst_verdict(verdicts) -> Verdict:
@@ -41,15 +40,6 @@ def worst_verdict(verdicts) -> Verdict:
         if _RANK[v] > _RANK[out]:
             out = v
     return out
-
-
-def exit_status(verdicts) -> int:
-    """spec.md: 0 all optimal (or suboptimal), 1 a gap, not-private or contradiction, 3
-    could not decide (an error or an open instance outranks the rest)."""
-    v = worst_verdict(verdicts)
-    if v in (Verdict.ERROR, Verdict.OPEN):
-        return 3
-    return 1 if v in FAILING else 0
 
 
 def judge(upper: float | None, lower: float | None, tol: float) -> tuple[Verdict, str]:

@@ -31,6 +31,7 @@ import numpy as np
 import tomlkit
 
 from dpverify.errors import InputError
+from dpverify.filenames import file_stem, output_path
 
 MAX_ENUMERATED = 1 << 16  # `--functions all` refuses more functions than this
 
@@ -230,7 +231,7 @@ def save_case(plan: SurveyPlan, result: CaseResult, directory: Path) -> str:
     text = problem_text(plan, result.case, expect,
                         f"Found by `dpverify survey`: {result.verdict}. {result.reason}")
     name = text.split('name = "', 1)[1].split('"', 1)[0]
-    path = directory / f"{name}.toml"
+    path = output_path(directory, f"{file_stem(name)}.toml")
     path.write_text(text, encoding="utf-8")
     return str(path)
 

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from dpverify.errors import SpecError
+from dpverify.filenames import file_stem, output_path
 from dpverify.spec import ProtocolSpec, load, loads
 from dpverify.spec.documents import problem_document
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
@@ -42,8 +43,10 @@ class WitnessValue:
 
 
 def witness_name(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy) -> str:
-    """`<problem>.<agent>.<accuracy>.witness.toml` (agent `observer` or `party-i`)."""
-    return f"{spec.name}.{agent.name.replace(':', '-')}.{accuracy.value}.witness.toml"
+    """`<problem>.<agent>.<accuracy>.witness.toml` (agent `observer` or `party-i`; the
+    problem's name made a plain file name, `dpverify.filenames.file_stem`)."""
+    return f"{file_stem(spec.name)}.{agent.name.replace(':', '-')}.{accuracy.value}" \
+           ".witness.toml"
 
 
 def witness_text(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
@@ -71,7 +74,7 @@ def witness_text(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
 def write_witness(directory: Path, spec: MultipartySpec, agent: AgentSpec,
                   accuracy: Accuracy, channels, note: str) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
-    path = directory / witness_name(spec, agent, accuracy)
+    path = output_path(directory, witness_name(spec, agent, accuracy))
     path.write_text(witness_text(spec, agent, accuracy, channels, note), encoding="utf-8")
     return path
 
