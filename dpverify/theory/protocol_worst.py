@@ -119,6 +119,18 @@ def _standard_form(num: np.ndarray, G: np.ndarray, scale: int, live: np.ndarray)
     return rows, rhs, cost
 
 
+def _float_twin(rows: list[list[int]], rhs: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """The integer rows as floats, each divided by its largest magnitude first (int / int
+    rounds correctly, and never overflows): the same basis, for a float hint."""
+    out = np.zeros((len(rows), len(rows[0]) if rows else 0))
+    scaled = np.zeros(len(rows))
+    for r, (row, b) in enumerate(zip(rows, rhs, strict=True)):
+        top = max(max(abs(v) for v in row), abs(b)) or 1
+        out[r] = [v / top for v in row]
+        scaled[r] = b / top
+    return out, scaled
+
+
 def exact_rows(num: np.ndarray) -> int:
     """The rows of the standard form of (W) for this block (live transcripts + inputs)."""
     return int(np.count_nonzero(np.any(num != 0, axis=0))) + num.shape[0]
@@ -140,8 +152,8 @@ def exact_worst(num: np.ndarray, den: int, gain: Sequence[Sequence[Fraction]],
     crash += [T * m + 1 + x for x in range(X)]
     starts: list[Sequence[int]] = []
     if basis_finder is not None:
-        found = basis_finder(np.array(rows, dtype=np.float64), np.array(rhs, dtype=np.float64),
-                             np.array(cost, dtype=np.float64))
+        float_rows, float_rhs = _float_twin(rows, rhs)
+        found = basis_finder(float_rows, float_rhs, np.array(cost, dtype=np.float64))
         if found is not None:
             starts.append(list(found))
     starts.append(crash)
