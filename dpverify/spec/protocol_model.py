@@ -74,13 +74,13 @@ class RoundSpec:
         kernel among them, or -1 when it has none. One pass over the keys: linear in their
         number. ValueError for a key that is not a prefix of this round."""
         distinct: list[Kernel] = []
-        slots: dict[Kernel, int] = {}
+        slots: dict[int, int] = {}  # by identity: hashing Fractions costs more than it saves
 
         def slot(kernel: Kernel) -> int:
-            if kernel not in slots:
-                slots[kernel] = len(distinct)
+            if id(kernel) not in slots:
+                slots[id(kernel)] = len(distinct)
                 distinct.append(kernel)
-            return slots[kernel]
+            return slots[id(kernel)]
 
         default = self._table.get(DEFAULT_KEY)
         which = np.full(math.prod(sizes), -1 if default is None else slot(default),

@@ -125,6 +125,38 @@ def _step(vector: Vector, column: Sequence[Fraction]) -> tuple[Vector | None, Fr
     return tuple(i // g for i in ints), Fraction(g, scale)
 
 
+def _speak(vectors: list[Vector], known: dict[Vector, int], kernels: list[Kernel],
+           exact: bool, pairs: np.ndarray, M: int) -> tuple[np.ndarray, list[list[Fraction]]]:
+    """One round's steps, once per distinct (kernel, speaker's factor) pair: for each
+    message, the speaker's new factor (an index into `vectors`, grown as needed; -1 when
+    no input sends it) and the scale taken out of it."""
+    new_id = np.full((len(pairs), M), -1, dtype=np.int64)
+    scales: list[list[Fraction]] = []
+    columns_of: dict[int, list[list[Fraction]]] = {}
+    for q, (kid, v) in enumerate(pairs.tolist()):
+        if kid not in columns_of:
+            rows = _rows(kernels[kid], exact)
+            columns_of[kid] = [[row[m] for row in rows] for m in range(M)]
+        row_scales = []
+        for m, column in enumerate(columns_of[kid]):
+            vector, scale = _step(vectors[v], column)
+            if vector is not None:
+                if vector not in known:
+                    known[vector] = len(vectors)
+                    vectors.append(vector)
+                new_id[q, m] = known[vector]
+            row_scales.append(scale)
+        scales.append(row_scales)
+    return new_id, scales
+
+
+def _integer_factors(scales: list[list[Fraction]]) -> tuple[np.ndarray, int]:
+    """A round's scales as integers over one denominator (the lcm of theirs)."""
+    used = [f for row in scales for f in row if f]
+    den = math.lcm(*(f.denominator for f in used)) if used else 1
+    return np.array([[int(f * den) for f in row] for row in scales], dtype=object), den
+
+
 def transcript_classes(spec: ProtocolSpec, max_bytes: int | None = None
                        ) -> TranscriptClasses:
     """Walk the prefix tree round by round (module docstring). Prefixes are numbered in
@@ -142,68 +174,53 @@ def transcript_classes(spec: ProtocolSpec, max_bytes: int | None = None
     sizes: list[int] = []
     for rnd in spec.rounds:
         M, s = rnd.messages, rnd.party - 1
+        sizes.append(M)
         if M == 1:  # one message, probability 1 for every input: nothing changes
-            sizes.append(1)
             continue
-        kernels, which = rnd.kernel_index(sizes)
+        kernels, which = rnd.kernel_index(sizes[:-1])
         live = np.flatnonzero(alive)
         if (which[live] < 0).any():  # the spec refuses this (uncovered_prefix)
             raise ValueError("a reached prefix has no kernel")
-        # one step per distinct (kernel, speaker's factor) pair among the live prefixes
         pairs, inverse = np.unique(np.stack([which[live], ids[live, s]], axis=1), axis=0,
                                    return_inverse=True)
-        inverse = inverse.reshape(-1)
-        new_id = np.full((len(pairs), M), -1, dtype=np.int64)
-        scales: list[list[Fraction]] = []
-        columns_of: dict[int, list[list[Fraction]]] = {}
-        for q, (kid, v) in enumerate(pairs.tolist()):
-            if kid not in columns_of:
-                rows = _rows(kernels[kid], spec.exact)
-                columns_of[kid] = [[row[m] for row in rows] for m in range(M)]
-            row_scales = []
-            for m, column in enumerate(columns_of[kid]):
-                vector, scale = _step(vectors[s][v], column)
-                if vector is not None:
-                    if vector not in known[s]:
-                        known[s][vector] = len(vectors[s])
-                        vectors[s].append(vector)
-                    new_id[q, m] = known[s][vector]
-                row_scales.append(scale)
-            scales.append(row_scales)
+        new_id, scales = _speak(vectors[s], known[s], kernels, spec.exact, pairs, M)
+        chosen = new_id[inverse.reshape(-1)].reshape(-1)
         children = (live[:, None] * M + np.arange(M)[None, :]).reshape(-1)
         ids = np.repeat(ids, M, axis=0)
-        ids[children, s] = new_id[inverse].reshape(-1)
+        ids[children, s] = chosen
         alive = np.zeros(len(which) * M, dtype=bool)
-        alive[children] = new_id[inverse].reshape(-1) >= 0
+        alive[children] = chosen >= 0
         if weights is not None:
-            used = [f for row in scales for f in row if f]
-            step_den = math.lcm(*(f.denominator for f in used)) if used else 1
-            factor = np.array([[int(f * step_den) for f in row] for row in scales],
-                              dtype=object).reshape(len(pairs), M)
+            factor, step_den = _integer_factors(scales)
             bits += max((int(v).bit_length() for v in factor.ravel().tolist()), default=0)
-            if max_bytes is not None and len(children) * (40 + bits // 8) > max_bytes:
-                weights = None
-            else:
-                grown = np.zeros(len(which) * M, dtype=object)
+            grown = None
+            if max_bytes is None or len(children) * (40 + bits // 8) <= max_bytes:
+                grown = np.zeros(len(alive), dtype=object)
                 grown[children] = (np.repeat(weights[live], M)
-                                   * factor[inverse].reshape(-1))
-                weights = grown
+                                   * factor[inverse.reshape(-1)].reshape(-1))
                 den *= step_den
-        sizes.append(M)
+            weights = grown
+    return _classes(spec, sizes, vectors, ids, alive, weights, den, bits)
+
+
+def _classes(spec: ProtocolSpec, sizes: list[int], vectors: list[list[Vector]],
+             ids: np.ndarray, alive: np.ndarray, weights: np.ndarray | None, den: int,
+             bits: int) -> TranscriptClasses:
+    """The reached transcripts grouped by their factors, with the classes' weights."""
     reached = np.flatnonzero(alive)
     keys, inverse = np.unique(ids[reached], axis=0, return_inverse=True)
     inverse = inverse.reshape(-1)
     members = np.full(len(alive), -1, dtype=np.int64)
     members[reached] = inverse
     class_weights: tuple[int, ...] | None = None
-    cell_bits = bits + max(1, len(reached)).bit_length()
     if weights is not None:
         sums = [0] * len(keys)
         for c, w in zip(inverse.tolist(), weights[reached].tolist(), strict=True):
             sums[c] += w
         g = math.gcd(den, *sums)
         class_weights, den = tuple(w // g for w in sums), den // g
-    cell_bits += sum(max(max(v).bit_length() for v in vs) for vs in vectors)
+    cell_bits = bits + max(1, len(reached)).bit_length() + sum(
+        max(max(v).bit_length() for v in vs) for vs in vectors)
     return TranscriptClasses(tuple(spec.alphabets), tuple(sizes),
                              tuple(tuple(vs) for vs in vectors), keys, members, class_weights,
                              den, cell_bits)

@@ -39,6 +39,7 @@ from dpverify.theory.protocol import (
 )
 from dpverify.theory.protocol_tree import TranscriptClasses, transcript_classes
 from dpverify.verify.audit_bounds import (
+    UNBOUNDED_LEVEL,
     Bound,
     achieved_bound,
     exact_bracket,
@@ -185,7 +186,8 @@ def _bound_levels(priv: Privacy) -> tuple[Level, ...]:
     up to binary64 (a float LP keeps those, and a bound at a larger level stays valid)."""
     if priv.exact:
         return priv.achieved
-    return tuple(v if v == math.inf else float_ceiling(Fraction(v)) for v in priv.achieved)
+    return tuple(v if v > UNBOUNDED_LEVEL else float_ceiling(Fraction(v))
+                 for v in priv.achieved)
 
 
 def _audit_agent(spec: ProtocolSpec, agent: AgentSpec, accuracy: Accuracy,
@@ -222,8 +224,7 @@ def _audit_agent(spec: ProtocolSpec, agent: AgentSpec, accuracy: Accuracy,
     rule = None
     if value.ok and tr is not None:
         rule = tr.expand(value.rule[0] if agent.party == 0 else value.rule)
-    proved = {} if bound.proved is None else {
-        "relaxed_optimum_exact": units.lo + units.span * bound.proved}
+    proved = None if bound.proved is None else units.lo + units.span * bound.proved
     relaxed = units.user(bound.proved) if bound.proved is not None else bound_c
     achieved_value = units.user(achieved.proved) if achieved.proved is not None else \
         units.user(achieved.value)
@@ -233,7 +234,8 @@ def _audit_agent(spec: ProtocolSpec, agent: AgentSpec, accuracy: Accuracy,
         time.perf_counter() - start, reason=reason, method=value.method,
         protocol_value_exact=exact_value,
         protocol_value_bounds=bounds,
-        rule=rule, outputs=tabulate(claimed, agent).outputs, transcripts=labels, **proved)
+        rule=rule, outputs=tabulate(claimed, agent).outputs, transcripts=labels,
+        relaxed_optimum_exact=proved)
 
 
 def _exact_ends(value: ProtocolValue) -> tuple[Fraction, Fraction] | None:
@@ -242,7 +244,7 @@ def _exact_ends(value: ProtocolValue) -> tuple[Fraction, Fraction] | None:
     return Fraction(value.lower_exact), Fraction(value.upper_exact)
 
 
-def _contradiction(lower: float, bound: float, shown: str = "") -> tuple[Verdict, str]:
+def _contradicts(lower: float, bound: float, shown: str = "") -> tuple[Verdict, str]:
     return Verdict.CONTRADICTION, (
         f"CONTRADICTION: an explicit decision rule on this protocol reaches {lower:.12g}, "
         f"above the relaxed optimum {bound:.12g} at the protocol's own achieved levels (by "
@@ -264,26 +266,44 @@ def decide(value: ProtocolValue, bound: Bound, achieved: Bound, priv: Privacy,
             return Verdict.NOT_PRIVATE, ("misses the claimed privacy level: "
                                          + "; ".join(priv.misses) + f" ({value.failure})")
         return Verdict.ERROR, value.failure
-    ends = _exact_ends(value)
-    t = Fraction(tol)
-    if achieved.value is not None:
-        line = achieved.value + tol
-        if value.lower > line + FLOAT_SLACK:
-            return _contradiction(value.lower, achieved.value)
-        if value.lower >= line - FLOAT_SLACK and ends is not None:
-            got = achieved.bracket()
-            if isinstance(got, tuple) and ends[0] > got[1] + t:
-                return _contradiction(float(ends[0]), float(got[1]), ", exactly")
+    found = _contradiction(value, achieved, tol)
+    if found is not None:
+        return found
     if not priv.all_private:
         return Verdict.NOT_PRIVATE, ("misses the claimed privacy level: "
                                      + "; ".join(priv.misses))
     if bound.value is None:
         return Verdict.ERROR, bound.why
+    return _against(value, bound, tol)
+
+
+def _contradiction(value: ProtocolValue, achieved: Bound, tol: float
+                   ) -> tuple[Verdict, str] | None:
+    """`contradiction` when the value exceeds the bound at the achieved levels by more than
+    `tol`: by floats clear of the line, or exactly near it; None otherwise."""
+    if achieved.value is None:
+        return None
+    line = achieved.value + tol
+    if value.lower > line + FLOAT_SLACK:
+        return _contradicts(value.lower, achieved.value)
+    ends = _exact_ends(value)
+    if value.lower >= line - FLOAT_SLACK and ends is not None:
+        got = achieved.bracket()
+        if isinstance(got, tuple) and ends[0] > got[1] + Fraction(tol):
+            return _contradicts(float(ends[0]), float(got[1]), ", exactly")
+    return None
+
+
+def _against(value: ProtocolValue, bound: Bound, tol: float) -> tuple[Verdict, str]:
+    """`optimal` or `suboptimal` against the bound at the claimed levels minus `tol`, or
+    `error` when that cannot be decided."""
+    assert bound.value is not None
     line = bound.value - tol
     if value.lower >= line + FLOAT_SLACK:
         return Verdict.OPTIMAL, ""
     if value.upper < line - FLOAT_SLACK:
         return Verdict.SUBOPTIMAL, ""
+    ends = _exact_ends(value)
     if ends is None:  # a float protocol: floats within --tol
         if value.lower >= line:
             return Verdict.OPTIMAL, ""
@@ -296,6 +316,7 @@ def decide(value: ProtocolValue, bound: Bound, achieved: Bound, priv: Privacy,
             f"undecided: the protocol's value {value.lower:.12g} is within float rounding of "
             f"the bound {bound.value:.12g} minus --tol (normalised units), and the exact "
             f"bound is not known: {got}")
+    t = Fraction(tol)
     if ends[0] >= got[1] - t:
         return Verdict.OPTIMAL, ""
     if ends[1] < got[0] - t:
