@@ -113,16 +113,26 @@ def _rows(kernel: Kernel, exact: bool) -> Kernel:
     return tuple(out)
 
 
-def _step(vector: Vector, column: Sequence[Fraction]) -> tuple[Vector | None, Fraction]:
+def _columns(kernel: Kernel, exact: bool) -> list[tuple[tuple[int, ...], int]]:
+    """Each message's column of the kernel (its entries per input symbol) as integers over
+    their least common denominator."""
+    rows = _rows(kernel, exact)
+    out = []
+    for m in range(len(rows[0])):
+        column = [row[m] for row in rows]
+        den = math.lcm(*(Fraction(v).denominator for v in column))
+        out.append((tuple(int(v * den) for v in column), den))
+    return out
+
+
+def _step(vector: Vector, column: tuple[tuple[int, ...], int]) -> tuple[Vector | None, Fraction]:
     """vector * column (entrywise) as (a primitive integer vector, its scale); None for
     the zero vector."""
-    product = [v * c for v, c in zip(vector, column, strict=True)]
-    scale = math.lcm(*(p.denominator for p in product))
-    ints = [int(p * scale) for p in product]
+    ints = [v * c for v, c in zip(vector, column[0], strict=True)]
     g = math.gcd(*ints)
     if g == 0:
         return None, Fraction(0)
-    return tuple(i // g for i in ints), Fraction(g, scale)
+    return tuple(i // g for i in ints), Fraction(g, column[1])
 
 
 def _speak(vectors: list[Vector], known: dict[Vector, int], kernels: list[Kernel],
@@ -132,11 +142,10 @@ def _speak(vectors: list[Vector], known: dict[Vector, int], kernels: list[Kernel
     no input sends it) and the scale taken out of it."""
     new_id = np.full((len(pairs), M), -1, dtype=np.int64)
     scales: list[list[Fraction]] = []
-    columns_of: dict[int, list[list[Fraction]]] = {}
+    columns_of: dict[int, list[tuple[tuple[int, ...], int]]] = {}
     for q, (kid, v) in enumerate(pairs.tolist()):
         if kid not in columns_of:
-            rows = _rows(kernels[kid], exact)
-            columns_of[kid] = [[row[m] for row in rows] for m in range(M)]
+            columns_of[kid] = _columns(kernels[kid], exact)
         row_scales = []
         for m, column in enumerate(columns_of[kid]):
             vector, scale = _step(vectors[v], column)

@@ -80,7 +80,11 @@ def rationalised(rows: np.ndarray) -> list[list[Fraction]]:
     """A float rule made an exact one: clipped at 0, each row normalised exactly (a row of
     zeros decides the first output)."""
     out = []
+    zero, one = Fraction(0), Fraction(1)
     for row in np.clip(np.asarray(rows, dtype=np.float64), 0.0, None).tolist():
+        if row.count(0.0) == len(row) - 1 and 1.0 in row:  # a deterministic row (most)
+            out.append([one if v else zero for v in row])
+            continue
         exact = [Fraction(v) for v in row]
         total = sum(exact, Fraction(0))
         out.append([v / total for v in exact] if total > 0
