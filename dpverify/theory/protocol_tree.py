@@ -32,7 +32,6 @@ divided by its exact sum (so that every row is exactly a distribution).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 

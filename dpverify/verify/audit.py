@@ -1,16 +1,20 @@
 """Audits of explicit protocols (`kind = "protocol"`; docs/theory.md, "Protocol audits").
 
-For a protocol file: the privacy levels the protocol actually achieves (exact for exact
-kernels, theory/protocol.py), and for each agent and accuracy its accuracy under its
-optimal decision rule, computed from the transcripts alone (verify/protocol_rules.py),
-against the relaxed optimum (KOV 2015, Theorem 3.1; what `verify` reports) at the claimed
-levels and at the achieved ones. Verdicts, in normalised units (gains mapped to [0, 1], so
-the tolerance is relative to their range):
+For a protocol file: the privacy levels the protocol actually achieves (exactly, from one
+walk of its prefix tree: theory/protocol_tree.py), and for each agent and accuracy its
+accuracy under its optimal decision rule, computed from the transcripts alone, exactly on
+the classes of transcripts (verify/protocol_rules.py), against the relaxed optimum (KOV
+2015, Theorem 3.1; what `verify` reports) at the claimed levels and at the achieved ones
+(verify/audit_bounds.py). Verdicts, in normalised units (gains mapped to [0, 1], so the
+tolerance is relative to their range); floats decide one only when they clear its line by
+more than FLOAT_SLACK, and closer an exact value meets the bound's exact bracket (a
+certificate checked independently), or the verdict is `error`:
 
 * `contradiction`: the protocol's accuracy (what an explicit rule achieves) exceeds the
   relaxed optimum at its *own achieved* levels by more than --tol. The relaxation bounds
   every protocol that meets those levels, so this is a bug, reported loudly.
-* `not-private`: a party's achieved level exceeds the claimed one.
+* `not-private`: a party's achieved level exceeds the claimed one (whether or not the
+  value could be computed: the levels are exact).
 * `optimal`: the protocol reaches the bound at the claimed levels within --tol.
 * `suboptimal`: its accuracy (an upper bound on it, from the dual prior) is below the
   bound by more than --tol. The normal case for a private protocol, not an error.
