@@ -171,20 +171,36 @@ def mechanism_table(result: Any) -> Table:
     return table
 
 
-def consumer_table(result: Any) -> Table:
-    table = _table(f"{result.problem}: consumer loss (minimised)",
-                   ["agent", "model", "mechanism loss", "optimal loss",
-                    "optimal at achieved alpha", "geometric value", "efficiency", "verdict"])
+CONSUMER_VALUES = ("mechanism loss", "optimal loss", "geometric value")
+CONSUMER_VERDICT = ("optimal at achieved alpha", "efficiency", "verdict")
+
+
+def consumer_table(result: Any, columns: Sequence[str] = CONSUMER_VALUES[:2]
+                   + CONSUMER_VERDICT[:1] + CONSUMER_VALUES[2:] + CONSUMER_VERDICT[1:],
+                   title: str | None = None) -> Table:
+    """The consumer's loss against the optimal mechanism's (the `columns` named, after
+    agent and model)."""
+    table = _table(title if title is not None else
+                   f"{result.problem}: consumer loss (minimised)", ["agent", "model", *columns])
     for r in result.results:
-        table.add_row(r.agent, r.accuracy, fmt(r.mechanism_loss), fmt(r.optimal_loss),
-                      fmt(r.optimal_loss_achieved), fmt(r.geometric_value),
-                      fmt(r.efficiency, 6), verdict_text(r.verdict.value))
+        cells: dict[str, str | Text] = {
+            "mechanism loss": fmt(r.mechanism_loss), "optimal loss": fmt(r.optimal_loss),
+            "optimal at achieved alpha": fmt(r.optimal_loss_achieved),
+            "geometric value": fmt(r.geometric_value), "efficiency": fmt(r.efficiency, 6),
+            "verdict": verdict_text(r.verdict.value)}
+        table.add_row(r.agent, r.accuracy, *(cells[c] for c in columns))
     return table
 
 
 def print_mechanism(console: Console, result: Any) -> None:
     print_table(console, mechanism_table(result))
-    print_table(console, consumer_table(result))
+    full = consumer_table(result)
+    if natural_width(console, full) <= console.width:
+        print_table(console, full)
+    else:  # two halves that fit 80 columns, never a cut number
+        print_table(console, consumer_table(result, CONSUMER_VALUES))
+        print_table(console, consumer_table(result, CONSUMER_VERDICT,
+                                            f"{result.problem}: against the optimum"))
     for r in result.results:
         if r.reason:
             console.print(f"  {r.agent} {r.accuracy}: {r.reason}")
