@@ -160,19 +160,23 @@ def random_protocol(seed: int) -> str:
     """Random adaptive protocols with zeros (dead branches, unbounded ratios) and keys."""
     rng = random.Random(seed)
     k = rng.randint(1, 3)
+    symbols = 3 if seed % 4 == 3 else 2  # inputs with three symbols too
     rounds, sizes = "", []
     for _ in range(rng.randint(1, 4)):
         party, M = rng.randint(1, k), rng.randint(1, 3)
         rounds += f"[[round]]\nparty = {party}\nmessages = {M}\n[round.kernel]\n"
         for prefix in itertools.product(*(range(s) for s in sizes)):
             rows = []
-            for _ in range(2):
+            for _ in range(symbols):
                 weights = [rng.choice([0, 0, 1, 2, 3, 5]) for _ in range(M)]
                 weights[rng.randrange(M)] += 1
                 rows.append([f"{w}/{sum(weights)}" for w in weights])
             rounds += f'"{",".join(map(str, prefix))}" = {kernel_text(rows)}\n'
         rounds += "\n"
         sizes.append(M)
+    if symbols == 3:
+        agents = '[observer]\nfunction = "max"\n\n[[party]]\nindex = 1\nfunction = "sum"\n'
+        return protocol_text(k, 'alphabet = 3\nlambda = "4"', rounds, agents)
     agents = '[observer]\nfunction = "xor"\n\n[[party]]\nindex = 1\nfunction = "or"\n'
     return protocol_text(k, 'lambda = "4"', rounds, agents)
 
