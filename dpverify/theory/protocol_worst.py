@@ -56,9 +56,15 @@ def rule_value(num: np.ndarray, den: int, gain: Sequence[Sequence[Fraction]],
     G, gden = _scaled_gain(gain)
     qden = math.lcm(*(Fraction(v).denominator for row in rule for v in row))
     Q = np.array([[int(Fraction(v) * qden) for v in row] for row in rule], dtype=object)
-    H = Q.dot(G.T)  # (T, |X|): sum_y Q[t, y] g[x, y]
-    per_input = (num * H.T).sum(axis=1)
+    per_input = np.zeros(num.shape[0], dtype=object)
+    for chunk in _chunks(num.shape[1]):  # bounded temporaries: P may have 2^22 entries
+        H = Q[chunk].dot(G.T)  # (chunk, |X|): sum_y Q[t, y] g[x, y]
+        per_input = per_input + (num[:, chunk] * H.T).sum(axis=1)
     return Fraction(int(min(per_input.tolist())), den * gden * qden)
+
+
+def _chunks(count: int, size: int = 4096) -> list[slice]:
+    return [slice(start, min(start + size, count)) for start in range(0, count, size)]
 
 
 def prior_bound(num: np.ndarray, den: int, gain: Sequence[Sequence[Fraction]],
@@ -71,8 +77,10 @@ def prior_bound(num: np.ndarray, den: int, gain: Sequence[Sequence[Fraction]],
     G, gden = _scaled_gain(gain)
     pden = math.lcm(*(Fraction(p).denominator for p in prior))
     pi = np.array([int(Fraction(p) * pden) for p in prior], dtype=object)
-    scores = (num * pi[:, None]).T.dot(G)  # (T, m)
-    best = sum(scores.max(axis=1).tolist()) if scores.shape[0] else 0
+    best = 0
+    for chunk in _chunks(num.shape[1]):
+        scores = (num[:, chunk] * pi[:, None]).T.dot(G)  # (chunk, m)
+        best += sum(scores.max(axis=1).tolist())
     return Fraction(int(best), den * gden * pden) / total
 
 
