@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import random
 import re
 import time
@@ -219,15 +220,20 @@ def test_reproduction_2_tiny_float_entries(tmp_path):
     assert obj["verdict"] == "not-private"
 
 
-def test_float_kernels_of_thousands_of_digits_are_written_exactly(tmp_path):
-    """The exact value of a float protocol has denominators of 2^1074 per round: its
-    digits exceed Python's 4300-digit int <-> str limit, and the JSON still carries them."""
+def test_levels_of_thousands_of_digits_are_written_exactly(tmp_path):
+    """Ratios of 2 x 10^23 over 14 rounds: a level beyond any float, whose exact value (the
+    binary rationals' denominators are 2^1074) has more digits than Python's 4300-digit
+    int <-> str limit. It is written exactly, and the audit is decided (no error)."""
     kernel = [[5e-324, 1.0], [1e-300, 1.0]]
     text = protocol_text(1, 'lambda = "3"', round_text(1, kernel) * 14)
     exit_code, obj = audit_cli(tmp_path, text)
-    assert exit_code in (0, 1), obj
-    exact = obj["results"][0]["protocol_value_exact"]
-    assert len(exact) > 4300 and re.fullmatch(r"[0-9]+/[0-9]+", exact)
+    (level,) = obj["achieved_lambdas"]
+    assert re.fullmatch(r"[0-9]+/[0-9]+", level) and len(level) > 2 * 4300
+    assert obj["achieved_epsilons"][0] == pytest.approx(14 * math.log(1e-300 / 5e-324))
+    assert obj["verdict"] == "not-private" and exit_code == 1
+    # a float protocol's value is not written as a rational ([expect] takes the float)
+    assert all("protocol_value_exact" not in r and r["method"] == "exact"
+               for r in obj["results"])
 
 
 # -- item 3: --tol 0 decides ties exactly --------------------------------------------------
