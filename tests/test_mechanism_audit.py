@@ -97,3 +97,30 @@ def test_bad_mechanism_audit_files(tmp_path, text, message):
     out = CliRunner().invoke(main, ["audit", str(path)])
     assert out.exit_code == 2, out.output
     assert message in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_the_mechanism_tables_fit_80_columns_without_cutting_a_number():
+    """Issue 17, item 15: the consumer table splits in two on an 80-column terminal."""
+    import io
+    import re
+
+    from rich.console import Console
+
+    from dpverify.console.audit import print_mechanism
+    from dpverify.console.numbers import fmt
+
+    result = audit(mechanism(geometric(Fraction(1, 3), 4), alpha="1/3"))
+
+    def printed(width: int) -> str:
+        buffer = io.StringIO()
+        print_mechanism(Console(file=buffer, width=width, force_terminal=True, no_color=True,
+                                markup=False, highlight=False), result)
+        return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", buffer.getvalue())
+
+    narrow = printed(80)
+    assert max(len(line) for line in narrow.splitlines()) <= 80 and "…" not in narrow
+    (r,) = result.results
+    for value in (r.mechanism_loss, r.optimal_loss, r.optimal_loss_achieved,
+                  r.geometric_value):
+        assert fmt(value) in narrow
+    assert max(len(line) for line in printed(300).splitlines()) > 80  # the control

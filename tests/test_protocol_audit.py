@@ -185,7 +185,7 @@ def test_a_protocol_above_a_tampered_bound_is_a_contradiction(monkeypatch):
     `contradiction`, with exit status 1."""
     import dataclasses
 
-    import dpverify.verify.audit as audit
+    import dpverify.verify.audit_bounds as audit
 
     real = audit.verify_agent
 

@@ -50,3 +50,66 @@ def test_check_ranks_protocol_verdicts_and_updates_exact_values(tmp_path):
     shutil.copy(PROTOCOLS / "claims-too-much.toml", folder)
     res = runner.invoke(main, ["batch", str(folder), "--store", store, "-j", "1"])
     assert res.exit_code == 1 and "1 not-private" in res.output and "1 suboptimal" in res.output
+
+
+# -- the audit's tables at 80 columns (issue 17, item 15) ------------------------------------
+RR_2_4 = """[problem]
+kind = "protocol"
+name = "rr-2-4"
+parties = 2
+lambda = ["2", "4"]
+
+[[round]]
+party = 1
+messages = 2
+kernel = [["2/3", "1/3"], ["1/3", "2/3"]]
+
+[[round]]
+party = 2
+messages = 2
+kernel = [["4/5", "1/5"], ["1/5", "4/5"]]
+
+[observer]
+function = "majority"
+gain = "-abs"
+
+[[party]]
+index = 1
+function = "majority"
+gain = "-abs"
+"""
+
+
+def _printed(result, width: int) -> str:
+    import io
+    import re
+
+    from rich.console import Console
+
+    from dpverify.console.audit import print_protocol
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width, force_terminal=True, no_color=True,
+                      markup=False, highlight=False)
+    print_protocol(console, result)
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", buffer.getvalue())
+
+
+def test_the_audit_table_fits_80_columns_without_cutting_a_number():
+    from dpverify.console.numbers import fmt
+    from dpverify.spec import loads
+    from dpverify.verify.audit import audit_protocol
+    from dpverify.verify.options import VerifyOptions
+
+    result = audit_protocol(loads(RR_2_4, source="rr-2-4.toml"), VerifyOptions())
+    narrow = _printed(result, 80)
+    assert max(len(line) for line in narrow.splitlines()) <= 80, narrow
+    assert "…" not in narrow
+    for r in result.results:  # every digit of every number, e.g. -0.233333333333
+        for value in (r.protocol_value, r.relaxed_optimum, r.relaxed_optimum_achieved,
+                      r.rr_value):
+            assert fmt(value) in narrow
+    assert "-0.233333333333" in narrow and "verdict" in narrow
+    # the control: one table, as before, on a wide terminal (too wide for 80 columns)
+    wide = _printed(result, 200)
+    assert "seconds" in wide and max(len(line) for line in wide.splitlines()) > 80

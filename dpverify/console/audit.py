@@ -6,6 +6,8 @@ protocol files with the same tables."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from decimal import Decimal
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -15,7 +17,7 @@ from rich.text import Text
 
 from dpverify.console import VERDICT_STYLE, print_json
 from dpverify.console.numbers import fmt, fmt_gap
-from dpverify.console.tables import print_table
+from dpverify.console.tables import natural_width, print_table
 from dpverify.console.verify import VerifyView, _label
 
 MAX_RULE_ROWS = 64
@@ -34,7 +36,14 @@ def verdict_text(v: str) -> Text:
     return Text(v, style=VERDICT_STYLE.get(v, ""))
 
 
+LONG_LEVEL = 30  # characters: a longer exact level is shown as about its float in a table
+
+
 def _level(v: Any) -> str:
+    """A level in a table: "p/q" (or "~" and its float when long), a float, or "inf"."""
+    if isinstance(v, str) and len(v) > LONG_LEVEL and "/" in v:
+        num, den = v.split("/")
+        return f"~{float(Fraction(int(Decimal(num)), int(Decimal(den)))):.17g}"
     return v if isinstance(v, str) else fmt(v)
 
 
@@ -52,18 +61,41 @@ def privacy_table(result: Any) -> Table:
     return table
 
 
-def protocol_table(result: Any, *, seconds: bool = True, gap_digits: int = 2) -> Table:
-    """Per agent and accuracy: the protocol's value against the bounds."""
-    columns = ["agent", "accuracy", "protocol", "relaxed optimum", "at achieved levels",
-               "RR value", "efficiency", "gap", "verdict"] + ["seconds"] * seconds
-    table = _table(f"{result.problem}: accuracy ({result.header.get('transcripts')} "
-                   "transcripts)", columns)
+VALUE_COLUMNS = ("protocol", "relaxed optimum", "RR value")
+VERDICT_COLUMNS = ("at achieved levels", "efficiency", "gap", "verdict")
+
+
+def protocol_table(result: Any, *, seconds: bool = True, gap_digits: int = 2,
+                   columns: Sequence[str] = VALUE_COLUMNS[:2] + VERDICT_COLUMNS[:1]
+                   + VALUE_COLUMNS[2:] + VERDICT_COLUMNS[1:], title: str | None = None
+                   ) -> Table:
+    """Per agent and accuracy: the protocol's value against the bounds (the `columns`
+    named, after agent and accuracy)."""
+    table = _table(title if title is not None else
+                   f"{result.problem}: accuracy ({result.header.get('transcripts')} "
+                   "transcripts)", ["agent", "accuracy", *columns] + ["seconds"] * seconds)
     for r in result.results:
-        row = [r.agent, r.accuracy, fmt(r.protocol_value), fmt(r.relaxed_optimum),
-               fmt(r.relaxed_optimum_achieved), fmt(r.rr_value), fmt(r.efficiency, 6),
-               fmt_gap(r.gap, gap_digits), verdict_text(r.verdict.value)]
-        table.add_row(*row, *([f"{r.seconds:.3f}"] if seconds else []))
+        cells: dict[str, str | Text] = {
+            "protocol": fmt(r.protocol_value), "relaxed optimum": fmt(r.relaxed_optimum),
+            "at achieved levels": fmt(r.relaxed_optimum_achieved),
+            "RR value": fmt(r.rr_value), "efficiency": fmt(r.efficiency, 6),
+            "gap": fmt_gap(r.gap, gap_digits), "verdict": verdict_text(r.verdict.value)}
+        table.add_row(r.agent, r.accuracy, *(cells[c] for c in columns),
+                      *([f"{r.seconds:.3f}"] if seconds else []))
     return table
+
+
+def print_accuracy(console: Console, result: Any) -> None:
+    """The accuracy table in one piece when it fits the console (with its seconds, else
+    without), else in two: the values, then the comparison with the bounds. No number is
+    ever cut (console/tables.py), and an 80-column terminal takes both halves."""
+    for table in (protocol_table(result), protocol_table(result, seconds=False)):
+        if natural_width(console, table) <= console.width:
+            print_table(console, table)
+            return
+    print_table(console, protocol_table(result, seconds=False, columns=VALUE_COLUMNS))
+    print_table(console, protocol_table(result, seconds=False, columns=VERDICT_COLUMNS,
+                                        title=f"{result.problem}: against the bounds"))
 
 
 def print_protocol(console: Console, result: Any, *, show_rules: bool = False) -> None:
@@ -73,8 +105,7 @@ def print_protocol(console: Console, result: Any, *, show_rules: bool = False) -
         console.print()
         return
     print_table(console, privacy_table(result))
-    print_table(console, [protocol_table(result), protocol_table(result, seconds=False),
-                          protocol_table(result, seconds=False, gap_digits=0)])
+    print_accuracy(console, result)
     for note in result.header.get("privacy_notes", ()):
         console.print(f"  note: {note}")
     for r in result.results:
@@ -140,20 +171,36 @@ def mechanism_table(result: Any) -> Table:
     return table
 
 
-def consumer_table(result: Any) -> Table:
-    table = _table(f"{result.problem}: consumer loss (minimised)",
-                   ["agent", "model", "mechanism loss", "optimal loss",
-                    "optimal at achieved alpha", "geometric value", "efficiency", "verdict"])
+CONSUMER_VALUES = ("mechanism loss", "optimal loss", "geometric value")
+CONSUMER_VERDICT = ("optimal at achieved alpha", "efficiency", "verdict")
+
+
+def consumer_table(result: Any, columns: Sequence[str] = CONSUMER_VALUES[:2]
+                   + CONSUMER_VERDICT[:1] + CONSUMER_VALUES[2:] + CONSUMER_VERDICT[1:],
+                   title: str | None = None) -> Table:
+    """The consumer's loss against the optimal mechanism's (the `columns` named, after
+    agent and model)."""
+    table = _table(title if title is not None else
+                   f"{result.problem}: consumer loss (minimised)", ["agent", "model", *columns])
     for r in result.results:
-        table.add_row(r.agent, r.accuracy, fmt(r.mechanism_loss), fmt(r.optimal_loss),
-                      fmt(r.optimal_loss_achieved), fmt(r.geometric_value),
-                      fmt(r.efficiency, 6), verdict_text(r.verdict.value))
+        cells: dict[str, str | Text] = {
+            "mechanism loss": fmt(r.mechanism_loss), "optimal loss": fmt(r.optimal_loss),
+            "optimal at achieved alpha": fmt(r.optimal_loss_achieved),
+            "geometric value": fmt(r.geometric_value), "efficiency": fmt(r.efficiency, 6),
+            "verdict": verdict_text(r.verdict.value)}
+        table.add_row(r.agent, r.accuracy, *(cells[c] for c in columns))
     return table
 
 
 def print_mechanism(console: Console, result: Any) -> None:
     print_table(console, mechanism_table(result))
-    print_table(console, consumer_table(result))
+    full = consumer_table(result)
+    if natural_width(console, full) <= console.width:
+        print_table(console, full)
+    else:  # two halves that fit 80 columns, never a cut number
+        print_table(console, consumer_table(result, CONSUMER_VALUES))
+        print_table(console, consumer_table(result, CONSUMER_VERDICT,
+                                            f"{result.problem}: against the optimum"))
     for r in result.results:
         if r.reason:
             console.print(f"  {r.agent} {r.accuracy}: {r.reason}")

@@ -17,6 +17,7 @@ a file (the loader's messages are friendlier and come first).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import ClassVar
@@ -56,40 +57,85 @@ class RoundSpec:
     messages: int
     kernels: tuple[tuple[str, Kernel], ...]
     key: str = ""
+    # the lookup by key, built once (a keyed round may have 65,536 keys)
+    _table: dict[str, Kernel] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_table", dict(self.kernels))
 
     def kernel(self, prefix: tuple[int, ...]) -> Kernel | None:
         """The kernel used after `prefix`, or None when neither it nor "*" is given."""
-        table = dict(self.kernels)
-        found = table.get(prefix_key(prefix))
-        return found if found is not None else table.get(DEFAULT_KEY)
+        found = self._table.get(prefix_key(prefix))
+        return found if found is not None else self._table.get(DEFAULT_KEY)
+
+    def kernel_index(self, sizes: Sequence[int]) -> tuple[list[Kernel], np.ndarray]:
+        """The round's distinct kernels, and for every prefix (numbered in mixed radix by
+        the earlier rounds' `sizes`, first message most significant) the index of its
+        kernel among them, or -1 when it has none. One pass over the keys: linear in their
+        number. ValueError for a key that is not a prefix of this round."""
+        distinct: list[Kernel] = []
+        slots: dict[int, int] = {}  # by identity: hashing Fractions costs more than it saves
+
+        def slot(kernel: Kernel) -> int:
+            if id(kernel) not in slots:
+                slots[id(kernel)] = len(distinct)
+                distinct.append(kernel)
+            return slots[id(kernel)]
+
+        default = self._table.get(DEFAULT_KEY)
+        which = np.full(math.prod(sizes), -1 if default is None else slot(default),
+                        dtype=np.int64)
+        for key, kernel in self.kernels:
+            if key == DEFAULT_KEY:
+                continue
+            parts = key.split(",") if key else []
+            if len(parts) != len(sizes):
+                raise ValueError(f"{key!r} is not a prefix of a round after {len(sizes)}")
+            index = 0
+            for part, size in zip(parts, sizes, strict=True):
+                m = int(part)
+                if not 0 <= m < size:
+                    raise ValueError(f"{key!r}: message {m} does not exist (0..{size - 1})")
+                index = index * size + m
+            which[index] = slot(kernel)
+        return distinct, which
 
 
 def transcript_count(rounds: tuple[RoundSpec, ...]) -> int:
     return math.prod(r.messages for r in rounds)
 
 
+def prefix_of(index: int, sizes: Sequence[int]) -> tuple[int, ...]:
+    """The messages of prefix number `index` (mixed radix, first message most significant)."""
+    out = []
+    for size in reversed(sizes):
+        index, m = divmod(index, size)
+        out.append(m)
+    return tuple(reversed(out))
+
+
 def uncovered_prefix(rounds: tuple[RoundSpec, ...], alphabets: tuple[int, ...]
                      ) -> tuple[int, tuple[int, ...]] | None:
     """The first (round index, prefix) that some input reaches with positive probability
     and that has no kernel (neither its own nor "*"); None when every reachable prefix is
-    covered. Unreachable prefixes need no kernel: no transcript passes through them."""
+    covered. Unreachable prefixes need no kernel: no transcript passes through them.
+    Vectorised per round (reach[x, prefix]: P(prefix | x) > 0)."""
     n = math.prod(alphabets)
     symbols = _symbols(alphabets)
-    reach = np.ones((n, 1), dtype=bool)  # reach[x, prefix]: P(prefix | x) > 0
-    prefixes: list[tuple[int, ...]] = [()]
+    reach = np.ones((n, 1), dtype=bool)
+    sizes: list[int] = []
     for r, rnd in enumerate(rounds):
-        M = rnd.messages
-        nxt = np.zeros((n, len(prefixes) * M), dtype=bool)
-        for p, prefix in enumerate(prefixes):
-            if not reach[:, p].any():
-                continue
-            kernel = rnd.kernel(prefix)
-            if kernel is None:
-                return r, prefix
-            positive = np.array([[v > 0 for v in row] for row in kernel], dtype=bool)
-            nxt[:, p * M:(p + 1) * M] = reach[:, p:p + 1] & positive[symbols[:, rnd.party - 1]]
-        reach = nxt
-        prefixes = [prefix + (m,) for prefix in prefixes for m in range(M)]
+        kernels, which = rnd.kernel_index(sizes)
+        missing = np.flatnonzero(reach.any(axis=0) & (which < 0))
+        if missing.size:
+            return r, prefix_of(int(missing[0]), sizes)
+        m, M = alphabets[rnd.party - 1], rnd.messages
+        positive = np.zeros((len(kernels) + 1, m, M), dtype=bool)  # the last: no kernel
+        for j, kernel in enumerate(kernels):
+            positive[j] = [[v > 0 for v in row] for row in kernel]
+        rows = positive[which][:, symbols[:, rnd.party - 1], :]  # (prefixes, n, M)
+        reach = (reach.T[:, :, None] & rows).transpose(1, 0, 2).reshape(n, -1)
+        sizes.append(M)
     return None
 
 

@@ -58,7 +58,9 @@ class Transcripts:
     """P(t | x) of a protocol, rows: the inputs, columns: the transcripts.
 
     Exact: `num` holds Python integers and P = num / den. Floats: `num` is float64 and
-    `den` is 1.
+    `den` is 1. With `members`, the columns are classes of transcripts with proportional
+    columns (theory/protocol_tree.py): `members[t]` is transcript t's column, -1 when no
+    input reaches t; without, column t is transcript t.
     """
 
     alphabets: tuple[int, ...]
@@ -66,6 +68,7 @@ class Transcripts:
     num: np.ndarray
     den: int
     exact: bool
+    members: np.ndarray | None = None
 
     def floats(self) -> np.ndarray:
         """P as floats (computed once)."""
@@ -77,8 +80,22 @@ class Transcripts:
     def _floats(self) -> np.ndarray:
         if self.den.bit_length() < 1000:  # int -> float rounds once, then one division
             return self.num.astype(np.float64) / float(self.den)
-        return np.array([[float(Fraction(int(v), self.den)) for v in row] for row in self.num],
+        # int / int is correctly rounded in Python, subnormals included
+        den = self.den
+        return np.array([[int(v) / den for v in row] for row in self.num.tolist()],
                         dtype=np.float64).reshape(self.num.shape)
+
+    def expand(self, rule: np.ndarray) -> np.ndarray:
+        """A rule on the columns (Q[..., column, y]) as a rule on every transcript: a
+        member of a class decides as its class, a transcript no input reaches decides the
+        first output."""
+        if self.members is None:
+            return rule
+        out = np.zeros(rule.shape[:-2] + (len(self.members), rule.shape[-1]), dtype=rule.dtype)
+        out[..., 0] = 1
+        reached = self.members >= 0
+        out[..., reached, :] = rule[..., self.members[reached], :]
+        return out
 
     @property
     def count(self) -> int:

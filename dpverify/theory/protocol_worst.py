@@ -56,9 +56,15 @@ def rule_value(num: np.ndarray, den: int, gain: Sequence[Sequence[Fraction]],
     G, gden = _scaled_gain(gain)
     qden = math.lcm(*(Fraction(v).denominator for row in rule for v in row))
     Q = np.array([[int(Fraction(v) * qden) for v in row] for row in rule], dtype=object)
-    H = Q.dot(G.T)  # (T, |X|): sum_y Q[t, y] g[x, y]
-    per_input = (num * H.T).sum(axis=1)
+    per_input = np.zeros(num.shape[0], dtype=object)
+    for chunk in _chunks(num.shape[1]):  # bounded temporaries: P may have 2^22 entries
+        H = Q[chunk].dot(G.T)  # (chunk, |X|): sum_y Q[t, y] g[x, y]
+        per_input = per_input + (num[:, chunk] * H.T).sum(axis=1)
     return Fraction(int(min(per_input.tolist())), den * gden * qden)
+
+
+def _chunks(count: int, size: int = 4096) -> list[slice]:
+    return [slice(start, min(start + size, count)) for start in range(0, count, size)]
 
 
 def prior_bound(num: np.ndarray, den: int, gain: Sequence[Sequence[Fraction]],
@@ -71,8 +77,10 @@ def prior_bound(num: np.ndarray, den: int, gain: Sequence[Sequence[Fraction]],
     G, gden = _scaled_gain(gain)
     pden = math.lcm(*(Fraction(p).denominator for p in prior))
     pi = np.array([int(Fraction(p) * pden) for p in prior], dtype=object)
-    scores = (num * pi[:, None]).T.dot(G)  # (T, m)
-    best = sum(scores.max(axis=1).tolist()) if scores.shape[0] else 0
+    best = 0
+    for chunk in _chunks(num.shape[1]):
+        scores = (num[:, chunk] * pi[:, None]).T.dot(G)  # (chunk, m)
+        best += sum(scores.max(axis=1).tolist())
     return Fraction(int(best), den * gden * pden) / total
 
 
@@ -80,7 +88,11 @@ def rationalised(rows: np.ndarray) -> list[list[Fraction]]:
     """A float rule made an exact one: clipped at 0, each row normalised exactly (a row of
     zeros decides the first output)."""
     out = []
+    zero, one = Fraction(0), Fraction(1)
     for row in np.clip(np.asarray(rows, dtype=np.float64), 0.0, None).tolist():
+        if row.count(0.0) == len(row) - 1 and 1.0 in row:  # a deterministic row (most)
+            out.append([one if v else zero for v in row])
+            continue
         exact = [Fraction(v) for v in row]
         total = sum(exact, Fraction(0))
         out.append([v / total for v in exact] if total > 0
@@ -119,6 +131,18 @@ def _standard_form(num: np.ndarray, G: np.ndarray, scale: int, live: np.ndarray)
     return rows, rhs, cost
 
 
+def _float_twin(rows: list[list[int]], rhs: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """The integer rows as floats, each divided by its largest magnitude first (int / int
+    rounds correctly, and never overflows): the same basis, for a float hint."""
+    out = np.zeros((len(rows), len(rows[0]) if rows else 0))
+    scaled = np.zeros(len(rows))
+    for r, (row, b) in enumerate(zip(rows, rhs, strict=True)):
+        top = max(max(abs(v) for v in row), abs(b)) or 1
+        out[r] = [v / top for v in row]
+        scaled[r] = b / top
+    return out, scaled
+
+
 def exact_rows(num: np.ndarray) -> int:
     """The rows of the standard form of (W) for this block (live transcripts + inputs)."""
     return int(np.count_nonzero(np.any(num != 0, axis=0))) + num.shape[0]
@@ -140,8 +164,8 @@ def exact_worst(num: np.ndarray, den: int, gain: Sequence[Sequence[Fraction]],
     crash += [T * m + 1 + x for x in range(X)]
     starts: list[Sequence[int]] = []
     if basis_finder is not None:
-        found = basis_finder(np.array(rows, dtype=np.float64), np.array(rhs, dtype=np.float64),
-                             np.array(cost, dtype=np.float64))
+        float_rows, float_rhs = _float_twin(rows, rhs)
+        found = basis_finder(float_rows, float_rhs, np.array(cost, dtype=np.float64))
         if found is not None:
             starts.append(list(found))
     starts.append(crash)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
@@ -20,8 +21,15 @@ def _num(x: float | None) -> float | None:
     return float(x)
 
 
+def _digits(n: int) -> str:
+    """An integer in decimal at any length (Decimal writes it without Python's limit on
+    int -> str conversion, which guards servers, not exact results)."""
+    return str(n) if n.bit_length() < 10_000 else str(Decimal(n))
+
+
 def rational_text(x: Fraction) -> str:
-    return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
+    return _digits(x.numerator) if x.denominator == 1 else \
+        f"{_digits(x.numerator)}/{_digits(x.denominator)}"
 
 
 def efficiency(value: float | None, optimum: float | None) -> float | None:
@@ -47,7 +55,9 @@ class AuditResult:
     `protocol_value_bounds` when only bracketed); `relaxed_optimum`: the relaxed LP's
     optimum at the claimed levels (an upper bound on every protocol that meets them, what
     `verify` reports); `relaxed_optimum_achieved`: the same at the levels the protocol
-    achieves; `rr_value`: randomized response at the claimed levels.
+    achieves; `rr_value`: randomized response at the claimed levels;
+    `relaxed_optimum_exact`: the relaxed optimum when a certificate proved it exactly (a
+    verdict that floats could not decide).
     """
 
     agent: str
@@ -66,6 +76,7 @@ class AuditResult:
     rule: np.ndarray | None = None  # observer: Q[t, y]; party: Q[a, t, y] (own symbol a)
     outputs: tuple = ()
     transcripts: tuple[str, ...] = ()  # the transcripts' labels, the rule's rows
+    relaxed_optimum_exact: Fraction | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -92,6 +103,8 @@ class AuditResult:
         }
         if self.protocol_value_exact is not None:
             out["protocol_value_exact"] = rational_text(self.protocol_value_exact)
+        if self.relaxed_optimum_exact is not None:
+            out["relaxed_optimum_exact"] = rational_text(self.relaxed_optimum_exact)
         if self.protocol_value_bounds is not None:
             out["protocol_value_bounds"] = [_num(v) for v in self.protocol_value_bounds]
         if self.reason:

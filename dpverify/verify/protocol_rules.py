@@ -150,7 +150,9 @@ def _float_block(tr: Transcripts, gain: np.ndarray, gain_exact: list[list[Fracti
     b.add_matrix(rows, q, coefficients)
     s = b.add_cols(1, cost=1.0, lo=-np.inf)
     b.add(rows, s, -1.0)
-    sol = solve(b.build(maximize=True, name="protocol-worst"), options.backend,
+    # Entries HiGHS cannot keep (below 1e-12) are dropped: the LP gives only a rule and a
+    # prior, and both are valued again on the whole P below (exactly for exact protocols)
+    sol = solve(b.build(maximize=True, name="protocol-worst", drop_tiny=True), options.backend,
                 time_limit=options.time_limit, threads=options.threads,
                 feasibility_tol=1e-10)
     if not sol.optimal:
