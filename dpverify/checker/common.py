@@ -192,8 +192,10 @@ def show(x: Fraction | int) -> str:
         return rational_text(x)
     try:
         return f"~{float(x):.17g}"
-    except OverflowError:
-        return f"~{'-' if x < 0 else ''}2^{x.numerator.bit_length() - x.denominator.bit_length()}"
+    except OverflowError:  # beyond 1e308: the decimal exponent from logarithms
+        exponent = math.log10(abs(x.numerator)) - math.log10(x.denominator)
+        whole = math.floor(exponent)
+        return f"~{'-' if x < 0 else ''}{10 ** (exponent - whole):.6f}e+{whole}"
 
 
 # ------------------------------------------------------------------ lambdas, bounds, status
