@@ -45,7 +45,8 @@ def check_certificate(spec, cert: dict) -> CheckResult:
     Raises CertificateFormatError when it is not a certificate at all."""
     if not isinstance(cert, dict):
         raise CertificateFormatError("a certificate is a JSON object")
-    check = CHECKERS.get(cert.get("format"))  # type: ignore[arg-type]
+    fmt = cert.get("format")
+    check = CHECKERS.get(fmt) if isinstance(fmt, str) else None
     if check is None:
         raise CertificateFormatError(f"`format` must be one of {', '.join(CHECKERS)}")
     try:
