@@ -1,4 +1,4 @@
-"""The independent certificate checker (dpverify/checker.py).
+"""The independent certificate checker (dpverify/checker/, all-input certificates: bits.py).
 
 Mutated certificates must each be rejected with the reason; hand-written certificates
 (built without the construction code) are accepted or rejected as the maths says; and the
@@ -17,10 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from dpverify.checker import CertificateFormatError, _corner_sums, check_certificate
+from dpverify.checker import CertificateFormatError, check_certificate
+from dpverify.checker.bits import corner_sums
 from dpverify.verify.certify import certify_agent
 
-CHECKER = Path(__file__).resolve().parents[1] / "dpverify" / "checker.py"
+CHECKER = Path(__file__).resolve().parents[1] / "dpverify" / "checker"
 
 AND3 = """
 [problem]
@@ -270,7 +271,7 @@ def test_corner_sums_match_the_definition(pq):
     k = len(pq)
     n = 1 << k
     v = [(7 * x * x - 3 * x + 2) % 11 - 4 for x in range(n)]
-    got = _corner_sums(pq, v)
+    got = corner_sums(pq, v)
     for s in range(n):
         expected = 0
         for x in range(n):
@@ -285,32 +286,34 @@ def test_corner_sums_match_the_definition(pq):
 # ------------------------------------------------------------------ independence
 
 
-@pytest.mark.parametrize("module", ["checker.py", "orbit_checker.py", "mary_checker.py"])
+@pytest.mark.parametrize("module", sorted(p.name for p in CHECKER.glob("*.py")))
 def test_checker_imports_only_stdlib_spec_and_flint(module):
-    """The checkers (all-input and orbit certificates) share no code with the construction
-    or the solvers: the standard library, python-flint, the spec layer and each other."""
-    path = CHECKER.parent / module
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    """Each checker module imports the standard library, python-flint, the spec layer
+    (not its symmetry detection and orbit tables, spec/symmetric.py) and the package's own
+    modules, and no underscore name of another module."""
+    tree = ast.parse((CHECKER / module).read_text(encoding="utf-8"))
     modules = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             modules.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             modules.add(node.module or "")
+            private = [a.name for a in node.names if a.name.startswith("_")]
+            assert not private, f"dpverify/checker/{module} imports {private}"
     assert modules, "no imports found: the test is broken"
     for name in modules:
         top = name.split(".")[0]
         allowed = (top in sys.stdlib_module_names or top == "flint"
-                   or name == "dpverify.spec" or name.startswith("dpverify.spec.")
-                   or name in ("dpverify.checker", "dpverify.orbit_checker",
-                               "dpverify.mary_checker"))
-        assert allowed, f"dpverify/{module} imports {name}"
+                   or name.startswith(("dpverify.spec.", "dpverify.checker.")))
+        assert allowed and name != "dpverify.spec.symmetric", f"dpverify/checker/{module} " \
+                                                              f"imports {name}"
 
 
 def test_checker_loads_no_solver_or_construction_module():
     code = ("import sys, dpverify.checker\n"
             "bad = sorted(m for m in sys.modules if m.startswith(('dpverify.lp', "
-            "'dpverify.verify', 'dpverify.theory', 'highspy', 'cvxpy', 'scipy')))\n"
+            "'dpverify.verify', 'dpverify.theory', 'dpverify.spec.symmetric', 'highspy', "
+            "'cvxpy', 'scipy')))\n"
             "print(','.join(bad))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)

@@ -79,7 +79,7 @@ def certify(paths, out_dir, backend, max_nonzeros, as_json, quiet, no_color):
 @handle_errors
 def check_cert(spec_path, certs, as_json, quiet, no_color):
     """Check certificates CERT... of the problem SPEC with the independent exact checker
-    (dpverify/checker.py: it recomputes the gain table from SPEC and checks every corner
+    (dpverify/checker/: it recomputes the gain table from SPEC and checks every corner
     inequality, sum and decision rule in exact arithmetic; it shares no code with the
     solver). Prints `OK <cert>: proved value p/q`, `OK <cert>: bracket [lo, hi] width w` or
     `FAIL <cert>: <reason>`. Exit status: 0 all OK, 1 one failed, 2 bad input (a malformed

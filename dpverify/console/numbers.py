@@ -6,6 +6,7 @@ table, a line of text and a JSON object (where spec files accept it back).
 
 from __future__ import annotations
 
+import decimal
 import math
 from fractions import Fraction
 from typing import Any
@@ -14,9 +15,15 @@ LONG_RATIONAL = 40  # characters: longer rationals are shown as floats in runnin
 
 
 def rational(x: Fraction | int) -> str:
-    """An exact rational as "p/q", or "p" when it is an integer."""
+    """An exact rational as "p/q", or "p" when it is an integer, at any length."""
     x = Fraction(x)
-    return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
+    return _digits(x.numerator) if x.denominator == 1 else \
+        f"{_digits(x.numerator)}/{_digits(x.denominator)}"
+
+
+def _digits(n: int) -> str:
+    """str(n), also beyond Python's 4300-digit limit on int -> str (Decimal has none)."""
+    return str(n) if n.bit_length() < 12000 else str(decimal.Decimal(n))
 
 
 def short_rational(x: Fraction, limit: int = LONG_RATIONAL) -> str:

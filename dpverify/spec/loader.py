@@ -24,6 +24,7 @@ from dpverify.spec.alphabet import (
     symbol_function,
 )
 from dpverify.spec.count_model import CountSpec
+from dpverify.spec.counts import count_values, is_count_function
 from dpverify.spec.expr import ExpressionError
 from dpverify.spec.model import (
     EXPECTABLE_VERDICTS,
@@ -44,7 +45,6 @@ from dpverify.spec.reader import (
     expression_text,
     read_text,
 )
-from dpverify.spec.symmetric import count_values, is_count_function
 from dpverify.spec.tables import NAMED_FUNCTIONS, NAMED_GAINS, gain_rows, tabulate
 
 # 2^k inputs: far beyond this no LP is conceivable, and a spec with k = 10^9 parties must

@@ -8,10 +8,8 @@ Python's 4300-digit limit on int <-> str conversion, so reading one never depend
 
 from __future__ import annotations
 
-import contextlib
 import math
 import re
-import sys
 from fractions import Fraction
 
 MAX_DIGITS = 4000  # per integer, numerator or denominator; digits of a decimal number
@@ -60,26 +58,51 @@ def parse_exact(value: object, *, strings: bool = True) -> Fraction:
     raise NumberError(f"must be {allowed}")
 
 
-@contextlib.contextmanager
-def unlimited_int_digits():
-    """Lift Python's 4300-digit limit on int <-> str conversion while exact
-    rationals are written or read (certificates of large problems hold longer numbers; the
-    limit guards servers, not a local proof checker); restored afterwards. The one place
-    that lifts it."""
-    get = getattr(sys, "get_int_max_str_digits", None)
-    if get is None:
-        yield
-        return
-    old = get()
-    sys.set_int_max_str_digits(0)
-    try:
-        yield
-    finally:
-        sys.set_int_max_str_digits(old)
+# Python refuses int <-> decimal string conversions beyond 4300 digits (sys.int_info,
+# CVE-2020-10735). Exact rationals of certificates are longer; they are converted here,
+# at any length, without touching that process-wide limit.
+_SHORT_DIGITS = 4000
+_INTEGER = re.compile(r"-?[0-9]+")
 
 
-def lift_int_digit_limit() -> None:
-    """The same, for the rest of the process: commands that print exact rationals (certify,
-    check-cert) call it once."""
-    if hasattr(sys, "set_int_max_str_digits"):
-        sys.set_int_max_str_digits(0)
+def integer_text(n: int) -> str:
+    """The decimal digits of an integer of any length (`str(n)` stops at 4300 digits)."""
+    if n.bit_length() < 3 * _SHORT_DIGITS:  # fewer than 3612 digits: str is allowed
+        return str(n)
+    from flint import fmpz
+
+    return fmpz(n).str()
+
+
+def parse_integer(text: str) -> int:
+    """An integer written `-?[0-9]+`, of any length (`int(text)` stops at 4300 digits);
+    ValueError otherwise."""
+    if not isinstance(text, str) or not _INTEGER.fullmatch(text):
+        raise ValueError(f"{text!r} is not an integer")
+    if len(text) <= _SHORT_DIGITS:
+        return int(text)
+    from flint import fmpz
+
+    return int(fmpz(text))
+
+
+def rational_text(value: Fraction | int) -> str:
+    """An exact rational as "p/q", or "p" for an integer, at any length: the certificate
+    format's numbers."""
+    value = Fraction(value)
+    if value.denominator == 1:
+        return integer_text(value.numerator)
+    return f"{integer_text(value.numerator)}/{integer_text(value.denominator)}"
+
+
+def parse_rational(text: str) -> Fraction:
+    """"p/q" or "p" (p an integer, q a positive integer) as an exact Fraction, at any
+    length; ValueError otherwise (a malformed string, a zero denominator)."""
+    if not isinstance(text, str):
+        raise ValueError(f"{text!r} is not a string")
+    num, slash, den = text.partition("/")
+    numerator = parse_integer(num)
+    denominator = parse_integer(den) if slash else 1
+    if denominator <= 0 or den.startswith("-"):
+        raise ValueError(f"{text!r}: the denominator must be a positive integer")
+    return Fraction(numerator, denominator)

@@ -1,9 +1,8 @@
-"""Symmetric functions and the symmetries of a problem, without 2^k tables (pure, no I/O).
+"""The symmetries of a problem and its tables on orbits, without 2^k tables (pure, no I/O).
 
-A function is *symmetric* (a function of the number of ones) when it is a named function
-other than `bit:i`, a `{ counts = [...] }` table, or an expression that uses only `sum(x)`
-and `k` (recognised from its syntax tree). For those, `count_values` gives F(0), ..., F(k)
-in O(k) evaluations, at any k.
+A function is *symmetric* (a function of the number of ones) when it is a count function
+(spec/counts.py: a named function other than `bit:i`, a `{ counts = [...] }` table, or an
+expression that uses only `sum(x)` and `k`).
 
 The symmetry group of an agent (docs/theory.md, "Symmetry"): permutations of parties that
 preserve the privacy levels, the agent's function and gain, and (for a party agent) the
@@ -16,7 +15,6 @@ checking invariance under transpositions inside each privacy class.
 
 from __future__ import annotations
 
-import ast
 import weakref
 from dataclasses import dataclass
 from fractions import Fraction
@@ -24,103 +22,10 @@ from fractions import Fraction
 import numpy as np
 
 from dpverify.errors import SpecError
-from dpverify.spec.expr import ExpressionError, compile_expression
-from dpverify.spec.model import AgentSpec, AgentTable, FunctionDef, MultipartySpec
-
-COUNT_NAME = "c"  # the number of ones, in the rewritten form of a sum(x)-only expression
-
-
-def count_form(text: str) -> str | None:
-    """The expression rewritten over `c` (the number of ones) and `k`, when it uses the
-    inputs only through `sum(x)`; None otherwise (it names x1, ..., or uses x elsewhere).
-    The rewritten text is still checked by the safe evaluator when it is compiled."""
-    try:
-        tree = ast.parse(text.strip(), mode="eval")
-    except (SyntaxError, ValueError, RecursionError):
-        return None
-    if any(isinstance(n, ast.Name) and n.id == COUNT_NAME for n in ast.walk(tree)):
-        return None  # a name `c` of the user's own: not the count
-    rewrite = _CountRewrite()
-    body = rewrite.visit(tree)
-    return ast.unparse(body) if rewrite.ok else None
-
-
-class _CountRewrite(ast.NodeTransformer):
-    """sum(x) -> c; any other use of the inputs (x, x1, ...) makes `ok` False."""
-
-    ok = True
-
-    def visit_Call(self, node: ast.Call) -> ast.AST:
-        if (isinstance(node.func, ast.Name) and node.func.id == "sum" and len(node.args) == 1
-                and isinstance(node.args[0], ast.Name) and node.args[0].id == "x"
-                and not node.keywords):
-            return ast.copy_location(ast.Name(id=COUNT_NAME, ctx=ast.Load()), node)
-        node.args = [self.visit(arg) for arg in node.args]  # the callee's name is no input
-        return node
-
-    def visit_Name(self, node: ast.Name) -> ast.AST:
-        if node.id != "k":
-            self.ok = False
-        return node
-
-
-def is_count_function(fn: FunctionDef) -> bool:
-    """Whether f(x) depends on x only through the number of ones."""
-    if fn.kind == "named":
-        return fn.name != "bit"
-    if fn.kind == "counts":
-        return True
-    return fn.kind == "expr" and count_form(fn.text) is not None
-
-
-def named_count_value(name: str, param: int, count: int, k: int) -> int:
-    """The named symmetric functions of the format, as functions of the count of ones."""
-    if name == "xor":
-        return count % 2
-    if name == "and":
-        return int(count == k)
-    if name == "or":
-        return int(count > 0)
-    if name == "majority":
-        return int(2 * count > k)
-    if name == "sum":
-        return count
-    if name == "threshold":
-        return int(count >= param)
-    raise ValueError(f"{name!r} is not a function of the count of ones")
-
-
-_COUNT_VALUES: dict[tuple, tuple[Fraction, ...]] = {}
-
-
-def count_values(fn: FunctionDef, k: int) -> tuple[Fraction, ...]:
-    """F(0), ..., F(k) for a count function (is_count_function); ExpressionError when the
-    expression fails at some count."""
-    key = (fn, k)
-    cached = _COUNT_VALUES.get(key)
-    if cached is not None:
-        return cached
-    if fn.kind == "named":
-        out = tuple(Fraction(named_count_value(fn.name, fn.param, c, k)) for c in range(k + 1))
-    elif fn.kind == "counts":
-        out = tuple(fn.values)
-    else:
-        text = count_form(fn.text)
-        if text is None:
-            raise ValueError("not a function of sum(x) and k")
-        expression = compile_expression(text, [COUNT_NAME, "k"])
-        values = []
-        for c in range(k + 1):
-            try:
-                values.append(Fraction(expression.evaluate({COUNT_NAME: c, "k": k})))
-            except ExpressionError as exc:
-                raise ExpressionError(f"fails at sum(x) = {c}: {exc}") from None
-        out = tuple(values)
-    if len(_COUNT_VALUES) > 64:
-        _COUNT_VALUES.clear()
-    _COUNT_VALUES[key] = out
-    return out
-
+from dpverify.spec.counts import count_form as count_form  # re-exported
+from dpverify.spec.counts import count_values, is_count_function
+from dpverify.spec.expr import ExpressionError
+from dpverify.spec.model import AgentSpec, AgentTable, MultipartySpec
 
 # --------------------------------------------------------------------------- classes
 
@@ -281,24 +186,28 @@ def orbit_function_values(spec: MultipartySpec, agent: AgentSpec, symmetry: Symm
             for o in range(count)]
 
 
-_ORBIT_TABLES: weakref.WeakKeyDictionary[MultipartySpec, dict[str, AgentTable]] = (
+_ORBIT_TABLES: weakref.WeakKeyDictionary[
+    MultipartySpec, dict[tuple[str, tuple[tuple[int, ...], ...]], AgentTable]] = (
     weakref.WeakKeyDictionary())
 
 
 def orbit_table(spec: MultipartySpec, agent: AgentSpec, symmetry: Symmetry) -> AgentTable:
-    """The agent's function and gains on every orbit (an AgentTable whose rows are orbits,
-    in orbit order), computed once; errors are SpecErrors naming the key."""
+    """The agent's function and gains on every orbit of `symmetry` (an AgentTable whose rows
+    are orbits, in orbit order), computed once per (spec, agent, classes): the orbit order
+    depends on the classes, so two symmetries never share a table. Errors are SpecErrors
+    naming the key."""
     cache = _ORBIT_TABLES.setdefault(spec, {})
-    cached = cache.get(agent.name)
+    key = (agent.name, symmetry.classes)
+    cached = cache.get(key)
     if cached is not None:
         return cached
     from dpverify.spec.tables import table_of
 
-    key = f"{agent.key}.function" + (".expr" if agent.function.kind == "expr" else "")
+    fn_key = f"{agent.key}.function" + (".expr" if agent.function.kind == "expr" else "")
     try:
         values = orbit_function_values(spec, agent, symmetry)
     except ExpressionError as exc:
-        raise SpecError(spec.source, key, agent.function.text, str(exc)) from None
+        raise SpecError(spec.source, fn_key, agent.function.text, str(exc)) from None
     table = table_of(agent, tuple(values), spec.source)
-    cache[agent.name] = table
+    cache[key] = table
     return table

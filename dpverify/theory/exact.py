@@ -25,7 +25,7 @@ from fractions import Fraction
 import numpy as np
 from flint import fmpq
 
-from dpverify.spec.numbers import unlimited_int_digits  # noqa: F401 (re-exported)
+from dpverify.spec.numbers import rational_text
 
 # Rational brackets of e^eps carry this many significant bits: a relative width of about
 # 2^-62 (2e-19), well inside the 1e-15 the certificate format asks for.
@@ -210,11 +210,9 @@ def lambda_brackets(
 
 
 def rational_string(value: Fraction) -> str:
-    """'p/q', or 'p' for an integer: the certificate format's exact numbers."""
-    value = Fraction(value)
-    if value.denominator == 1:
-        return str(value.numerator)
-    return f"{value.numerator}/{value.denominator}"
+    """'p/q', or 'p' for an integer: the certificate format's exact numbers, at any length
+    (spec.numbers.rational_text)."""
+    return rational_text(value)
 
 
 def to_fmpq(v) -> fmpq:

@@ -131,7 +131,7 @@ def upper_from_prior(problem: OrbitProblem, space: OrbitSpace, gain: OrbitArray,
 
 def check_upper(space: OrbitSpace, mu: OrbitArray, v: OrbitArray) -> str:
     """(C) for every corner orbit at its best label, on masses: M mu^ >= v^, exactly (''
-    or the first failure). The independent checker (dpverify/orbit_checker.py) checks
+    or the first failure). The independent checker (dpverify/checker/orbits.py) checks
     every label from scratch."""
     lhs = apply_m(space, mu)
     for j, (a, b) in enumerate(zip(lhs.num[:, 0].tolist(), v.num[:, 0].tolist(), strict=True)):

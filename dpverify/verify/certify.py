@@ -11,7 +11,6 @@ independently.
 from __future__ import annotations
 
 import json
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -21,6 +20,7 @@ from dpverify.filenames import file_stem
 from dpverify.lp import solve
 from dpverify.lp.builder import LpBuilder
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
+from dpverify.spec.numbers import parse_rational
 from dpverify.spec.tables import tabulate
 from dpverify.theory.certificates import (
     BRACKET,
@@ -81,8 +81,8 @@ def proof_summary(cert: dict) -> dict[str, Any]:
     exact optimum as a "p/q" string (`value`; `check --update` writes it into [expect])."""
     status = cert.get("status")
     try:
-        width: float | None = float(Fraction(cert["upper"]["bound"])
-                                    - Fraction(cert["lower"]["value"]))
+        width: float | None = float(parse_rational(cert["upper"]["bound"])
+                                    - parse_rational(cert["lower"]["value"]))
     except (KeyError, TypeError, ValueError, ZeroDivisionError):
         width = None
     if status == PROVED:

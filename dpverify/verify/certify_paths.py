@@ -19,7 +19,7 @@ from dpverify.errors import DpverifyError, InputError, SpecError
 from dpverify.filenames import output_path
 from dpverify.spec import load
 from dpverify.spec.model import MultipartySpec
-from dpverify.spec.numbers import lift_int_digit_limit
+from dpverify.spec.numbers import parse_rational, rational_text
 from dpverify.status import ExitStatus, exit_status
 from dpverify.theory.certificates.format import UNPROVED
 from dpverify.verify.certify import certificate_filename, certify_agent, dump_certificate
@@ -27,14 +27,7 @@ from dpverify.verify.options import VerifyOptions
 from dpverify.verify.paths import SkippedFile, find_problem_files, no_problem_files
 
 __all__ = ["CertificateCheck", "CertificateRecord", "Certification", "CertifyReport",
-           "allow_long_integers",
            "certify_paths", "certify_spec", "check_certificates"]
-
-
-def allow_long_integers() -> None:
-    """Certificates hold exact rationals that can exceed Python's default 4300-digit limit
-    on int <-> str conversion (spec.numbers.lift_int_digit_limit)."""
-    lift_int_digit_limit()
 
 
 @dataclass(frozen=True)
@@ -61,8 +54,8 @@ class CertificateRecord:
         """`certify --json`'s object: exact `value` and `bound` as "p/q" strings."""
         return {"path": None if self.path is None else str(self.path),
                 "problem": self.problem, "agent": self.agent, "accuracy": self.accuracy,
-                "status": self.status, "value": str(self.value), "bound": str(self.bound),
-                "width": float(self.width)}
+                "status": self.status, "value": rational_text(self.value),
+                "bound": rational_text(self.bound), "width": float(self.width)}
 
 
 @dataclass
@@ -131,7 +124,8 @@ def _record(cert: dict, target: Path | None) -> CertificateRecord:
     return CertificateRecord(
         path=target, problem=str(cert.get("problem")), agent=str(cert.get("agent")),
         accuracy=str(cert.get("accuracy")), status=str(cert["status"]),
-        value=Fraction(cert["lower"]["value"]), bound=Fraction(cert["upper"]["bound"]),
+        value=parse_rational(cert["lower"]["value"]),
+        bound=parse_rational(cert["upper"]["bound"]),
         notes=tuple(cert.get("notes", ())), certificate=cert)
 
 
@@ -166,7 +160,6 @@ def certify_spec(spec: MultipartySpec, out_dir: str | Path | None = None,
                  on_message: Callable[[str], None] | None = None) -> CertifyReport:
     """Certificates for every agent and accuracy of one multi-party problem, written into
     `out_dir` when it is given (as `certify_paths` writes them)."""
-    allow_long_integers()
     report = CertifyReport(problems=1)
     folder = _output_folder(out_dir) if out_dir is not None else None
     _certify_spec(spec, folder, options or VerifyOptions(), report,
@@ -187,7 +180,6 @@ def certify_paths(paths: Sequence[str | Path], out_dir: str | Path,
     `on_certificate` hears of each certificate as it is written. Raises InputError when
     `paths` hold no multi-party problem, or a file cannot be written.
     """
-    allow_long_integers()
     options = options or VerifyOptions()
     on_certificate = on_certificate or (lambda record: None)
     on_message = on_message or (lambda message: None)
@@ -239,11 +231,11 @@ def _one_line(exc: Exception) -> str:
 
 def check_certificate_file(spec: MultipartySpec, path: str | Path) -> CertificateCheck:
     """Check one certificate file of `spec` with dpverify.checker (exact arithmetic)."""
-    from dpverify.checker import CertificateFormatError, check_certificate
+    from dpverify.checker import CertificateFormatError, check_certificate, read_certificate
 
     try:
         with open(path, encoding="utf-8") as handle:
-            cert = json.load(handle)
+            cert = read_certificate(handle.read())
         result = check_certificate(spec, cert)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, CertificateFormatError) as exc:
         return CertificateCheck(str(path), False, f"not a certificate: {_one_line(exc)}",
@@ -259,7 +251,6 @@ def check_certificates(spec_path: str | Path, paths: Sequence[str | Path]
                        ) -> list[CertificateCheck]:
     """Check certificate files against the problem at `spec_path` (SpecError when it is
     invalid or not a multi-party problem)."""
-    allow_long_integers()
     spec = load(spec_path)
     if not isinstance(spec, MultipartySpec):
         raise SpecError(str(spec_path), "problem.kind", spec.kind,

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
+from dpverify.spec.numbers import rational_text
 from dpverify.spec.tables import tabulate
 from dpverify.theory.exact import lambda_brackets
 from dpverify.theory.noninteractive import exact_channel, exact_transcripts, rr_exact_channels
@@ -145,7 +146,7 @@ def decide(out: Outcome, tol: float, units: Units | None = None) -> None:
 def _exact(v: Fraction, units: Units | None) -> str:
     """An exact value in the user's units: "p/q" when short, else its float."""
     user = units.lo + units.span * v if units else v
-    return str(user) if len(str(user)) <= 24 else f"{float(user):.12g}"
+    return text if len(text := rational_text(user)) <= 24 else f"{float(user):.12g}"
 
 
 def symbol_outcome(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
@@ -194,7 +195,7 @@ def _certified(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy, out: 
         return
     data = cert.to_json(spec.name)
     checked = check_certificate(spec, data)
-    value, bound = Fraction(data["lower"]["value"]), Fraction(data["upper"]["bound"])
+    value, bound = cert.value, cert.bound
     best, upper = units.lo + units.span * (out.best or 0), units.lo + units.span * (
         out.bound.bound if out.bound else 0)
     if not checked.ok or value != best or bound != upper:

@@ -29,6 +29,7 @@ from dpverify.errors import SizeLimitError
 from dpverify.lp import LpSolution, solve
 from dpverify.lp.builder import LpBuilder
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
+from dpverify.spec.numbers import parse_rational
 from dpverify.spec.symmetric import Symmetry, agent_symmetry, orbit_table
 from dpverify.theory.exact import lambda_brackets
 from dpverify.theory.orbit_certificates import (
@@ -103,7 +104,7 @@ def verify_orbit_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accurac
 
     start = time.perf_counter()
     cert = orbit_certificate(spec, agent, accuracy, options).to_json(spec.name)
-    value, bound = Fraction(cert["lower"]["value"]), Fraction(cert["upper"]["bound"])
+    value, bound = parse_rational(cert["lower"]["value"]), parse_rational(cert["upper"]["bound"])
     checked = check_certificate(spec, cert)
     span = _span(cert)
     proof = proof_summary(cert)
@@ -126,7 +127,7 @@ def verify_orbit_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accurac
 
 
 def _span(cert: dict) -> Fraction:
-    flat = [Fraction(w) for row in cert["gain"] for w in row]
+    flat = [parse_rational(w) for row in cert["gain"] for w in row]
     span = max(flat) - min(flat)
     return span if span > 0 else Fraction(1)
 

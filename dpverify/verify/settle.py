@@ -27,6 +27,7 @@ import numpy as np
 
 from dpverify.errors import SizeLimitError, SolverError
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
+from dpverify.spec.numbers import parse_rational
 from dpverify.spec.tables import tabulate
 from dpverify.theory.certificates import own_bits
 from dpverify.theory.exact import Scaled, lambda_brackets, rr_apply
@@ -66,7 +67,7 @@ def settle(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
         return Settled(Verdict.ERROR, f"undecided: {why}; no exact certificate: {exc}",
                        None, None, {"status": "unproved", "width": None, "reason": str(exc)})
     proof = proof_summary(cert)
-    value, bound = Fraction(cert["lower"]["value"]), Fraction(cert["upper"]["bound"])
+    value, bound = parse_rational(cert["lower"]["value"]), parse_rational(cert["upper"]["bound"])
     checked = check_certificate(spec, cert)
     if not checked.ok:  # the construction and the checker disagree: a bug, never a pass
         return Settled(Verdict.ERROR, f"undecided: {why}; the exact certificate fails the "
@@ -101,7 +102,7 @@ def _float_rule(decision) -> np.ndarray:
     def convert(item):
         if isinstance(item, list):
             return [convert(v) for v in item]
-        return float(Fraction(item))
+        return float(parse_rational(item))
 
     return np.array(convert(decision), dtype=np.float64)
 

@@ -103,7 +103,8 @@ def check_upper(lambdas: Sequence[Fraction], gain: Scaled, party: int,
     # lhs.num / lhs.den >= v.num / v.den for every corner
     for s, (a, b) in enumerate(zip(lhs.num.tolist(), v.num.tolist(), strict=False)):
         if a * v.den < b * lhs.den:
-            return f"corner {s}: sum_x T_s mu = {Fraction(a, lhs.den)} < {Fraction(b, v.den)}"
+            return (f"corner {s}: sum_x T_s mu = {float(Fraction(a, lhs.den)):.17g} < "
+                    f"{float(Fraction(b, v.den)):.17g}")
     return ""
 
 
@@ -149,7 +150,8 @@ def check_lower(lambdas: Sequence[Fraction], gain: Scaled, party: int, decision,
         if any(q < 0 for q in row) or sum(row) != 1:
             return f"decision row {tau} is not a distribution"
     got = rule_value(lambdas, gain, party, decision, worst)
-    return "" if got == value else f"declared value {value} != recomputed {got}"
+    return "" if got == value else (f"declared value {float(value):.17g} != recomputed "
+                                    f"{float(got):.17g}")
 
 
 def average_rule(lambdas: Sequence[Fraction], gain: Scaled, party: int):

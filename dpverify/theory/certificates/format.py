@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import ClassVar
 
-from dpverify.theory.exact import rational_string, unlimited_int_digits
+from dpverify.theory.exact import rational_string
 
 FORMAT = "dpverify-certificate/1"
 
@@ -60,8 +60,7 @@ class Certificate:
         return {}
 
     def to_json(self, problem: str) -> dict:
-        with unlimited_int_digits():
-            return self._to_json(problem)
+        return self._to_json(problem)
 
     def _to_json(self, problem: str) -> dict:
         out = {

@@ -1,15 +1,12 @@
-"""The independent checker of certificates for inputs with more than two symbols
+"""The checker of certificates for inputs with more than two symbols
 (`dpverify-mary-certificate/1`; docs/theory.md, section 6.5; docs/format.md).
 
-Like dpverify/checker.py it imports no solver and no construction code: only the standard
-library, the spec layer (to load the problem and recompute the gains) and the checker's
-own parsing helpers, lambda brackets and status rule. A certificate proves
-value <= OPT <= bound, OPT the best accuracy of any interactive protocol that is DP at the
-spec's levels:
+A certificate proves value <= OPT <= bound, OPT the best accuracy of any interactive
+protocol that is DP at the spec's levels:
 
 1. the alphabets, outputs and gains are the spec's, recomputed here;
 2. lambdas: upper.lambdas >= the spec's levels (the DP cone only grows), 1 <= lower.lambdas
-   <= the spec's (checker._lambdas: exact, or a rigorous bracket of e^eps);
+   <= the spec's (common.check_levels: exact, or a rigorous bracket of e^eps);
 3. upper: prior a distribution (uniform for the average), bound = sum(mu), and for every
    product of extreme rays s and every label l
        sum_x T_s[x] mu[x] >= sum_x T_s[x] prior[x] gain(x, l)                       (C)
@@ -22,7 +19,7 @@ spec's levels:
    min: DP), a decision rule on the product of their outputs (rows distributions), and
    their accuracy recomputed: the mean (average) or the minimum (worst) over the inputs
    of sum_o prod_i C_i[x_i][o_i] sum_y Q[o][y] gain[x][y] must equal lower.value;
-5. the status (checker._status).
+5. the status (common.final_status).
 """
 
 from __future__ import annotations
@@ -30,47 +27,50 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from dpverify.checker import (
+from dpverify.checker.common import (
+    MARY_FORMAT,
     CertificateFormatError,
+    CheckFailed,
     CheckResult,
-    _Fail,
-    _get,
-    _header,
-    _lambdas,
-    _matrix,
-    _q,
-    _show,
-    _status,
+    check_levels,
+    common_denominator,
+    declared_value,
+    final_status,
+    get_field,
+    matrix,
     prior_mu_bound,
+    read_header,
+    read_outputs,
+    show,
+    spec_gains,
+    spec_values,
+    vector,
 )
-from dpverify.spec.tables import tabulate
-
-FORMAT = "dpverify-mary-certificate/1"
 
 
-def check_mary(spec, cert: dict) -> CheckResult:
-    """The steps of the module docstring, in order; each raises _Fail (or
+def check_symbols(spec, cert: dict) -> CheckResult:
+    """The steps of the module docstring, in order; each raises CheckFailed (or
     CertificateFormatError) on the first problem it finds."""
-    agent, accuracy, status, upper, lower = _header(spec, cert, FORMAT)
+    head = read_header(spec, cert, MARY_FORMAT)
+    agent, k = head.agent, spec.parties
     alphabets = list(spec.alphabets)
-    if _get(cert, "alphabets", list, "") != alphabets:
-        raise _Fail(f"alphabets {cert['alphabets']} differ from the spec's {alphabets}")
+    if get_field(cert, "alphabets", list, "") != alphabets:
+        raise CheckFailed(f"the certificate's alphabets differ from the spec's {alphabets}")
     gain = _gains(spec, cert, agent, math.prod(alphabets))
-    up, lo = _lambdas(spec, upper, lower)
-    bound = _upper(alphabets, agent, accuracy, upper, up, gain)
-    value = _lower(alphabets, agent, accuracy, lower, lo, gain)
-    return _status(spec, status, value, bound, up, lo)
+    up = vector(head.upper, "lambdas", k, "upper.")
+    lo = vector(head.lower, "lambdas", k, "lower.")
+    check_levels(spec, up, lo, list(range(k)), [f"party {i + 1}" for i in range(k)])
+    bound = _upper(alphabets, agent, head.accuracy, head.upper, up, gain)
+    value = _lower(alphabets, agent, head.accuracy, head.lower, lo, gain)
+    return final_status(spec, head.status, value, bound, up, lo)
 
 
 def _gains(spec, cert: dict, agent, n: int) -> list[list[Fraction]]:
-    table = tabulate(spec, agent)
-    outputs = [_q(y, f"outputs[{j}]") for j, y in enumerate(_get(cert, "outputs", list, ""))]
-    if outputs != list(table.outputs):
-        raise _Fail(f"outputs {[str(y) for y in outputs]} differ from the spec's "
-                    f"{[str(y) for y in table.outputs]}")
-    gain = _matrix(_get(cert, "gain", list, ""), n, len(outputs), "gain")
-    if [list(row) for row in table.gain_exact] != gain:
-        raise _Fail("the gain table differs from the spec's")
+    outputs, rows = spec_gains(spec, agent, spec_values(spec, agent))
+    read_outputs(cert, outputs)
+    gain = matrix(get_field(cert, "gain", list, ""), n, len(outputs), "gain")
+    if rows != gain:
+        raise CheckFailed("the gain table differs from the spec's")
     return gain
 
 
@@ -105,30 +105,26 @@ def _ray_sums(alphabets: list[int], pq: list[tuple[int, int]], v: list[int]) -> 
     return v
 
 
-def _common(values: list[Fraction]) -> tuple[list[int], int]:
-    den = math.lcm(*(v.denominator for v in values))
-    return [v.numerator * (den // v.denominator) for v in values], den
-
-
 def _upper(alphabets: list[int], agent, accuracy: str, upper: dict, up: list[Fraction],
            gain: list[list[Fraction]]) -> Fraction:
     n, width = len(gain), len(gain[0])
-    prior, mu, bound = prior_mu_bound(upper, n, accuracy)
+    prior, mu, bound = prior_mu_bound(upper, [1] * n, len(alphabets), accuracy)
     own = [_symbols(alphabets, x)[agent.party - 1] if agent.party else 0 for x in range(n)]
     parts = alphabets[agent.party - 1] if agent.party else 1
     flat = list(mu)
     for a in range(parts):
         for y in range(width):
             flat += [prior[x] * gain[x][y] if own[x] == a else Fraction(0) for x in range(n)]
-    ints, den = _common(flat)
+    ints, den = common_denominator(flat)
     pq = [(v.numerator, v.denominator) for v in up]
     lhs = _ray_sums(alphabets, pq, ints[:n])
     rhs = [_ray_sums(alphabets, pq, ints[n * (1 + c):n * (2 + c)]) for c in range(parts * width)]
     for s, left in enumerate(lhs):
         right = sum(max(rhs[a * width + y][s] for y in range(width)) for a in range(parts))
         if left < right:
-            raise _Fail(f"the ray inequality fails at the product of rays {_rays(alphabets, s)}"
-                        f": sum_x T_s mu < the largest sum_x T_s prior gain over the labels")
+            raise CheckFailed(f"the ray inequality fails at the product of rays "
+                              f"{_rays(alphabets, s)}: sum_x T_s mu < the largest "
+                              "sum_x T_s prior gain over the labels")
     return bound
 
 
@@ -144,21 +140,21 @@ def _rays(alphabets: list[int], s: int) -> str:
 
 
 def _channels(alphabets: list[int], lower: dict, lo: list[Fraction]) -> list[list[list[Fraction]]]:
-    raw = _get(lower, "channels", list, "lower.")
+    raw = get_field(lower, "channels", list, "lower.")
     if len(raw) != len(alphabets):
         raise CertificateFormatError(f"`lower.channels` needs {len(alphabets)} channels")
     out = []
     for i, (m, lam) in enumerate(zip(alphabets, lo, strict=True)):
         width = len(raw[i][0]) if isinstance(raw[i], list) and raw[i] and \
             isinstance(raw[i][0], list) else 0
-        C = _matrix(raw[i], m, width, f"lower.channels[{i}]")
+        C = matrix(raw[i], m, width, f"lower.channels[{i}]")
         if width == 0 or any(v < 0 for row in C for v in row) or any(sum(r) != 1 for r in C):
-            raise _Fail(f"lower.channels[{i}]: rows must be distributions")
+            raise CheckFailed(f"lower.channels[{i}]: rows must be distributions")
         for o, column in enumerate(zip(*C, strict=True)):
             if max(column) > lam * min(column):
-                raise _Fail(f"lower.channels[{i}] is not DP at lower.lambdas[{i}] = "
-                            f"{_show(lam)}: column {o} has max {_show(max(column))} > "
-                            f"lambda * min {_show(lam * min(column))}")
+                raise CheckFailed(f"lower.channels[{i}] is not DP at lower.lambdas[{i}] = "
+                                  f"{show(lam)}: column {o} has max {show(max(column))} > "
+                                  f"lambda * min {show(lam * min(column))}")
         out.append(C)
     return out
 
@@ -168,15 +164,15 @@ def _lower(alphabets: list[int], agent, accuracy: str, lower: dict, lo: list[Fra
     n, width = len(gain), len(gain[0])
     channels = _channels(alphabets, lower, lo)
     T = math.prod(len(C[0]) for C in channels)
-    raw = _get(lower, "decision", list, "lower.")
+    raw = get_field(lower, "decision", list, "lower.")
     blocks = alphabets[agent.party - 1] if agent.party else 1
     if agent.party and len(raw) != blocks:
         raise CertificateFormatError(f"`lower.decision` of a party needs {blocks} blocks")
-    rules = [_matrix(raw, T, width, "lower.decision")] if not agent.party else \
-        [_matrix(raw[a], T, width, f"lower.decision[{a}]") for a in range(blocks)]
+    rules = [matrix(raw, T, width, "lower.decision")] if not agent.party else \
+        [matrix(raw[a], T, width, f"lower.decision[{a}]") for a in range(blocks)]
     if any(q < 0 for rule in rules for row in rule for q in row) or \
             any(sum(row) != 1 for rule in rules for row in rule):
-        raise _Fail("a row of lower.decision is not a distribution")
+        raise CheckFailed("a row of lower.decision is not a distribution")
     acc = []
     for x in range(n):
         symbols = _symbols(alphabets, x)
@@ -187,8 +183,5 @@ def _lower(alphabets: list[int], agent, accuracy: str, lower: dict, lo: list[Fra
         acc.append(sum((p * sum((q * g for q, g in zip(rule[o], gain[x], strict=True)),
                                 Fraction(0)) for o, p in enumerate(row) if p), Fraction(0)))
     value = min(acc) if accuracy == "worst" else sum(acc, Fraction(0)) / n
-    declared = _q(_get(lower, "value", (str, int), "lower."), "lower.value")
-    if declared != value:
-        raise _Fail(f"lower.value = {_show(declared)} but the protocol's {accuracy} accuracy "
-                    f"with the decision rule is {_show(value)}")
-    return value
+    return declared_value(lower, value, f"the protocol's {accuracy} accuracy with the "
+                                        "decision rule")

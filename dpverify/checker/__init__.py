@@ -1,0 +1,61 @@
+"""The independent checkers of dpverify certificates: the trusted base (docs/theory.md,
+"Certificates"; docs/format.md, the certificate formats; docs/architecture.md).
+
+Short on purpose, so that a reviewer can audit them. The package imports only the standard
+library, python-flint (exact integers, polynomials and `arb` intervals for e^eps) and
+`dpverify.spec` (the file formats: the problem, its functions and gains tabulated afresh),
+and nothing of the solvers or the construction: not the construction's symmetry detection
+or orbit tables (spec/symmetric.py), nor any cache. A check keeps no state between
+certificates, so the answers do not depend on what was checked before
+(tests/test_checker_independence.py, tests/test_codebase.py for the import closure).
+
+`check_certificate` dispatches on the certificate's `format`:
+
+* `dpverify-certificate/1`, all 2^k inputs of a problem on bits: checker/bits.py;
+* `dpverify-orbit-certificate/1`, on orbits of classes of parties: checker/orbits.py;
+* `dpverify-mary-certificate/1`, more than two symbols: checker/symbols.py.
+"""
+
+from __future__ import annotations
+
+import json
+
+from dpverify.checker.bits import check_bits
+from dpverify.checker.common import (
+    FORMAT,
+    MARY_FORMAT,
+    ORBIT_FORMAT,
+    STATUSES,
+    CertificateFormatError,
+    CheckFailed,
+    CheckResult,
+)
+from dpverify.checker.orbits import check_orbits
+from dpverify.checker.symbols import check_symbols
+from dpverify.spec.numbers import parse_integer
+
+__all__ = ["FORMAT", "MARY_FORMAT", "ORBIT_FORMAT", "STATUSES", "CertificateFormatError",
+           "CheckFailed", "CheckResult", "check_certificate", "read_certificate"]
+
+CHECKERS = {FORMAT: check_bits, ORBIT_FORMAT: check_orbits, MARY_FORMAT: check_symbols}
+
+
+def check_certificate(spec, cert: dict) -> CheckResult:
+    """Check `cert` (a JSON object) against `spec` exactly, by the checker of its format.
+    Raises CertificateFormatError when it is not a certificate at all."""
+    if not isinstance(cert, dict):
+        raise CertificateFormatError("a certificate is a JSON object")
+    fmt = cert.get("format")
+    check = CHECKERS.get(fmt) if isinstance(fmt, str) else None
+    if check is None:
+        raise CertificateFormatError(f"`format` must be one of {', '.join(CHECKERS)}")
+    try:
+        return check(spec, cert)
+    except CheckFailed as exc:
+        return CheckResult(False, str(exc))
+
+
+def read_certificate(text: str) -> dict:
+    """A certificate file's JSON text, with integers of any length (json's own reading
+    stops at 4300 digits); ValueError (json.JSONDecodeError) when it is not JSON."""
+    return json.loads(text, parse_int=parse_integer)

@@ -1,0 +1,118 @@
+"""Functions of the number of ones (the file format's symmetric functions), without 2^k
+tables (pure, no I/O).
+
+A function is a *count function* when it is a named function other than `bit:i`, a
+`{ counts = [...] }` table, or an expression that uses only `sum(x)` and `k` (recognised
+from its syntax tree). For those, `count_values` gives F(0), ..., F(k) in O(k) evaluations,
+at any k. This is format semantics: the loader, the construction (spec/symmetric.py) and the
+independent checker (dpverify/checker/) all read it here.
+"""
+
+from __future__ import annotations
+
+import ast
+from fractions import Fraction
+
+from dpverify.spec.expr import ExpressionError, compile_expression
+from dpverify.spec.model import FunctionDef
+
+COUNT_NAME = "c"  # the number of ones, in the rewritten form of a sum(x)-only expression
+
+
+def count_form(text: str) -> str | None:
+    """The expression rewritten over `c` (the number of ones) and `k`, when it uses the
+    inputs only through `sum(x)`; None otherwise (it names x1, ..., or uses x elsewhere).
+    The rewritten text is still checked by the safe evaluator when it is compiled."""
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    if any(isinstance(n, ast.Name) and n.id == COUNT_NAME for n in ast.walk(tree)):
+        return None  # a name `c` of the user's own: not the count
+    rewrite = _CountRewrite()
+    body = rewrite.visit(tree)
+    return ast.unparse(body) if rewrite.ok else None
+
+
+class _CountRewrite(ast.NodeTransformer):
+    """sum(x) -> c; any other use of the inputs (x, x1, ...) makes `ok` False."""
+
+    ok = True
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        if (isinstance(node.func, ast.Name) and node.func.id == "sum" and len(node.args) == 1
+                and isinstance(node.args[0], ast.Name) and node.args[0].id == "x"
+                and not node.keywords):
+            return ast.copy_location(ast.Name(id=COUNT_NAME, ctx=ast.Load()), node)
+        node.args = [self.visit(arg) for arg in node.args]  # the callee's name is no input
+        return node
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id != "k":
+            self.ok = False
+        return node
+
+
+def is_count_function(fn: FunctionDef) -> bool:
+    """Whether f(x) depends on x only through the number of ones."""
+    if fn.kind == "named":
+        return fn.name != "bit"
+    if fn.kind == "counts":
+        return True
+    return fn.kind == "expr" and count_form(fn.text) is not None
+
+
+def named_count_value(name: str, param: int, count: int, k: int) -> int:
+    """The named symmetric functions of the format, as functions of the count of ones."""
+    if name == "xor":
+        return count % 2
+    if name == "and":
+        return int(count == k)
+    if name == "or":
+        return int(count > 0)
+    if name == "majority":
+        return int(2 * count > k)
+    if name == "sum":
+        return count
+    if name == "threshold":
+        return int(count >= param)
+    raise ValueError(f"{name!r} is not a function of the count of ones")
+
+
+_COUNT_VALUES: dict[tuple, tuple[Fraction, ...]] = {}
+
+
+def count_values(fn: FunctionDef, k: int) -> tuple[Fraction, ...]:
+    """F(0), ..., F(k) for a count function (is_count_function), computed once per
+    (function, k) for the construction; ExpressionError when the expression fails at some
+    count. The checker calls evaluate_counts (no cache)."""
+    key = (fn, k)
+    cached = _COUNT_VALUES.get(key)
+    if cached is not None:
+        return cached
+    out = evaluate_counts(fn, k)
+    if len(_COUNT_VALUES) > 64:
+        _COUNT_VALUES.clear()
+    _COUNT_VALUES[key] = out
+    return out
+
+
+def evaluate_counts(fn: FunctionDef, k: int) -> tuple[Fraction, ...]:
+    """F(0), ..., F(k) for a count function, evaluated afresh (no cache); ExpressionError
+    when the expression fails at some count, ValueError when fn is not a count function."""
+    if fn.kind == "named":
+        return tuple(Fraction(named_count_value(fn.name, fn.param, c, k))
+                     for c in range(k + 1))
+    if fn.kind == "counts":
+        return tuple(fn.values)
+    text = count_form(fn.text) if fn.kind == "expr" else None
+    if text is None:
+        raise ValueError("not a function of sum(x) and k")
+    expression = compile_expression(text, [COUNT_NAME, "k"])
+    values = []
+    for c in range(k + 1):
+        try:
+            values.append(Fraction(expression.evaluate({COUNT_NAME: c, "k": k})))
+        except ExpressionError as exc:
+            raise ExpressionError(f"fails at sum(x) = {c}: {exc}") from None
+    return tuple(values)
