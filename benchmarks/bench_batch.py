@@ -54,8 +54,8 @@ def run(args: list[str]) -> float:
 CONTROL = """
 import sys, time
 from dpverify.spec import loads
-from dpverify.verify.options import VerifyOptions
-from dpverify.verify.run import verify_spec
+from dpverify.verifiers.options import VerifyOptions
+from dpverify.verifiers.dispatch import verify_spec
 texts = [open(p).read() for p in sys.argv[1:]]
 options = VerifyOptions(threads=1)
 verify_spec(loads(texts[0]), options)

@@ -13,8 +13,8 @@ import argparse
 import time
 
 from dpverify.spec import loads
-from dpverify.verify.count import estimate_nonzeros, verify_count
-from dpverify.verify.options import VerifyOptions
+from dpverify.verifiers.count.verifier import estimate_nonzeros, verify_count
+from dpverify.verifiers.options import VerifyOptions
 
 
 def count_spec(n: int, epsilon: float, loss: str):

@@ -35,8 +35,8 @@ from scipy.optimize import linprog
 
 from dpverify.spec import loads
 from dpverify.spec.model import Accuracy
-from dpverify.verify.multisymbol import symbol_outcome, verify_symbol_agent
-from dpverify.verify.options import VerifyOptions
+from dpverify.verifiers.multisymbol.verifier import symbol_outcome, verify_symbol_agent
+from dpverify.verifiers.options import VerifyOptions
 
 BAR_TOL = 1e-9
 BAR_SECONDS = 60.0

@@ -12,8 +12,8 @@ import math
 import time
 
 from dpverify.spec import loads
-from dpverify.verify.multiparty import estimate_nonzeros, verify_multiparty
-from dpverify.verify.options import VerifyOptions
+from dpverify.verifiers.multiparty.corner_lp import estimate_nonzeros, verify_multiparty
+from dpverify.verifiers.options import VerifyOptions
 
 
 def xor_spec(k: int, epsilon: float):

@@ -42,30 +42,27 @@ if TYPE_CHECKING:
         sweep,
         verify,
     )
-    from dpverify.batch.runner import BatchItem, BatchResult
     from dpverify.problem import Agent, Consumer, Problem
+    from dpverify.runner.batch import BatchItem, BatchResult
+    from dpverify.runner.certify_files import CertificateRecord, Certification
     from dpverify.sweeps.run import Sweep, SweepPoint
-    from dpverify.verify.certify_paths import CertificateRecord, Certification
-    from dpverify.verify.count import CountResult
-    from dpverify.verify.options import VerifyOptions
-    from dpverify.verify.result import AgentResult, ProblemResult, Verdict
+    from dpverify.verifiers.count.verifier import CountResult
+    from dpverify.verifiers.options import VerifyOptions
+    from dpverify.verifiers.result import AgentResult, ProblemResult, Verdict
 
 # The module that defines each name (imported on first use).
 _MODULES = {
-    "dpverify.api": ("load", "audit", "certify", "sweep", "plot", "results", "make_options",
-                     "VerifyKwargs"),
+    "dpverify.api": ("load", "verify", "audit", "batch", "certify", "sweep", "plot", "results",
+                     "make_options", "VerifyKwargs"),
     "dpverify.problem": ("Problem", "Agent", "Consumer"),
-    "dpverify.verify.result": ("ProblemResult", "AgentResult", "Verdict"),
-    "dpverify.verify.count": ("CountResult",),
-    "dpverify.verify.options": ("VerifyOptions",),
-    "dpverify.batch.runner": ("BatchResult", "BatchItem"),
+    "dpverify.verifiers.result": ("ProblemResult", "AgentResult", "Verdict"),
+    "dpverify.verifiers.count.verifier": ("CountResult",),
+    "dpverify.verifiers.options": ("VerifyOptions",),
+    "dpverify.runner.batch": ("BatchResult", "BatchItem"),
     "dpverify.sweeps.run": ("Sweep", "SweepPoint"),
-    "dpverify.verify.certify_paths": ("Certification", "CertificateRecord"),
+    "dpverify.runner.certify_files": ("Certification", "CertificateRecord"),
 }
 _LAZY = {name: module for module, names in _MODULES.items() for name in names}
-# `dpverify.verify` and `dpverify.batch` are sub-packages that are also callable: calling
-# one calls the API function (dpverify/_callable.py).
-_CALLABLE_PACKAGES = ("verify", "batch")
 
 __all__ = ["AgentResult", "Agent", "BatchItem", "BatchResult", "CertificateRecord",
            "Certification", "Consumer", "CountResult", "DpverifyError", "InputError",
@@ -76,8 +73,6 @@ __all__ = ["AgentResult", "Agent", "BatchItem", "BatchResult", "CertificateRecor
 
 
 def __getattr__(name: str) -> Any:
-    if name in _CALLABLE_PACKAGES:
-        return importlib.import_module(f"dpverify.{name}")
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'dpverify' has no attribute {name!r}")

@@ -16,7 +16,7 @@ option, a `SizeLimitError` or `SolverError` when a problem cannot be decided. Ea
 imported when a function first needs them.
 
 `batch` and `sweep` run worker processes that import dpverify only, never the caller's
-script (dpverify/batch/spawn.py), so a script may call them at its top level, without an
+script (dpverify/runner/executors/spawn.py), so a script may call them at its top level, without an
 `if __name__ == "__main__":` guard, and so may `python - <<EOF`. The exception is
 `scheduler="local"`: Dask starts those workers, and they run the script again, so there
 the call belongs under the guard (without it, an InputError says so; a script read from
@@ -36,13 +36,13 @@ from dpverify.errors import OptionError
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from dpverify.batch.runner import BatchResult, Listener
-    from dpverify.batch.store import Store, StoredResult
     from dpverify.problem import Problem
+    from dpverify.runner.batch import BatchResult, Listener
+    from dpverify.runner.certify_files import CertificateRecord, Certification
+    from dpverify.runner.store import Store, StoredResult
     from dpverify.sweeps.run import Sweep
-    from dpverify.verify.certify_paths import CertificateRecord, Certification
-    from dpverify.verify.options import VerifyOptions
-    from dpverify.verify.result import ProblemResult
+    from dpverify.verifiers.options import VerifyOptions
+    from dpverify.verifiers.result import ProblemResult
 
 __all__ = ["VerifyKwargs", "audit", "batch", "certify", "load", "make_options", "plot",
            "results", "sweep", "verify"]
@@ -71,7 +71,7 @@ class VerifyKwargs(TypedDict, total=False):
 
 def make_options(**options: Unpack[VerifyKwargs]) -> VerifyOptions:
     """VerifyOptions from the command line's option names (OptionError for a bad one)."""
-    from dpverify.verify.options import make_options as build
+    from dpverify.verifiers.options import make_options as build
 
     return build(**options)
 
@@ -110,7 +110,7 @@ def verify(problem: Problem | str | os.PathLike[str],
 
     Raises SpecError (bad input), SizeLimitError (refused before any result; the command
     line shows it as a result with verdict `error` and this `reason`)."""
-    from dpverify.verify.run import verify_spec
+    from dpverify.verifiers.dispatch import verify_spec
 
     chosen = make_options(**options)
     return verify_spec(_problem(problem).spec, chosen)
@@ -125,8 +125,8 @@ def certify(problem: Problem | str | os.PathLike[str],
     `dpverify certify` builds them (written into `out_dir` when it is given). Each
     certificate's `status` is `proved-optimal`, `bracket` or `unproved`; `.verdict` is the
     worst of them (`error` when one could not be built)."""
+    from dpverify.runner.certify_files import Certification, certify_spec
     from dpverify.spec.model import MultipartySpec
-    from dpverify.verify.certify_paths import Certification, certify_spec
 
     loaded = _problem(problem)
     if not isinstance(loaded.spec, MultipartySpec):
@@ -153,9 +153,9 @@ def audit(protocol: Problem | str | os.PathLike[str],
     file that is neither, with the command line's message."""
     from dpverify.errors import DpverifyError, SpecError
     from dpverify.problem import Problem
+    from dpverify.runner.audit_files import audit_source
+    from dpverify.runner.files import FileStatus
     from dpverify.spec.reader import read_data
-    from dpverify.verify.audit_paths import audit_source
-    from dpverify.verify.paths import FileStatus
 
     chosen = make_options(**options)
     if isinstance(protocol, Problem):
@@ -184,7 +184,7 @@ def batch(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *,
     computing is waited for, not computed twice; without it nothing is written. `timeout`
     is per problem (None: no limit); `scheduler` runs on Dask ("local" or an address;
     from a script, under `if __name__ == "__main__":`)."""
-    from dpverify.batch.runner import run_batch
+    from dpverify.runner.batch import run_batch
 
     chosen = make_options(**options)
     with _opened(store) as opened:
@@ -237,8 +237,8 @@ def results(store: str | os.PathLike[str] = ".dpverify/results.sqlite", *,
             ) -> list[StoredResult]:
     """What a results store holds (every build and option set), as `dpverify results`
     lists it; `row.result` is spec.md's result object, `row.version` the build of
-    dpverify that computed it (dpverify.batch.fingerprint.build_id() is this one's)."""
-    from dpverify.batch.store import Store
+    dpverify that computed it (dpverify.runner.fingerprint.build_id() is this one's)."""
+    from dpverify.runner.store import Store
 
     with Store(Path(store), readonly=True) as opened:
         return opened.all(verdict=verdict)
@@ -256,7 +256,7 @@ def _opened(store: Any) -> Iterator[Any]:
     if not isinstance(store, str | os.PathLike):
         yield store
         return
-    from dpverify.batch.store import Store
+    from dpverify.runner.store import Store
 
     with Store(Path(store)) as opened:
         yield opened

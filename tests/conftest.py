@@ -66,7 +66,7 @@ def inline_executor():
     """A batch executor that runs each task in this process (no worker pool to start)."""
     import concurrent.futures as cf
 
-    from dpverify.batch.executors import Executor, run_task
+    from dpverify.runner.executors.local import Executor, run_task
 
     class InlineExecutor(Executor):
         name = "inline"

@@ -76,7 +76,7 @@ def test_the_api_names_are_exported_and_typed():
     assert (ROOT / "dpverify" / "py.typed").exists()
     assert callable(dpverify.verify) and callable(dpverify.batch)
     # the sub-packages of the same names still import as packages
-    import dpverify.verify.paths as paths
+    import dpverify.runner.files as paths
 
     assert paths.verify_paths is not None
     assert "options" in str(__import__("inspect").signature(dpverify.verify))
@@ -120,7 +120,7 @@ def test_results_are_frozen():
     result = dpverify.verify(PROBLEMS / "xor-2.toml")
     with pytest.raises(dataclasses.FrozenInstanceError):
         result.problem = "other"  # type: ignore[misc]
-    from dpverify.batch.runner import BatchReport
+    from dpverify.runner.batch import BatchReport
 
     with pytest.raises(dataclasses.FrozenInstanceError):
         BatchReport().freeze().total = 3  # type: ignore[misc]

@@ -2,7 +2,7 @@
 optimality at any size, and keyed kernels looked up in linear time.
 
 * Exact kernels are judged exactly at every size within the file limits (one walk of the
-  prefix tree: theory/protocol_tree.py), or the audit says it cannot (exit status 3).
+  prefix tree: theory/protocols/tree.py), or the audit says it cannot (exit status 3).
 * Float kernels are the binary rationals they denote: no underflow to `inf`.
 * Ties that floats cannot tell (`--tol 0`) are decided by the exact value against a
   certificate checked independently.
@@ -25,13 +25,13 @@ from click.testing import CliRunner
 from dpverify.cli import main
 from dpverify.spec import loads
 from dpverify.spec.tables import tabulate
-from dpverify.theory.protocol import achieved_lambda, transcripts
-from dpverify.theory.protocol_tree import transcript_classes
-from dpverify.verify.audit import audit_protocol
-from dpverify.verify.options import VerifyOptions
-from dpverify.verify.protocol_rules import protocol_value
-from dpverify.verify.result import Verdict
-from dpverify.verify.units import units_of
+from dpverify.theory.protocols.transcripts import achieved_lambda, transcripts
+from dpverify.theory.protocols.tree import transcript_classes
+from dpverify.theory.units import units_of
+from dpverify.verifiers.audit.protocol import audit_protocol
+from dpverify.verifiers.options import VerifyOptions
+from dpverify.verifiers.protocol_value import protocol_value
+from dpverify.verifiers.result import Verdict
 
 OPTIONS = VerifyOptions()
 EXACT_TIE = VerifyOptions(tol=0.0)
@@ -133,7 +133,7 @@ def test_reproduction_1c_deterministic_fillers_are_private(tmp_path):
 def test_a_protocol_too_large_to_value_exactly_is_undecided(tmp_path, monkeypatch):
     """Over the memory budget an exact protocol's value is undecided (exit 3), never a
     float; privacy is still exact, and a party that misses its level is still found."""
-    import dpverify.verify.audit as audit
+    import dpverify.verifiers.audit.protocol as audit
 
     monkeypatch.setattr(audit, "MAX_EXACT_BYTES", 100)
     exit_code, obj = audit_cli(tmp_path, reproduction_1b('lambda = "729"', uniform))
@@ -146,7 +146,7 @@ def test_a_protocol_too_large_to_value_exactly_is_undecided(tmp_path, monkeypatc
 
 
 def test_a_float_protocol_over_the_budget_is_valued_in_floats(tmp_path, monkeypatch):
-    import dpverify.verify.audit as audit
+    import dpverify.verifiers.audit.protocol as audit
 
     monkeypatch.setattr(audit, "MAX_EXACT_BYTES", 100)
     text = protocol_text(2, 'lambda = "3"', round_text(1, [[0.75, 0.25], [0.25, 0.75]])
@@ -290,7 +290,7 @@ def test_a_protocol_a_hair_below_rr_is_suboptimal_exactly():
 def test_an_exact_bound_a_hair_low_is_a_contradiction(monkeypatch):
     """Negative control of the exact tie: lower the certificate's bound by 10^-30 (as a bug
     would). RR exceeds it at its own levels: `contradiction`, decided exactly."""
-    import dpverify.verify.audit as audit
+    import dpverify.verifiers.audit.protocol as audit
 
     real = audit.exact_bracket
 
@@ -306,7 +306,7 @@ def test_an_exact_bound_a_hair_low_is_a_contradiction(monkeypatch):
 
 
 def test_a_tie_without_an_exact_bound_is_undecided(monkeypatch):
-    import dpverify.verify.audit as audit
+    import dpverify.verifiers.audit.protocol as audit
 
     monkeypatch.setattr(audit, "exact_bracket", lambda *a, **k: "no certificate (test)")
     result = audit_protocol(loads(rr_protocol([2, 4]), source="rr.toml"), EXACT_TIE)

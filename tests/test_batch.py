@@ -20,16 +20,16 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from dpverify.batch import Store, run_batch
-from dpverify.batch.dask_executor import import_distributed
-from dpverify.batch.executors import Executor, LocalPool, Task, run_task
-from dpverify.batch.fingerprint import build_id
-from dpverify.batch.runner import BatchItem, BatchReport
-from dpverify.batch.store import INVALID, TIMEOUT, options_key
 from dpverify.cli import main
 from dpverify.errors import InputError
-from dpverify.verify.options import VerifyOptions
-from dpverify.verify.run import verify_file
+from dpverify.runner import Store, run_batch
+from dpverify.runner.batch import BatchItem, BatchReport
+from dpverify.runner.executors.dask import import_distributed
+from dpverify.runner.executors.local import Executor, LocalPool, Task, run_task
+from dpverify.runner.fingerprint import build_id
+from dpverify.runner.store import INVALID, TIMEOUT, options_key
+from dpverify.verifiers.dispatch import verify_file
+from dpverify.verifiers.options import VerifyOptions
 
 DPVERIFY = [sys.executable, "-m", "dpverify"]
 FUNCTIONS = ["xor", "and", "or", "majority", "sum", "threshold:2", "bit:1"]
@@ -273,8 +273,8 @@ def test_transient_failures_are_retried(tmp_path: Path) -> None:
     paths = write_problems(tmp_path / "p", 2)
     import hashlib
 
-    from dpverify.batch.executors import error_result
-    from dpverify.batch.store import StoredResult
+    from dpverify.runner.executors.local import error_result
+    from dpverify.runner.store import StoredResult
 
     h = hashlib.sha256(paths[0].read_bytes()).hexdigest()
     with Store(tmp_path / "s.sqlite") as store:
@@ -334,7 +334,7 @@ def test_a_malformed_scheduler_fails_at_once(tmp_path: Path, address: str) -> No
 @pytest.mark.parametrize("address", ["local", "tcp://127.0.0.1:8786", "localhost:8786",
                                      "tls://dask.example.org:443", "[::1]:8786"])
 def test_well_formed_scheduler_addresses(address: str) -> None:
-    from dpverify.batch.executors import check_scheduler
+    from dpverify.runner.executors.local import check_scheduler
 
     assert check_scheduler(address) == address
 

@@ -42,14 +42,14 @@ from dpverify.theory.exact import (
 )
 from dpverify.theory.exact_lp import ExactLpError, simplex_from_basis
 from dpverify.theory.rr import rr_matrix
-from dpverify.verify.certify import (
+from dpverify.verifiers.multiparty.certify import (
     certificate_filename,
     certify_agent,
     proof_for,
     proof_summary,
 )
-from dpverify.verify.multiparty import verify_agent
-from dpverify.verify.options import VerifyOptions
+from dpverify.verifiers.multiparty.corner_lp import verify_agent
+from dpverify.verifiers.options import VerifyOptions
 
 PROBLEMS = Path(__file__).resolve().parents[1] / "problems"
 
@@ -314,7 +314,7 @@ def test_bad_hints_without_the_exact_lp_give_a_valid_weaker_certificate(monkeypa
 
 
 def test_hint_lp_failure_falls_back_to_the_exact_simplex(monkeypatch):
-    import dpverify.verify.certify as glue
+    import dpverify.verifiers.multiparty.certify as glue
     from dpverify.errors import SolverError
     from dpverify.lp import LpSolution, LpStatus
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from dpverify.cli import main
-from dpverify.verify.certify_paths import certify_paths, check_certificates
+from dpverify.runner.certify_files import certify_paths, check_certificates
 
 AND3 = """[problem]
 name = "and-3"

@@ -10,18 +10,18 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from dpverify.batch import Store
-from dpverify.batch.check import (
+from dpverify.cli import main
+from dpverify.runner import Store
+from dpverify.runner.check import (
     expectation_literals,
     run_check,
     updated_text,
     written_tolerance,
 )
-from dpverify.batch.executors import Executor, Task, run_task
-from dpverify.cli import main
+from dpverify.runner.executors.local import Executor, Task, run_task
 from dpverify.spec import load
-from dpverify.verify.options import VerifyOptions
-from dpverify.verify.run import verify_file
+from dpverify.verifiers.dispatch import verify_file
+from dpverify.verifiers.options import VerifyOptions
 
 XOR3 = 0.5493430832841081  # observer XOR of 3 bits at epsilon 1: (KOV Corollary 3.1)
 
@@ -121,7 +121,7 @@ def test_tol_option_loosens(tmp_path: Path) -> None:
 
 
 def test_the_tolerance_is_relative_for_large_values() -> None:
-    from dpverify.batch.check import allowed_difference
+    from dpverify.runner.check import allowed_difference
 
     assert allowed_difference(0.5, 1e-6) == 1e-6  # absolute near 0
     assert allowed_difference(-2000.0, 1e-6) == pytest.approx(2e-3)  # relative beyond 1

@@ -19,7 +19,7 @@ import pytest
 
 from dpverify.checker import CertificateFormatError, check_certificate
 from dpverify.checker.bits import corner_sums
-from dpverify.verify.certify import certify_agent
+from dpverify.verifiers.multiparty.certify import certify_agent
 
 CHECKER = Path(__file__).resolve().parents[1] / "dpverify" / "checker"
 
@@ -312,7 +312,8 @@ def test_checker_imports_only_stdlib_spec_and_flint(module):
 def test_checker_loads_no_solver_or_construction_module():
     code = ("import sys, dpverify.checker\n"
             "bad = sorted(m for m in sys.modules if m.startswith(('dpverify.lp', "
-            "'dpverify.verify', 'dpverify.theory', 'dpverify.spec.symmetric', 'highspy', "
+            "'dpverify.verifiers', 'dpverify.runner', 'dpverify.theory', "
+            "'dpverify.spec.symmetric', 'highspy', "
             "'cvxpy', 'scipy')))\n"
             "print(','.join(bad))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -28,8 +28,8 @@ from dpverify.checker import check_certificate
 from dpverify.cli import main
 from dpverify.spec import load, loads
 from dpverify.spec.symmetric import Symmetry, agent_symmetry, orbit_table
-from dpverify.theory.orbit_certificates import OrbitProblem, average_certificate
-from dpverify.verify.certify import certify_agent, dump_certificate
+from dpverify.theory.orbits.certificates import OrbitProblem, average_certificate
+from dpverify.verifiers.multiparty.certify import certify_agent, dump_certificate
 
 PROBLEM = """
 [problem]

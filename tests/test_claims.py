@@ -16,10 +16,10 @@ import time
 from pathlib import Path
 
 from dpverify import Agent, Problem
-from dpverify.batch.executors import Executor, Task, run_task
-from dpverify.batch.fingerprint import build_id
-from dpverify.batch.runner import problem_text, run_problems
-from dpverify.batch.store import (
+from dpverify.runner.batch import problem_text, run_problems
+from dpverify.runner.executors.local import Executor, Task, run_task
+from dpverify.runner.fingerprint import build_id
+from dpverify.runner.store import (
     CLAIM_STALE,
     DONE,
     TIMEOUT,
@@ -30,7 +30,7 @@ from dpverify.batch.store import (
     new_owner,
     options_key,
 )
-from dpverify.verify.options import VerifyOptions
+from dpverify.verifiers.options import VerifyOptions
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY = ("a" * 64, "{}", "0.1.0+src.test")

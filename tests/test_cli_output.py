@@ -19,8 +19,8 @@ from dpverify.cli import main
 from dpverify.console.numbers import fmt
 from dpverify.console.verify import VerifyView, print_problem, problem_table
 from dpverify.spec import loads
-from dpverify.verify.options import VerifyOptions
-from dpverify.verify.run import verify_spec
+from dpverify.verifiers.dispatch import verify_spec
+from dpverify.verifiers.options import VerifyOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 AND3 = (ROOT / "problems" / "and-3.toml").read_text()  # exact lambdas 3/2, 2, 5/2
@@ -203,7 +203,7 @@ def test_exit_status_precedence() -> None:
 def test_ctrl_c_exits_130_in_every_command(monkeypatch):
     """Ctrl-C during `verify` is exit 130 (interrupted) with one line, never click's
     `Aborted!` with exit 1, which would read as a gap."""
-    import dpverify.verify.paths as paths
+    import dpverify.runner.files as paths
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt

@@ -45,7 +45,8 @@ def test_layers(path):
     if not relative.startswith("console/"):
         assert not any(m == "rich" or m.startswith("rich.") for m in used), relative
     if relative.startswith(("theory/", "spec/")):  # pure maths and data: no solvers, no CLI
-        banned = ("dpverify.verify", "dpverify.batch", "dpverify.cli", "dpverify.console",
+        banned = ("dpverify.verifiers", "dpverify.runner", "dpverify.research", "dpverify.cli",
+                  "dpverify.console",
                   "dpverify.lp", "highspy", "cvxpy")
         assert not any(m.startswith(banned) for m in used), (relative, used)
 
@@ -59,8 +60,9 @@ def test_layers(path):
 # tabulated gain table, the bit arrays of tabulation).
 CHECKER_DPVERIFY = ("dpverify", "dpverify.errors", "dpverify.spec")
 CHECKER_PREFIXES = ("dpverify.checker", "dpverify.spec.")
-CONSTRUCTION = ("dpverify.spec.symmetric", "dpverify.theory", "dpverify.verify", "dpverify.lp",
-                "dpverify.batch", "dpverify.console", "dpverify.cli", "dpverify.api",
+CONSTRUCTION = ("dpverify.spec.symmetric", "dpverify.theory", "dpverify.verifiers", "dpverify.lp",
+                "dpverify.runner", "dpverify.research", "dpverify.console", "dpverify.cli",
+                "dpverify.api",
                 "dpverify.sweeps")
 THIRD_PARTY = ("flint", "numpy")
 
@@ -146,9 +148,9 @@ def test_the_checkers_import_closure_stays_in_the_trusted_base():
 
 def test_the_import_closure_follows_function_level_imports():
     """Negative control: the closure of a construction module reaches the solvers and
-    theory/, and a function-level import (verify/settle.py imports the checker inside
+    theory/, and a function-level import (verifiers/multiparty/settle.py imports the checker inside
     settle()) is followed."""
-    modules, outside = import_closure("dpverify.verify.settle")
+    modules, outside = import_closure("dpverify.verifiers.multiparty.settle")
     assert "dpverify.theory.exact" in modules and "dpverify.checker.bits" in modules
     assert "highspy" in outside or "scipy" in outside
 
@@ -173,8 +175,8 @@ def test_checking_certificates_loads_only_the_trusted_base():
     import subprocess
 
     from dpverify.spec import loads
-    from dpverify.verify.certify import certify_agent, dump_certificate
-    from dpverify.verify.options import VerifyOptions
+    from dpverify.verifiers.multiparty.certify import certify_agent, dump_certificate
+    from dpverify.verifiers.options import VerifyOptions
 
     jobs = []
     for parties, method in ((3, "auto"), (5, "orbit")):

@@ -12,8 +12,8 @@ from click.testing import CliRunner
 
 from dpverify.cli import main
 from dpverify.spec import load
-from dpverify.verify.options import VerifyOptions
-from dpverify.verify.run import verify_spec
+from dpverify.verifiers.dispatch import verify_spec
+from dpverify.verifiers.options import VerifyOptions
 
 PROBLEMS = Path(__file__).resolve().parent.parent / "problems" / "count"
 
@@ -264,6 +264,6 @@ def test_release_without_check_on_a_large_n(runner):
 
 
 def test_release_exact_alphas_from_decimals():
-    from dpverify.release import parse_alphas as _alphas
+    from dpverify.verifiers.count.release import parse_alphas as _alphas
 
     assert _alphas("0.1, 1/3,1") == [Fraction(1, 10), Fraction(1, 3), Fraction(1)]

@@ -1,4 +1,4 @@
-"""The geometric mechanism and what derives from it (dpverify.theory.geometric).
+"""The geometric mechanism and what derives from it (dpverify.theory.count.geometric).
 
 Exact identities (G^-1 G = I, rows summing to 1, Lemma 3's stochasticity) are checked in
 rational arithmetic; derivability is tested on mechanisms known to derive (G T for a
@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpverify.spec.losses import named_loss
-from dpverify.theory.geometric import (
+from dpverify.theory.count.geometric import (
     apply_inverse,
     as_exact_array,
     bayes_loss,
@@ -36,7 +36,7 @@ from dpverify.theory.geometric import (
     monotonicity_violation,
     privacy_level,
 )
-from dpverify.theory.release import (
+from dpverify.theory.count.release import (
     ReleasePlan,
     all_subsets,
     check_release,

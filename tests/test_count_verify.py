@@ -20,13 +20,20 @@ from dpverify.errors import SizeLimitError
 from dpverify.lp import LpSolution, LpStatus, solve
 from dpverify.spec import loads
 from dpverify.spec.losses import loss_table, named_loss
-from dpverify.theory.geometric import (
+from dpverify.theory.count.geometric import (
     dp_violations,
     geometric_matrix,
     minimax_loss,
 )
-from dpverify.verify import count as count_module
-from dpverify.verify.count import (
+from dpverify.verifiers.count import verifier as count_module
+from dpverify.verifiers.count.lps import (
+    best_post_processing,
+    dual_lower_bound,
+    mechanism_lp,
+    post_processing_lp,
+    repaired_mechanism,
+)
+from dpverify.verifiers.count.verifier import (
     CountResult,
     _note,
     check_size,
@@ -34,16 +41,9 @@ from dpverify.verify.count import (
     post_processing_nonzeros,
     verify_count,
 )
-from dpverify.verify.count_lps import (
-    best_post_processing,
-    dual_lower_bound,
-    mechanism_lp,
-    post_processing_lp,
-    repaired_mechanism,
-)
-from dpverify.verify.options import VerifyOptions
-from dpverify.verify.result import Verdict
-from dpverify.verify.run import verify_spec
+from dpverify.verifiers.dispatch import verify_spec
+from dpverify.verifiers.options import VerifyOptions
+from dpverify.verifiers.result import Verdict
 
 OPTIONS = VerifyOptions()
 

@@ -14,12 +14,12 @@ from click.testing import CliRunner
 
 pytest.importorskip("distributed")
 
-from dpverify.batch import Store, run_batch
-from dpverify.batch.dask_executor import DaskExecutor
-from dpverify.batch.executors import LocalPool
 from dpverify.cli import main
 from dpverify.errors import InputError
-from dpverify.verify.options import VerifyOptions
+from dpverify.runner import Store, run_batch
+from dpverify.runner.executors.dask import DaskExecutor
+from dpverify.runner.executors.local import LocalPool
+from dpverify.verifiers.options import VerifyOptions
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_batch import SLOW, comparable, write_problems
@@ -71,7 +71,7 @@ def test_unreachable_scheduler_is_exit_2() -> None:
 
 def test_an_unreachable_scheduler_is_one_line_after_a_short_timeout(tmp_path: Path,
                                                                      monkeypatch) -> None:
-    from dpverify.batch import dask_executor
+    from dpverify.runner.executors import dask as dask_executor
 
     assert dask_executor.CONNECT_TIMEOUT <= 5  # the default: short
     monkeypatch.setattr(dask_executor, "CONNECT_TIMEOUT", 1.0)  # keeps the test short

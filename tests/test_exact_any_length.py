@@ -22,14 +22,14 @@ from dpverify.checker import check_certificate, read_certificate
 from dpverify.checker.common import show
 from dpverify.cli import main
 from dpverify.console.numbers import rational, short_rational
+from dpverify.runner.certify_files import CertificateRecord
 from dpverify.spec import loads
 from dpverify.spec.model import Accuracy
 from dpverify.spec.numbers import integer_text, parse_integer, parse_rational, rational_text
-from dpverify.verify import settle as settle_module
-from dpverify.verify.certify_paths import CertificateRecord
-from dpverify.verify.options import VerifyOptions
-from dpverify.verify.result import Verdict
-from dpverify.verify.run import verify_spec
+from dpverify.verifiers.dispatch import verify_spec
+from dpverify.verifiers.multiparty import settle as settle_module
+from dpverify.verifiers.options import VerifyOptions
+from dpverify.verifiers.result import Verdict
 
 DEFAULT_LIMIT = 4300
 LONG = 3 ** 20000  # 9543 digits
@@ -176,10 +176,10 @@ XOR3 = '[problem]\nname = "xor3"\nparties = 3\nlambda = "2"\n[observer]\nfunctio
 
 
 def test_settle_reads_long_certificates(default_int_limit, monkeypatch):
-    """verify/settle.py reads a certificate's value and bound back at any length (the
+    """verifiers/multiparty/settle.py reads a certificate's value and bound back at any length (the
     8-party internal error of the issue): a certificate whose numbers are written with
     5000-digit numerators and denominators settles as the short one does."""
-    from dpverify.verify import certify
+    from dpverify.verifiers.multiparty import certify
 
     spec = loads(XOR3)
     cert = certify.certify_agent(spec, spec.agents[0], "worst")

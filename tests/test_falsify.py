@@ -14,10 +14,10 @@ import pytest
 from click.testing import CliRunner
 
 from dpverify.cli import main
+from dpverify.research.falsify import SearchOptions, falsify
 from dpverify.spec import load
 from dpverify.spec.protocol_model import ProtocolSpec
-from dpverify.theory.protocol import achieved_lambdas
-from dpverify.theory.protocol_random import (
+from dpverify.theory.protocols.random import (
     extreme_kernel,
     perturb,
     random_kernel,
@@ -25,8 +25,8 @@ from dpverify.theory.protocol_random import (
     rr_protocol,
     within_budget,
 )
-from dpverify.verify.falsify import SearchOptions, falsify
-from dpverify.verify.options import VerifyOptions
+from dpverify.theory.protocols.transcripts import achieved_lambdas
+from dpverify.verifiers.options import VerifyOptions
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBLEMS = ROOT / "problems"
@@ -101,7 +101,7 @@ def test_a_tampered_bound_gives_a_counterexample_that_audits(tmp_path, monkeypat
     """Negative control: with the bound lowered by 0.01, RR (in the family) beats it. The
     counterexample is written as a protocol file that loads, meets the claimed levels and
     reaches the value reported."""
-    import dpverify.verify.falsify as module
+    import dpverify.research.falsify as module
 
     real = module.verify_agent
 
@@ -116,7 +116,7 @@ def test_a_tampered_bound_gives_a_counterexample_that_audits(tmp_path, monkeypat
         assert r.verdict.value == "contradiction" and r.best_value > r.bound
         spec = load(r.counterexample)
         assert isinstance(spec, ProtocolSpec) and spec.exact is False
-        from dpverify.verify.audit import audit_protocol
+        from dpverify.verifiers.audit.protocol import audit_protocol
 
         monkeypatch.undo()
         audited = audit_protocol(spec, VerifyOptions())

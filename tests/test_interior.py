@@ -9,10 +9,14 @@ from dpverify.lp import solve
 from dpverify.spec import loads
 from dpverify.spec.tables import tabulate
 from dpverify.theory.rr import random_rank_one, segment_grid
-from dpverify.verify.lps import PointFamily, relaxed_lp
-from dpverify.verify.multiparty import corner_family, interior_families, verify_multiparty
-from dpverify.verify.options import VerifyOptions
-from dpverify.verify.result import Verdict
+from dpverify.verifiers.multiparty.corner_lp import (
+    corner_family,
+    interior_families,
+    verify_multiparty,
+)
+from dpverify.verifiers.multiparty.lps import PointFamily, relaxed_lp
+from dpverify.verifiers.options import VerifyOptions
+from dpverify.verifiers.result import Verdict
 
 SPEC = """
 [problem]
@@ -82,7 +86,7 @@ def test_grouped_chain_factors_multiply_out_to_the_same_kronecker_product():
     from functools import reduce
 
     from dpverify.theory.rr import rr_channel
-    from dpverify.verify.lps import grouped
+    from dpverify.verifiers.multiparty.lps import grouped
 
     factors = [rr_channel(lam) for lam in (1.0, 1.5, 2.0, 3.0, 7.0, 1.2, 2.5)]
     blocks = grouped(factors)

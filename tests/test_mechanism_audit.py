@@ -13,9 +13,9 @@ from click.testing import CliRunner
 
 from dpverify.cli import main
 from dpverify.spec.mechanism_audit import loads_mechanism_audit
-from dpverify.theory.geometric import geometric_matrix
-from dpverify.verify.mechanism_audit import audit_mechanism, exact_privacy_level
-from dpverify.verify.options import VerifyOptions
+from dpverify.theory.count.geometric import geometric_matrix
+from dpverify.verifiers.audit.mechanism import audit_mechanism, exact_privacy_level
+from dpverify.verifiers.options import VerifyOptions
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -30,15 +30,15 @@ from dpverify.spec.model import Accuracy
 from dpverify.spec.tables import tabulate
 from dpverify.theory.decision import rule_accuracy
 from dpverify.theory.rr import rr_matrix
-from dpverify.verify import multiparty
-from dpverify.verify.multiparty import (
+from dpverify.verifiers.multiparty import corner_lp as multiparty
+from dpverify.verifiers.multiparty.corner_lp import (
     check_size,
     estimate_nonzeros,
     verify_agent,
     verify_multiparty,
 )
-from dpverify.verify.options import DEFAULT_MAX_NONZEROS, VerifyOptions
-from dpverify.verify.result import Verdict, judge
+from dpverify.verifiers.options import DEFAULT_MAX_NONZEROS, VerifyOptions
+from dpverify.verifiers.result import Verdict, judge
 
 TOL = 1e-9  # closed forms and backend agreement
 LP_TOL = 1e-7  # primal / dual feasibility of a simplex solution (HiGHS's default)
@@ -499,7 +499,7 @@ XOR3 = problem(3, "epsilon = 1.0", observer('"xor"'), party(2, '"and"'))
 
 def _no_exact_path(monkeypatch) -> None:
     """Make the exact certificate unavailable (as for a problem too large for it)."""
-    from dpverify.verify import certify
+    from dpverify.verifiers.multiparty import certify
 
     def refuse(*args, **kwargs):
         raise SolverError("simulated: no certificate")
@@ -654,10 +654,10 @@ def test_a_float_lp_past_its_time_limit_is_settled_exactly(monkeypatch):
     """A float LP that does not finish in time is a failed solve: the verdict comes from
     the exact certificate (method proof), the reason says why, and no second float pass
     waits again. (XOR at k = 8, epsilon = 0.1, worst case kept HiGHS busy for minutes.)"""
-    import dpverify.verify.multiparty as multiparty
+    import dpverify.verifiers.multiparty.corner_lp as multiparty
     from dpverify.spec import loads as load_text
-    from dpverify.verify.options import VerifyOptions as Options
-    from dpverify.verify.run import verify_spec as run
+    from dpverify.verifiers.dispatch import verify_spec as run
+    from dpverify.verifiers.options import VerifyOptions as Options
 
     monkeypatch.setattr(multiparty, "FLOAT_LP_SECONDS", 1e-9)
     calls = []

@@ -17,23 +17,23 @@ import pytest
 from click.testing import CliRunner
 from scipy.optimize import linprog
 
-from dpverify.batch import Store
-from dpverify.batch.check import run_check
 from dpverify.checker import check_certificate
 from dpverify.cli import main
 from dpverify.errors import SpecError
+from dpverify.runner import Store
+from dpverify.runner.check import run_check
 from dpverify.spec import load, loads
 from dpverify.spec.model import Accuracy
 from dpverify.spec.tables import tabulate
 from dpverify.status import verdict_status
-from dpverify.verify.multiparty import verify_agent
-from dpverify.verify.multisymbol import symbol_outcome, verify_symbol_agent
-from dpverify.verify.options import VerifyOptions
-from dpverify.verify.result import Verdict, worst_verdict
-from dpverify.verify.run import verify_spec
-from dpverify.verify.symbol_bound import float_bound, label_gains
-from dpverify.verify.symbol_witness import witness_value
-from dpverify.verify.units import units_of
+from dpverify.theory.units import units_of
+from dpverify.verifiers.dispatch import verify_spec
+from dpverify.verifiers.multiparty.corner_lp import verify_agent
+from dpverify.verifiers.multisymbol.bound import float_bound, label_gains
+from dpverify.verifiers.multisymbol.verifier import symbol_outcome, verify_symbol_agent
+from dpverify.verifiers.multisymbol.witness import witness_value
+from dpverify.verifiers.options import VerifyOptions
+from dpverify.verifiers.result import Verdict, worst_verdict
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "problems" / "multisymbol"
@@ -334,7 +334,7 @@ def test_check_accepts_expected_open_and_gap_verdicts(tmp_path: Path, inline_exe
 
 
 def test_survey_classes_count_like_every_function(tmp_path: Path) -> None:
-    from dpverify.verify.survey import SurveyPlan, run_survey
+    from dpverify.research.survey import SurveyPlan, run_survey
 
     rows = []
     for symmetry in (True, False):

@@ -18,7 +18,7 @@ from dpverify.errors import SizeLimitError, SpecError
 from dpverify.spec import loads
 from dpverify.spec.model import Accuracy
 from dpverify.spec.symmetric import agent_symmetry, count_form, count_values
-from dpverify.theory.orbits import (
+from dpverify.theory.orbits.space import (
     OrbitArray,
     OrbitSpace,
     apply_m,
@@ -26,11 +26,11 @@ from dpverify.theory.orbits import (
     masses,
 )
 from dpverify.theory.rr import rr_matrix
-from dpverify.verify.methods import choose
-from dpverify.verify.multiparty import verify_agent
-from dpverify.verify.options import VerifyOptions
-from dpverify.verify.orbit import orbit_certificate, verify_orbit_agent
-from dpverify.verify.result import Verdict
+from dpverify.verifiers.multiparty.corner_lp import verify_agent
+from dpverify.verifiers.multiparty.methods import choose
+from dpverify.verifiers.multiparty.orbit import orbit_certificate, verify_orbit_agent
+from dpverify.verifiers.options import VerifyOptions
+from dpverify.verifiers.result import Verdict
 
 PROBLEMS = Path(__file__).resolve().parents[1] / "problems"
 OPTIONS = VerifyOptions()

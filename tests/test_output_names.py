@@ -128,10 +128,10 @@ def test_falsify_counterexamples_stay_in_their_directory(tmp_path: Path, monkeyp
     import dataclasses
     import tomllib
 
-    import dpverify.verify.falsify as module
+    import dpverify.research.falsify as module
+    from dpverify.research.falsify import SearchOptions, falsify
     from dpverify.spec import load
-    from dpverify.verify.falsify import SearchOptions, falsify
-    from dpverify.verify.options import VerifyOptions
+    from dpverify.verifiers.options import VerifyOptions
 
     real = module.verify_agent
     monkeypatch.setattr(module, "verify_agent", lambda *a, **k: dataclasses.replace(

@@ -17,11 +17,11 @@ from dpverify.cli import main
 from dpverify.spec import load
 from dpverify.spec.model import Accuracy
 from dpverify.spec.protocol_model import ProtocolSpec, RoundSpec
-from dpverify.theory.protocol import achieved_lambda, achieved_lambdas, transcripts
-from dpverify.verify.audit import audit_protocol
-from dpverify.verify.multiparty import verify_multiparty
-from dpverify.verify.options import VerifyOptions
-from dpverify.verify.result import Verdict
+from dpverify.theory.protocols.transcripts import achieved_lambda, achieved_lambdas, transcripts
+from dpverify.verifiers.audit.protocol import audit_protocol
+from dpverify.verifiers.multiparty.corner_lp import verify_multiparty
+from dpverify.verifiers.options import VerifyOptions
+from dpverify.verifiers.result import Verdict
 
 ROOT = Path(__file__).resolve().parents[1]
 PROTOCOLS = ROOT / "problems" / "protocols"
@@ -185,7 +185,7 @@ def test_a_protocol_above_a_tampered_bound_is_a_contradiction(monkeypatch):
     `contradiction`, with exit status 1."""
     import dataclasses
 
-    import dpverify.verify.audit_bounds as audit
+    import dpverify.verifiers.audit.bounds as audit
 
     real = audit.verify_agent
 
@@ -210,7 +210,7 @@ def test_untampered_rr_is_no_contradiction():
 # -- worst case: the exact simplex and the float LP agree ---------------------------------
 def test_exact_and_float_worst_cases_agree():
     from dpverify.spec.tables import tabulate
-    from dpverify.verify.protocol_rules import protocol_value
+    from dpverify.verifiers.protocol_value import protocol_value
 
     spec = load(PROTOCOLS / "erasure-majority-3.toml")
     exact, floats = transcripts(spec), transcripts(spec, exact=False)

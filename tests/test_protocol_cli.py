@@ -98,8 +98,8 @@ def _printed(result, width: int) -> str:
 def test_the_audit_table_fits_80_columns_without_cutting_a_number():
     from dpverify.console.numbers import fmt
     from dpverify.spec import loads
-    from dpverify.verify.audit import audit_protocol
-    from dpverify.verify.options import VerifyOptions
+    from dpverify.verifiers.audit.protocol import audit_protocol
+    from dpverify.verifiers.options import VerifyOptions
 
     result = audit_protocol(loads(RR_2_4, source="rr-2-4.toml"), VerifyOptions())
     narrow = _printed(result, 80)

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from dpverify.batch.store import (
+from dpverify.cli import main
+from dpverify.errors import InputError
+from dpverify.runner.store import (
     CRASHED,
     DONE,
     INVALID,
@@ -18,9 +20,7 @@ from dpverify.batch.store import (
     StoredResult,
     options_key,
 )
-from dpverify.cli import main
-from dpverify.errors import InputError
-from dpverify.verify.options import VerifyOptions
+from dpverify.verifiers.options import VerifyOptions
 
 OKEY = options_key(VerifyOptions().key())
 
@@ -202,7 +202,7 @@ def test_cli_results_formats(tmp_path: Path) -> None:
 STALE_BATCH = """
 import json, sys
 import dpverify
-from dpverify.batch.fingerprint import build_id
+from dpverify.runner.fingerprint import build_id
 report = dpverify.batch([sys.argv[2]], jobs=1, store=sys.argv[1])
 print(json.dumps({"build": build_id(), "items": [
     {"cached": i.cached, "values": i.values} for i in report.items]}))
@@ -215,7 +215,7 @@ def test_a_row_of_another_build_is_recomputed_not_served(tmp_path: Path) -> None
     import hashlib
 
     import dpverify
-    from dpverify.batch.fingerprint import build_id
+    from dpverify.runner.fingerprint import build_id
 
     source = Path(__file__).resolve().parents[1] / "problems" / "xor-2.toml"
     content = hashlib.sha256(source.read_bytes()).hexdigest()
@@ -246,7 +246,7 @@ def test_editing_the_source_changes_the_build_and_the_store_recomputes(tmp_path:
     import sys
 
     import dpverify
-    from dpverify.batch.fingerprint import source_hash
+    from dpverify.runner.fingerprint import source_hash
 
     root = Path(__file__).resolve().parents[1]
     copy = tmp_path / "copy"
@@ -265,7 +265,7 @@ def test_editing_the_source_changes_the_build_and_the_store_recomputes(tmp_path:
     first, second = batch(), batch()
     assert [i["cached"] for i in first["items"] + second["items"]] == [False, True]
     before = source_hash(copy / "dpverify")
-    edited = copy / "dpverify" / "verify" / "result.py"
+    edited = copy / "dpverify" / "verifiers" / "result.py"
     edited.write_text(edited.read_text() + "\n# a change\n")
     assert source_hash(copy / "dpverify") != before
     third = batch()
@@ -282,7 +282,7 @@ def test_editing_the_source_changes_the_build_and_the_store_recomputes(tmp_path:
 def test_the_fingerprint_is_cheap_and_stable() -> None:
     import time
 
-    from dpverify.batch.fingerprint import build_id, source_hash
+    from dpverify.runner.fingerprint import build_id, source_hash
 
     package = Path(__file__).resolve().parents[1] / "dpverify"
     start = time.perf_counter()

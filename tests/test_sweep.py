@@ -18,15 +18,15 @@ from click.testing import CliRunner
 
 import dpverify
 from dpverify import Problem
-from dpverify.batch.executors import Executor, LocalPool, Task, error_result, run_task
-from dpverify.batch.store import TIMEOUT
 from dpverify.cli import main
 from dpverify.errors import OptionError, SpecError
+from dpverify.runner.executors.local import Executor, LocalPool, Task, error_result, run_task
+from dpverify.runner.store import TIMEOUT
 from dpverify.sweeps.axes import Variable, parse_levels, parse_parties
 from dpverify.sweeps.points import plan_points
 from dpverify.sweeps.reference import small_epsilon_expansion, xor_closed_form
 from dpverify.sweeps.run import run_sweep
-from dpverify.verify.options import VerifyOptions
+from dpverify.verifiers.options import VerifyOptions
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBLEMS = ROOT / "problems"

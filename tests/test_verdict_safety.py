@@ -12,10 +12,10 @@ from dpverify.spec import loads
 from dpverify.spec.tables import tabulate
 from dpverify.theory.decision import rule_accuracy
 from dpverify.theory.rr import rr_matrix
-from dpverify.verify.multiparty import verify_multiparty
-from dpverify.verify.options import VerifyOptions
-from dpverify.verify.result import AgentResult, Verdict, judge
-from dpverify.verify.run import verify_spec
+from dpverify.verifiers.dispatch import verify_spec
+from dpverify.verifiers.multiparty.corner_lp import verify_multiparty
+from dpverify.verifiers.options import VerifyOptions
+from dpverify.verifiers.result import AgentResult, Verdict, judge
 
 
 def test_judge_never_calls_a_real_gap_optimal():

@@ -21,12 +21,12 @@ import numpy as np
 import pytest
 
 from dpverify.spec import loads
-from dpverify.verify import settle as settle_module
-from dpverify.verify.count import _Bracket, decide
-from dpverify.verify.multiparty import verify_multiparty
-from dpverify.verify.options import VerifyOptions
-from dpverify.verify.result import Verdict
-from dpverify.verify.run import verify_spec
+from dpverify.verifiers.count.verifier import _Bracket, decide
+from dpverify.verifiers.dispatch import verify_spec
+from dpverify.verifiers.multiparty import settle as settle_module
+from dpverify.verifiers.multiparty.corner_lp import verify_multiparty
+from dpverify.verifiers.options import VerifyOptions
+from dpverify.verifiers.result import Verdict
 
 OPTIONS = VerifyOptions()
 
@@ -214,7 +214,7 @@ def test_reproductions_4_and_6_count_problems_decide(n, level, loss):
 def test_no_reason_is_a_raw_solver_status(monkeypatch):
     """A failed solve is explained in words, starting with `undecided:`."""
     from dpverify.lp import LpSolution, LpStatus
-    from dpverify.verify import count as count_module
+    from dpverify.verifiers.count import verifier as count_module
 
     def fail(lp, backend="highs", **kw):
         return LpSolution(LpStatus.UNKNOWN, math.nan, np.zeros(0), np.zeros(0), 0.0, "highs",
@@ -235,7 +235,7 @@ XOR3 = '[problem]\nparties = 3\nlambda = "2"\n[observer]\nfunction = "xor"\n'
 def _fake_certificate(monkeypatch, value: Fraction, bound: Fraction, status: str) -> None:
     """Replace the exact certificate (test-only) by one with the given bounds."""
     from dpverify import checker
-    from dpverify.verify import certify
+    from dpverify.verifiers.multiparty import certify
 
     cert = {"status": status, "upper": {"bound": str(bound)},
             "lower": {"value": str(value), "decision": [["1", "0"]] * 8}}
@@ -290,7 +290,7 @@ def test_a_certificate_that_fails_the_independent_check_is_never_optimal(monkeyp
 def test_float_disagreement_is_settled_automatically(monkeypatch):
     """A worse RR rule (simulated) makes the floats disagree: the exact certificate settles
     it without --certify, and says so."""
-    from dpverify.verify import multiparty
+    from dpverify.verifiers.multiparty import corner_lp as multiparty
 
     real = multiparty._rr_candidate
 

@@ -1,4 +1,4 @@
-"""The dense worst-case interior-point method (verify/worst_ipm.py) and the certificates it
+"""The dense worst-case interior-point method (theory/worst_ipm.py) and the certificates it
 feeds: its two bounds are real (recomputed here by brute force), they bracket the optimum of
 the LP solved independently (scipy's linprog), and a worst case without symmetry beyond
 the chain LP's reach is certified and checked by the independent checker."""
@@ -20,8 +20,8 @@ from dpverify.theory.certificates import own_bits, rationalised_prior, rationali
 from dpverify.theory.certificates.repair import DYADIC_BITS, WorstHint
 from dpverify.theory.certificates.symmetry import trivial_orbits
 from dpverify.theory.rr import rr_matrix
-from dpverify.verify.certify import DENSE_FROM_INPUTS, certify_agent
-from dpverify.verify.worst_ipm import MAX_DENSE_INPUTS, DenseWorst, dense_worst
+from dpverify.theory.worst_ipm import MAX_DENSE_INPUTS, DenseWorst, dense_worst
+from dpverify.verifiers.multiparty.certify import DENSE_FROM_INPUTS, certify_agent
 
 
 def _instance(k: int, seed: int, labels: int = 3):

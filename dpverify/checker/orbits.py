@@ -17,7 +17,7 @@ tabulated here, afresh for every certificate (the orbit numbering depends on the
    else the tabulated gain row of the orbit's first input (in each class the ones on the
    parties of smallest index);
 3. upper: prior (per input, on orbits) a distribution, uniform for the average; bound =
-   sum_W |W| mu_W; and for every corner orbit J and label l (theory/orbit_certificates.py)
+   sum_W |W| mu_W; and for every corner orbit J and label l (theory/orbits/certificates.py)
        sum_W M[W, J] mu_W >= sum_W M[W, J] prior_W gain(W, l),
    M[W, J] = prod_c coeff of z^(w_c) in (p z + q)^(j_c) (p + q z)^(n_c - j_c) / (p + q)^(n_c),
    computed here from its definition, with the masses |J| M[W, J] = |W| M[J, W];

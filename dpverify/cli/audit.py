@@ -54,8 +54,8 @@ def audit(paths, tol, backend, max_nonzeros, require_optimal, show_rules, as_jso
     """
     from dpverify.console import make_console
     from dpverify.console.audit import AuditView
+    from dpverify.runner.audit_files import audit_paths
     from dpverify.status import verdict_status
-    from dpverify.verify.audit_paths import audit_paths
 
     options = verify_options(tol=tol, backend=backend, max_nonzeros=max_nonzeros)
     out = make_console(no_color=no_color)

@@ -7,9 +7,6 @@ import sys
 
 import click
 
-from dpverify.batch.check import DEFAULT_CHECK_TOL
-from dpverify.batch.runner import DEFAULT_TIMEOUT
-from dpverify.batch.store import DEFAULT_STORE
 from dpverify.cli import handle_errors, main
 from dpverify.cli.options import (
     METHOD_OPTIONS,
@@ -25,12 +22,15 @@ from dpverify.cli.options import (
     verify_options,
 )
 from dpverify.errors import InputError
+from dpverify.runner.batch import DEFAULT_TIMEOUT
+from dpverify.runner.check import DEFAULT_CHECK_TOL
+from dpverify.runner.store import DEFAULT_STORE
 from dpverify.status import ExitStatus
 
 
 def _scheduler(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """A malformed --scheduler fails at once (exit 2), before anything tries to connect."""
-    from dpverify.batch.executors import check_scheduler
+    from dpverify.runner.executors.local import check_scheduler
 
     if value is None:
         return None
@@ -99,7 +99,7 @@ def _consoles(no_color: bool):
 
 
 def _store(path: str):
-    from dpverify.batch.store import Store
+    from dpverify.runner.store import Store
 
     return Store(path)
 
@@ -192,8 +192,8 @@ def results(ctx, store_path, fmt_name, as_json, verdict, plot_path, problem, no_
     from click.core import ParameterSource
 
     from dpverify.api import results as stored
-    from dpverify.batch.fingerprint import build_id
     from dpverify.console.results import other_builds, print_results
+    from dpverify.runner.fingerprint import build_id
 
     if as_json:
         if ctx.get_parameter_source("fmt_name") is ParameterSource.COMMANDLINE \
@@ -257,9 +257,9 @@ def check(ctx, paths, jobs, store_path, timeout, force, scheduler, quiet, no_col
     as unchecked (a failure with --strict). --tol is the verdict tolerance, as in
     `verify`; --expect-tol the tolerance of the expected values.
     """
-    from dpverify.batch.check import run_check
     from dpverify.console import print_json
     from dpverify.console.batch import BatchProgress, check_json, print_check
+    from dpverify.runner.check import run_check
 
     note_unused_seed(ctx, samples)
     options = verify_options(tol=tol, backend=backend, max_nonzeros=max_nonzeros,

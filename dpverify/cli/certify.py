@@ -47,8 +47,8 @@ def certify(paths, out_dir, backend, max_nonzeros, as_json, quiet, no_color):
         certify_summary,
         skipped_line,
     )
-    from dpverify.verify.certify_paths import certify_paths
-    from dpverify.verify.options import VerifyOptions
+    from dpverify.runner.certify_files import certify_paths
+    from dpverify.verifiers.options import VerifyOptions
 
     out = make_console(no_color=no_color)
 
@@ -87,7 +87,7 @@ def check_cert(spec_path, certs, as_json, quiet, no_color):
     """
     from dpverify.console import make_console, print_json
     from dpverify.console.certify import check_json, check_line, check_summary
-    from dpverify.verify.certify_paths import check_certificates, checks_status
+    from dpverify.runner.certify_files import check_certificates, checks_status
 
     out = make_console(no_color=no_color)
     checks = check_certificates(spec_path, certs)

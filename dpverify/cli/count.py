@@ -9,8 +9,8 @@ import click
 
 from dpverify.cli import handle_errors, main
 from dpverify.cli.options import NO_COLOR, add_options, json_option
-from dpverify.release import MAX_RELEASE_N
 from dpverify.status import exit_status
+from dpverify.verifiers.count.release import MAX_RELEASE_N
 
 
 @main.command(short_help="Can a mechanism be derived from the geometric mechanism?")
@@ -40,8 +40,8 @@ def derive(file, tol, as_json, no_color):
     from dpverify.console import make_console, print_json
     from dpverify.console.count import derivation_json, print_derivation
     from dpverify.spec.count_loader import load_mechanism
-    from dpverify.theory.geometric import as_exact_array
-    from dpverify.theory.geometric import derive as derive_mechanism
+    from dpverify.theory.count.geometric import as_exact_array
+    from dpverify.theory.count.geometric import derive as derive_mechanism
 
     spec = load_mechanism(file)
     if spec.exact and spec.alpha_exact is not None:
@@ -88,7 +88,7 @@ def release(n, alphas, answer, seed, check, as_json, no_color):
     """
     from dpverify.console import make_console, print_json
     from dpverify.console.count import print_release, release_json
-    from dpverify.release import multilevel_release, parse_alphas
+    from dpverify.verifiers.count.release import multilevel_release, parse_alphas
 
     done = multilevel_release(n, parse_alphas(alphas), answer, seed=seed, check=check)
     released = list(done.released)

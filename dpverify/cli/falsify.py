@@ -52,11 +52,11 @@ def falsify(problem, protocols, rounds, messages, seed, climb, save_best, counte
     from dpverify.console import make_console, print_json
     from dpverify.console.falsify import SearchProgress, print_campaign
     from dpverify.errors import InputError
+    from dpverify.research.falsify import SearchOptions
+    from dpverify.research.falsify import falsify as run
     from dpverify.spec import CountSpec, ProtocolSpec, load
     from dpverify.spec.reader import read_text
     from dpverify.status import exit_status
-    from dpverify.verify.falsify import SearchOptions
-    from dpverify.verify.falsify import falsify as run
 
     spec = load(problem)
     if isinstance(spec, CountSpec):

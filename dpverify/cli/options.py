@@ -14,7 +14,7 @@ import click
 from click.core import ParameterSource
 
 from dpverify.lp import BACKENDS
-from dpverify.verify.options import (
+from dpverify.verifiers.options import (
     DEFAULT_MAX_NONZEROS,
     DEFAULT_MAX_ORBIT_WORK,
     DEFAULT_RESTARTS,

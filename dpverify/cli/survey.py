@@ -15,7 +15,7 @@ from dpverify.cli.options import (
     json_option,
     verify_options,
 )
-from dpverify.verify.options import DEFAULT_RESTARTS
+from dpverify.verifiers.options import DEFAULT_RESTARTS
 
 NAMED_GAINS = ("indicator", "-abs", "-square")
 
@@ -106,8 +106,8 @@ def survey(alphabet, parties, epsilon, functions, values, gains, accuracy, jobs,
     from dpverify.console import make_console, print_json
     from dpverify.console.falsify import SearchProgress
     from dpverify.console.survey import print_survey, summary_line
+    from dpverify.research.survey import SurveyPlan, run_survey
     from dpverify.status import verdict_status
-    from dpverify.verify.survey import SurveyPlan, run_survey
 
     plan = SurveyPlan(alphabet=alphabet, parties=parties, epsilons=epsilon,
                       functions=functions, values=values, gains=gains, accuracies=accuracy,

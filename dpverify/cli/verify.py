@@ -46,7 +46,7 @@ def verify(ctx, paths, tol, backend, max_nonzeros, lp_form, method, max_orbit_wo
     """
     from dpverify.console import make_console
     from dpverify.console.verify import VerifyView
-    from dpverify.verify.paths import verify_paths
+    from dpverify.runner.files import verify_paths
 
     options = verify_options(tol=tol, backend=backend, max_nonzeros=max_nonzeros,
                              lp_form=lp_form, grid=grid, samples=samples, seed=seed,

@@ -47,7 +47,7 @@ class _FailuresColumn(ProgressColumn):
 
 
 class BatchProgress:
-    """A batch listener (see dpverify.batch.runner.Listener) that shows progress.
+    """A batch listener (see dpverify.runner.batch.Listener) that shows progress.
 
     Use as a context manager around the run so a progress bar is always taken down.
     """

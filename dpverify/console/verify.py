@@ -1,6 +1,6 @@
 """What `dpverify verify` shows: a table per problem, a summary line, decision rules, JSON.
 
-`VerifyView` listens to `dpverify.verify.paths.verify_paths`: it prints each problem as it
+`VerifyView` listens to `dpverify.runner.files.verify_paths`: it prints each problem as it
 finishes and, on a terminal only, shows a spinner while a problem is being solved.
 """
 

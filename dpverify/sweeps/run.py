@@ -13,28 +13,28 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from dpverify.batch.runner import (
+from dpverify.problem import Problem
+from dpverify.runner.batch import (
     DEFAULT_TIMEOUT,
     Listener,
     as_verdict,
     problem_text,
     run_problems,
 )
-from dpverify.batch.store import INVALID, Store
-from dpverify.problem import Problem
+from dpverify.runner.store import INVALID, Store
 from dpverify.spec.model import MultipartySpec
 from dpverify.status import ExitStatus, verdict_status
 from dpverify.sweeps.axes import Axis, Value, Variable
 from dpverify.sweeps.points import plan_points
 from dpverify.sweeps.reference import closed_forms
 from dpverify.sweeps.rows import columns_for, result_rows, spec_place, to_csv, to_json_rows
-from dpverify.verify.options import VerifyOptions
-from dpverify.verify.result import worst_verdict
+from dpverify.verifiers.options import VerifyOptions
+from dpverify.verifiers.result import worst_verdict
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from dpverify.batch.executors import Executor
+    from dpverify.runner.executors.local import Executor
 
 
 @dataclass(frozen=True, eq=False)

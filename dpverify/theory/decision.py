@@ -2,7 +2,7 @@
 
 Average accuracy: decide yhat(tau) = argmax_y sum_x P[x, tau] w(f(x), y) (eq. 5); a party
 restricts the sum to the inputs with its own bit (eq. 2). The worst-case rules (eqs. 4, 6)
-are LPs and live in dpverify.verify.lps.
+are LPs and live in dpverify.verifiers.multiparty.lps.
 """
 
 from __future__ import annotations

@@ -1,0 +1,2 @@
+"""Research tools beyond the theorems: the falsification search and the survey of functions.
+"""

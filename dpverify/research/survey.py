@@ -1,0 +1,271 @@
+"""`dpverify survey`: a research table over many problems with more than two symbols
+(docs/theory.md, section 6.6; docs/format.md, "Survey output").
+
+The observer computes f on {0..m-1}^k, every party at the same level. `--functions all`
+enumerates every function with `values` values (V^(m^k) of them), `random:N` draws N. Each
+is verified for each epsilon and accuracy by verifiers/multisymbol/verifier.py (bound, m-ary RR,
+search, verdict).
+
+Symmetry: relabelling one party's symbols, exchanging two parties (same alphabet, same
+level) and relabelling the function's values where the gain allows it (any permutation for
+the indicator gain, the reversal v -> V - 1 - v for -abs and -square) map a problem to one
+with the same bound, the same m-ary RR value and the same best protocols (the DP cone, RR
+and the uniform weights over inputs are all invariant; theory.md 6.6). So the functions
+are grouped into classes, one representative is verified, and its verdict counts once per
+function of its class. `symmetry=False` verifies every function (the tests compare both).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import tomlkit
+
+from dpverify.errors import InputError
+from dpverify.filenames import file_stem, output_path
+
+MAX_ENUMERATED = 1 << 16  # `--functions all` refuses more functions than this
+
+
+@dataclass(frozen=True)
+class SurveyPlan:
+    alphabet: int
+    parties: int
+    epsilons: tuple[Fraction, ...]
+    functions: str = "all"  # "all" or "random:N"
+    values: int = 2
+    gains: tuple[str, ...] = ("indicator",)
+    accuracies: tuple[str, ...] = ("average", "worst")
+    seed: int = 0
+    symmetry: bool = True
+
+    @property
+    def inputs(self) -> int:
+        return self.alphabet ** self.parties
+
+
+@dataclass(frozen=True)
+class Case:
+    """One verification: a representative function at one level, gain and accuracy, with
+    the number of functions its class stands for."""
+
+    table: tuple[int, ...]
+    epsilon: Fraction
+    gain: str
+    accuracy: str
+    weight: int
+
+
+@dataclass
+class CaseResult:
+    case: Case
+    verdict: str
+    bound: float | None
+    rr: float | None
+    best: float | None
+    seconds: float
+    reason: str = ""
+    saved: str = ""
+
+    @property
+    def gap(self) -> float:
+        """best - RR: how much the search beats m-ary RR by (user units)."""
+        return (self.best or 0.0) - (self.rr or 0.0) if self.verdict == "gap" else 0.0
+
+    @property
+    def interval(self) -> float:
+        """bound - best: the width of an open instance's interval."""
+        return (self.bound or 0.0) - (self.best or 0.0) if self.verdict == "open" else 0.0
+
+
+@dataclass
+class SurveyReport:
+    plan: SurveyPlan
+    results: list[CaseResult] = field(default_factory=list)
+    functions: int = 0
+    classes: int = 0
+    seconds: float = 0.0
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per epsilon, gain and accuracy: counts (weighted by class sizes), the
+        largest gap and the largest open interval, with their functions."""
+        out = []
+        keys = sorted({(r.case.epsilon, r.case.gain, r.case.accuracy) for r in self.results},
+                      key=lambda t: (t[0], t[1], self.plan.accuracies.index(t[2])))
+        for eps, gain, accuracy in keys:
+            group = [r for r in self.results if (r.case.epsilon, r.case.gain,
+                                                 r.case.accuracy) == (eps, gain, accuracy)]
+            counts = {v: sum(r.case.weight for r in group if r.verdict == v)
+                      for v in ("optimal", "gap", "open", "error")}
+            gap = max(group, key=lambda r: r.gap)
+            wide = max(group, key=lambda r: r.interval)
+            out.append({"epsilon": float(eps), "gain": gain, "accuracy": accuracy,
+                        "functions": sum(r.case.weight for r in group),
+                        "classes": len(group), **counts,
+                        "largest_gap": gap.gap, "largest_gap_function": _name(gap.case)
+                        if gap.gap > 0 else None,
+                        "largest_open": wide.interval, "largest_open_function":
+                        _name(wide.case) if wide.interval > 0 else None})
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        plan = self.plan
+        return {"alphabet": plan.alphabet, "parties": plan.parties,
+                "functions": self.functions, "classes": self.classes,
+                "symmetry": plan.symmetry, "seconds": round(self.seconds, 2),
+                "rows": self.rows(),
+                "saved": [r.saved for r in self.results if r.saved]}
+
+
+def _name(case: Case) -> str:
+    """A function as its values in input order (x1 most significant): "011010001"."""
+    sep = "" if max(case.table) < 10 else ","
+    return sep.join(str(v) for v in case.table)
+
+
+# -- functions and their classes ------------------------------------------------------------
+def functions(plan: SurveyPlan) -> Iterator[tuple[int, ...]]:
+    """The surveyed functions (tables in input order), as the plan says."""
+    n, V = plan.inputs, plan.values
+    if plan.functions == "all":
+        if V ** n > MAX_ENUMERATED:
+            raise InputError(f"--functions all: {V}^{n} = {V ** n:,} functions; at most "
+                             f"{MAX_ENUMERATED:,} are enumerated (use --functions random:N)")
+        yield from itertools.product(range(V), repeat=n)
+        return
+    count = int(plan.functions.partition(":")[2])
+    rng = np.random.default_rng(plan.seed)
+    for _ in range(count):
+        yield tuple(int(v) for v in rng.integers(0, V, size=n))
+
+
+def _symmetries(plan: SurveyPlan, gain: str) -> list[tuple[np.ndarray, tuple[int, ...]]]:
+    """(input permutation, value map) for every element of the symmetry group."""
+    m, k, V = plan.alphabet, plan.parties, plan.values
+    symbols = np.indices((m,) * k).reshape(k, -1).T
+    maps = (list(itertools.permutations(range(V))) if gain == "indicator"
+            else [tuple(range(V)), tuple(range(V - 1, -1, -1))])
+    out = []
+    for order in itertools.permutations(range(k)):
+        for relabel in itertools.product(itertools.permutations(range(m)), repeat=k):
+            moved = np.stack([np.asarray(relabel[i])[symbols[:, order[i]]]
+                              for i in range(k)], axis=1)
+            index = np.ravel_multi_index(tuple(moved.T), (m,) * k)
+            for values in maps:
+                out.append((index, values))
+    return out
+
+
+def cases(plan: SurveyPlan) -> tuple[list[Case], int]:
+    """The verifications to run (one per class and epsilon, gain, accuracy), and the
+    number of functions surveyed."""
+    tables = list(functions(plan))
+    out = []
+    for gain in plan.gains:
+        classes: dict[tuple[int, ...], int] = {}
+        group = _symmetries(plan, gain) if plan.symmetry else []
+        for table in tables:
+            key = table
+            if group:
+                arr = np.asarray(table)
+                key = min(tuple(int(values[v]) for v in arr[index]) for index, values in group)
+            classes[key] = classes.get(key, 0) + 1
+        for eps in plan.epsilons:
+            for accuracy in plan.accuracies:
+                out += [Case(key, eps, gain, accuracy, weight)
+                        for key, weight in classes.items()]
+    return out, len(tables)
+
+
+# -- running -----------------------------------------------------------------------------------
+def problem_text(plan: SurveyPlan, case: Case, expect: dict[str, Any] | None = None,
+                 description: str = "") -> str:
+    """The problem file of one case (with an [expect] table when given)."""
+    eps = case.epsilon
+    doc: dict[str, Any] = {"problem": {
+        "name": f"survey-m{plan.alphabet}-k{plan.parties}-e{float(eps):g}-{case.gain}-"
+                f"{case.accuracy}-f{_name(case)}".replace(",", "_"),
+        "description": description or "dpverify survey instance",
+        "parties": plan.parties, "alphabet": plan.alphabet,
+        "epsilon": float(eps) if Fraction(float(eps)) == eps else f"{eps}",
+        "accuracy": case.accuracy},
+        "observer": {"function": {"table": list(case.table)}, "gain": case.gain}}
+    if expect:
+        doc["expect"] = {"observer": expect}
+    return tomlkit.dumps(doc)
+
+
+def run_case(plan: SurveyPlan, case: Case, options: Any) -> CaseResult:
+    """Verify one case (in a worker process, too)."""
+    from dpverify.spec import MultipartySpec, loads
+    from dpverify.spec.model import Accuracy
+    from dpverify.theory.units import units_of
+    from dpverify.verifiers.multisymbol.verifier import symbol_outcome
+
+    start = time.perf_counter()
+    spec = loads(problem_text(plan, case), source="<survey>")
+    assert isinstance(spec, MultipartySpec)  # written above
+    out = symbol_outcome(spec, spec.agents[0], Accuracy(case.accuracy), options, None)
+    from dpverify.spec.tables import tabulate
+
+    units = units_of(tabulate(spec, spec.agents[0]).gain_exact)
+    return CaseResult(case, out.verdict.value,
+                      units.user(out.bound.bound if out.bound else None),
+                      units.user(out.rr_low), units.user(out.best),
+                      time.perf_counter() - start, out.reason)
+
+
+def save_case(plan: SurveyPlan, result: CaseResult, directory: Path) -> str:
+    """An interesting case (gap or open) as a problem file with its [expect] table."""
+    directory.mkdir(parents=True, exist_ok=True)
+    expect = {result.case.accuracy: result.bound, "verdict": result.verdict}
+    text = problem_text(plan, result.case, expect,
+                        f"Found by `dpverify survey`: {result.verdict}. {result.reason}")
+    name = text.split('name = "', 1)[1].split('"', 1)[0]
+    path = output_path(directory, f"{file_stem(name)}.toml")
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def run_survey(plan: SurveyPlan, options: Any, *, jobs: int = 1,
+               save_dir: Path | None = None,
+               on_result: Callable[[CaseResult, int, int], None] | None = None
+               ) -> SurveyReport:
+    """Every case of the plan, on `jobs` spawned worker processes (design.md: spawn, not
+    fork, for HiGHS); the gap and open ones saved into `save_dir`."""
+    start = time.perf_counter()
+    todo, count = cases(plan)
+    report = SurveyReport(plan, functions=count,
+                          classes=len({(c.table, c.gain) for c in todo}))
+    for result in _results(plan, todo, options, jobs):
+        if save_dir is not None and result.verdict in ("gap", "open"):
+            result.saved = save_case(plan, result, save_dir)
+        report.results.append(result)
+        if on_result is not None:
+            on_result(result, len(report.results), len(todo))
+    report.seconds = time.perf_counter() - start
+    return report
+
+
+def _results(plan: SurveyPlan, todo: Sequence[Case], options: Any,
+             jobs: int) -> Iterator[CaseResult]:
+    if jobs <= 1 or len(todo) <= 1:
+        for case in todo:
+            yield run_case(plan, case, options)
+        return
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        chunk = max(1, math.ceil(len(todo) / (4 * jobs)))
+        yield from pool.map(run_case, itertools.repeat(plan), todo,
+                            itertools.repeat(options), chunksize=chunk)

@@ -1,0 +1,376 @@
+"""`dpverify check`: compare batch results with the problems' `[expect]` tables, for CI.
+
+An expectation `(agent, accuracy, value)` holds when the problem has a result for that
+agent and accuracy whose `optimum` (the value `[expect]` entries are compared with: the
+relaxed optimum of a multi-party result, the mechanism optimum of a count result) is
+within the tolerance of `value`: `|got - value| <= T * max(1, |value|)` for the expectation
+tolerance T (`--expect-tol`, default 1e-6), absolute near 0 and relative for large values.
+Only with `digits` (`--digits`) may the digits written widen it, to half a unit in the
+last digit: then `average = 0.5493` holds for any value that rounds to 0.5493. By default
+`average = 0.5` does not accept 0.5018.
+
+`update` writes into the `[expect]` tables, with tomlkit, keeping the file's comments and
+order, only the values that do not hold (or are missing): the float's full `repr`, or the
+exact rational "p/q" when a proof gives one. A file whose expectations all hold is left
+byte for byte as it is. The tables are `[expect.observer]` / `[expect.party.N]` (keys
+`average`, `worst`) for multi-party problems, `[expect.consumer]` (key `minimax` or
+`bayes`) for count problems; in general an agent name `a:b` is the table `[expect.a.b]`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+import tomlkit.items
+from tomlkit.exceptions import TOMLKitError
+
+from dpverify.errors import DpverifyError
+from dpverify.runner.batch import BatchItem, BatchReport
+from dpverify.runner.fingerprint import build_id
+from dpverify.runner.store import DONE, Store, StoredResult, options_key
+from dpverify.status import ExitStatus, exit_status
+
+DEFAULT_CHECK_TOL = 1e-6  # the expectation tolerance, absolute and relative
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """A row of check's table: an expectation that does not hold, or a result that is not
+    `optimal` (then `note` says why)."""
+
+    problem: str
+    source: str
+    agent: str
+    accuracy: str
+    expected: float | None
+    got: float | None
+    note: str = ""
+
+    @property
+    def difference(self) -> float | None:
+        if self.expected is None or self.got is None:
+            return None
+        return self.got - self.expected
+
+    def to_json(self) -> dict[str, Any]:
+        return {"problem": self.problem, "source": self.source, "agent": self.agent,
+                "accuracy": self.accuracy, "expected": self.expected, "got": self.got,
+                "difference": self.difference, "note": self.note}
+
+
+@dataclass
+class CheckReport:
+    batch: BatchReport
+    mismatches: list[Mismatch] = field(default_factory=list)
+    unchecked: list[BatchItem] = field(default_factory=list)  # optimal, but no [expect]
+    checked: int = 0  # expectations that held
+    updated: list[str] = field(default_factory=list)  # files --update rewrote
+    update_errors: list[str] = field(default_factory=list)
+    tol: float = DEFAULT_CHECK_TOL
+    strict: bool = False
+    digits: bool = False
+
+    def exit_code(self) -> ExitStatus:
+        """spec.md: 2 bad input; 3 could not decide; 1 a gap or a mismatch (or, with
+        --strict, a problem without expectations); else 0. Every gap that its [expect]
+        table does not expect is a mismatch."""
+        counts = self.batch.counts()
+        return exit_status(invalid=counts["invalid"] + len(self.update_errors),
+                           undecided=counts["error"],
+                           failed=len(self.mismatches) + (len(self.unchecked) * self.strict),
+                           interrupted=self.batch.interrupted)
+
+
+# -- tolerance from the written digits -----------------------------------------------------
+def written_tolerance(literal: str) -> float:
+    """Half a unit in the last digit of a TOML float literal (0.0 for integers and for
+    anything not a plain decimal: inf, nan, hexadecimal)."""
+    text = literal.strip().replace("_", "").lower().lstrip("+-")
+    if not text or text.startswith(("0x", "0o", "0b")) or text in ("inf", "nan"):
+        return 0.0
+    mantissa, _, exponent = text.partition("e")
+    if "." not in mantissa and not exponent:
+        return 0.0  # an integer: exact
+    try:
+        exp = int(exponent) if exponent else 0
+    except ValueError:
+        return 0.0
+    decimals = len(mantissa.partition(".")[2])
+    return 0.5 * 10.0 ** (exp - decimals)
+
+
+def expectation_literals(text: str) -> dict[tuple[str, str], str]:
+    """The `[expect]` values of a problem file as written: {(agent, accuracy): literal}."""
+    try:
+        doc = tomlkit.parse(text)
+    except TOMLKitError:
+        return {}
+    expect = doc.get("expect")
+    out: dict[tuple[str, str], str] = {}
+
+    def walk(container: Any, path: list[str]) -> None:
+        for key, value in container.items():
+            if isinstance(value, dict):
+                walk(value, [*path, str(key)])
+            elif path and isinstance(value, tomlkit.items.Item):
+                out[(":".join(path), str(key))] = value.as_string().strip()
+
+    if isinstance(expect, dict):
+        walk(expect, [])
+    return out
+
+
+# -- comparing -----------------------------------------------------------------------------
+def allowed_difference(expected: float, tol: float, literal: str = "",
+                       digits: bool = False) -> float:
+    """How far a value may be from `expected`: `tol * max(1, |expected|)`, or with `digits`
+    at least half a unit in the last digit of the `literal` written in the file."""
+    allowed = tol * max(1.0, abs(expected))
+    return max(allowed, written_tolerance(literal)) if digits else allowed
+
+
+def holds(expected: float, got: float | None, allowed: float) -> bool:
+    return got is not None and math.isfinite(got) and abs(got - expected) <= allowed
+
+
+def compare(item: BatchItem, tol: float, literals: dict[tuple[str, str], str] | None = None,
+            *, digits: bool = False) -> tuple[list[Mismatch], int]:
+    """The mismatches of one problem, and how many expectations held."""
+    literals = literals or {}
+    mismatches: list[Mismatch] = []
+    results = list(item.result.get("results", ()))
+    verdicts = {(r.get("agent"), r.get("accuracy")): r for r in results}
+    values = {(agent, accuracy): value for agent, accuracy, value in item.values}
+    # (agent, accuracy) -> (expected value, expected verdict); older rows have no verdict
+    expect = {(e[0], e[1]): (e[2], e[3] if len(e) > 3 else "optimal") for e in item.expect}
+
+    def wanted(key) -> str:
+        return expect.get(key, (None, "optimal"))[1]
+
+    if item.invalid or not results:
+        note = "invalid problem file" if item.invalid else item.verdict
+        mismatches.append(Mismatch(item.problem, item.source, "-", "-", None, None,
+                                   f"{note}: {item.reason}" if item.reason else note))
+    for r in results:
+        key = (r.get("agent"), r.get("accuracy"))
+        if r.get("verdict") == wanted(key):
+            continue
+        reason = f": {str(r['reason']).splitlines()[0]}" if r.get("reason") else ""
+        note = f"{r.get('verdict')}{reason}"
+        if wanted(key) != "optimal":
+            note = f"expected verdict {wanted(key)}, got {note}"
+        mismatches.append(Mismatch(item.problem, item.source, str(key[0]), str(key[1]),
+                                   expect.get(key, (None,))[0], values.get(key), note))
+
+    held = 0
+    for (agent, accuracy), (expected, verdict) in expect.items():
+        key = (agent, accuracy)
+        result = verdicts.get(key)
+        if result is None:
+            if results:  # else the problem is listed already
+                mismatches.append(Mismatch(item.problem, item.source, agent, accuracy,
+                                           expected, None,
+                                           "no such result (is that accuracy computed?)"))
+            continue
+        if result.get("verdict") != verdict:
+            continue  # listed above as a result without the expected verdict
+        got = values.get(key)
+        allowed = allowed_difference(expected, tol, literals.get(key, ""), digits)
+        if not holds(expected, got, allowed):
+            mismatches.append(Mismatch(item.problem, item.source, agent, accuracy, expected, got,
+                                       f"tolerance {allowed:.1g}"))
+        else:
+            held += 1
+    return mismatches, held
+
+
+def check_report(batch: BatchReport, *, tol: float = DEFAULT_CHECK_TOL,
+                 strict: bool = False, digits: bool = False) -> CheckReport:
+    report = CheckReport(batch=batch, tol=tol, strict=strict, digits=digits)
+    for item in batch.items:
+        literals = _literals(item) if item.expect and digits else {}
+        mismatches, held = compare(item, tol, literals, digits=digits)
+        report.mismatches.extend(mismatches)
+        report.checked += held
+        if not item.expect and item.verdict == "optimal":
+            report.unchecked.append(item)
+    return report
+
+
+def _literals(item: BatchItem) -> dict[tuple[str, str], str]:
+    try:
+        raw = Path(item.source).read_bytes()
+    except OSError:
+        return {}
+    if hashlib.sha256(raw).hexdigest() != item.content_hash:
+        return {}  # changed since the run: fall back to --tol alone
+    return expectation_literals(raw.decode("utf-8", errors="replace"))
+
+
+# -- updating ------------------------------------------------------------------------------
+Written = float | str  # a value --update writes: a float (its repr) or an exact "p/q"
+
+
+def updated_text(text: str, values: Iterable[tuple[str, str, Written]]) -> str:
+    """`text` with `[expect]` entries set to `values` ((agent, accuracy, value)), keeping
+    comments, order and every other entry. A float is written in full (its `repr`), a
+    string as an exact rational "p/q". Raises TOMLKitError on a TOML syntax error."""
+    doc = tomlkit.parse(text)
+    for agent, accuracy, value in values:
+        path = ["expect", *agent.split(":")]
+        container: Any = doc
+        for depth, part in enumerate(path):
+            if part not in container:
+                leaf = depth == len(path) - 1
+                if isinstance(container, tomlkit.items.InlineTable):
+                    container[part] = tomlkit.inline_table()
+                else:
+                    container[part] = tomlkit.table(is_super_table=not leaf)
+            container = container[part]
+        container[accuracy] = value
+    return tomlkit.dumps(doc)
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    mode = path.stat().st_mode & 0o7777
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def exact_values(result: dict[str, Any]) -> dict[tuple[str, str], str]:
+    """Exact optima a result carries: a proof with status `proved-optimal` and an exact
+    `value` "p/q" (from `--certify`, when the verifier records it), or an audited
+    protocol's exact accuracy (`protocol_value_exact`)."""
+    out: dict[tuple[str, str], str] = {}
+    for r in result.get("results", ()):
+        if isinstance(r.get("protocol_value_exact"), str):
+            out[(str(r.get("agent")), str(r.get("accuracy")))] = r["protocol_value_exact"]
+        proof = r.get("proof")
+        if isinstance(proof, dict) and proof.get("status") == "proved-optimal" \
+                and isinstance(proof.get("value"), str):
+            out[(str(r.get("agent")), str(r.get("accuracy")))] = proof["value"]
+    return out
+
+
+def values_to_write(item: BatchItem, report: CheckReport) -> list[tuple[str, str, Written]]:
+    """The current values of `item`'s results that have their expected verdict (`optimal`
+    unless the table says otherwise, such as `suboptimal` for an audited protocol) and
+    whose expectation is missing or does not hold; those that hold are not rewritten (not
+    even to more digits)."""
+    verdicts = {(r.get("agent"), r.get("accuracy")): r.get("verdict")
+                for r in item.result.get("results", ())}
+    expected = {(e[0], e[1]): e[2] for e in item.expect}
+    wanted = {(e[0], e[1]): (e[3] if len(e) > 3 else "optimal") for e in item.expect}
+    literals = _literals(item) if report.digits else {}
+    exact = exact_values(item.result)
+    out: list[tuple[str, str, Written]] = []
+    for agent, accuracy, value in item.values:
+        key = (agent, accuracy)
+        if value is None or not math.isfinite(value) or \
+                verdicts.get(key) != wanted.get(key, "optimal"):
+            continue
+        old = expected.get(key)
+        if old is not None and holds(old, value, allowed_difference(
+                old, report.tol, literals.get(key, ""), report.digits)):
+            continue
+        out.append((agent, accuracy, exact.get(key, value)))
+    return out
+
+
+def _rewrite(item: BatchItem, values: list[tuple[str, str, Written]]
+             ) -> tuple[str, str, tuple[tuple[str, str, float, str], ...]]:
+    """(old text, new text, the new text's expectations): the new text must load as a
+    valid problem whose expectations read back exactly as written, else ValueError (or a
+    DpverifyError, an OSError, a TOMLKitError)."""
+    from dpverify.spec import loads
+
+    path = Path(item.source)
+    raw = path.read_bytes()
+    if hashlib.sha256(raw).hexdigest() != item.content_hash:
+        raise ValueError("the file changed during the check")
+    text = raw.decode("utf-8")
+    new_text = updated_text(text, values)
+    spec = loads(new_text, source=item.source, default_name=path.stem)
+    expect = tuple((e.agent, e.accuracy, float(e.value), e.verdict) for e in spec.expect)
+    got = {(e[0], e[1]): e[2] for e in expect}
+    for agent, accuracy, value in values:
+        if got.get((agent, accuracy)) != float(Fraction(value)):
+            raise ValueError("the rewritten [expect] table does not read back the same")
+    return text, new_text, expect
+
+
+def update_expectations(report: CheckReport, *, store: Store | None, options: Any) -> None:
+    """Write into each problem's `[expect]` tables the current `optimal` values whose
+    expectation is missing or does not hold, then compare again. Results that are not
+    `optimal` are left as they are (and stay listed). The new text must load as a valid
+    problem with exactly those expectations, or the file is left alone and the failure
+    reported. The store learns the new file's hash, so the next check does not recompute
+    it (the result does not depend on `[expect]`)."""
+    done_sources: set[str] = set()
+    items: list[BatchItem] = []
+    okey = options_key(options.key())
+    for item in report.batch.items:
+        values = values_to_write(item, report)
+        if not values or item.source in done_sources:
+            items.append(item)
+            continue
+        done_sources.add(item.source)
+        try:
+            text, new_text, expect = _rewrite(item, values)
+        except (OSError, ValueError, TOMLKitError, DpverifyError) as exc:
+            report.update_errors.append(f"{item.source}: cannot update [expect]: {exc}")
+            items.append(item)
+            continue
+        if new_text != text:
+            _write_atomically(Path(item.source), new_text)
+            report.updated.append(item.source)
+        item = replace(item, content_hash=hashlib.sha256(new_text.encode()).hexdigest(),
+                       expect=expect)
+        if store is not None and item.status == DONE:
+            store.put(_stored(item, okey))
+        items.append(item)
+    report.batch.items = items
+    fresh = check_report(report.batch, tol=report.tol, strict=report.strict,
+                         digits=report.digits)
+    report.mismatches, report.unchecked, report.checked = (fresh.mismatches, fresh.unchecked,
+                                                           fresh.checked)
+
+
+def _stored(item: BatchItem, okey: str) -> StoredResult:
+    return StoredResult(
+        content_hash=item.content_hash, options_key=okey, version=item.build or build_id(),
+        source=item.source, problem=item.problem, kind=str(item.result.get("kind", "unknown")),
+        status=item.status, verdict=item.verdict, reason=item.reason, result=item.result,
+        values=item.values, expect=item.expect, seconds=item.seconds,
+        worker="check --update")
+
+
+def run_check(paths: Any, options: Any, *, store: Store | None,
+              tol: float = DEFAULT_CHECK_TOL, digits: bool = False, strict: bool = False,
+              update: bool = False, **batch_kw: Any) -> CheckReport:
+    """Run the problems like `batch` (through the store) and compare with `[expect]`:
+    `tol` is the expectation tolerance (absolute and relative), `digits` lets the digits
+    written widen it; `update` rewrites the expectations that do not hold."""
+    from dpverify.runner.batch import run_batch
+
+    batch = run_batch(paths, options, store=store, **batch_kw)
+    report = check_report(batch, tol=tol, strict=strict, digits=digits)
+    if update and not batch.interrupted:
+        update_expectations(report, store=store, options=options)
+    return report

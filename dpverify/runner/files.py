@@ -1,0 +1,262 @@
+"""Verify the problem files under some paths: the library behind `dpverify verify`.
+
+`verify_paths` finds the files (directories are searched recursively for `*.toml`, and
+TOML files that are not problem files are skipped with a reason), loads and verifies each
+one, and returns one typed `FileResult` per file: invalid files and refused problems
+included, as result objects with verdict `error`, so that a caller only has to print.
+The batch workers verify through `verify_source` too, so `verify` and `batch` report
+every file the same way.
+
+No printing and no click or rich here: a caller that shows progress passes `on_start`
+and `on_result`.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import time
+import tomllib
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dpverify.errors import DpverifyError, InputError, SpecError
+from dpverify.spec import Spec
+from dpverify.spec.loader import file_kind, loads
+from dpverify.spec.reader import read_data
+from dpverify.status import ExitStatus, verdict_status
+from dpverify.verifiers.dispatch import verify_spec
+from dpverify.verifiers.options import VerifyOptions
+from dpverify.verifiers.result import ProblemResult, Verdict
+
+__all__ = ["FileResult", "FileStatus", "ProblemFiles", "SkippedFile", "Spec", "VerifyReport",
+           "error_json", "find_problem_files", "verify_path", "verify_paths", "verify_source"]
+
+
+# -- finding the files ----------------------------------------------------------------------
+@dataclass(frozen=True)
+class SkippedFile:
+    """A TOML file found in a directory that is not a problem file (or not one the command
+    takes), and why. `kind` is what it is: `foreign` (no dpverify tables), `mechanism`, or
+    a problem kind (`count`, `protocol`) that the command does not take."""
+
+    source: str
+    reason: str
+    kind: str = "foreign"
+
+
+@dataclass(frozen=True)
+class ProblemFiles:
+    """The problem files under some paths (each once, in order) and the files skipped."""
+
+    files: tuple[Path, ...]
+    skipped: tuple[SkippedFile, ...] = ()
+
+
+_SKIP_REASONS = {
+    "foreign": "not a problem file (no [problem] table)",
+    "mechanism": "a mechanism file: check it with `dpverify derive`",
+}
+
+
+def _skip_kind(path: Path) -> str | None:
+    """What a TOML file found in a directory is when it is not a problem file (`foreign`,
+    `mechanism`), or None when it may be one (anything unreadable or malformed is kept, so
+    the loader reports it)."""
+    try:
+        _, text = read_data(path)
+        document = tomllib.loads(text)
+    except (SpecError, ValueError, RecursionError):  # TOMLDecodeError is a ValueError
+        return None
+    kind = file_kind(document)
+    return kind if kind in _SKIP_REASONS else None
+
+
+def toml_files(root: Path) -> list[Path]:
+    """The `*.toml` files below the directory `root`, sorted, except those in hidden
+    directories (`.dpverify/` with the witness files dpverify writes, `.git/`, `.venv/`)
+    and hidden files: those are never searched (name one explicitly to use it)."""
+    found: list[Path] = []
+    visited: set[Path] = set()
+    for folder, dirs, names in os.walk(root, followlinks=True):
+        real = Path(folder).resolve()
+        if real in visited:  # a symbolic link back up the tree
+            dirs.clear()
+            continue
+        visited.add(real)
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        found += [Path(folder, n) for n in names
+                  if n.endswith(".toml") and not n.startswith(".")
+                  and Path(folder, n).is_file()]
+    return sorted(found)
+
+
+def find_problem_files(paths: Iterable[str | Path]) -> ProblemFiles:
+    """The files named in `paths`, as given, and the `*.toml` files below each directory
+    (sorted; hidden directories and files left out: `toml_files`), each file once. A file
+    named explicitly is always kept (the loader says what is wrong with it); a TOML file
+    found in a directory that is not a problem file (a `pyproject.toml`, a mechanism file)
+    is skipped, with the reason."""
+    files: list[Path] = []
+    skipped: list[SkippedFile] = []
+    seen: set[Path] = set()
+
+    def add(path: Path) -> None:
+        resolved = path.resolve()
+        if resolved not in seen:
+            seen.add(resolved)
+            files.append(path)
+
+    for root in map(Path, paths):
+        if not root.is_dir():
+            add(root)
+            continue
+        for path in toml_files(root):
+            kind = _skip_kind(path)
+            if kind is None:
+                add(path)
+            else:
+                skipped.append(SkippedFile(str(path), _SKIP_REASONS[kind], kind))
+    return ProblemFiles(tuple(files), tuple(skipped))
+
+
+def no_problem_files(paths: Sequence[str | Path], skipped: Sequence[SkippedFile]) -> InputError:
+    """The error for paths that hold no problem file (exit 2)."""
+    names = ", ".join(map(str, paths))
+    extra = ""
+    if skipped:
+        extra = (f" ({len(skipped)} TOML file{'s' if len(skipped) != 1 else ''} skipped: "
+                 "not problem files)")
+    return InputError(f"{names}: no *.toml problem files found{extra}")
+
+
+# -- one file ---------------------------------------------------------------------------------
+class FileStatus(enum.StrEnum):
+    DONE = "done"  # verified, whatever the verdict
+    REFUSED = "refused"  # not decided before any result: a size limit, a solver failure
+    INVALID = "invalid"  # not a valid problem file (bad input, exit 2)
+
+
+def error_json(source: str, reason: str, *, problem: str | None = None, kind: str = "unknown",
+               invalid: bool = False) -> dict[str, Any]:
+    """spec.md's result object for a file without results: verdict `error`, the `reason`,
+    an empty `results`, and `"invalid": true` when the file is not a valid problem."""
+    out: dict[str, Any] = {"problem": problem or Path(source).stem, "source": source,
+                           "kind": kind, "verdict": Verdict.ERROR.value, "reason": reason}
+    if invalid:
+        out["invalid"] = True
+    out["results"] = []
+    return out
+
+
+@dataclass(frozen=True)
+class FileResult:
+    """What became of one problem file: its result (with verdict `error` and a `reason`
+    when it is invalid or was refused), and its spec when it loaded."""
+
+    source: str
+    status: FileStatus
+    result: ProblemResult
+    spec: Spec | None = None
+
+    @property
+    def invalid(self) -> bool:
+        return self.status is FileStatus.INVALID
+
+    @property
+    def verdict(self) -> Verdict:
+        return self.result.verdict
+
+    @property
+    def category(self) -> str:
+        """`invalid` for a file that is not a valid problem, else the verdict."""
+        return "invalid" if self.invalid else self.verdict.value
+
+    @property
+    def reason(self) -> str:
+        return self.result.reason
+
+    def to_json(self) -> dict[str, Any]:
+        """spec.md's result object (the same for `verify --json` and `batch --json`)."""
+        if self.status is FileStatus.DONE:
+            return self.result.to_json()
+        return error_json(self.source, self.reason, problem=self.result.problem,
+                          kind=self.result.kind, invalid=self.invalid)
+
+
+def _without_results(source: str, status: FileStatus, exc: DpverifyError,
+                     spec: Spec | None) -> FileResult:
+    problem = spec.name if spec is not None else Path(source).stem
+    kind = spec.kind if spec is not None else "unknown"
+    result = ProblemResult(problem=problem, source=source, kind=kind, results=(),
+                           reason=str(exc))
+    return FileResult(source, status, result, spec)
+
+
+def verify_source(text: str, source: str, options: VerifyOptions, *,
+                  default_name: str | None = None) -> FileResult:
+    """Load the problem file `text` (read from `source`) and verify it. Bad input gives an
+    `invalid` FileResult, a refusal (size limit, solver failure) a `refused` one: neither
+    raises."""
+    spec: Spec | None = None
+    try:
+        spec = loads(text, source=source, default_name=default_name or Path(source).stem)
+        return FileResult(source, FileStatus.DONE, verify_spec(spec, options), spec)
+    except SpecError as exc:
+        return _without_results(source, FileStatus.INVALID, exc, None)
+    except DpverifyError as exc:  # a size limit or a solver failure: could not decide
+        return _without_results(source, FileStatus.REFUSED, exc, spec)
+
+
+def verify_path(path: str | Path, options: VerifyOptions) -> FileResult:
+    """Read and verify one problem file (see `verify_source`)."""
+    try:
+        _, text = read_data(path)
+    except SpecError as exc:
+        return _without_results(str(path), FileStatus.INVALID, exc, None)
+    return verify_source(text, str(path), options)
+
+
+# -- many files -------------------------------------------------------------------------------
+@dataclass
+class VerifyReport:
+    """Every file's result, in the order the files were found, and the files skipped."""
+
+    files: list[FileResult] = field(default_factory=list)
+    skipped: tuple[SkippedFile, ...] = ()
+    seconds: float = 0.0
+
+    def counts(self) -> Counter[str]:
+        """How many files fall in each category: optimal, gap, error, invalid."""
+        return Counter(f.category for f in self.files)
+
+    def exit_status(self) -> ExitStatus:
+        """spec.md: 2 an invalid file; else 3 could not decide; else 1 a gap; else 0."""
+        return verdict_status(f.category for f in self.files)
+
+
+def verify_paths(paths: Sequence[str | Path], options: VerifyOptions, *,
+                 on_start: Callable[[Path], None] | None = None,
+                 on_result: Callable[[FileResult], None] | None = None) -> VerifyReport:
+    """Verify every problem file under `paths` (see `find_problem_files`), one after
+    another, calling `on_start(path)` before and `on_result(file_result)` after each.
+
+    Raises InputError (exit 2) when `paths` hold no problem file.
+    """
+    start = time.perf_counter()
+    found = find_problem_files(paths)
+    if not found.files:
+        raise no_problem_files(paths, found.skipped)
+    report = VerifyReport(skipped=found.skipped)
+    for path in found.files:
+        if on_start is not None:
+            on_start(path)
+        outcome = verify_path(path, options)
+        report.files.append(outcome)
+        if on_result is not None:
+            on_result(outcome)
+    report.seconds = time.perf_counter() - start
+    return report

@@ -1,0 +1,188 @@
+"""The worker side of a batch: what runs in a worker process for one problem file.
+
+A worker runs `run_task` and returns plain data (a dict), never a library object or a
+library exception: SpecError and friends take required arguments and do not unpickle.
+It verifies through `dpverify.runner.files.verify_source`, exactly as `dpverify verify`
+does, so both report every file (an invalid one, a refused one) the same way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import multiprocessing
+import multiprocessing.connection
+import os
+import signal
+import socket
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from dpverify import __version__
+from dpverify.runner.fingerprint import build_id
+from dpverify.runner.store import DONE, FAILED, INVALID
+from dpverify.verifiers.options import VerifyOptions
+from dpverify.verifiers.result import plain
+
+WORKER_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+@dataclass(frozen=True)
+class Task:
+    """One problem to verify: its text travels with it, so a remote worker needs no shared
+    file system and the result is for exactly the bytes that were hashed."""
+
+    id: int
+    source: str
+    text: str
+    options: VerifyOptions
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What became of one task. `result` is spec.md's result object (with `source`)."""
+
+    task_id: int
+    status: str  # store.DONE, INVALID, TIMEOUT, CRASHED or FAILED
+    result: dict[str, Any]
+    values: tuple[tuple[str, str, float | None], ...] = ()
+    expect: tuple[tuple[str, str, float, str], ...] = ()
+    seconds: float = 0.0
+    worker: str = ""
+    build: str = ""  # the build of dpverify that computed it (fingerprint.build_id)
+    cached: bool = False  # read from the store (another run computed it), not computed here
+
+    @property
+    def verdict(self) -> str:
+        return str(self.result.get("verdict", "error"))
+
+    @property
+    def reason(self) -> str:
+        return one_line_reason(self.result)
+
+
+def one_line_reason(result: dict[str, Any]) -> str:
+    """A failure's reason in one line: the problem's, else its first non-optimal result's."""
+    if result.get("reason"):
+        return str(result["reason"]).splitlines()[0]
+    for r in result.get("results", ()):
+        if r.get("verdict") != "optimal":
+            what = f"{r.get('agent')} {r.get('accuracy')}"
+            if r.get("reason"):
+                return f"{what}: {str(r['reason']).splitlines()[0]}"
+            if r.get("gap") is not None:
+                return f"{what}: gap {r['gap']:.3g}"
+            return f"{what}: {r.get('verdict')}"
+    return ""
+
+
+def error_result(source: str, reason: str, *, problem: str | None = None,
+                 invalid: bool = False) -> dict[str, Any]:
+    """spec.md's result object for a problem that could not be decided (verdict `error`),
+    as `dpverify verify --json` gives it (`dpverify.runner.files.error_json`)."""
+    from dpverify.runner.files import error_json
+
+    return error_json(source, reason, problem=problem, invalid=invalid)
+
+
+# -- the worker side ----------------------------------------------------------------------
+_start_queue: Any = None
+
+
+def _init_worker(start_queue: Any) -> None:
+    """Process-pool worker set-up: Ctrl-C is the parent's business; stray prints go to
+    stderr (never into `--json` output); the verifier is imported once, up front."""
+    global _start_queue
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with contextlib.suppress(OSError):
+        os.dup2(2, 1)
+    _start_queue = start_queue
+    _exit_with_parent()
+    warm_up()
+
+
+def _exit_with_parent() -> None:
+    """Exit when the parent dies (even by SIGKILL): an orphaned pool worker would otherwise
+    wait forever, since it holds the write end of its own task queue."""
+    import threading
+
+    parent = multiprocessing.parent_process()
+    sentinel = getattr(parent, "sentinel", None)
+    ppid = os.getppid()
+
+    def watch() -> None:
+        if sentinel is not None:
+            multiprocessing.connection.wait([sentinel])
+        else:
+            while os.getppid() == ppid:
+                time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="dpverify-parent-watch", daemon=True).start()
+
+
+def warm_up() -> str:
+    """Import the verifier (so the first task's clock does not include it) and fingerprint
+    it; the version."""
+    import dpverify.runner.files  # noqa: F401
+
+    build_id()
+    return __version__
+
+
+def run_task(task: Task) -> dict[str, Any]:
+    """Verify one problem in a worker; plain data back (see the module docstring)."""
+    if _start_queue is not None:
+        with contextlib.suppress(Exception):  # timing only: a lost message costs the grace
+            _start_queue.put_nowait((task.id, os.getpid(), time.time()))
+    start = time.perf_counter()
+    worker = f"{socket.gethostname()}:{os.getpid()}"
+    from dpverify.runner.files import FileStatus, verify_source
+
+    def out(status: str, result: dict[str, Any], values=(), expect=()) -> dict[str, Any]:
+        return {"status": status, "result": plain(result), "values": list(values),
+                "expect": list(expect), "seconds": time.perf_counter() - start,
+                "worker": worker, "build": build_id()}
+
+    try:
+        outcome = verify_source(task.text, task.source, task.options)
+    except MemoryError:
+        return out(FAILED, error_result(task.source, "out of memory"))
+    except Exception as exc:  # noqa: BLE001  a bug must not stop the batch: an error, never a pass
+        return out(FAILED, error_result(task.source, f"internal error: "
+                                                     f"{type(exc).__name__}: {exc}"))
+    if outcome.status is FileStatus.INVALID:
+        return out(INVALID, outcome.to_json())
+    values = [(r.agent, r.accuracy, _finite(r.optimum)) for r in outcome.result.results]
+    expect = [(e.agent, e.accuracy, float(e.value), e.verdict)
+              for e in getattr(outcome.spec, "expect", ())]
+    return out(DONE, outcome.to_json(), values, expect)
+
+
+START_TOPIC = "dpverify-task-start"
+
+
+def run_task_dask(task: Task) -> dict[str, Any]:
+    """`run_task` on a Dask worker, first telling the client that the task has started."""
+    import distributed
+
+    with contextlib.suppress(Exception):  # timing only: a lost event costs the grace
+        worker = distributed.get_worker()
+        worker.log_event(START_TOPIC, {"key": str(worker.get_current_task())})
+    return run_task(task)
+
+
+def _finite(x: Any) -> float | None:
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def outcome_from(task: Task, payload: dict[str, Any]) -> Outcome:
+    return Outcome(task_id=task.id, status=payload["status"], result=payload["result"],
+                   values=tuple(tuple(v) for v in payload["values"]),
+                   expect=tuple(tuple(e) for e in payload["expect"]),
+                   seconds=float(payload["seconds"]), worker=payload["worker"],
+                   build=str(payload.get("build") or build_id()))

@@ -1,0 +1,3 @@
+"""Explicit protocols: transcripts and P(t | x), exact privacy levels from the prefix tree,
+the worst-case LP on transcripts, random DP protocols.
+"""

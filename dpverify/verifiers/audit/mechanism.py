@@ -1,0 +1,237 @@
+"""Audits of explicit count mechanisms (`dpverify audit` on a [mechanism] file with a
+[consumer]; docs/theory.md, "Auditing a count mechanism").
+
+For a mechanism x[i, r] and one consumer (Gupte-Sundararajan minimax, or Bayesian):
+
+* its exact privacy level alpha* (the largest alpha for which x is alpha-DP, GS
+  Definition 2), and whether it meets the claimed alpha;
+* the consumer's loss under its best post-processing of x (minimax: the best randomised
+  T, GS section 4.2, bracketed by the dual prior; Bayes: the best deterministic remap);
+* the optimal alpha-DP mechanism's loss for the consumer, at the claimed alpha and at
+  alpha* (the count verifier's LP, what `verify` reports), and the geometric mechanism's;
+* whether x can be derived from the geometric mechanism (GS Theorem 2, as `derive`).
+
+Losses are minimised; the verdicts mirror the protocol audit's (`optimal`, `suboptimal`,
+`not-private`, `contradiction` when the mechanism's explicit loss is below the optimum at
+its own alpha*, `error`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from dpverify.lp import solve
+from dpverify.spec.count_model import CountSpec
+from dpverify.spec.losses import loss_table
+from dpverify.spec.mechanism_audit import MechanismAudit
+from dpverify.theory.count.geometric import (
+    as_exact_array,
+    bayes_remap,
+    derive,
+    minimax_loss,
+    privacy_level,
+)
+from dpverify.verifiers.audit.result import rational_text
+from dpverify.verifiers.count.lps import best_post_processing
+from dpverify.verifiers.count.verifier import geometric_bound, verify_count
+from dpverify.verifiers.options import VerifyOptions
+from dpverify.verifiers.result import ProblemResult, Verdict
+
+EXACT_LEVEL_N = 200  # the exact alpha* up to this n (floats beyond)
+
+
+@dataclass(frozen=True, eq=False)
+class MechanismResult:
+    """The consumer of an audited mechanism (user units; losses are minimised)."""
+
+    agent: str
+    accuracy: str  # the consumer's model: minimax or bayes
+    mechanism_loss: float | None
+    optimal_loss: float | None
+    optimal_loss_achieved: float | None
+    geometric_value: float | None
+    efficiency: float | None
+    verdict: Verdict
+    seconds: float
+    reason: str = ""
+    post_processing: np.ndarray | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    rule = None
+
+    @property
+    def optimum(self) -> float | None:
+        return self.mechanism_loss
+
+    @property
+    def gap(self) -> float | None:
+        if self.mechanism_loss is None or self.optimal_loss is None:
+            return None
+        return self.mechanism_loss - self.optimal_loss
+
+    def to_json(self) -> dict[str, Any]:
+        def num(v: float | None) -> float | None:
+            return None if v is None or not math.isfinite(v) else float(v)
+
+        out: dict[str, Any] = {
+            "agent": self.agent, "accuracy": self.accuracy,
+            "mechanism_loss": num(self.mechanism_loss), "optimal_loss": num(self.optimal_loss),
+            "optimal_loss_achieved": num(self.optimal_loss_achieved),
+            "geometric_value": num(self.geometric_value), "efficiency": num(self.efficiency),
+            "gap": num(self.gap), "verdict": self.verdict.value,
+            "seconds": round(self.seconds, 4)}
+        if self.reason:
+            out["reason"] = self.reason
+        out.update(self.extra)
+        return out
+
+
+def exact_privacy_level(rows: list[list[Fraction]]) -> Fraction:
+    """alpha* = min over adjacent rows and columns of min/max (GS Definition 2): the
+    largest alpha with alpha x[i+1, r] <= x[i, r] and alpha x[i, r] <= x[i+1, r]; columns
+    where both are 0 constrain nothing. Exact."""
+    best = Fraction(1)
+    for a, b in zip(rows, rows[1:], strict=False):
+        for u, v in zip(a, b, strict=True):
+            hi = max(u, v)
+            if hi > 0:
+                best = min(best, min(u, v) / hi)
+    return best
+
+
+def _level(audit: MechanismAudit) -> float | Fraction:
+    mech = audit.mechanism
+    if mech.exact and mech.n <= EXACT_LEVEL_N:
+        return exact_privacy_level([list(r) for r in mech.matrix])
+    return privacy_level(np.array([[float(v) for v in r] for r in mech.matrix]))
+
+
+def _private(audit: MechanismAudit, level: float | Fraction, tol: float) -> bool:
+    """alpha* >= alpha claimed: exactly when both are exact, else in epsilon within tol."""
+    mech = audit.mechanism
+    if isinstance(level, Fraction) and mech.alpha_exact is not None:
+        return level >= mech.alpha_exact
+    if level <= 0:
+        return mech.alpha <= 0
+    claimed = (float(mech.epsilon_exact) if mech.epsilon_exact is not None
+               else (math.inf if mech.alpha == 0 else -math.log(mech.alpha)))
+    return -math.log(float(level)) <= claimed + tol
+
+
+def _optimum(consumer: CountSpec, options: VerifyOptions) -> tuple[float | None, float | None,
+                                                                   str]:
+    """(the optimal alpha-DP mechanism's loss, the geometric mechanism's, why not)."""
+    result = verify_count(consumer, options).results[0]
+    if result.verdict is Verdict.ERROR:
+        return None, None, f"the optimal mechanism's loss is undecided: {result.reason}"
+    return result.mechanism_optimum, result.geometric_value, ""
+
+
+def _loss_of(audit: MechanismAudit, options: VerifyOptions
+             ) -> tuple[float, float, np.ndarray] | str:
+    """The consumer's loss under its best post-processing of x, as (lower, upper, T) in
+    user units: upper is the loss of x T for an explicit T, lower a bound from the prior."""
+    consumer = audit.consumer
+    exact = loss_table(consumer)
+    rows = (list(consumer.side_information) if consumer.prior is None
+            else [i for i, p in enumerate(consumer.prior) if p > 0])
+    values = [Fraction(v) for i in rows for v in exact[i]]
+    lo, span = min(values), max(values) - min(values) or Fraction(1)
+    unit = np.array([[float((Fraction(v) - lo) / span) for v in row] for row in exact])
+    x = np.array([[float(v) for v in row] for row in audit.mechanism.matrix])
+    N = x.shape[0]
+    if consumer.prior is not None:
+        prior = np.array([float(p) for p in consumer.prior])
+        value, remap = bayes_remap(x, unit, prior)
+        T = np.zeros((N, N))
+        T[np.arange(N), remap] = 1.0
+        low = high = float(value)
+    else:
+        found = best_post_processing(x, unit, consumer.side_information,
+                                     lambda lp: solve(lp, options.backend,
+                                                      time_limit=options.time_limit,
+                                                      threads=options.threads))
+        if found.T is None or found.q is None:
+            return "the best post-processing LP did not solve"
+        T = found.T
+        high = float(minimax_loss(x @ T, unit, consumer.side_information))
+        low = min(high, geometric_bound(x, unit, found.q))
+    return float(lo) + float(span) * low, float(lo) + float(span) * high, T
+
+
+def audit_mechanism(audit: MechanismAudit, options: VerifyOptions) -> ProblemResult:
+    start = time.perf_counter()
+    mech, consumer = audit.mechanism, audit.consumer
+    level = _level(audit)
+    private = _private(audit, level, options.tol)
+    if mech.exact and mech.alpha_exact is not None:
+        derivation = derive(as_exact_array(mech.matrix), mech.alpha_exact)
+    else:
+        derivation = derive(np.array([[float(v) for v in r] for r in mech.matrix]),
+                            mech.alpha, options.tol)
+    header = {"n": mech.n,
+              "claimed_alpha": (rational_text(mech.alpha_exact) if mech.alpha_exact is not None
+                                else mech.alpha),
+              "achieved_alpha": (rational_text(level) if isinstance(level, Fraction)
+                                 else float(level)),
+              "private": private, "derivable": derivation.derivable}
+    optimal, geometric, why = _optimum(consumer, options)
+    if isinstance(level, Fraction) and level == mech.alpha_exact:
+        achieved_opt, why_a = optimal, why
+    else:
+        at_level = replace(consumer, alpha=float(level), alpha_exact=Fraction(level),
+                           epsilon_exact=None)
+        achieved_opt, _, why_a = _optimum(at_level, options)
+    loss = _loss_of(audit, options)
+    verdict, reason = Verdict.ERROR, why or (loss if isinstance(loss, str) else "")
+    low = high = None
+    T = None
+    if not isinstance(loss, str):
+        low, high, T = loss
+        verdict, reason = decide(low, high, optimal, achieved_opt, private, options.tol,
+                                 _span(consumer), why)
+    if achieved_opt is None and why_a:
+        reason = "; ".join(r for r in (reason, why_a) if r)
+    eff = None
+    if high is not None and optimal is not None:
+        eff = 1.0 if high == optimal == 0 else (optimal / high if high > 0 else None)
+    result = MechanismResult("consumer", consumer.accuracy, high, optimal, achieved_opt,
+                             geometric, eff, verdict, time.perf_counter() - start,
+                             reason=reason, post_processing=T,
+                             extra={"mechanism_loss_bounds": [low, high]} if low != high
+                             else {})
+    return ProblemResult(mech.name, mech.source, "mechanism", (result,), header)
+
+
+def _span(consumer: CountSpec) -> float:
+    flat = [float(v) for row in loss_table(consumer) for v in row]
+    return (max(flat) - min(flat)) or 1.0
+
+
+def decide(low: float, high: float, optimal: float | None, achieved: float | None,
+           private: bool, tol: float, span: float, no_bound: str) -> tuple[Verdict, str]:
+    """Losses (user units; the tolerance is relative to the loss's range `span`)."""
+    t = tol * span
+    if achieved is not None and high < achieved - t:
+        return Verdict.CONTRADICTION, (
+            f"CONTRADICTION: post-processing this mechanism reaches loss {high:.12g}, below "
+            f"the optimal loss {achieved:.12g} of every mechanism at its own privacy level: "
+            "impossible (the LP's optimum bounds every such mechanism), so dpverify has a "
+            "bug: please report it")
+    if not private:
+        return Verdict.NOT_PRIVATE, "the mechanism misses its claimed privacy level alpha"
+    if optimal is None:
+        return Verdict.ERROR, no_bound
+    if high <= optimal + t:
+        return Verdict.OPTIMAL, ""
+    if low > optimal + t:
+        return Verdict.SUBOPTIMAL, ""
+    return Verdict.ERROR, (f"undecided: the mechanism's loss lies in [{low:.12g}, "
+                           f"{high:.12g}], which straddles the optimum {optimal:.12g} plus "
+                           "--tol")

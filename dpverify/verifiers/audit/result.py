@@ -1,0 +1,113 @@
+"""The result of a protocol audit for one agent and accuracy (docs/format.md, "A protocol
+result"): a frozen dataclass with its JSON form, beside AgentResult and CountResult, so that
+batch, check and the results store handle it like the others."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from dpverify.verifiers.result import Verdict
+
+
+def _num(x: float | None) -> float | None:
+    if x is None or not math.isfinite(x):
+        return None
+    return float(x)
+
+
+def _digits(n: int) -> str:
+    """An integer in decimal at any length (Decimal writes it without Python's limit on
+    int -> str conversion, which guards servers, not exact results)."""
+    return str(n) if n.bit_length() < 10_000 else str(Decimal(n))
+
+
+def rational_text(x: Fraction) -> str:
+    return _digits(x.numerator) if x.denominator == 1 else \
+        f"{_digits(x.numerator)}/{_digits(x.denominator)}"
+
+
+def efficiency(value: float | None, optimum: float | None) -> float | None:
+    """protocol / optimum when the optimum is positive; optimum / protocol when it is
+    negative (gains such as -abs are losses: twice the optimal loss is efficiency 1/2); 1
+    when both are 0; None otherwise."""
+    if value is None or optimum is None or not (math.isfinite(value) and
+                                                math.isfinite(optimum)):
+        return None
+    if optimum > 0:
+        return value / optimum
+    if optimum < 0:
+        return optimum / value if value < 0 else None
+    return 1.0 if value == 0 else None
+
+
+@dataclass(frozen=True, eq=False)
+class AuditResult:
+    """One (agent, accuracy) of an audited protocol. Values are in the user's units.
+
+    `protocol_value`: the agent's accuracy on the protocol under its optimal decision rule
+    (an explicit rule achieves it; `protocol_value_exact` when proved exactly,
+    `protocol_value_bounds` when only bracketed); `relaxed_optimum`: the relaxed LP's
+    optimum at the claimed levels (an upper bound on every protocol that meets them, what
+    `verify` reports); `relaxed_optimum_achieved`: the same at the levels the protocol
+    achieves; `rr_value`: randomized response at the claimed levels;
+    `relaxed_optimum_exact`: the relaxed optimum when a certificate proved it exactly (a
+    verdict that floats could not decide).
+    """
+
+    agent: str
+    accuracy: str
+    protocol_value: float | None
+    relaxed_optimum: float | None
+    relaxed_optimum_achieved: float | None
+    rr_value: float | None
+    efficiency: float | None
+    verdict: Verdict
+    seconds: float
+    reason: str = ""
+    method: str = "float"  # how the protocol's value is known: exact, bracket or float
+    protocol_value_exact: Fraction | None = None
+    protocol_value_bounds: tuple[float, float] | None = None
+    rule: np.ndarray | None = None  # observer: Q[t, y]; party: Q[a, t, y] (own symbol a)
+    outputs: tuple = ()
+    transcripts: tuple[str, ...] = ()  # the transcripts' labels, the rule's rows
+    relaxed_optimum_exact: Fraction | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def optimum(self) -> float | None:
+        """The value `[expect]` entries are compared with: the protocol's accuracy."""
+        return self.protocol_value
+
+    @property
+    def gap(self) -> float | None:
+        """How far the protocol is below the bound at the claimed levels."""
+        if self.relaxed_optimum is None or self.protocol_value is None:
+            return None
+        return self.relaxed_optimum - self.protocol_value
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "agent": self.agent, "accuracy": self.accuracy,
+            "protocol_value": _num(self.protocol_value),
+            "relaxed_optimum": _num(self.relaxed_optimum),
+            "relaxed_optimum_achieved": _num(self.relaxed_optimum_achieved),
+            "rr_value": _num(self.rr_value), "efficiency": _num(self.efficiency),
+            "gap": _num(self.gap), "verdict": self.verdict.value, "method": self.method,
+            "seconds": round(self.seconds, 4),
+        }
+        if self.protocol_value_exact is not None:
+            out["protocol_value_exact"] = rational_text(self.protocol_value_exact)
+        if self.relaxed_optimum_exact is not None:
+            out["relaxed_optimum_exact"] = rational_text(self.relaxed_optimum_exact)
+        if self.protocol_value_bounds is not None:
+            out["protocol_value_bounds"] = [_num(v) for v in self.protocol_value_bounds]
+        if self.reason:
+            out["reason"] = self.reason
+        out.update({k: v for k, v in self.extra.items() if k not in out})
+        return out

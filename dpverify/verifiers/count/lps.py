@@ -1,0 +1,325 @@
+"""The count-query LPs (Gupte-Sundararajan, PODS 2010; Ghosh-Roughgarden-Sundararajan),
+built as scipy.sparse arrays, and what turns their float solutions into rigorous bounds.
+
+* `mechanism_lp`: the consumer's optimal alpha-DP oblivious mechanism (GS section 2.5).
+* `post_processing_lp`: the minimax consumer's best post-processing of G (GS section 4.2).
+* `dual_lower_bound`: weak duality from any row multipliers (a lower bound on a minimum).
+* `repaired_mechanism`: a solver's mechanism made feasible (an upper bound on a minimum).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpverify.lp import LinearProgram, LpSolution
+from dpverify.lp.builder import LpBuilder
+from dpverify.theory.count.geometric import geometric_matrix, geometric_weights
+
+# --------------------------------------------------------------------------------------
+# The LPs (built as scipy.sparse arrays; variables x[i, r] at column i*(n+1) + r)
+
+
+def _add_rows(b: LpBuilder, rows, cols, vals, lo, hi, count: int) -> None:
+    """`count` new rows; `rows` numbers them from 0 (the first new row)."""
+    idx = b.add_rows(count, lo, hi)
+    b.add(idx[np.asarray(rows, dtype=np.int64)], np.asarray(cols, dtype=np.int64), vals)
+
+
+def _program(b: LpBuilder, c: np.ndarray, col_lower, col_upper, name: str,
+             solver: str = "", drop_tiny: bool = False) -> LinearProgram:
+    """The columns (numbered from 0 by the rows above, created last) and the LP: a
+    minimisation."""
+    b.add_cols(c.shape[0], cost=c, lo=col_lower, hi=col_upper)
+    return b.build(maximize=False, name=name, solver=solver, drop_tiny=drop_tiny)
+
+
+def _stochastic_rows(rows: LpBuilder, N: int, offset: int = 0) -> None:
+    """sum_r y[i, r] = 1 for every row i of the N x N block starting at column `offset`."""
+    idx = np.arange(N * N)
+    _add_rows(rows, idx // N, offset + idx, np.ones(N * N), 1.0, 1.0, N)
+
+
+def mechanism_lp(loss: np.ndarray, alpha: float, side, prior: np.ndarray | None = None
+                 ) -> LinearProgram:
+    """The consumer's optimal alpha-DP oblivious mechanism (GS section 2.5; GRS).
+
+    Variables x[i, r] >= 0 (and t for minimax). Constraints: rows of x sum to 1; for
+    adjacent answers i, i+1 and every r, x[i,r] - alpha x[i+1,r] >= 0 and
+    x[i+1,r] - alpha x[i,r] >= 0 (GS Definition 2). Minimax: minimise t subject to
+    sum_r l(i,r) x[i,r] <= t for i in S. Bayes: minimise sum_i p_i sum_r l(i,r) x[i,r].
+    """
+    N = loss.shape[0]
+    nx = N * N
+    minimax = prior is None
+    ncols = nx + (1 if minimax else 0)
+    rows = LpBuilder()
+    _stochastic_rows(rows, N)
+    if alpha > 0 and N > 1:  # alpha = 0: no privacy constraint at all
+        k = np.arange((N - 1) * N)
+        upper, lower = k, k + N  # x[i, r] and x[i+1, r]
+        both = np.concatenate([k, k])
+        _add_rows(rows, both, np.concatenate([upper, lower]),
+                 np.concatenate([np.ones(k.size), np.full(k.size, -alpha)]), 0.0, np.inf, k.size)
+        _add_rows(rows, both, np.concatenate([lower, upper]),
+                 np.concatenate([np.ones(k.size), np.full(k.size, -alpha)]), 0.0, np.inf, k.size)
+    c = np.zeros(ncols)
+    col_lower = np.zeros(ncols)
+    col_upper = np.full(ncols, np.inf)
+    if minimax:
+        S = np.asarray(side, dtype=np.int64)
+        t = nx
+        # sum_r l(i,r) x[i,r] - t <= 0 for i in S
+        ri = np.repeat(np.arange(S.size), N + 1)
+        ci = np.concatenate([np.append(i * N + np.arange(N), t) for i in S])
+        vi = np.concatenate([np.append(loss[i], -1.0) for i in S])
+        _add_rows(rows, ri, ci, vi, -np.inf, 0.0, S.size)
+        c[t] = 1.0
+        col_lower[t] = -np.inf
+    else:
+        c[:nx] = (np.asarray(prior)[:, None] * loss).ravel()
+    # alpha < 1e-12 is dropped by the solver (a relaxation): the verdict rests on the
+    # bracket around the optimum (weak duality, a repaired mechanism), not on the objective
+    return _program(rows, c, col_lower, col_upper, "count-mechanism", drop_tiny=True)
+
+
+def post_processing_lp(loss: np.ndarray, alpha: float, side, form: str = "chain"
+                       ) -> LinearProgram:
+    """The minimax consumer's best randomised post-processing T of G (GS section 4.2).
+
+    Variables T[k, r] >= 0, rows summing to 1, and t; minimise t subject to
+    sum_r l(i,r) (G T)[i,r] <= t for i in S.
+
+    form "dense" writes (G T)[i, r] = sum_k G[i,k] T[k,r] out: (n+1)^2 non-zeros per loss
+    row. form "chain" (the default, same LP) uses G[i,k] = alpha^|i-k| w[k] (GS Definition
+    4) and two first-order recurrences per column r,
+        P[k,r] = alpha P[k-1,r] + w[k] T[k,r],   Q[k,r] = alpha Q[k+1,r] + w[k] T[k,r],
+    so that (G T)[i,r] = P[i,r] + Q[i,r] - w[i] T[i,r]: O(n^2) non-zeros in all.
+    """
+    N = loss.shape[0]
+    nT = N * N
+    S = np.asarray(side, dtype=np.int64)
+    rows = LpBuilder()
+    _stochastic_rows(rows, N)
+    if form == "dense":
+        G = geometric_matrix(float(alpha), N - 1)
+        t = nT
+        ri = np.repeat(np.arange(S.size), nT + 1)
+        ci = np.tile(np.arange(nT + 1), S.size)
+        vi = np.concatenate([np.append(np.outer(G[i], loss[i]).ravel(), -1.0) for i in S])
+        _add_rows(rows, ri, ci, vi, -np.inf, 0.0, S.size)
+        ncols = nT + 1
+    else:
+        w = geometric_weights(float(alpha), N - 1).astype(np.float64)
+        a = float(alpha)
+        P, Q, t = nT, 2 * nT, 3 * nT
+        k = np.arange(N)[:, None]
+        r = np.arange(N)[None, :]
+        cell = (k * N + r).ravel()  # (k, r) in row-major order
+        kk = np.broadcast_to(k, (N, N)).ravel()
+        eq = np.arange(nT)
+        # P[k,r] - alpha P[k-1,r] - w[k] T[k,r] = 0 (the alpha term only for k >= 1)
+        has = kk >= 1
+        _add_rows(rows, np.concatenate([eq, eq, eq[has]]),
+                 np.concatenate([P + cell, cell, P + cell[has] - N]),
+                 np.concatenate([np.ones(nT), -w[kk], np.full(has.sum(), -a)]),
+                 0.0, 0.0, nT)
+        # Q[k,r] - alpha Q[k+1,r] - w[k] T[k,r] = 0 (the alpha term only for k < n)
+        has = kk < N - 1
+        _add_rows(rows, np.concatenate([eq, eq, eq[has]]),
+                 np.concatenate([Q + cell, cell, Q + cell[has] + N]),
+                 np.concatenate([np.ones(nT), -w[kk], np.full(has.sum(), -a)]),
+                 0.0, 0.0, nT)
+        # sum_r l(i,r) (P[i,r] + Q[i,r] - w[i] T[i,r]) - t <= 0 for i in S
+        ri = np.repeat(np.arange(S.size), 3 * N + 1)
+        ci = np.concatenate([np.concatenate([P + i * N + np.arange(N), Q + i * N + np.arange(N),
+                                             i * N + np.arange(N), [t]]) for i in S])
+        vi = np.concatenate([np.concatenate([loss[i], loss[i], -w[i] * loss[i], [-1.0]])
+                             for i in S])
+        _add_rows(rows, ri, ci, vi, -np.inf, 0.0, S.size)
+        ncols = 3 * nT + 1
+    c = np.zeros(ncols)
+    c[-1] = 1.0
+    col_lower = np.zeros(ncols)
+    col_lower[ncols - 1] = -np.inf  # t is free; P, Q >= 0 (sums of non-negative terms)
+    return _program(rows, c, col_lower, np.full(ncols, np.inf), "count-post-processing")
+
+
+def clean_stochastic(T: np.ndarray) -> np.ndarray:
+    """A solver's T made exactly feasible: negatives clipped, rows renormalised (a row with
+    nothing left becomes uniform: any distribution keeps T a valid post-processing)."""
+    T = np.clip(T, 0.0, None)
+    sums = T.sum(axis=1, keepdims=True)
+    return np.where(sums > 0, T / np.where(sums > 0, sums, 1.0), 1.0 / T.shape[1])
+
+
+# --------------------------------------------------------------------------------------
+# Rigorous brackets around an LP's optimum (the solver works to absolute tolerances of
+# about 1e-7, and the optimal mechanism has entries as small as alpha^n, so its reported
+# optimum can be off by far more than --tol; the verdict uses these brackets instead)
+
+
+@dataclass(frozen=True)
+class ColumnGroups:
+    """What every optimal solution satisfies, column by column, for `dual_lower_bound`:
+    `simplices`: (first column, N, exact) blocks of N x N variables whose rows are
+    probability vectors (exact: sum 1) or sub-probability vectors (sum <= 1), entries >= 0;
+    `scalars`: column -> (lower, upper)."""
+
+    simplices: tuple[tuple[int, int, bool], ...]
+    scalars: tuple[tuple[int, float, float], ...] = ()
+
+
+def dual_lower_bound(lp: LinearProgram, sol: LpSolution, groups: ColumnGroups) -> float:
+    """A lower bound on the optimum of the minimisation `lp` from any row multipliers y
+    (weak duality), valid whatever the solver's accuracy.
+
+    For every x feasible for `lp` that also satisfies `groups` (which every optimum does):
+    c x = y (A x) + d x with d = c - A^T y, y (A x) >= sum_j min(y_j lo_j, y_j hi_j), and
+    over a probability vector d x >= min_k d_k (over a sub-probability vector,
+    >= min(0, min_k d_k)). Multipliers of the wrong sign for an infinite row bound are set
+    to 0 first. With the solver's duals (d objective / d bound) this is the optimum up to
+    the duals' accuracy.
+    """
+    y = np.asarray(sol.row_duals, dtype=np.float64).copy()
+    lo, hi = lp.row_lower, lp.row_upper
+    y[(y > 0) & ~np.isfinite(lo)] = 0.0
+    y[(y < 0) & ~np.isfinite(hi)] = 0.0
+    terms = [np.where(y > 0, y * np.where(np.isfinite(lo), lo, 0.0),
+                      np.where(y < 0, y * np.where(np.isfinite(hi), hi, 0.0), 0.0))]
+    d = lp.c - lp.A.T @ y
+    covered = np.zeros(lp.num_cols, dtype=bool)
+    for first, N, exact in groups.simplices:
+        block = d[first:first + N * N].reshape(N, N).min(axis=1)
+        terms.append(block if exact else np.minimum(block, 0.0))
+        covered[first:first + N * N] = True
+    for col, low, high in groups.scalars:
+        terms.append(np.array([d[col] * (low if d[col] > 0 else high)]))
+        covered[col] = True
+    if not covered.all():
+        raise ValueError("dual_lower_bound: every column needs a bound")
+    total = math.fsum(np.concatenate(terms).tolist())  # no digits lost to cancellation
+    return total if math.isfinite(total) else -math.inf
+
+
+def repaired_mechanism(x: np.ndarray, alpha: float) -> np.ndarray:
+    """A solver's mechanism made alpha-DP and row-stochastic again (an upper bound on the
+    optimum is the loss of any feasible mechanism).
+
+    Negatives are clipped and rows renormalised; then x is mixed with the uniform
+    mechanism U (which is 1-DP, so it has slack (1-alpha)/N in every DP constraint):
+    (1-theta) x + theta U with theta = 2v / (v + (1-alpha)/N) for the largest violation v.
+    alpha = 1 asks for equal rows: the mean row repeated.
+    """
+    x = clean_stochastic(x)
+    N = x.shape[0]
+    if N == 1 or alpha == 0:
+        return x
+    if alpha == 1:
+        return np.repeat(x.mean(axis=0, keepdims=True), N, axis=0)
+    v = max(float((alpha * x[1:] - x[:-1]).max()), float((alpha * x[:-1] - x[1:]).max()), 0.0)
+    if v == 0.0:
+        return x
+    theta = min(1.0, 2 * v / (v + (1 - alpha) / N))
+    return (1 - theta) * x + theta / N
+
+
+def _t_range(loss: np.ndarray, side) -> tuple[float, float]:
+    """At an optimum t is one of the consumer's expected losses: between the extremes."""
+    rows = loss[np.asarray(side, dtype=np.int64)]
+    return float(rows.min()), float(rows.max())
+
+
+# --------------------------------------------------------------------------------------
+# The minimax consumer's best post-processing, through its dual (GS section 4.2)
+
+MAX_ROUNDS = 60  # rounds of constraint generation (seen: 3 to 8)
+
+
+@dataclass(frozen=True, eq=False)
+class PostProcessing:
+    """The best post-processing T of G for a minimax consumer and a least favourable prior
+    q on S (LP duality: min over T of max_{i in S} sum_r l(i,r) (G T)[i,r] equals the max
+    over q of sum_k min_r M_q[k, r], M_q = G^T diag(q) L). `solution` is the last LP's
+    (for its status when it failed)."""
+
+    T: np.ndarray | None
+    q: np.ndarray | None
+    solution: LpSolution
+
+
+def prior_lp(M: np.ndarray, active: list[tuple[int, int]], side: np.ndarray) -> LinearProgram:
+    """max sum_k v_k  s.t.  v_k - sum_{i in S} q_i G[i,k] l(i,r) <= 0 for (k, r) in `active`,
+    sum_i q_i = 1, q >= 0, v free. `M[i, k, r]` = G[i, k] l(i, r) for i in S. The columns
+    v_k are scaled (see below); entries below 1e-12 of their k's largest are dropped (HiGHS
+    would drop them): the LP only finds q and T, whose values the caller computes from the
+    full G. Returns the LP with v'_k = v_k / scale_k and the scales."""
+    s, N = M.shape[0], M.shape[1]
+    rows = LpBuilder()
+    ks = np.array([k for k, _ in active], dtype=np.int64)
+    rs = np.array([r for _, r in active], dtype=np.int64)
+    # v_k = scale_k v'_k with scale_k the largest M[., k, .]: every row then reads
+    # v'_k - sum_i q_i M[i,k,r] / scale_k <= 0, with entries in [0, 1]
+    scale = M.max(axis=(0, 2))
+    scale[scale <= 0] = 1.0
+    coef = -M[:, ks, rs].T / scale[ks][:, None]  # (len(active), s)
+    coef[np.abs(coef) < 1e-12] = 0.0
+    a = len(active)
+    cols = np.concatenate([np.tile(np.arange(s), (a, 1)), (s + ks)[:, None]], axis=1)
+    vals = np.concatenate([coef, np.ones((a, 1))], axis=1)
+    _add_rows(rows, np.repeat(np.arange(a), s + 1), cols.ravel(), vals.ravel(), -np.inf, 0.0, a)
+    _add_rows(rows, np.zeros(s, dtype=np.int64), np.arange(s), np.ones(s), 1.0, 1.0, 1)
+    c = np.concatenate([np.zeros(s), scale])
+    return _program(rows, -c, np.concatenate([np.zeros(s), np.full(N, -np.inf)]),
+                        np.full(s + N, np.inf), "count-least-favourable-prior", "simplex")
+
+
+def _near_minima(scores: np.ndarray, rel: float) -> set[tuple[int, int]]:
+    """(k, r) with scores[k, r] within rel (of row k's largest magnitude) of row k's least."""
+    low = scores.min(axis=1, keepdims=True)
+    width = rel * np.maximum(np.abs(scores).max(axis=1, keepdims=True), 1e-300)
+    return {(int(k), int(r)) for k, r in zip(*np.nonzero(scores <= low + width), strict=False)}
+
+
+def best_post_processing(G: np.ndarray, loss: np.ndarray, side, solve_lp,
+                         q_hint: np.ndarray | None = None) -> PostProcessing:
+    """The minimax consumer's best post-processing of G, by constraint generation on the
+    dual LP (prior_lp). The first rows are each k's best answers under the uniform prior
+    and under `q_hint` (a distribution on 0..n, e.g. the optimal mechanism's least
+    favourable prior: by complementary slackness the optimal T uses only answers that are
+    best under an optimal q); then each round adds, for every k whose bound v_k the
+    solution violates, its best answer, until none is violated. T[k, r] is the dual of row
+    (k, r) (the v_k column makes every row of T sum to 1). `solve_lp(lp)` -> LpSolution."""
+    S = np.asarray(side, dtype=np.int64)
+    N = G.shape[0]
+    M = G[S][:, :, None] * loss[S][:, None, :]  # M[i, k, r] = G[i,k] l(i,r), i in S
+    scale = M.max(axis=(0, 2))
+    scale[scale <= 0] = 1.0
+    active = _near_minima(np.tensordot(np.full(S.size, 1.0 / S.size), M, 1), 0.0)
+    if q_hint is not None and q_hint[S].sum() > 0:
+        active |= _near_minima(np.tensordot(q_hint[S] / q_hint[S].sum(), M, 1), 1e-9)
+    rows = sorted(active)
+    sol = None
+    for _ in range(MAX_ROUNDS):
+        sol = solve_lp(prior_lp(M, rows, S))
+        if not sol.optimal:
+            return PostProcessing(None, None, sol)
+        q = np.clip(sol.x[:S.size], 0.0, None)
+        v = sol.x[S.size:] * scale
+        scores = np.tensordot(q, M, 1)  # [k, r]
+        violated = scores.min(axis=1) < v - 1e-12 * scale
+        fresh = {(k, r) for k, r in _near_minima(scores, 1e-12) if violated[k]} - active
+        if not fresh:
+            break
+        active |= fresh
+        rows = sorted(active)
+    assert sol is not None
+    T = np.zeros((N, N))
+    duals = -np.asarray(sol.row_duals[:len(rows)])  # d objective / d bound of `<=` rows
+    for (k, r), y in zip(rows, duals.tolist(), strict=False):
+        T[k, r] += max(y, 0.0)
+    weights = np.zeros(N)
+    weights[S] = q / q.sum() if q.sum() > 0 else 1.0 / S.size
+    return PostProcessing(clean_stochastic(T), weights, sol)

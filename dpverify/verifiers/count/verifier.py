@@ -1,0 +1,446 @@
+"""The count-query verifier: is the geometric mechanism universally optimal?
+
+Gupte-Sundararajan (GS, PODS 2010, Theorem 1) for minimax consumers and Ghosh-Roughgarden-
+Sundararajan (GRS, STOC 2009) for Bayesian consumers (theory.md section 2). Two independent
+computations per problem, and `optimal` only when both succeed and agree within the
+tolerance:
+
+* the optimal alpha-DP oblivious mechanism for the consumer: an LP over x[i, r]
+  (`mechanism_optimum`: the least loss any alpha-DP mechanism can have);
+* the candidate: the geometric mechanism G followed by the consumer's best post-processing
+  (minimax: an LP over randomised T, GS section 4.2; Bayes: the best deterministic remap,
+  computed directly, GRS), evaluated on the mechanism G T it induces (`geometric_value`).
+
+Losses are minimised, so `gap = geometric_value - mechanism_optimum >= 0` up to rounding.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from dpverify.lp import LinearProgram, LpSolution, solve
+from dpverify.lp.highs import SMALL_MATRIX_VALUE
+from dpverify.spec.count_model import CountSpec
+from dpverify.spec.losses import loss_table
+from dpverify.theory.count.bounds import chain_dual_bound, column_costs_ok
+from dpverify.theory.count.exact import (
+    exact_distribution,
+    exact_dp_mechanism,
+    geometric_lower,
+    geometric_lower_bound,
+    is_exactly_dp,
+    mechanism_loss,
+)
+from dpverify.theory.count.geometric import (
+    bayes_loss,
+    bayes_remap,
+    geometric_matrix,
+    minimax_loss,
+    monotonicity_violation,
+)
+from dpverify.theory.exact import exp_bracket
+from dpverify.verifiers.count.lps import (
+    ColumnGroups,
+    PostProcessing,
+    _t_range,
+    best_post_processing,
+    clean_stochastic,
+    dual_lower_bound,
+    mechanism_lp,
+    post_processing_lp,
+    repaired_mechanism,
+)
+from dpverify.verifiers.options import VerifyOptions, check_limit
+from dpverify.verifiers.result import ProblemResult, Verdict
+
+
+@dataclass(frozen=True, eq=False)
+class CountResult:
+    """The one result of a count problem (spec.md: `agent` "consumer", `accuracy`
+    "minimax" or "bayes", `mechanism_optimum` and `geometric_value`)."""
+
+    agent: str
+    accuracy: str
+    mechanism_optimum: float | None
+    geometric_value: float | None
+    hypothesis: str  # "monotone" or "not-monotone": is l(i, r) non-decreasing in |i - r|?
+    verdict: Verdict
+    seconds: float
+    reason: str = ""
+    mechanism: np.ndarray | None = None  # an optimal alpha-DP mechanism x*[i, r]
+    post_processing: np.ndarray | None = None  # T[k, r]: G T is the candidate mechanism
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    rule = None  # count results have no multi-party decision rule
+    # the LPs, with rigorous brackets (a gap is confirmed in exact arithmetic)
+    method = "lp"
+
+    @property
+    def gap(self) -> float | None:
+        if self.mechanism_optimum is None or self.geometric_value is None:
+            return None
+        return self.geometric_value - self.mechanism_optimum
+
+    @property
+    def optimum(self) -> float | None:
+        """The value `[expect]` entries are compared with: the optimal mechanism's loss."""
+        return self.mechanism_optimum
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "agent": self.agent, "accuracy": self.accuracy,
+            "mechanism_optimum": _num(self.mechanism_optimum),
+            "geometric_value": _num(self.geometric_value),
+            "gap": _num(self.gap), "verdict": self.verdict.value,
+            "hypothesis": self.hypothesis, "method": self.method,
+            "seconds": round(self.seconds, 4),
+        }
+        if self.reason:
+            out["reason"] = self.reason
+        out.update(self.extra)
+        return out
+
+
+def _num(x: float | None) -> float | None:
+    if x is None or not np.isfinite(x):
+        return None
+    return float(x)
+
+
+# --------------------------------------------------------------------------------------
+# Sizes
+
+
+def estimate_nonzeros(spec: CountSpec, options: VerifyOptions) -> int:
+    """Non-zeros of the optimal-mechanism LP, the largest LP the verifier always builds,
+    computed without building. The best post-processing is found through small LPs over
+    priors (about |S| + 1 non-zeros per generated row); the direct LP over T is only a
+    fallback, built when it fits (`post_processing_nonzeros`)."""
+    N, s = spec.n + 1, len(spec.side_information)
+    mechanism = N * N + (4 * spec.n * N if spec.alpha > 0 else 0)
+    if spec.model == "bayes":
+        return mechanism
+    return mechanism + s * (N + 1)
+
+
+def post_processing_nonzeros(spec: CountSpec, options: VerifyOptions) -> int:
+    """Non-zeros of the direct post-processing LP (count_lps.post_processing_lp)."""
+    N, s = spec.n + 1, len(spec.side_information)
+    if options.form == "dense":
+        return N * N + s * (N * N + 1)
+    return 7 * N * N + s * (3 * N + 1)
+
+
+def check_size(spec: CountSpec, options: VerifyOptions) -> int:
+    """Refuse (SizeLimitError, exit 3) before building anything too large."""
+    return check_limit(spec.source, estimate_nonzeros(spec, options), options, f"n = {spec.n}")
+
+
+# --------------------------------------------------------------------------------------
+# The verifier
+
+
+# HiGHS's default feasibility tolerance (1e-7) is coarser than the smallest entries of G
+# when alpha^n is small; the count LPs are small, so they are always solved tightly.
+FEASIBILITY_TOL = 1e-10
+
+
+def _solve(lp: LinearProgram, options: VerifyOptions) -> LpSolution:
+    return solve(lp, options.backend, time_limit=options.time_limit, threads=options.threads,
+                 feasibility_tol=FEASIBILITY_TOL)
+
+
+@dataclass(frozen=True)
+class _Bracket:
+    """One side's loss, in the normalised units of the consumer's loss: `lower <= truth <=
+    upper` rigorously (up to float rounding of sums of non-negative terms), and `value`,
+    the number shown (the mechanism LP's optimum; the geometric mechanism's upper end)."""
+
+    lower: float
+    upper: float
+    value: float
+
+
+@dataclass(frozen=True)
+class _Sides:
+    mechanism: _Bracket
+    geometric: _Bracket
+    x: np.ndarray  # an optimal alpha-DP mechanism (floats)
+    T: np.ndarray  # the geometric mechanism's post-processing
+    weights: np.ndarray  # minimax: a distribution on S for the geometric lower bound
+
+
+def _undecided(what: str, sol: LpSolution) -> str:
+    return (f"undecided: the {what} LP could not be solved (the solver stopped: "
+            f"{sol.status.value})")
+
+
+def _note(verdict: Verdict, violation: tuple[int, int] | None, model: str) -> str:
+    theorem = ("Gupte-Sundararajan Theorem 1" if model == "minimax"
+               else "Ghosh-Roughgarden-Sundararajan")
+    if violation is None:
+        if verdict is Verdict.GAP:
+            return (f"CONTRADICTS {theorem}: the loss is monotone in |i - r|, so the "
+                    "geometric mechanism should be optimal; this is a bug or a numerical "
+                    "failure, please report it")
+        return ""
+    i, r = violation
+    why = (f"the loss is not monotone in |i - r| (l({i}, {r}) is smaller than its "
+           f"neighbour nearer to {i}), so {theorem} does not apply")
+    if verdict is Verdict.GAP:
+        return f"gap expected: {why}"
+    if verdict is Verdict.OPTIMAL:
+        return f"{why}; the geometric mechanism is optimal here anyway"
+    return ""
+
+
+def verify_count(spec: CountSpec, options: VerifyOptions) -> ProblemResult:
+    """Verify one count problem: one result (the consumer)."""
+    header = {"n": spec.n, "alpha": spec.alpha}
+    check_size(spec, options)
+    result = _verify_consumer(spec, options)
+    return ProblemResult(spec.name, spec.source, spec.kind, (result,), header)
+
+
+def _normalised_loss(spec: CountSpec) -> tuple[np.ndarray, np.ndarray, Fraction, Fraction]:
+    """(exact loss, float loss in normalised units, lo, span): l = lo + span l', with lo and
+    span over the rows that matter (S for minimax; the prior's support for Bayes), so no
+    decision depends on the scale of the loss (the tolerance is relative to its range)."""
+    exact = loss_table(spec)
+    rows = _relevant_rows(spec)
+    values = [Fraction(v) for i in rows for v in exact[i]]
+    lo, hi = min(values), max(values)
+    span = hi - lo if hi > lo else Fraction(1)
+    unit = np.array([[float((Fraction(v) - lo) / span) for v in row] for row in exact],
+                    dtype=np.float64)
+    return exact, unit, lo, span
+
+
+def _relevant_rows(spec: CountSpec) -> list[int]:
+    if spec.prior is None:
+        return list(spec.side_information)
+    return [i for i, p in enumerate(spec.prior) if p > 0]
+
+
+def _mechanism_side(loss: np.ndarray, exact_unit: list[list[Fraction]], spec: CountSpec,
+                    prior: np.ndarray | None, options: VerifyOptions
+                    ) -> tuple[_Bracket, np.ndarray, np.ndarray | None] | str:
+    """The optimal alpha-DP mechanism (an LP), bracketed by weak duality below and by the
+    loss of its solution repaired to be exactly feasible above."""
+    N, side, alpha = spec.n + 1, spec.side_information, spec.alpha
+    lp = mechanism_lp(loss, alpha, side, prior)
+    sol = _solve(lp, options)
+    if not sol.optimal:
+        return _undecided("optimal-mechanism", sol)
+    x = sol.x[:N * N].reshape(N, N)
+    groups = ColumnGroups(((0, N, True),), ((N * N, *_t_range(loss, side)),)
+                          if prior is None else ())
+    repaired = repaired_mechanism(x, alpha)
+    upper = float(minimax_loss(repaired, loss, side) if prior is None
+                  else bayes_loss(repaired, loss, prior))
+    q = _least_favourable(spec, sol)
+    lower = max(dual_lower_bound(lp, sol, groups), _chain_bound(spec, sol, q, exact_unit))
+    return _Bracket(min(lower, upper), upper, sol.objective), x, q
+
+
+def _least_favourable(spec: CountSpec, sol: LpSolution) -> np.ndarray | None:
+    """The minimax consumer's least favourable prior on 0..n, from the mechanism LP's duals
+    of its loss rows (the last |S| rows), as far as the solver knows; None for Bayes."""
+    if spec.prior is not None:
+        return None
+    side = list(spec.side_information)
+    raw = np.clip(-np.asarray(sol.row_duals[-len(side):], dtype=np.float64), 0.0, None)
+    q = np.zeros(spec.n + 1)
+    q[side] = raw
+    return q
+
+
+def _chain_bound(spec: CountSpec, sol: LpSolution, q_float: np.ndarray | None,
+                 exact_unit: list[list[Fraction]]) -> float:
+    """The rigorous lower bound of theory/count/bounds.py from the mechanism LP's duals:
+    q (the least favourable prior, minimax; the prior, Bayes), nu from the row sums (the
+    first N rows), repaired and checked exactly at alpha_lo <= alpha (the DP cone only
+    grows as alpha falls, so the bound holds at alpha)."""
+    N = spec.n + 1
+    if q_float is not None:
+        scale = float(q_float.sum())
+        if not scale > 0:
+            return -math.inf
+        q = [Fraction(float(v)) / Fraction(scale) for v in q_float]
+    else:
+        q, scale = list(spec.prior or ()), 1.0
+    nu = [Fraction(float(v)) / Fraction(scale) for v in sol.row_duals[:N]]
+    costs = [[q[i] * v for v in exact_unit[i]] for i in range(N)]
+    bound, repaired = chain_dual_bound(costs, nu, _alpha_bracket(spec)[0])
+    if not column_costs_ok(costs, repaired, _alpha_bracket(spec)[0]):  # cannot happen
+        return -math.inf
+    return math.nextafter(float(bound), -math.inf)
+
+
+def geometric_bound(G: np.ndarray, loss: np.ndarray, weights: np.ndarray) -> float:
+    """sum_k min_r sum_i q_i G[i,k] l(i,r): a lower bound on the loss of G followed by any
+    post-processing, for a distribution q on S (theory/count/exact.py has the argument and
+    the exact version)."""
+    scores = G.T @ (weights[:, None] * loss)
+    return math.fsum(scores.min(axis=1).tolist())
+
+
+def _geometric_side(loss: np.ndarray, spec: CountSpec, prior: np.ndarray | None, G: np.ndarray,
+                    options: VerifyOptions, q_hint: np.ndarray | None = None
+                    ) -> tuple[_Bracket, np.ndarray, np.ndarray] | str:
+    """G followed by the consumer's best post-processing. Minimax: the best randomised T
+    (GS section 4.2), found through the dual LP over priors (count_lps.best_post_processing);
+    its value is that of the mechanism G T it induces (so rounding cannot flatter it), and
+    the prior q found bounds it from below (geometric_bound). Bayes: the best deterministic
+    remap, computed directly (GRS)."""
+    N, side = spec.n + 1, spec.side_information
+    if prior is not None:
+        value, remap = bayes_remap(G, loss, prior)
+        T = np.zeros((N, N))
+        T[np.arange(N), remap] = 1.0
+        return _Bracket(float(value), float(value), float(value)), T, prior
+    found = best_post_processing(G, loss, side, lambda lp: _solve(lp, options), q_hint)
+    if found.T is None or found.q is None:  # the direct LP over T (GS section 4.2) instead
+        if post_processing_nonzeros(spec, options) > options.max_nonzeros:
+            return _undecided("post-processing", found.solution)
+        lp = post_processing_lp(loss, spec.alpha, side, options.form)
+        sol = _solve(lp, options)
+        if not sol.optimal:
+            return _undecided("post-processing", sol)
+        weights = np.zeros(N)
+        weights[list(side)] = np.clip(-sol.row_duals[-len(side):], 0.0, None)
+        total = weights.sum()
+        found = PostProcessing(clean_stochastic(sol.x[:N * N].reshape(N, N)),
+                               weights / total if total > 0 else weights, sol)
+    assert found.T is not None and found.q is not None
+    upper = float(minimax_loss(G @ found.T, loss, side))
+    lower = geometric_bound(G, loss, found.q) if found.q.sum() > 0 else 0.0
+    return _Bracket(min(lower, upper), upper, upper), found.T, found.q
+
+
+def _verify_consumer(spec: CountSpec, options: VerifyOptions) -> CountResult:
+    start = time.perf_counter()
+    exact_loss, unit, lo, span = _normalised_loss(spec)
+    exact_unit = [[(Fraction(v) - lo) / span for v in row] for row in exact_loss]
+    violation = monotonicity_violation(exact_loss, rows=spec.side_information)
+    hypothesis = "monotone" if violation is None else "not-monotone"
+    prior = (None if spec.prior is None
+             else np.array([float(p) for p in spec.prior], dtype=np.float64))
+    G = geometric_matrix(spec.alpha, spec.n)
+
+    def failed(reason: str, optimum: float | None = None) -> CountResult:
+        return CountResult("consumer", spec.model, optimum, None, hypothesis, Verdict.ERROR,
+                           time.perf_counter() - start, reason=reason)
+
+    def units(v: float) -> float:
+        return float(lo) + float(span) * v
+
+    mech = _mechanism_side(unit, exact_unit, spec, prior, options)
+    if isinstance(mech, str):
+        return failed(mech)
+    geo = _geometric_side(unit, spec, prior, G, options, mech[2])
+    if isinstance(geo, str):
+        return failed(geo, units(mech[0].value))
+    sides = _Sides(mech[0], geo[0], mech[1], geo[1], geo[2])
+    verdict, reason = decide(sides.mechanism, sides.geometric, options.tol)
+    m = sides.mechanism
+    if not m.lower - options.tol <= m.value <= m.upper + options.tol:
+        verdict, reason = Verdict.ERROR, (
+            f"the optimal-mechanism LP reports a loss of {units(m.value):.12g}, outside "
+            f"[{units(m.lower):.12g}, {units(m.upper):.12g}], which its own duals and "
+            "solution prove: it was solved inaccurately")
+    extra: dict[str, Any] = {}
+    if verdict is Verdict.GAP:
+        verdict, reason = _confirm_gap(spec, exact_loss, lo, span, sides, options.tol)
+    if verdict is Verdict.ERROR and reason.startswith("undecided"):
+        reason += f"; alpha^n = {spec.alpha ** spec.n:.3g}"
+        extra["mechanism_bounds"] = [units(sides.mechanism.lower), units(sides.mechanism.upper)]
+    note = _note(verdict, violation, spec.model)
+    if 0 < spec.alpha < SMALL_MATRIX_VALUE and spec.n > 0:
+        note = "; ".join(x for x in (note, (
+            f"alpha = {spec.alpha:.3g} is below what a float LP keeps, so the optimal "
+            "mechanism's loss is known within `mechanism_bounds` only")) if x)
+        extra["mechanism_bounds"] = [units(sides.mechanism.lower), units(sides.mechanism.upper)]
+    if note:
+        extra["note"] = note
+    return CountResult("consumer", spec.model, units(sides.mechanism.value),
+                       units(sides.geometric.value), hypothesis, verdict,
+                       time.perf_counter() - start, reason=reason, mechanism=sides.x,
+                       post_processing=sides.T, extra=extra)
+
+
+# Float rounding of the brackets: sums of at most a few thousand non-negative terms in
+# [0, 1], each rounded relatively by 2^-53.
+ROUNDING = 1e-12
+
+
+def decide(mechanism: _Bracket, geometric: _Bracket, tol: float) -> tuple[Verdict, str]:
+    """The verdict from the two brackets (normalised units; losses are minimised, so the
+    geometric mechanism's loss can only be at or above the optimal mechanism's):
+
+    optimal: the geometric mechanism's upper end is within tol of the optimal mechanism's
+      proven lower end, so geometric <= optimum + tol, rigorously;
+    gap (to be confirmed exactly): its lower end exceeds the optimal mechanism's upper end
+      (an explicit DP mechanism) by more than tol;
+    error: the candidate is below the proven lower bound on every DP mechanism (impossible:
+      a numerical failure), or the brackets are too wide to tell ("undecided").
+    """
+    if geometric.upper < mechanism.lower - max(tol, ROUNDING):
+        return Verdict.ERROR, (
+            f"the geometric mechanism's loss {geometric.upper:.12g} is below the proven lower "
+            f"bound {mechanism.lower:.12g} on every DP mechanism (normalised units): a "
+            "numerical failure")
+    if geometric.upper - mechanism.lower <= tol:
+        return Verdict.OPTIMAL, ""
+    if geometric.lower - mechanism.upper > tol:
+        return Verdict.GAP, ""
+    return Verdict.ERROR, (
+        f"undecided: the LP solutions are not accurate enough to tell a gap of "
+        f"{geometric.value - mechanism.value:.3g} (of the loss's range) from rounding: the "
+        f"optimal mechanism's loss lies in [{mechanism.lower:.12g}, {mechanism.upper:.12g}], "
+        f"the geometric mechanism's in [{geometric.lower:.12g}, {geometric.upper:.12g}] "
+        "(normalised units)")
+
+
+def _alpha_bracket(spec: CountSpec) -> tuple[Fraction, Fraction]:
+    """Rationals alpha_lo <= alpha <= alpha_hi (equal when alpha is exact)."""
+    if spec.alpha_exact is not None:
+        return spec.alpha_exact, spec.alpha_exact
+    assert spec.epsilon_exact is not None  # the loader sets one of them
+    lam_lo, lam_hi = exp_bracket(spec.epsilon_exact)
+    return 1 / lam_hi, 1 / lam_lo
+
+
+def _confirm_gap(spec: CountSpec, exact_loss: np.ndarray, lo: Fraction, span: Fraction,
+                 sides: _Sides, tol: float) -> tuple[Verdict, str]:
+    """A float gap, confirmed exactly (theory/count/exact.py) or reported as undecided."""
+    alpha_lo, alpha_hi = _alpha_bracket(spec)
+    loss = [[Fraction(v) for v in row] for row in exact_loss]
+    x = exact_dp_mechanism(sides.x, alpha_hi)
+    if not is_exactly_dp(x, alpha_hi):  # cannot happen: exact_dp_mechanism makes it so
+        return Verdict.ERROR, "undecided: the witness mechanism is not exactly DP (a bug)"
+    prior = None if spec.prior is None else list(spec.prior)
+    upper = mechanism_loss(x, loss, spec.side_information, prior)
+    N = spec.n + 1
+    support = _relevant_rows(spec)
+    weights = (prior if prior is not None
+               else exact_distribution(sides.weights, spec.side_information, N))
+    unit = [[(v - lo) / span if i in support else Fraction(0) for v in row]
+            for i, row in enumerate(loss)]
+    lower = lo + span * geometric_lower_bound(geometric_lower(alpha_lo, alpha_hi, spec.n),
+                                              unit, weights)
+    if lower - upper > Fraction(tol) * span:
+        return Verdict.GAP, (
+            f"proved exactly: an alpha-DP mechanism has loss {float(upper):.12g}, and the "
+            f"geometric mechanism with any post-processing has loss at least "
+            f"{float(lower):.12g}")
+    return Verdict.ERROR, (
+        f"undecided: the floats show a gap, but the exact check does not confirm it beyond "
+        f"--tol (the geometric mechanism's exact lower bound {float(lower):.12g}, an explicit "
+        f"mechanism's exact loss {float(upper):.12g})")

@@ -1,0 +1,348 @@
+"""Certificates for multi-party verdicts (docs/theory.md, "Certificates").
+
+Glue between the exact construction (dpverify.theory.certificates) and the float LPs that
+give it hints: for the worst case, RR's decision LP (KOV eqs. 4, 6) and its dual, solved on
+the orbits of the problem's symmetries when there are any (a symmetric XOR at k = 10 has
+11 orbits), else on all inputs. The average case needs no LP. Every certificate is checked
+exactly by the construction before it is returned; `dpverify.checker` checks it again,
+independently.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+
+from dpverify.errors import SizeLimitError, SolverError
+from dpverify.filenames import file_stem
+from dpverify.lp import solve
+from dpverify.lp.builder import LpBuilder
+from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
+from dpverify.spec.numbers import parse_rational
+from dpverify.spec.tables import tabulate
+from dpverify.theory.certificates import (
+    BRACKET,
+    MAX_EXACT_ROWS,
+    PROVED,
+    UNPROVED,
+    Orbits,
+    WorstHint,
+    average_certificate,
+    exact_rows,
+    own_bits,
+    reduced_rr_data,
+    relevant_orbit_count,
+    symmetry_orbits,
+    trivial_orbits,
+    worst_certificate,
+)
+from dpverify.theory.exact import lambda_brackets
+from dpverify.theory.rr import rr_channel
+from dpverify.theory.worst_ipm import MAX_DENSE_INPUTS, dense_worst
+from dpverify.verifiers.multiparty.lps import chain_nonzeros, rr_worst_lp
+from dpverify.verifiers.options import VerifyOptions
+from dpverify.verifiers.result import AgentResult
+
+# The reduced (orbit) LP is dense, about |orbits|^2 * |Y| non-zeros, against about
+# 3 k 2^k |Y| for the chain-form LP on all inputs: use it while |orbits|^2 <= 16 * 2^k.
+REDUCED_FACTOR = 16
+
+
+def certificate_filename(problem: str, agent: str, accuracy: str) -> str:
+    """`<problem>.<agent>.<accuracy>.cert.json`, agent `observer` or `party-i`; the problem's
+    name made a plain file name (`dpverify.filenames.file_stem`)."""
+    return f"{file_stem(problem)}.{agent.replace(':', '-')}.{accuracy}.cert.json"
+
+
+def dump_certificate(cert: dict) -> str:
+    """The certificate as JSON text: one key per line, one matrix row per line."""
+
+    def scalar_list(v) -> bool:
+        return isinstance(v, list) and not any(isinstance(x, (list, dict)) for x in v)
+
+    def render(v, indent: str) -> str:
+        inner = indent + "  "
+        if isinstance(v, dict):
+            items = [f"{inner}{json.dumps(key)}: {render(val, inner)}" for key, val in v.items()]
+            return "{\n" + ",\n".join(items) + "\n" + indent + "}"
+        if isinstance(v, list) and not scalar_list(v):
+            return "[\n" + ",\n".join(inner + render(x, inner) for x in v) + "\n" + indent + "]"
+        return json.dumps(v, separators=(", ", ": "))
+
+    return render(cert, "") + "\n"
+
+
+def proof_summary(cert: dict) -> dict[str, Any]:
+    """`{"status": ..., "width": ...}` for a result's `proof` (AgentResult.extra["proof"]):
+    the certificate's status (proved-optimal, bracket or unproved), the width bound - value
+    as a float (0.0 when proved; None when there is no certificate), and for a proof the
+    exact optimum as a "p/q" string (`value`; `check --update` writes it into [expect])."""
+    status = cert.get("status")
+    try:
+        width: float | None = float(parse_rational(cert["upper"]["bound"])
+                                    - parse_rational(cert["lower"]["value"]))
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        width = None
+    if status == PROVED:
+        return {"status": str(PROVED), "width": 0.0, "value": cert["lower"]["value"]}
+    if status == BRACKET:
+        return {"status": str(BRACKET), "width": width}
+    return {"status": str(UNPROVED), "width": width}
+
+
+def proof_for(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Accuracy | str,
+              agent_result: AgentResult | None = None,
+              options: VerifyOptions | None = None) -> dict[str, Any]:
+    """`verify --certify`: the proof summary of one result, never raising for a limit or a
+    solver failure (those give `unproved` with the reason)."""
+    try:
+        cert = certify_agent(spec, agent_spec, accuracy, agent_result, options)
+    except (SizeLimitError, SolverError) as exc:
+        return {"status": UNPROVED, "width": None, "reason": str(exc)}
+    summary = proof_summary(cert)
+    if cert.get("notes"):
+        summary["reason"] = "; ".join(cert["notes"])
+    return summary
+
+
+def estimate_worst_nonzeros(spec: MultipartySpec, agent: AgentSpec, orbits: Orbits) -> int:
+    """Non-zeros of the float LP a worst-case certificate solves (for the size guard)."""
+    n = spec.num_inputs
+    m = len(tabulate(spec, agent).outputs)
+    reduced = orbits.count * orbits.count * m
+    full = m * (chain_nonzeros([2] * spec.parties, [2] * spec.parties) + n + 1) + n
+    return reduced if _use_reduced(orbits, n) else full
+
+
+def _use_reduced(orbits: Orbits, n: int) -> bool:
+    return orbits.count < n and orbits.count * orbits.count <= REDUCED_FACTOR * n
+
+
+# Without symmetry, from this many inputs on (k >= 9) the worst case's hints come from the
+# dense interior-point method (verify.worst_ipm: 2 s at k = 9, 6 s at k = 11, 40 s at
+# k = 12) rather than HiGHS on the chain-form LP (14 s at k = 10, minutes at k = 11).
+DENSE_FROM_INPUTS = 512
+
+# The certificate on all 2^k inputs is used up to this many parties (k = 16: ~0.5 s for the
+# average case); beyond, or with --method orbit, a symmetric problem gets an orbit
+# certificate (dpverify-orbit-certificate/1).
+ALL_INPUTS_PARTIES = 16
+
+
+def use_orbit_certificate(spec: MultipartySpec, agent: AgentSpec,
+                          options: VerifyOptions) -> bool:
+    from dpverify.spec.symmetric import agent_symmetry
+
+    if options.method == "proof" or (options.method != "orbit"
+                                     and spec.parties <= ALL_INPUTS_PARTIES):
+        return False
+    symmetry = agent_symmetry(spec, agent)
+    return symmetry is not None and symmetry.orbit_count < 2 ** min(spec.parties, 62)
+
+
+def certify_agent(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Accuracy | str,
+                  agent_result: AgentResult | None = None,
+                  options: VerifyOptions | None = None) -> dict:
+    """The certificate JSON object (docs/format.md) for one agent and accuracy.
+
+    Checked exactly before it is returned; when the exact construction could not close the
+    gap the status is `bracket` (a valid, weaker certificate) or `unproved` (with `notes`).
+    `agent_result` (from verify_agent) supplies float hints for the worst case when the
+    problem has no symmetry to reduce by; otherwise RR's decision LP is solved here.
+    """
+    options = options or VerifyOptions()
+    accuracy = Accuracy(accuracy)
+    if not spec.binary:  # more than two symbols: dpverify-mary-certificate/1
+        from dpverify.verifiers.multisymbol.certify import symbol_certificate
+
+        return symbol_certificate(spec, agent_spec, accuracy, options)
+    if use_orbit_certificate(spec, agent_spec, options):
+        from dpverify.verifiers.multiparty.orbit import orbit_certificate
+
+        return orbit_certificate(spec, agent_spec, accuracy, options).to_json(spec.name)
+    table = tabulate(spec, agent_spec)
+    lower, upper = lambda_brackets(spec.lambdas_exact, spec.epsilons_exact)
+    exact = lower == upper
+    party = agent_spec.party
+    if accuracy is Accuracy.AVERAGE:
+        cert = average_certificate(agent_spec.name, table.outputs, table.gain_exact, party,
+                                   lower, upper, exact)
+        return cert.to_json(spec.name)
+
+    keys = spec.lambdas_exact if spec.lambdas_exact is not None else spec.epsilons_exact
+    assert keys is not None  # the loader sets one of them
+    n = spec.num_inputs
+    orbits = symmetry_orbits(keys, table.gain_exact, party)
+    if not _use_reduced(orbits, n):
+        orbits = trivial_orbits(spec.parties)
+    bits = [None] if party == 0 else [0, 1]
+    estimate = estimate_worst_nonzeros(spec, agent_spec, orbits)
+    too_large = SizeLimitError(
+        f"{spec.source}: the worst-case certificate of {agent_spec.name} needs an LP with "
+        f"about {estimate:.3g} non-zeros; the limit is {options.max_nonzeros:,} "
+        f"(raise it with --max-nonzeros), and the dense method takes at most "
+        f"{MAX_DENSE_INPUTS} inputs without symmetry")
+
+    def solved_hints() -> dict:
+        if orbits.count == n and DENSE_FROM_INPUTS <= n <= MAX_DENSE_INPUTS:
+            return _dense_hints(spec, _unit_gain(table.gain), party, bits)
+        if estimate > options.max_nonzeros:
+            raise too_large
+        hints = _solve_hints(spec, _unit_gain(table.gain), party, orbits, bits, options)
+        # None: the hint LP failed on a problem small enough for the exact simplex alone
+        return hints if hints is not None else {b: None for b in bits}
+
+    given = None
+    if orbits.count == n and agent_result is not None and agent_result.rule is not None:
+        given = _hints_from_result(spec, party, agent_result)
+    finder = basis_finder(options)
+    cert = worst_certificate(agent_spec.name, table.outputs, table.gain_exact, party, lower,
+                             upper, exact, orbits, given or solved_hints(), finder)
+    if given is not None and cert.status != PROVED and exact \
+            and estimate <= options.max_nonzeros:
+        # the verifier's hints (relaxed-LP prior) did not close it: RR's own LP and dual
+        cert = worst_certificate(agent_spec.name, table.outputs, table.gain_exact, party,
+                                 lower, upper, exact, orbits, solved_hints(), finder)
+    return cert.to_json(spec.name)
+
+
+def _hints_from_result(spec: MultipartySpec, party: int, result: AgentResult) -> dict | None:
+    """Hints on all inputs from the verifier: RR's float rule, the relaxed LP's prior."""
+    n = spec.num_inputs
+    rule = np.asarray(result.rule, dtype=float)
+    pi = None if result.pi is None else np.asarray(result.pi, dtype=float)
+    if party == 0:
+        return {None: WorstHint(rule=rule, prior=_normalised(pi), x_orbits=np.arange(n))}
+    out = {}
+    bits = own_bits(spec.parties, party)
+    for b in (0, 1):
+        rel = np.flatnonzero(bits == b)
+        prior = None if pi is None else _normalised(pi[rel])
+        out[b] = WorstHint(rule=rule[b], prior=prior, x_orbits=rel)
+    return out
+
+
+def _dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list) -> dict:
+    """Hints on all inputs from the dense interior-point method (verify.worst_ipm), for a
+    worst case without symmetry on DENSE_FROM_INPUTS to MAX_DENSE_INPUTS inputs."""
+    out = {}
+    for b in bits:
+        relevant = None if b is None else own_bits(spec.parties, party) == b
+        found = dense_worst(spec.lambdas, gain, relevant)
+        rel = np.arange(spec.num_inputs) if relevant is None else np.flatnonzero(relevant)
+        out[b] = WorstHint(rule=found.rule, prior=found.prior, x_orbits=rel)
+    return out
+
+
+def _normalised(p: np.ndarray | None) -> np.ndarray | None:
+    if p is None:
+        return None
+    p = np.clip(p, 0.0, None)
+    total = float(p.sum())
+    if not np.isfinite(total) or total <= 1e-9:
+        return None
+    return p / total
+
+
+def _solve_hints(spec: MultipartySpec, gain: np.ndarray, party: int, orbits: Orbits,
+                 bits: list, options: VerifyOptions) -> dict | None:
+    """Float hints per sub-problem; None when an LP failed but the exact simplex can take
+    every sub-problem (theory.certificates.MAX_EXACT_ROWS); else the SolverError."""
+    out = {}
+    k = spec.parties
+    try:
+        for b in bits:
+            relevant = None if b is None else own_bits(k, party) == b
+            if orbits.count < spec.num_inputs:
+                out[b] = _reduced_hint(spec.lambdas, gain, orbits, relevant, options)
+            else:
+                out[b] = _full_hint(spec.lambdas, gain, relevant, options)
+    except SolverError:
+        if all(exact_rows(orbits, relevant_orbit_count(orbits, party, b))
+               <= MAX_EXACT_ROWS for b in bits):
+            return None
+        raise
+    return out
+
+
+def _unit_gain(gain: np.ndarray) -> np.ndarray:
+    """The gains mapped affinely to [0, 1]: the optimal rules and minimax priors are the same
+    (every accuracy moves by the same affine map), and the hint LPs stay well scaled
+    whatever the scale of the user's gains."""
+    lo, hi = float(np.min(gain)), float(np.max(gain))
+    return (gain - lo) / (hi - lo) if hi > lo else np.zeros_like(gain)
+
+
+def basis_finder(options: VerifyOptions):
+    """A BasisFinder (theory.certificates.worst) backed by HiGHS: the optimal basis of the
+    float twin of an exact standard-form LP, rows scaled to a largest entry of 1. Only a
+    starting point: the exact simplex checks and repairs it."""
+
+    def find(rows: np.ndarray, rhs: np.ndarray, cost: np.ndarray):
+        scale = np.max(np.abs(rows), axis=1)
+        scale[scale == 0] = 1.0
+        b = LpBuilder()
+        cols = b.add_cols(rows.shape[1], cost=cost)
+        eq = b.add_rows(rows.shape[0], rhs / scale, rhs / scale)
+        b.add_matrix(eq, cols, rows / scale[:, None])
+        # entries HiGHS cannot keep are dropped: a hint needs no more
+        lp = b.build(maximize=True, name="exact-twin", drop_tiny=True)
+        sol = solve(lp, "highs", time_limit=options.time_limit, threads=options.threads)
+        if not sol.optimal or sol.basic_columns is None:
+            return None
+        cols = np.flatnonzero(sol.basic_columns)
+        return cols.tolist() if cols.size == rows.shape[0] else None
+
+    return find
+
+
+def _check(sol, what: str) -> None:
+    if not sol.optimal:
+        raise SolverError(f"{what} LP for the certificate: {sol.status.value} ({sol.message})")
+
+
+def _reduced_hint(lambdas, gain: np.ndarray, orbits: Orbits, relevant, options) -> WorstHint:
+    """RR's worst-case LP on orbits (KOV eq. 4/6 reduced by symmetry), solved in floats."""
+    A, G, x_orbits = reduced_rr_data(lambdas, gain, orbits, relevant)
+    rx, r = A.shape
+    m = G.shape[1]
+    coef = (A[:, :, None] * G[:, None, :]).reshape(rx, r * m)
+    # a row a reads  acc_a(q) - t >= 0: scaling it by c_a > 0 is the same constraint (its
+    # dual scales by 1 / c_a, undone below); entries HiGHS cannot keep are dropped: this LP
+    # only gives hints, the certificate is exact
+    scale = np.max(np.abs(coef), axis=1)
+    scale[scale == 0] = 1.0
+    b = LpBuilder()
+    q = b.add_cols(r * m)
+    t = b.add_cols(1, cost=1.0, lo=-np.inf)
+    x_rows = b.add_rows(rx, 0.0, np.inf)
+    b.add_matrix(x_rows, q, coef / scale[:, None])
+    b.add(x_rows, t[0], -1.0 / scale)
+    sums = b.add_rows(r, 1.0, 1.0)
+    b.add(np.repeat(sums, m), q, 1.0)
+    lp = b.build(maximize=True, name="rr-worst-orbits", drop_tiny=True)
+    sol = solve(lp, options.backend, time_limit=options.time_limit, threads=options.threads)
+    _check(sol, "randomized-response worst-case (orbits)")
+    rule = np.clip(sol.x[: r * m].reshape(r, m), 0.0, None)
+    prior = _normalised(-sol.row_duals[:rx] / scale)
+    return WorstHint(rule=rule, prior=prior, x_orbits=x_orbits)
+
+
+def _full_hint(lambdas, gain: np.ndarray, relevant, options) -> WorstHint:
+    """RR's worst-case LP on all inputs (chain form), its rule and dual prior."""
+    n = gain.shape[0]
+    factors = [rr_channel(lam) for lam in lambdas]
+    built = rr_worst_lp(factors, gain, relevant, "chain")
+    sol = solve(built.lp, options.backend, time_limit=options.time_limit,
+                threads=options.threads)
+    _check(sol, "randomized-response worst-case")
+    rule = np.clip(np.stack([sol.x[q] for q in built.blocks], axis=1), 0.0, None)
+    rel = np.arange(n) if relevant is None else np.flatnonzero(relevant)
+    prior = _normalised(-sol.row_duals[built.input_rows[rel]])
+    return WorstHint(rule=rule, prior=prior, x_orbits=rel)
+
+
+__all__ = ["UNPROVED", "certificate_filename", "certify_agent", "dump_certificate",
+           "proof_for", "proof_summary"]

@@ -1,0 +1,165 @@
+"""A minimax prior and a worst-case rule on orbits, for the orbit certificate (worst case).
+
+Per sub-problem (the observer; or one own bit of a party, KOV eq. 4), RR's worst-case LP on
+orbits is solved in floats (verifiers/multiparty/orbit.py) for a rule and a prior; then, when it is
+small, exactly (theory/orbits/lp.py, the revised simplex from the float basis), so that the
+certificate proves the optimum; otherwise the float solution is rationalised, and the
+certificate brackets the optimum (both of its ends are exact whatever the rule and prior).
+A party's worst case is the smaller of its two own bits' (KOV eq. 4): the prior of the
+sub-problem with the smaller value is used, and each own bit keeps its own rule.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from dpverify.theory.orbits.certificates import OrbitProblem
+from dpverify.theory.orbits.lp import exact_orbit_worst
+from dpverify.verifiers.multiparty.certify import basis_finder
+from dpverify.verifiers.options import VerifyOptions
+
+# The exact revised simplex keeps its rows x rows systems small: used while the orbit LP of
+# a sub-problem has at most this many rows and this many columns.
+MAX_EXACT_ROWS = 400
+MAX_EXACT_COLUMNS = 3_000
+RATIONAL_DENOMINATOR = 10**12  # rationalised float hints keep at most this denominator
+# lambdas from epsilon: a candidate whose bracket is this narrow (relative) is as good as
+# the brackets of e^eps themselves (about 1e-19)
+EPS_BRACKET = Fraction(1, 10**15)
+
+
+def _relevant(problem: OrbitProblem) -> list[list[int]]:
+    bits = problem.own_bits()
+    count = len(problem.gain)
+    if bits is None:
+        return [list(range(count))]
+    return [[w for w in range(count) if bits[w] == b] for b in (0, 1)]
+
+
+def orbit_worst_certificate(agent: str, problem: OrbitProblem, lower, upper, exact: bool,
+                            options: VerifyOptions):
+    """The worst-case orbit certificate: the uniform candidate when it closes; else the
+    rationalised float solution of the orbit LP (solved tightly); and when that leaves a
+    bracket (rational lambdas: any gap; lambdas from epsilon: wider than half of --tol)
+    and the LP is small, its exact solution (the revised simplex from the float basis)."""
+    from dpverify.theory.orbits.certificates import worst_certificate
+
+    cert = uniform_candidate(agent, problem, lower, upper, exact)
+    if cert is not None:
+        return cert
+    unit, _, _ = problem.unit()
+    gain = [list(row) for row in unit.fractions()]
+    parts = _relevant(problem)
+    prior, rule, notes = _float_hints(problem, gain, parts, upper, options)
+    cert = worst_certificate(agent, problem, lower, upper, exact, prior, rule, notes)
+    span = problem.unit()[2]
+    settled = cert.status == "proved-optimal" or (
+        not exact and cert.status == "bracket"
+        and cert.width <= Fraction(options.tol) * span / 2)
+    small = all(len(r) + len(gain) <= MAX_EXACT_ROWS for r in parts) and \
+        len(gain) * len(gain[0]) <= MAX_EXACT_COLUMNS
+    if settled or not small:
+        return cert
+    prior, rule, notes = _exact_hints(problem, gain, parts, lower, upper, options)
+    return worst_certificate(agent, problem, lower, upper, exact, prior, rule, notes)
+
+
+def uniform_candidate(agent: str, problem: OrbitProblem, lower, upper, exact: bool):
+    """The worst-case certificate of the uniform prior (on the own bit with the smaller
+    value, for a party) and RR's argmax rule, when it closes: the bounds meet exactly, or
+    (lambdas from epsilon) within the brackets of e^eps; else None."""
+    from dpverify.theory.orbits.certificates import (
+        argmax_rule,
+        label_scores,
+        worst_certificate,
+    )
+    from dpverify.theory.orbits.space import OrbitArray
+
+    unit, _, _ = problem.unit()
+    space = problem.space(lower)
+    sizes = space.orbit_sizes()
+    prior = OrbitArray(np.array(sizes, dtype=object)[:, None], 2 ** space.parties)
+    rule = argmax_rule(problem, label_scores(problem, space, unit, prior))
+    best = None
+    for relevant in _relevant(problem):
+        total = sum(sizes[w] for w in relevant)
+        mass = [Fraction(sizes[w], total) if w in set(relevant) else Fraction(0)
+                for w in range(len(sizes))]
+        cert = worst_certificate(agent, problem, lower, upper, exact, mass, rule)
+        if best is None or cert.bound < best.bound:
+            best = cert
+    assert best is not None
+    if best.status == "proved-optimal" or (not exact and best.status == "bracket"
+                                           and best.width <= EPS_BRACKET * abs(best.bound)):
+        return best
+    return None
+
+
+def _exact_hints(problem: OrbitProblem, gain, parts, lower, upper, options):
+    """Exactly optimal rules (at the lower lambdas) and prior (at the upper lambdas)."""
+    finder = basis_finder(options)
+    rules, priors, values = [], [], []
+    for relevant in parts:
+        rule, mass, value, basis = exact_orbit_worst(problem.space(lower), gain, relevant,
+                                                     finder)
+        if tuple(upper) != tuple(lower):
+            mass = exact_orbit_worst(problem.space(upper), gain, relevant, finder, basis)[1]
+        rules.append(tuple(tuple(r) for r in rule))
+        priors.append(mass)
+        values.append(value)
+    best = min(range(len(parts)), key=lambda b: values[b])
+    decision = rules[0] if problem.own is None else tuple(rules)
+    return priors[best], decision, ()
+
+
+def _float_hints(problem: OrbitProblem, gain, parts, upper, options):
+    """The rationalised float solutions of the orbit LPs (a valid, weaker certificate)."""
+    from dpverify.verifiers.multiparty.orbit import float_spread_matrix, orbit_rr_worst_lp
+
+    space = problem.space(upper)
+    K = float_spread_matrix(space)
+    g = np.array([[float(v) for v in row] for row in gain])
+    rules, priors, values = [], [], []
+    for relevant in parts:
+        mask = np.zeros(len(gain), dtype=bool)
+        mask[relevant] = True
+        found = orbit_rr_worst_lp(K, g, mask, options)
+        if found is None:  # no hint: RR's first output everywhere, the uniform prior
+            rule = np.zeros_like(g)
+            rule[:, 0] = 1.0
+            prior = mask.astype(float)
+        else:
+            rule, prior = found
+        rules.append(_rational_rows(rule))
+        priors.append(_rational_mass(prior, relevant))
+        values.append(float(np.min(((K @ rule) * g).sum(axis=1)[relevant])))
+    best = min(range(len(parts)), key=lambda b: values[b])
+    decision = rules[0] if problem.own is None else tuple(rules)
+    notes = ("the certificate brackets the optimum with the rationalised float rule and "
+             "prior of the worst-case LP on orbits",)
+    return priors[best], decision, notes
+
+
+def _rational_rows(rule: np.ndarray) -> tuple:
+    out = []
+    for row in rule.tolist():
+        r = [Fraction(max(v, 0.0)).limit_denominator(RATIONAL_DENOMINATOR) for v in row]
+        total = sum(r)
+        if total == 0:
+            r = [Fraction(int(j == int(np.argmax(row)))) for j in range(len(row))]
+            total = Fraction(1)
+        out.append(tuple(v / total for v in r))
+    return tuple(out)
+
+
+def _rational_mass(prior: np.ndarray, relevant: list[int]) -> list[Fraction]:
+    mass = [Fraction(0)] * len(prior)
+    for w in relevant:
+        mass[w] = Fraction(max(float(prior[w]), 0.0)).limit_denominator(RATIONAL_DENOMINATOR)
+    total = sum(mass)
+    if total == 0:
+        return [Fraction(1, len(relevant)) if w in set(relevant) else Fraction(0)
+                for w in range(len(prior))]
+    return [v / total for v in mass]

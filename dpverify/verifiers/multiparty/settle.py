@@ -1,0 +1,161 @@
+"""Settling a multi-party verdict exactly when the float LPs cannot (docs/theory.md,
+"Certificates"; KOV 2015, Theorem 3.1).
+
+The float path compares two computations (the relaxed LP and randomized response) within a
+tolerance. When they disagree, when one of them failed, or when the privacy levels are
+beyond what a float LP keeps, the verdict is settled here, never guessed:
+
+* `optimal` when the exact certificate (theory.certificates) proves it: its bounds meet
+  (`proved-optimal`), or they bracket the optimum within the tolerance (lambdas from
+  epsilon). The certificate is then checked again by the independent checker
+  (dpverify.checker), so two independent computations agree.
+* `gap` only with an exact witness: a protocol made exactly feasible from the relaxed LP's
+  solution, whose exact accuracy exceeds the exact upper bound on randomized response.
+  The corners of the relaxed LP *are* randomized response with a randomised rule, so such
+  a witness contradicts the certificate (and the theorem): it is reported loudly.
+* `error` ("undecided") otherwise, with what is known.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from dpverify.errors import SizeLimitError, SolverError
+from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
+from dpverify.spec.numbers import parse_rational
+from dpverify.spec.tables import tabulate
+from dpverify.theory.certificates import own_bits
+from dpverify.theory.exact import Scaled, lambda_brackets, rr_apply
+from dpverify.theory.rr import kron_apply
+from dpverify.verifiers.options import VerifyOptions
+from dpverify.verifiers.result import Verdict
+
+METHOD_LP = "lp"
+METHOD_PROOF = "proof"
+
+
+@dataclass(frozen=True)
+class Settled:
+    """An exactly settled result: values in the user's units, and the proof summary."""
+
+    verdict: Verdict
+    reason: str
+    relaxed: float | None
+    rr: float | None
+    proof: dict[str, Any] = field(default_factory=dict)
+    rule: np.ndarray | None = None  # the certificate's decision rule (RR's), as floats
+
+
+def settle(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
+           options: VerifyOptions, why: str, span: float,
+           witness: tuple[np.ndarray, bool] | None = None, hint_result=None) -> Settled:
+    """Settle one (agent, accuracy) exactly. `why` says why the floats could not decide;
+    `span` is the range of the agent's gains (the tolerance is relative to it); `witness`
+    is (the relaxed LP's corner weights theta[s, label] as floats, worst) when there is a
+    relaxed solution to turn into an exact witness."""
+    from dpverify.checker import check_certificate
+    from dpverify.verifiers.multiparty.certify import certify_agent, proof_summary
+
+    try:
+        cert = certify_agent(spec, agent, accuracy, hint_result, options)
+    except (SizeLimitError, SolverError) as exc:
+        return Settled(Verdict.ERROR, f"undecided: {why}; no exact certificate: {exc}",
+                       None, None, {"status": "unproved", "width": None, "reason": str(exc)})
+    proof = proof_summary(cert)
+    value, bound = parse_rational(cert["lower"]["value"]), parse_rational(cert["upper"]["bound"])
+    checked = check_certificate(spec, cert)
+    if not checked.ok:  # the construction and the checker disagree: a bug, never a pass
+        return Settled(Verdict.ERROR, f"undecided: {why}; the exact certificate fails the "
+                       f"independent check ({checked.message})", None, None, proof)
+    tol = Fraction(options.tol) * Fraction(span if span > 0 else 1)
+    width = bound - value
+    if cert["status"] == "proved-optimal" or (cert["status"] == "bracket" and width <= tol):
+        how = ("proves the optimum exactly" if cert["status"] == "proved-optimal"
+               else f"brackets the optimum within {float(width):.3g}")
+        return Settled(Verdict.OPTIMAL, f"{why}; the exact certificate {how} (checked "
+                       "independently)", float(bound), float(value), proof,
+                       _float_rule(cert["lower"]["decision"]))
+    if witness is not None:
+        lower = lambda_brackets(spec.lambdas_exact, spec.epsilons_exact)[0]
+        table = tabulate(spec, agent)
+        theta, worst = witness
+        reached = witness_value(lower, table.gain_exact, agent.party, theta, worst)
+        if reached > bound:
+            return Settled(Verdict.GAP, (
+                f"a protocol made exactly feasible from the relaxed LP's solution reaches "
+                f"{float(reached):.12g}, above the exact upper bound {float(bound):.12g} on "
+                "randomized response: this contradicts Kairouz-Oh-Viswanath Theorem 3.1 and "
+                "the certificate; please report it"), float(reached), float(value), proof)
+    return Settled(Verdict.ERROR, (
+        f"undecided: {why}; the exact certificate brackets the optimum in "
+        f"[{float(value):.12g}, {float(bound):.12g}] (width {float(width):.3g}), wider than "
+        "--tol"), float(bound), float(value), proof)
+
+
+def _float_rule(decision) -> np.ndarray:
+    """A certificate's decision rule ("p/q" strings, Q[tau][y] or Q[b][tau][y]) as floats."""
+    def convert(item):
+        if isinstance(item, list):
+            return [convert(v) for v in item]
+        return float(parse_rational(item))
+
+    return np.array(convert(decision), dtype=np.float64)
+
+
+def label_gain_table(gain_exact: Sequence[Sequence[Fraction]], party: int) -> list[list]:
+    """gain(x, label) exactly: labels are outputs for the observer, pairs (y0, y1) (index
+    y0 * m + y1) for party i, with gain(x, (y0, y1)) = w(f(x), y_{x_i}) (theory.md)."""
+    if party == 0:
+        return [list(row) for row in gain_exact]
+    n, m = len(gain_exact), len(gain_exact[0])
+    bits = own_bits(n.bit_length() - 1, party)
+    return [[gain_exact[x][b if bits[x] else a] for a in range(m) for b in range(m)]
+            for x in range(n)]
+
+
+def exact_corner_weights(theta: np.ndarray) -> list[list[Fraction]]:
+    """theta[s, label] made an exact protocol: clipped at 0 and each corner's row normalised
+    (exactly) to sum 1. Since the corners are the columns of P_RR, whose rows sum to 1, the
+    labels of every input then sum to 1: an exactly feasible point of the relaxed LP."""
+    out = []
+    for row in np.clip(np.asarray(theta, dtype=np.float64), 0.0, None).tolist():
+        exact = [Fraction(v) for v in row]
+        total = sum(exact)
+        if total == 0:
+            exact = [Fraction(1)] + [Fraction(0)] * (len(row) - 1)
+            total = Fraction(1)
+        out.append([v / total for v in exact])
+    return out
+
+
+def witness_value(lambdas: Sequence[Fraction], gain_exact, party: int, theta: np.ndarray,
+                  worst: bool) -> Fraction:
+    """The exact accuracy of the exact protocol made from theta (exact_corner_weights), with
+    the corners at `lambdas` (the lower bracket for epsilon, so that it is DP)."""
+    weights = Scaled.from_fractions(exact_corner_weights(theta))
+    P = rr_apply(lambdas, weights)  # P_label[x] = sum_s T_s[x] theta[s, label]
+    G = Scaled.from_fractions(label_gain_table(gain_exact, party))
+    per_input = (G.num * P.num).sum(axis=1)
+    den = G.den * P.den
+    if worst:
+        return Fraction(int(min(per_input.tolist())), den)
+    return Fraction(int(sum(per_input.tolist())), den * len(per_input))
+
+
+def corner_weights(lambdas: Sequence[float], columns: np.ndarray) -> np.ndarray:
+    """theta = S^-1 P: the corner weights of label columns P (2^k x L) made of any rank-one DP
+    points. Every rank-one DP tensor is a non-negative combination of corners (KOV's corner
+    lemma), so in exact arithmetic theta >= 0; in floats it is clipped by
+    exact_corner_weights. Used to turn an interior-point solution into a witness."""
+    inverse = []
+    for lam in lambdas:
+        if lam == 1.0:  # S_i singular: the factor carries no information
+            inverse.append(np.eye(2))
+        else:
+            inverse.append(np.array([[lam, -1.0], [-1.0, lam]]) * (1.0 + lam) / (lam * lam - 1))
+    return kron_apply(inverse, columns)

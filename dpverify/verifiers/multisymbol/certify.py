@@ -1,0 +1,82 @@
+"""Certificates for inputs with more than two symbols (`dpverify-mary-certificate/1`;
+docs/theory.md, section 6.5): the exact bound of verifiers/multisymbol/verifier.py as (prior, mu),
+and
+the best protocol found (a witness, or m-ary RR) with its exact decision rule as the lower
+bound. Every certificate is checked by the construction and then by the independent
+checker (dpverify/mary_checker.py) before it is reported.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
+from dpverify.spec.tables import tabulate
+from dpverify.theory.certificates.format import UNPROVED
+from dpverify.theory.exact import lambda_brackets
+from dpverify.theory.symbols.certificate import (
+    SymbolCertificate,
+    certificate_status,
+    protocol_accuracies,
+    upper_holds,
+)
+from dpverify.theory.units import Units
+from dpverify.verifiers.multisymbol.verifier import Outcome, symbol_outcome
+from dpverify.verifiers.options import VerifyOptions
+
+
+def build_certificate(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
+                      out: Outcome, units: Units) -> SymbolCertificate | None:
+    """The certificate of an outcome, in the user's units (w = lo + span w': mu = span mu'
+    + lo prior, bound = span bound' + lo); None when the outcome has no bound."""
+    if out.bound is None or out.best_channels is None or out.best_rule is None:
+        return None
+    table = tabulate(spec, agent)
+    lower, upper = lambda_brackets(spec.lambdas_exact, spec.epsilons_exact)
+    lo, span = units.lo, units.span
+    prior = out.bound.prior
+    mu = [span * v + lo * p for v, p in zip(out.bound.mu, prior, strict=True)]
+    bound = span * out.bound.bound + lo
+    decision = out.best_rule[0] if agent.party == 0 else out.best_rule
+    gain = [list(row) for row in table.gain_exact]
+    accuracies = protocol_accuracies(out.best_channels, decision, gain, spec.alphabets,
+                                     agent.party)
+    worst = accuracy is Accuracy.WORST
+    value = min(accuracies) if worst else sum(accuracies, Fraction(0)) / len(accuracies)
+    notes = []
+    if not upper_holds(upper, spec.alphabets, agent.party, gain, prior, mu):
+        notes.append("self-check failed: the ray inequalities do not hold")
+    exact = spec.lambdas_exact is not None or all(e == 0 for e in spec.epsilons_exact or ())
+    status = UNPROVED if notes else certificate_status(value, bound, exact, lower, upper)
+    return SymbolCertificate(
+        agent=agent.name, accuracy=accuracy.value, alphabets=tuple(spec.alphabets),
+        outputs=tuple(table.outputs), gain=tuple(tuple(r) for r in table.gain_exact),
+        upper_lambdas=tuple(upper), prior=tuple(prior), mu=tuple(mu), bound=bound,
+        lower_lambdas=tuple(lower), channels=tuple(tuple(map(tuple, C))
+                                                   for C in out.best_channels),
+        decision=tuple(decision), value=value, status=str(status), notes=tuple(notes))
+
+
+def symbol_certificate(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy | str,
+                       options: VerifyOptions) -> dict:
+    """`dpverify certify` for more than two symbols: the certificate JSON object (no
+    witness file is written; the certificate holds the protocol)."""
+    accuracy = Accuracy(accuracy)
+    out = symbol_outcome(spec, agent, accuracy, options, None)
+    if out.certificate is None:
+        from dpverify.errors import SolverError
+
+        raise SolverError(f"{spec.source}: {agent.name} {accuracy.value}: no certificate: "
+                          f"{out.reason}")
+    return out.certificate
+
+
+def proof_of(out: Outcome) -> dict[str, Any]:
+    """`verify --certify`: the certificate's status and width (it was checked
+    independently when the outcome was decided)."""
+    from dpverify.verifiers.multiparty.certify import proof_summary
+
+    if out.certificate is None:
+        return {"status": str(UNPROVED), "width": None, "reason": out.reason}
+    return proof_summary(out.certificate)

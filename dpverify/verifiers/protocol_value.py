@@ -1,0 +1,184 @@
+"""An explicit protocol's accuracy for one agent under its optimal decision rule, computed
+from the transcript matrix alone, independently of the relaxed LP (docs/theory.md,
+"Protocol audits"; KOV 2015, eqs. (2), (4), (5), (6)).
+
+* Average: the argmax rule on every transcript (theory/protocols/transcripts.py), exact for exact
+  protocols.
+* Worst case: the LP (W) of theory/protocols/worst.py per block of inputs (the observer's
+  one block; one per own symbol of a party; the value is the minimum over blocks). Exact
+  protocols of moderate size are solved by the exact simplex (value proved by a rule and
+  a prior that meet); otherwise HiGHS solves (W), and the value is bracketed by the
+  accuracy of the cleaned rule (below) and the Bayes value of the cleaned dual prior
+  (above), exactly when the protocol is exact.
+
+Gains are normalised to [0, 1] by the caller: every value here is in those units.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from dpverify.lp import solve
+from dpverify.lp.builder import LpBuilder
+from dpverify.theory.exact_lp import ExactLpError
+from dpverify.theory.protocols.transcripts import (
+    Transcripts,
+    average_value,
+    per_input_accuracy,
+    relevant_masks,
+)
+from dpverify.theory.protocols.worst import (
+    MAX_EXACT_ROWS,
+    exact_prior,
+    exact_rows,
+    exact_worst,
+    prior_bound,
+    rationalised,
+    rule_value,
+)
+from dpverify.verifiers.options import VerifyOptions
+
+EXACT = "exact"  # the value is an exact rational, proved
+BRACKET = "bracket"  # exact bounds lower <= value <= upper from an explicit rule and prior
+FLOAT = "float"  # floating point
+
+
+@dataclass(frozen=True, eq=False)
+class ProtocolValue:
+    """An agent's accuracy on a protocol under its optimal rule (normalised gains):
+    `lower <= value <= upper`, `exact` when proved. `rule[a][t][y]`: the rule per own
+    symbol (one block for the observer)."""
+
+    lower: float
+    upper: float
+    rule: np.ndarray
+    method: str
+    exact: Fraction | None = None
+    failure: str = ""
+    # exact protocols: the rule as Fractions (rule_exact[a][t][y]) and its exact value
+    # (the lower end of a bracket); None for float protocols
+    rule_exact: list | None = None
+    lower_exact: Fraction | None = None
+    upper_exact: Fraction | None = None
+
+    @property
+    def value(self) -> float:
+        """The accuracy an explicit rule achieves (a lower bound, never flattered)."""
+        return self.lower
+
+    @property
+    def ok(self) -> bool:
+        return not self.failure
+
+
+def protocol_value(tr: Transcripts, gain: np.ndarray, gain_exact: list[list[Fraction]] | None,
+                   party: int, worst: bool, options: VerifyOptions) -> ProtocolValue:
+    """The agent's accuracy on `tr` under its optimal decision rule (module docstring)."""
+    exact = tr.exact and gain_exact is not None
+    if not worst:
+        if exact:
+            value, rule = average_value(tr, np.array(gain_exact, dtype=object), party)
+            return ProtocolValue(float(value), float(value), rule, EXACT, Fraction(value),
+                                 rule_exact=_exact_rows(rule), lower_exact=Fraction(value),
+                                 upper_exact=Fraction(value))
+        fvalue, rule = average_value(tr, gain, party)
+        return ProtocolValue(float(fvalue), float(fvalue), rule, FLOAT)
+    blocks = [_worst_block(tr, gain, gain_exact if exact else None, party, mask, options)
+              for mask in relevant_masks(tr.alphabets, party)]
+    failure = "; ".join(b.failure for b in blocks if b.failure)
+    if failure:
+        return ProtocolValue(np.nan, np.nan, np.zeros((0, 0, 0)), FLOAT, failure=failure)
+    rule = np.stack([b.rule[0] for b in blocks])
+    lowest = min(blocks, key=lambda b: b.lower)
+    method = EXACT if all(b.method == EXACT for b in blocks) else lowest.method
+    exact_value = None
+    if method == EXACT:
+        exact_value = min(b.exact for b in blocks if b.exact is not None)
+    rule_exact = lower_exact = upper_exact = None
+    if all(b.rule_exact is not None for b in blocks):
+        rule_exact = [b.rule_exact[0] for b in blocks if b.rule_exact is not None]
+        lower_exact = min(b.lower_exact for b in blocks if b.lower_exact is not None)
+        upper_exact = min(b.upper_exact for b in blocks if b.upper_exact is not None)
+    return ProtocolValue(min(b.lower for b in blocks), min(b.upper for b in blocks), rule,
+                         method, exact_value, rule_exact=rule_exact, lower_exact=lower_exact,
+                         upper_exact=upper_exact)
+
+
+def _worst_block(tr: Transcripts, gain: np.ndarray, gain_exact: list[list[Fraction]] | None,
+                 party: int, mask: np.ndarray, options: VerifyOptions) -> ProtocolValue:
+    num = tr.num[mask]
+    if gain_exact is not None and exact_rows(num) <= MAX_EXACT_ROWS:
+        from dpverify.verifiers.multiparty.certify import (
+            basis_finder,  # the HiGHS twin of an exact LP
+        )
+
+        block_gain = [gain_exact[x] for x in np.flatnonzero(mask)]
+        start = np.argmax(tr.floats()[mask].T @ gain[mask], axis=1)
+        try:
+            found = exact_worst(num, tr.den, block_gain, start, basis_finder(options))
+        except ExactLpError:
+            pass  # the float LP and an exact bracket below
+        else:
+            rule = np.array([[float(v) for v in row] for row in found.rule])
+            value = float(found.value)
+            return ProtocolValue(value, value, rule[None], EXACT, found.value,
+                                 rule_exact=[found.rule], lower_exact=found.value,
+                                 upper_exact=found.value)
+    return _float_block(tr, gain, gain_exact, mask, options)
+
+
+def _exact_rows(rule: np.ndarray) -> list:
+    """A 0/1 (argmax) rule as Fractions."""
+    return [[[Fraction(int(v)) for v in row] for row in block] for block in rule.tolist()]
+
+
+def _float_block(tr: Transcripts, gain: np.ndarray, gain_exact: list[list[Fraction]] | None,
+                 mask: np.ndarray, options: VerifyOptions) -> ProtocolValue:
+    """(W) for one block solved by HiGHS; bracketed by its cleaned rule and dual prior."""
+    P = tr.floats()[mask]
+    g = gain[mask]
+    T, m = P.shape[1], g.shape[1]
+    live = np.flatnonzero(np.any(P > 0, axis=0))
+    b = LpBuilder()
+    q = b.add_cols(live.size * m)
+    sums = b.add_rows(live.size, 1.0, 1.0)
+    b.add(np.repeat(sums, m), q, 1.0)
+    rows = b.add_rows(P.shape[0], 0.0, np.inf)
+    # row x: sum_t,y P[x, t] g[x, y] Q[t, y] - s >= 0
+    coefficients = (P[:, live][:, :, None] * g[:, None, :]).reshape(P.shape[0], -1)
+    b.add_matrix(rows, q, coefficients)
+    s = b.add_cols(1, cost=1.0, lo=-np.inf)
+    b.add(rows, s, -1.0)
+    # Entries HiGHS cannot keep (below 1e-12) are dropped: the LP gives only a rule and a
+    # prior, and both are valued again on the whole P below (exactly for exact protocols)
+    sol = solve(b.build(maximize=True, name="protocol-worst", drop_tiny=True), options.backend,
+                time_limit=options.time_limit, threads=options.threads,
+                feasibility_tol=1e-10)
+    if not sol.optimal:
+        return ProtocolValue(np.nan, np.nan, np.zeros((1, T, m)), FLOAT,
+                             failure=f"the worst-case rule LP did not solve "
+                                     f"({sol.status.value}: {sol.message})")
+    rule = np.zeros((T, m))
+    rule[:, 0] = 1.0
+    rule[live] = sol.x[q].reshape(live.size, m)
+    rule = np.array(rationalised(rule), dtype=np.float64) if gain_exact is None else rule
+    prior = np.clip(-sol.row_duals[rows], 0.0, None)
+    if gain_exact is not None:
+        block_gain = [gain_exact[x] for x in np.flatnonzero(mask)]
+        exact_rule = rationalised(rule)
+        lower = rule_value(tr.num[mask], tr.den, block_gain, exact_rule)
+        upper = prior_bound(tr.num[mask], tr.den, block_gain, exact_prior(prior))
+        floats = np.array([[float(v) for v in row] for row in exact_rule])
+        if lower == upper:
+            return ProtocolValue(float(lower), float(lower), floats[None], EXACT, lower,
+                                 rule_exact=[exact_rule], lower_exact=lower, upper_exact=lower)
+        return ProtocolValue(float(lower), float(upper), floats[None], BRACKET,
+                             rule_exact=[exact_rule], lower_exact=lower, upper_exact=upper)
+    lower_f = float(per_input_accuracy(P, g, rule[None], (P.shape[0],), 0).min())
+    total = prior.sum()
+    weights = prior / total if total > 0 else np.full(prior.size, 1.0 / prior.size)
+    upper_f = float(((weights[:, None] * P).T @ g).max(axis=1).sum())
+    return ProtocolValue(lower_f, max(lower_f, upper_f), rule[None], FLOAT)
