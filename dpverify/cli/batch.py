@@ -21,10 +21,9 @@ from dpverify.cli.options import (
     note_unused_seed,
     verify_options,
 )
+from dpverify.defaults import DEFAULT_STORE, DEFAULT_TIMEOUT
 from dpverify.errors import InputError
-from dpverify.runner.batch import DEFAULT_TIMEOUT
 from dpverify.runner.check import DEFAULT_CHECK_TOL
-from dpverify.runner.store import DEFAULT_STORE
 from dpverify.status import ExitStatus
 
 

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+from dpverify.defaults import BACKENDS  # noqa: F401  (re-exported)
 from dpverify.lp.model import LinearProgram, LpSolution
-
-BACKENDS = ("highs", "cvxpy")
 
 
 def solve(

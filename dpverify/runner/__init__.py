@@ -5,7 +5,8 @@ results store with its claims, and `check`'s comparison with `[expect]` tables.
 No printing here: callers pass callbacks or a listener and print what they are told.
 """
 
+from dpverify.defaults import DEFAULT_STORE
 from dpverify.runner.batch import BatchItem, BatchReport, BatchResult, run_batch
-from dpverify.runner.store import DEFAULT_STORE, Store
+from dpverify.runner.store import Store
 
 __all__ = ["DEFAULT_STORE", "BatchItem", "BatchReport", "BatchResult", "Store", "run_batch"]

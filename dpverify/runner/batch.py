@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from dpverify.defaults import DEFAULT_TIMEOUT
 from dpverify.errors import SpecError
 from dpverify.runner.claims import StoreGate
 from dpverify.runner.executors.local import (
@@ -34,8 +35,6 @@ from dpverify.spec.reader import read_data
 from dpverify.status import ExitStatus, verdict_status
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.result import Verdict, worst_verdict
-
-DEFAULT_TIMEOUT = 600.0
 
 
 @dataclass(frozen=True)

@@ -35,9 +35,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
+from dpverify.defaults import DEFAULT_STORE
 from dpverify.errors import InputError
 
-DEFAULT_STORE = Path(".dpverify") / "results.sqlite"
 SCHEMA_VERSION = "1"
 BUSY_TIMEOUT = 10.0  # seconds to wait for another writer before calling the store locked
 CLAIM_STALE = 60.0  # seconds without a heartbeat after which a claim may be taken over

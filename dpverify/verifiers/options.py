@@ -4,17 +4,15 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-# Under a minute on a 2-core machine (benchmarks/bench_xor.py): observer XOR at k = 10
-# (66,560 non-zeros) verifies both accuracies in ~17 s; k = 11 (141,312) takes ~96 s.
-DEFAULT_MAX_NONZEROS = 70_000
-DEFAULT_TOL = 1e-9
-# Exact work of the orbit method (theory/orbits/space.py: integer operations of the transforms,
-# about orbits x sum of class sizes x columns): k = 1000 in one class with two outputs is
-# about 6e6 (a few seconds); 5e7 is about half a minute on a 2-core machine.
-DEFAULT_MAX_ORBIT_WORK = 50_000_000
-METHODS = ("auto", "lp", "orbit", "proof")
-DEFAULT_RESTARTS = 8  # random starts of the m-ary protocol search
-
+from dpverify.defaults import (
+    BACKENDS,
+    DEFAULT_MAX_NONZEROS,
+    DEFAULT_MAX_ORBIT_WORK,
+    DEFAULT_RESTARTS,
+    DEFAULT_TOL,
+    LP_FORMS,
+    METHODS,
+)
 
 BYTES_PER_NONZERO = 80  # COO build, CSC copy and HiGHS's own copies, measured roughly
 
@@ -81,7 +79,6 @@ OPTION_NAMES = {"tol": "tol", "backend": "backend", "max_nonzeros": "max_nonzero
                 "certify": "certify", "time_limit": "time_limit", "threads": "threads",
                 "method": "method", "max_orbit_work": "max_orbit_work",
                 "restarts": "restarts", "witness_dir": "witness_dir"}
-LP_FORMS = ("chain", "dense")
 
 
 def _number_problem(value: object, low: float, integer: bool) -> str | None:
@@ -99,8 +96,6 @@ def _number_problem(value: object, low: float, integer: bool) -> str | None:
 def option_problem(name: str, value: object) -> str | None:
     """Why `value` is not valid for the option `name` (None when it is): the one place
     the API and the command line check an option's value."""
-    from dpverify.lp.solve import BACKENDS
-
     if value is None and name in ("time_limit", "threads"):
         return None
     if name in ("tol", "time_limit"):

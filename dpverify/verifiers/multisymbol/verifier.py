@@ -28,6 +28,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from dpverify.defaults import DEFAULT_WITNESS_DIR
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
 from dpverify.spec.numbers import rational_text
 from dpverify.spec.tables import tabulate
@@ -52,7 +53,6 @@ from dpverify.verifiers.protocol_value import protocol_value
 from dpverify.verifiers.result import AgentResult, ProblemResult, Verdict
 
 METHOD_RAYS = "rays"
-DEFAULT_WITNESS_DIR = Path(".dpverify") / "witnesses"
 
 
 @dataclass
