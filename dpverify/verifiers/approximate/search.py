@@ -232,6 +232,8 @@ def random_start(obj: ApproxObjective, order: Sequence[int], M: int,
 
 def starts(obj: ApproxObjective, M: int, restarts: int, seed: int
            ) -> list[tuple[Sequential, str]]:
+    if M < 4:
+        raise ValueError(f"RR(epsilon, delta) needs 4 messages: messages = {M}")
     k = len(obj.lambdas)
     rng = np.random.default_rng(seed)
     out = [(rr_start(obj, range(1, k + 1), M), "rr")]
