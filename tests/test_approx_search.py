@@ -220,3 +220,26 @@ def test_four_parties_both_accuracies_within_the_bar(function):
         assert result.verdict in (ApproxVerdict.INTERACTION_HELPS, ApproxVerdict.OPEN)
         assert result.relaxed_optimum >= result.best_value >= result.rr_value
     assert time.perf_counter() - start < 60
+
+
+def test_a_kernels_best_response_keeps_the_later_speakers_private(monkeypatch):
+    """Party 1's best response must respect party 2's hockey-stick sums: they depend on how
+    often party 1 sends the messages after which party 2 reveals. Without those rows (the
+    negative control: `later_spend_form` made zero) party 1 sends only such messages and
+    party 2 spends far more than delta."""
+    from dpverify.verifiers.approximate import search as module
+    from dpverify.verifiers.approximate.search import best_kernel, evaluate, rule_values
+
+    gain = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 1.0], [1.0, 0.0]])
+    objective = ApproxObjective((3.0, 3.0), (0.1, 0.1), gain, 0, False)
+    seq = Sequential((1, 2), tuple(np.array(K, dtype=float) for K in issue_protocol()), 4)
+    value, rule = evaluate(objective, seq, OPTIONS)
+    assert value == pytest.approx(53 / 80)
+    K = best_kernel(objective, seq, 0, rule_values(objective, seq, rule), OPTIONS)
+    assert K is not None
+    assert (spends(seq.with_kernel(0, K), [3.0, 3.0]) <= 0.1 + 1e-8).all()
+    monkeypatch.setattr(module, "later_spend_form",
+                        lambda seq, r, r2, lam: np.zeros((4, 4 ** r, 4, 2)))
+    loose = best_kernel(objective, seq, 0, rule_values(objective, seq, rule), OPTIONS)
+    assert loose is not None
+    assert spends(seq.with_kernel(0, loose), [3.0, 3.0])[1] > 0.5
