@@ -16,14 +16,14 @@ from dpverify.spec import loads
 from dpverify.spec.model import Accuracy
 from dpverify.spec.tables import tabulate
 from dpverify.theory.approx.hockey import protocol_deltas
-from dpverify.theory.approx.sequential import Sequential, exact_spend
+from dpverify.theory.approx.sequential import Sequential, exact_spend, spends
 from dpverify.theory.exact import lambda_brackets
 from dpverify.theory.units import units_of
 from dpverify.verifiers.approximate.bound import exact_ray_bound, float_ray_bound
-from dpverify.verifiers.approximate.search import ApproxObjective, climb, spends, starts
+from dpverify.verifiers.approximate.search import ApproxObjective, climb, starts
 from dpverify.verifiers.approximate.verifier import (
+    ApproxNumbers,
     ApproxVerdict,
-    _Numbers,
     approximate_result,
     decide,
 )
@@ -194,7 +194,7 @@ def test_the_verdicts_from_exact_numbers():
     units = units_of([[F(0), F(1)], [F(1), F(0)]])
 
     def verdict(bound, low, high, best):
-        return decide(_Numbers(bound, low, high, best), 1e-9, units)[0]
+        return decide(ApproxNumbers(bound, low, high, best), 1e-9, units)[0]
 
     assert verdict(F(3, 4), F(3, 4), F(3, 4), F(3, 4)) is ApproxVerdict.OPTIMAL
     assert verdict(F(4, 5), F(3, 4), F(3, 4), F(79, 100)) is ApproxVerdict.INTERACTION_HELPS

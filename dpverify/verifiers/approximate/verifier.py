@@ -90,7 +90,9 @@ class ApproxResult:
 
 
 @dataclass
-class _Numbers:
+class ApproxNumbers:
+    """The exact numbers of one agent and accuracy (normalised gains), as they are found."""
+
     bound: Fraction | None = None
     rr_low: Fraction | None = None
     rr_high: Fraction | None = None
@@ -101,7 +103,7 @@ class _Numbers:
     notes: tuple[str, ...] = ()
 
 
-def decide(nums: _Numbers, tol: float, units: Units) -> tuple[ApproxVerdict, str]:
+def decide(nums: ApproxNumbers, tol: float, units: Units) -> tuple[ApproxVerdict, str]:
     """The verdict of the module docstring from the exact numbers (normalised)."""
     def shown(v: Fraction) -> str:
         return f"{float(units.lo + units.span * v):.12g}"
@@ -132,7 +134,7 @@ def decide(nums: _Numbers, tol: float, units: Units) -> tuple[ApproxVerdict, str
 
 def _witness(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
              deltas: Sequence[Fraction], lower: Sequence[Fraction], found, units: Units,
-             options: VerifyOptions, nums: _Numbers) -> None:
+             options: VerifyOptions, nums: ApproxNumbers) -> None:
     """The search's best protocol made exact, written and valued from its text; kept when
     it beats RR's exact value."""
     kernels, _ = exact_protocol(found.protocol, lower, deltas)
@@ -169,7 +171,7 @@ def approximate_result(spec: MultipartySpec, agent: AgentSpec, accuracy: Accurac
                 f"parties = {spec.parties} and {labels} labels (four rays per party)")
     units = units_of(table.gain_exact)
     lower, upper = lambda_brackets(spec.lambdas_exact, spec.epsilons_exact)
-    nums = _Numbers()
+    nums = ApproxNumbers()
     floats = float_ray_bound(spec.lambdas, deltas, units.unit, agent.party, worst, options)
     proved = exact_ray_bound(floats, upper, deltas, units.exact, agent.party)
     if proved is None:
