@@ -1,0 +1,212 @@
+"""One agent and accuracy under (epsilon_i, delta_i)-DP (issue 20; docs/theory.md,
+"Approximate privacy"): three exact numbers, in gains normalised to [0, 1] so that the
+tolerance is relative to their range, and a verdict.
+
+* U, a proved upper bound over every interactive (epsilon_i, delta_i)-DP protocol: the
+  four-ray LP, its duals made exact at the upper rational brackets of the levels
+  (verifiers/approximate/bound.py);
+* R, the best non-interactive value: the product of RR(epsilon_i, delta_i) with the
+  optimal rule, exactly (R_lo at the lower brackets, an explicit private protocol;
+  R_hi >= its value at the true levels; equal for rational levels);
+* B, the best interactive protocol found by the search, made exactly private, written as
+  a protocol file and valued again from that file alone (witness.py); B = R_lo when
+  nothing beats RR.
+
+Verdicts (never guessed):
+
+    R_lo > U or B > U     error: a bug (both are feasible points of the LP)
+    U - R_lo <= tol       optimal: RR(epsilon, delta) attains the bound
+    B - R_hi > tol        interaction-helps: the witness beats every non-interactive
+                          protocol
+    otherwise             open: the optimum lies in [B, U]
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
+from dpverify.spec.numbers import rational_text
+from dpverify.spec.tables import tabulate
+from dpverify.theory.approx.hockey import DeltaBracket
+from dpverify.theory.exact import lambda_brackets
+from dpverify.theory.units import Units, units_of
+from dpverify.verifiers.approximate.bound import (
+    bound_nonzeros,
+    exact_ray_bound,
+    float_ray_bound,
+)
+from dpverify.verifiers.approximate.noninteractive import noninteractive_value
+from dpverify.verifiers.approximate.search import ApproxObjective, search
+from dpverify.verifiers.approximate.witness import check_witness, exact_protocol, witness_text
+from dpverify.verifiers.options import VerifyOptions, check_limit
+
+
+class ApproxVerdict(enum.StrEnum):
+    OPTIMAL = "optimal"
+    INTERACTION_HELPS = "interaction-helps"  # a finding: exit status 1
+    OPEN = "open"  # undecided: exit status 3
+    ERROR = "error"
+
+
+@dataclass(frozen=True, eq=False)
+class ApproxResult:
+    """One agent and accuracy (module docstring), values in the user's units; the exact
+    numbers (user units) beside the floats; `witness` the best protocol's file text (None
+    when RR is best); `witness_deltas` its achieved deltas at the claimed levels."""
+
+    agent: str
+    accuracy: str
+    deltas: tuple[Fraction, ...]
+    relaxed_optimum: float | None
+    rr_value: float | None
+    best_value: float | None
+    witness: str | None
+    verdict: ApproxVerdict
+    reason: str
+    seconds: float
+    relaxed_optimum_exact: Fraction | None = None
+    rr_value_exact: Fraction | None = None
+    best_value_exact: Fraction | None = None
+    witness_deltas: tuple[DeltaBracket, ...] = ()
+    origin: str = ""
+    search_starts: int = 0
+    search_steps: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"agent": self.agent, "accuracy": self.accuracy,
+                "delta": [rational_text(d) for d in self.deltas],
+                "relaxed_optimum": self.relaxed_optimum, "rr_value": self.rr_value,
+                "best_value": self.best_value, "witness": self.witness,
+                "verdict": self.verdict.value, "reason": self.reason,
+                "seconds": self.seconds}
+
+
+@dataclass
+class ApproxNumbers:
+    """The exact numbers of one agent and accuracy (normalised gains), as they are found."""
+
+    bound: Fraction | None = None
+    rr_low: Fraction | None = None
+    rr_high: Fraction | None = None
+    best: Fraction | None = None
+    witness: str | None = None
+    witness_deltas: tuple[DeltaBracket, ...] = ()
+    origin: str = "rr"
+    notes: tuple[str, ...] = ()
+
+
+def decide(nums: ApproxNumbers, tol: float, units: Units) -> tuple[ApproxVerdict, str]:
+    """The verdict of the module docstring from the exact numbers (normalised)."""
+    def shown(v: Fraction) -> str:
+        return f"{float(units.lo + units.span * v):.12g}"
+
+    U, R, B = nums.bound, nums.rr_low, nums.best
+    if R is None or nums.rr_high is None or B is None:
+        return ApproxVerdict.ERROR, "the non-interactive value could not be computed exactly"
+    if U is not None and (R > U or B > U):
+        which, value = ("RR(epsilon, delta)", R) if R > U else ("the witness", B)
+        return ApproxVerdict.ERROR, (f"{which} reaches {shown(value)}, above the proved bound "
+                                     f"{shown(U)}: a bug, please report it")
+    if U is not None and tol >= U - R:
+        return ApproxVerdict.OPTIMAL, ""
+    if B - nums.rr_high > tol:
+        where = ("" if U is None else f"; the optimum lies in [{shown(B)}, {shown(U)}]"
+                 if tol < U - B else "; it reaches the bound within --tol")
+        return ApproxVerdict.INTERACTION_HELPS, (
+            f"an interactive protocol ({nums.origin} start) reaches {shown(B)}, above the best "
+            f"non-interactive protocol, RR(epsilon, delta) ({shown(R)}), by "
+            f"{float(B - nums.rr_high):.3g} of the gains' range{where}")
+    if U is None:
+        return ApproxVerdict.ERROR, "the upper bound could not be proved"
+    return ApproxVerdict.OPEN, (
+        f"open: the optimum lies in [{shown(B)}, {shown(U)}] (the best protocol found, the "
+        f"bound; width {float(U - B):.3g} of the gains' range) and RR(epsilon, delta) reaches "
+        f"{shown(R)}: whether interaction helps is not decided")
+
+
+def _witness(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
+             deltas: Sequence[Fraction], lower: Sequence[Fraction], found, units: Units,
+             options: VerifyOptions, nums: ApproxNumbers) -> None:
+    """The search's best protocol made exact, written and valued from its text; kept when
+    it beats RR's exact value."""
+    kernels, _ = exact_protocol(found.protocol, lower, deltas)
+    text = witness_text(spec, agent, accuracy, deltas, found.protocol.order, kernels,
+                        name=f"{spec.name}.{agent.name.replace(':', '-')}.{accuracy.value}"
+                             ".witness",
+                        note=f"an interactive protocol found by dpverify for {agent.name} "
+                             f"({accuracy.value}) of {spec.name} ({found.origin} start)")
+    checked = check_witness(text, spec, agent, accuracy, deltas, units, options)
+    if checked.value is None:
+        nums.notes += (f"the best protocol found was refused as a witness: {checked.reason}",)
+    elif nums.rr_low is not None and checked.value > nums.rr_low:
+        nums.best, nums.witness, nums.origin = checked.value, text, found.origin
+        nums.witness_deltas = checked.deltas
+
+
+def approximate_result(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
+                       deltas: Sequence[Fraction], options: VerifyOptions, *,
+                       messages: int = 4, restarts: int | None = None,
+                       seed: int | None = None, search_seconds: float = np.inf,
+                       always_search: bool = False) -> ApproxResult:
+    """Bound, non-interactive value, search and witness for one agent and accuracy of a
+    problem on bits with deltas (one per party, in [0, 1)); module docstring."""
+    start = time.perf_counter()
+    if not spec.binary:
+        raise ValueError("approximate privacy is for parties holding bits")
+    deltas = tuple(Fraction(d) for d in deltas)
+    if len(deltas) != spec.parties or any(not 0 <= d < 1 for d in deltas):
+        raise ValueError(f"deltas must be {spec.parties} numbers in [0, 1): {deltas}")
+    table = tabulate(spec, agent)
+    worst = accuracy is Accuracy.WORST
+    labels = len(table.outputs) ** (1 if agent.party == 0 else 2)
+    check_limit(spec.source, bound_nonzeros(spec.parties, deltas, labels, worst), options,
+                f"parties = {spec.parties} and {labels} labels (four rays per party)")
+    units = units_of(table.gain_exact)
+    lower, upper = lambda_brackets(spec.lambdas_exact, spec.epsilons_exact)
+    nums = ApproxNumbers()
+    floats = float_ray_bound(spec.lambdas, deltas, units.unit, agent.party, worst, options)
+    proved = exact_ray_bound(floats, upper, deltas, units.exact, agent.party)
+    if proved is None:
+        nums.notes += (floats.failure or "the four-ray LP gave no duals",)
+    else:
+        nums.bound = proved.bound
+    rr = noninteractive_value(lower, upper, deltas, units, agent.party, worst, options)
+    nums.rr_low, nums.rr_high, nums.best = rr.lower, rr.upper, rr.lower
+    report = None
+    if rr.lower is not None and (always_search or nums.bound is None
+                                 or nums.bound - rr.lower > options.tol):
+        objective = ApproxObjective(tuple(float(v) for v in lower),
+                                    tuple(float(d) for d in deltas), units.unit,
+                                    agent.party, worst)
+        stop = float(nums.bound) - options.tol / 4 if nums.bound is not None else np.inf
+        report = search(objective, options, messages=messages,
+                        restarts=options.restarts if restarts is None else restarts,
+                        seed=options.seed if seed is None else seed, stop_at=stop,
+                        prior=floats.pi, seconds=search_seconds)
+        if report.best.value > float(rr.lower) + 1e-12:
+            _witness(spec, agent, accuracy, deltas, lower, report.best, units, options, nums)
+    verdict, reason = decide(nums, options.tol, units)
+    user = _user(units)
+    return ApproxResult(
+        agent.name, accuracy.value, deltas, units.user(nums.bound), units.user(nums.rr_low),
+        units.user(nums.best), nums.witness, verdict,
+        "; ".join(r for r in (reason, *nums.notes) if r), time.perf_counter() - start,
+        relaxed_optimum_exact=user(nums.bound), rr_value_exact=user(nums.rr_low),
+        best_value_exact=user(nums.best), witness_deltas=nums.witness_deltas,
+        origin=nums.origin if nums.witness else "rr",
+        search_starts=report.starts if report else 0,
+        search_steps=report.steps if report else 0)
+
+
+def _user(units: Units):
+    def convert(v: Fraction | None) -> Fraction | None:
+        return None if v is None else units.lo + units.span * v
+    return convert

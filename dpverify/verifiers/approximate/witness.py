@@ -1,0 +1,234 @@
+"""Exact (epsilon, delta) witnesses: a float sequential protocol made exactly private,
+written as a protocol file, and valued again from that file alone (docs/theory.md,
+"Approximate privacy").
+
+* **Exact kernels.** Every entry is rounded to a small rational when that moves it by at
+  most 1e-12, else to a multiple of 2^-50; each row's largest entry absorbs the rounding,
+  so rows sum to 1 exactly. Then, in speaking order, each party's achieved delta at the
+  lower rational bracket lambda_lo <= e^epsilon is computed exactly
+  (theory/approx/sequential.py, `exact_spend`); when it exceeds delta_j the round's
+  kernels are mixed with a kernel whose hockey-stick sum is 0, the uniform one (its
+  entries are short; pure epsilon-RR would do as well): HS((1 - t) K + t U) <=
+  (1 - t) HS(K) by convexity, so t = 1 - delta_j / HS (rounded up to a dyadic) suffices.
+  For delta_j = 0 that would be t = 1, so each prefix is mixed instead by the least t that
+  makes every column meet max <= lambda_lo min (pure DP, hockey-stick sum 0). Mixing
+  round r changes no earlier speaker's sum (its messages sum out there), and the later
+  ones are fixed after it.
+* **The file.** `kind = "protocol"` with the problem's claims, this agent and accuracy,
+  and `delta` in `[problem]` (spec.md, "Approximate privacy").
+* **Valued from the file.** The protocol loader reads the file (the `delta` key is read
+  here until the loader knows it: `read_protocol_text`), its exact transcripts give every
+  party's achieved delta at the claimed levels (theory/approx/hockey.py: an exact bracket
+  for epsilon claims), each must be proved at most its claim, and the agent's accuracy is
+  that of an explicit decision rule (verifiers/protocol_value.py), exact or an exact lower
+  bracket. That is the witness's value.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+import tomlkit
+
+from dpverify.errors import SpecError
+from dpverify.spec import ProtocolSpec, loads
+from dpverify.spec.documents import number, problem_document
+from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
+from dpverify.spec.numbers import NumberError, parse_exact
+from dpverify.spec.protocol_writer import protocol_text
+from dpverify.spec.tables import tabulate
+from dpverify.theory.approx.hockey import (
+    DeltaBracket,
+    exact_protocol_transcripts,
+    protocol_deltas,
+)
+from dpverify.theory.approx.sequential import Sequential, exact_spend
+from dpverify.theory.units import Units
+from dpverify.verifiers.options import VerifyOptions
+from dpverify.verifiers.protocol_value import protocol_value
+
+SNAP = 10**6
+CLEAN = 1e-10  # float entries below this are solver noise: 0
+DYADIC = 1 << 50
+MIX_BITS = 1 << 40
+
+
+def _entry(v: float) -> Fraction:
+    if v < CLEAN:
+        return Fraction(0)
+    small = Fraction(float(v)).limit_denominator(SNAP)
+    if abs(float(small) - v) <= 1e-12:
+        return small
+    return Fraction(round(v * DYADIC), DYADIC)
+
+
+def exact_rows(K: np.ndarray) -> np.ndarray:
+    """A float kernel stack (prefixes, 2, M) as Fractions whose rows sum to 1 exactly."""
+    out = np.empty(K.shape, dtype=object)
+    for p in range(K.shape[0]):
+        for a in range(K.shape[1]):
+            row = [_entry(float(v)) for v in K[p, a]]
+            big = max(range(len(row)), key=lambda m: row[m])
+            row[big] += 1 - sum(row, Fraction(0))
+            if row[big] < 0:  # cannot happen for a distribution; kept as a guard
+                row = [Fraction(1, len(row))] * len(row)
+            out[p, a] = row
+    return out
+
+
+def _dyadic_up(t: Fraction) -> Fraction:
+    """The least multiple of 2^-40 >= t, at most 1."""
+    return min(Fraction(math.ceil(t * MIX_BITS), MIX_BITS), Fraction(1))
+
+
+def _mix(K: np.ndarray, t: Fraction) -> np.ndarray:
+    """(1 - t) K + t U, U the uniform kernel (hockey-stick sum 0 at every lambda >= 1)."""
+    return (1 - t) * K + t * Fraction(1, K.shape[-1])
+
+
+def _pure(K: np.ndarray, lam: Fraction) -> np.ndarray:
+    """Every prefix's kernel mixed with the uniform one by the least dyadic t that makes
+    each message's column satisfy max <= lam min (delta = 0: pure DP): for a column with
+    d = max - lam min > 0, t >= d / (d + (lam - 1) / M)."""
+    out = K.copy()
+    M = K.shape[-1]
+    for p in range(K.shape[0]):
+        need = Fraction(0)
+        for m in range(M):
+            u0, u1 = Fraction(K[p, 0, m]), Fraction(K[p, 1, m])
+            d = max(u0, u1) - lam * min(u0, u1)
+            if d > 0:
+                need = max(need, Fraction(1) if lam == 1 else d / (d + (lam - 1) / M))
+        if need > 0:
+            out[p] = _mix(K[p], _dyadic_up(need))
+    return out
+
+
+def exact_protocol(seq: Sequential, lambdas_lo: Sequence[Fraction],
+                   deltas: Sequence[Fraction]) -> tuple[list[np.ndarray], list[Fraction]]:
+    """The protocol with exact kernels, (epsilon, delta)-DP at lambdas_lo exactly (module
+    docstring); and the mixing weight used in each round (-1: per prefix, delta = 0)."""
+    kernels = [exact_rows(K) for K in seq.kernels]
+    weights = []
+    for r, j in enumerate(seq.order):
+        lam, delta = Fraction(lambdas_lo[j - 1]), Fraction(deltas[j - 1])
+        spent = exact_spend(seq.order, kernels, r, lam)
+        t = Fraction(0)
+        if spent > delta and delta == 0:
+            kernels[r], t = _pure(kernels[r], lam), Fraction(-1)
+        elif spent > delta:
+            t = _dyadic_up(1 - delta / spent)
+            kernels[r] = _mix(kernels[r], t)
+        if t and exact_spend(seq.order, kernels, r, lam) > delta:  # convexity says never
+            raise ArithmeticError("mixing with the uniform kernel did not make it private")
+        weights.append(t)
+    return kernels, weights
+
+
+def _delta_value(deltas: Sequence[Fraction]) -> object:
+    written = [number(Fraction(v)) for v in deltas]
+    return written[0] if len(set(deltas)) == 1 else written
+
+
+def witness_text(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
+                 deltas: Sequence[Fraction], order: Sequence[int],
+                 kernels: Sequence[np.ndarray], *, name: str, note: str) -> str:
+    """The protocol file of a sequential protocol (party order[r] speaks in round r with
+    kernels[r][p]), claiming the problem's levels and `deltas`, for this agent only."""
+    document = problem_document(spec)
+    document["problem"]["accuracy"] = [accuracy.value]
+    kept = {"problem": document["problem"]}
+    if agent.party == 0:
+        kept["observer"] = document["observer"]
+    else:
+        kept["party"] = [t for t in document["party"] if t["index"] == agent.party]
+    text = protocol_text(kept, name=name, description=note, speakers=list(order),
+                         kernels=list(kernels),
+                         comment="dpverify: an (epsilon, delta) witness protocol "
+                                 "(docs/theory.md, approximate privacy)")
+    doc = tomlkit.parse(text)
+    doc["problem"]["delta"] = _delta_value(deltas)  # type: ignore[index]
+    return tomlkit.dumps(doc)
+
+
+def read_protocol_text(text: str, source: str = "<witness>"
+                       ) -> tuple[ProtocolSpec, tuple[Fraction, ...] | None]:
+    """A protocol file with an optional `delta` in `[problem]`: the spec (the loader reads
+    the rest) and the deltas, one per party. Transitional: the loader will read `delta`
+    itself (spec.md); until then it is taken out here. SpecError on bad input."""
+    doc = tomlkit.parse(text)
+    problem = doc.get("problem")
+    raw = problem.pop("delta", None) if isinstance(problem, dict) else None
+    spec = loads(tomlkit.dumps(doc), source=source)
+    if raw is None or not isinstance(spec, ProtocolSpec):
+        return spec, None  # type: ignore[return-value]
+    values = list(raw) if isinstance(raw, list) else [raw] * spec.parties
+    try:
+        deltas = tuple(parse_exact(v) for v in values)
+    except NumberError as exc:
+        raise SpecError(source, "problem.delta", raw, str(exc)) from exc
+    if len(deltas) != spec.parties or any(not 0 <= d < 1 for d in deltas):
+        raise SpecError(source, "problem.delta", raw,
+                        f"must be one number or {spec.parties} numbers in [0, 1)")
+    return spec, deltas
+
+
+@dataclass(frozen=True, eq=False)
+class WitnessCheck:
+    """A witness valued from its file: its exact value (normalised gains; None when
+    refused, with `reason`) and each party's achieved delta at the claimed levels."""
+
+    value: Fraction | None
+    deltas: tuple[DeltaBracket, ...] = ()
+    method: str = ""
+    reason: str = ""
+
+
+def _same_levels(a: ProtocolSpec, spec: MultipartySpec) -> bool:
+    return a.lambdas_exact == spec.lambdas_exact and a.epsilons_exact == spec.epsilons_exact
+
+
+def check_witness(text: str, spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
+                  deltas: Sequence[Fraction], units: Units, options: VerifyOptions,
+                  source: str = "<witness>") -> WitnessCheck:
+    """The witness's value from its text alone (module docstring)."""
+    try:
+        wspec, claimed = read_protocol_text(text, source)
+    except SpecError as exc:
+        return WitnessCheck(None, reason=f"the witness file does not load: {exc}")
+    if wspec.alphabets != spec.alphabets or not _same_levels(wspec, spec):
+        return WitnessCheck(None, reason="the witness is not a protocol on the problem's "
+                                         "inputs at its levels")
+    if claimed is None or tuple(claimed) != tuple(Fraction(d) for d in deltas):
+        return WitnessCheck(None, reason="the witness does not claim the problem's deltas")
+    twin = next((a for a in wspec.agents if a.name == agent.name), None)
+    if twin is None or accuracy not in wspec.accuracies:
+        return WitnessCheck(None, reason=f"the witness has no {agent.name} {accuracy.value}")
+    if tabulate(wspec.claimed(), twin).gain_exact != tabulate(spec, agent).gain_exact:
+        return WitnessCheck(None, reason=f"the witness's {agent.name} computes another "
+                                         "function or gain than the problem's")
+    try:
+        tr = exact_protocol_transcripts(wspec)
+    except ValueError as exc:
+        return WitnessCheck(None, reason=f"the witness is too large to value exactly: {exc}")
+    achieved = protocol_deltas(wspec, tr)
+    for i, bracket in enumerate(achieved):
+        if bracket.meets(Fraction(deltas[i])) is not True:
+            return WitnessCheck(None, achieved, reason=(
+                f"the witness is not proved ({wspec.lambdas[i]:.6g}, {deltas[i]})-DP for "
+                f"party {i + 1}: its achieved delta lies in [{float(bracket.lower):.6g}, "
+                f"{float(bracket.upper):.6g}]"))
+    exact = [[(v - units.lo) / units.span for v in row]
+             for row in tabulate(spec, agent).gain_exact]
+    unit = np.array([[float(v) for v in row] for row in exact], dtype=np.float64)
+    value = protocol_value(tr, unit, exact, agent.party, accuracy is Accuracy.WORST, options)
+    if not value.ok or (value.exact is None and value.lower_exact is None):
+        return WitnessCheck(None, achieved, reason=(
+            f"the witness's value could not be computed exactly ({value.failure})"))
+    lowest = value.exact if value.exact is not None else value.lower_exact
+    assert lowest is not None  # checked above
+    return WitnessCheck(Fraction(lowest), achieved, value.method)
