@@ -26,8 +26,7 @@ from dpverify.errors import (
     SolverError,
     SpecError,
 )
-
-__version__ = "0.1.0"
+from dpverify.version import __version__
 
 if TYPE_CHECKING:
     from dpverify.api import (
