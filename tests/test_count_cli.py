@@ -307,3 +307,13 @@ def test_release_exact_alphas_from_decimals():
     from dpverify.verifiers.count.release import parse_alphas as _alphas
 
     assert _alphas("0.1, 1/3,1") == [Fraction(1, 10), Fraction(1, 3), Fraction(1)]
+
+
+def test_the_release_limit_of_the_command_line_is_the_librarys():
+    """`--n`'s help names defaults.MAX_RELEASE_N (the command line imports no verifier);
+    the library enforces its own: the two must be the same number."""
+    from dpverify.defaults import MAX_RELEASE_N
+    from dpverify.verifiers.count import release
+
+    assert MAX_RELEASE_N == release.MAX_RELEASE_N
+    assert f"N <= {MAX_RELEASE_N}" in main.commands["release"].params[0].help

@@ -20,6 +20,7 @@ from dpverify.defaults import (
     DEFAULT_MAX_ORBIT_WORK,
     DEFAULT_RESTARTS,
     DEFAULT_TOL,
+    DEFAULT_WITNESS_DIR,
     LP_FORMS,
     METHODS,
     LpForm,
@@ -94,7 +95,7 @@ RESTARTS = click.option("--restarts", type=click.IntRange(min=0), default=DEFAUL
                              "and the LP's support).")
 WITNESS_DIR = click.option("--witness-dir", type=click.Path(file_okay=False), default=None,
                            help="Alphabets > 2: where witness protocol files are written "
-                                "(default .dpverify/witnesses).")
+                                f"(default {DEFAULT_WITNESS_DIR}).")
 QUIET = click.option("--quiet", "-q", is_flag=True, help="Print only the summary.")
 NO_COLOR = click.option("--no-color", is_flag=True, help="No colours.")
 
