@@ -145,7 +145,10 @@ def new(kind: str, name: str, folder: PathLike = ".") -> Path:
 
 
 def _is_text(text: str) -> bool:
-    return "\n" in text or text.lstrip("\ufeff \t").startswith("[")
+    """Whether a `str` is the text of a file rather than a path: it holds a newline, or
+    starts with `[` and names no file (a file named `[x].toml` is a path)."""
+    return "\n" in text or (text.lstrip("\ufeff \t").startswith("[")
+                             and not os.path.exists(text))
 
 
 def _problem(problem: Any) -> Problem:

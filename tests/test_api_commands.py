@@ -197,3 +197,16 @@ def test_survey_levels_are_checked_as_on_the_command_line():
         dpverify.survey(alphabet=3, parties=1, epsilon="800")
     code, _ = cli("survey", "--alphabet", 3, "--parties", 1, "--epsilon", "800")
     assert code == 2
+
+
+def test_a_file_whose_name_starts_with_a_bracket_is_a_path(tmp_path, monkeypatch):
+    """A `str` starting with `[` is the text of a file unless it names a file: `derive`,
+    `falsify` and `sweep` take the command line's paths as given."""
+    monkeypatch.chdir(tmp_path)
+    Path("[m].toml").write_text(DERIVABLE)
+    Path("[p].toml").write_text((PROBLEMS / "xor-2.toml").read_text())
+    assert dpverify.derive("[m].toml").derivable is True
+    assert dpverify.load("[p].toml").name == "xor-2"
+    assert cli("derive", "[m].toml", "--json")[0] == 0
+    with pytest.raises(dpverify.SpecError, match="TOML syntax error"):
+        dpverify.load("[problem")  # no such file: the text of one, which does not parse
