@@ -417,3 +417,17 @@ def test_the_graph_checks_see_what_they_claim(tmp_path, monkeypatch):
     theory.write_text("import dpverify.checker.common\n", encoding="utf-8")
     assert layer_violations("dpverify.theory.fake", theory) == [
         "dpverify.theory.fake imports dpverify.checker.common (a sibling)"]
+
+
+# One TOML parser (spec/reader.py parse_toml: the one-line errors of every loader) and one
+# writer of the documents dpverify writes (spec/documents.py toml_text); runner/check.py
+# edits `[expect]` tables in place with tomlkit, keeping the file's comments.
+TOML_MODULES = {"tomllib": ("spec/reader.py",),
+                "tomlkit": ("spec/documents.py", "runner/check.py")}
+
+
+@pytest.mark.parametrize("library", sorted(TOML_MODULES))
+def test_one_toml_parser_and_one_writer(library):
+    users = sorted(p.relative_to(PACKAGE).as_posix() for p in MODULES
+                   if any(m == library or m.startswith(f"{library}.") for m in imports(p)))
+    assert users == sorted(TOML_MODULES[library])
