@@ -749,3 +749,20 @@ def test_bit_is_not_a_function_of_the_count():
         named_count_value("bit", 1, 1, 3)
     with pytest.raises(ValueError, match="count of ones"):
         named_count_value("max", 0, 1, 3)  # a name of symbols: not of bits either
+
+
+@pytest.mark.parametrize("function", ["max", "min", "xor", "mod:2", "majority", "sum"])
+def test_a_named_function_of_symbols_beyond_the_load_tabulation_loads(function):
+    """Beyond 12 parties the loader checks functions of the number of ones without a
+    table; those are functions of bits: a named function of symbols there (13 parties,
+    one with three symbols) was an internal error (`'max' is not a function of the count
+    of ones`, exit 4). It loads, and is tabulated when verified."""
+    text = ("[problem]\nparties = 13\nalphabet = [3" + ", 2" * 12 + "]\nepsilon = 1\n"
+            f'[observer]\nfunction = "{function}"\n')
+    spec = loads(text)
+    assert not spec.binary and spec.agents[0].function.name == function.split(":")[0]
+    # control: on 13 bits the count check runs (and refuses a bad gain of the counts)
+    bits = text.replace("alphabet = [3" + ", 2" * 12 + "]\n", "").replace(
+        f'"{function}"', '"majority"\ngain = { matrix = [[1, 0]] }')
+    with pytest.raises(SpecError, match="gain"):
+        loads(bits)

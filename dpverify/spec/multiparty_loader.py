@@ -63,7 +63,7 @@ def parse_multiparty(root: Table, problem: Table, *, default_name: str) -> Multi
     for agent in spec.agents:  # surface function and gain errors at load time, if cheap
         if k <= LOAD_TABULATE_PARTIES and spec.num_inputs <= LOAD_TABULATE_INPUTS:
             tabulate(spec, agent)
-        elif is_count_function(agent.function):
+        elif spec.binary and is_count_function(agent.function):  # counts are of bits
             _check_count_function(spec, agent)
     return spec
 
