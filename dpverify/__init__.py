@@ -1,6 +1,7 @@
 """dpverify: verify optimality theorems in differential privacy.
 
-The Python API (README, "Python API"), the same as the command line's:
+The Python API (README, "Python API"; dpverify/api.py), the same as the command line's
+(every command calls the function of its name):
 
     import dpverify
     result = dpverify.verify(dpverify.load("problems/and-3.toml"))
@@ -26,21 +27,31 @@ from dpverify.errors import (
     SolverError,
     SpecError,
 )
-
-__version__ = "0.1.0"
+from dpverify.version import __version__
 
 if TYPE_CHECKING:
     from dpverify.api import (
+        MechanismDerivation,
         VerifyKwargs,
         audit,
+        audit_paths,
         batch,
         certify,
+        certify_paths,
+        check,
+        check_cert,
+        derive,
+        falsify,
         load,
         make_options,
+        new,
         plot,
+        release,
         results,
+        survey,
         sweep,
         verify,
+        verify_paths,
     )
     from dpverify.problem import Agent, Consumer, Problem
     from dpverify.runner.batch import BatchItem, BatchResult
@@ -52,8 +63,10 @@ if TYPE_CHECKING:
 
 # The module that defines each name (imported on first use).
 _MODULES = {
-    "dpverify.api": ("load", "verify", "audit", "batch", "certify", "sweep", "plot", "results",
-                     "make_options", "VerifyKwargs"),
+    "dpverify.api": ("load", "verify", "verify_paths", "certify", "certify_paths", "check_cert",
+                     "audit", "audit_paths", "batch", "check", "results", "sweep", "plot",
+                     "derive", "release", "new", "falsify", "survey", "make_options",
+                     "VerifyKwargs", "MechanismDerivation"),
     "dpverify.problem": ("Problem", "Agent", "Consumer"),
     "dpverify.verifiers.result": ("ProblemResult", "AgentResult", "Verdict"),
     "dpverify.verifiers.count.verifier": ("CountResult",),
@@ -66,10 +79,11 @@ _LAZY = {name: module for module, names in _MODULES.items() for name in names}
 
 __all__ = ["AgentResult", "Agent", "BatchItem", "BatchResult", "CertificateRecord",
            "Certification", "Consumer", "CountResult", "DpverifyError", "InputError",
-           "OptionError", "Problem", "ProblemResult", "SizeLimitError", "SolverError",
-           "SpecError", "Sweep", "SweepPoint", "Verdict", "VerifyKwargs", "VerifyOptions",
-           "__version__", "audit", "batch", "certify", "load", "make_options", "plot", "results",
-           "sweep", "verify"]
+           "MechanismDerivation", "OptionError", "Problem", "ProblemResult", "SizeLimitError",
+           "SolverError", "SpecError", "Sweep", "SweepPoint", "Verdict", "VerifyKwargs",
+           "VerifyOptions", "__version__", "audit", "audit_paths", "batch", "certify",
+           "certify_paths", "check", "check_cert", "derive", "falsify", "load", "make_options",
+           "new", "plot", "release", "results", "survey", "sweep", "verify", "verify_paths"]
 
 
 def __getattr__(name: str) -> Any:

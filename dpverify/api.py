@@ -7,20 +7,29 @@
     sweep = dpverify.sweep(problem, epsilon="0.1:4:40", jobs=2)
     sweep.plot("xor-4.png")
 
-Every function takes the command line's options by their names (`tol`, `backend`,
-`max_nonzeros`, `lp_form`, `grid`, `samples`, `seed`, `certify`), and raises one family
-of exceptions, `dpverify.DpverifyError`: a `SpecError` for a problem that is not valid
-(the one line the command line prints after `dpverify: `), an `OptionError` for a bad
-option, a `SizeLimitError` or `SolverError` when a problem cannot be decided. Each has
-`exit_code`, the command line's exit status. Heavy modules (the solvers, matplotlib) are
-imported when a function first needs them.
+The command line and this module are one front end: every command of `dpverify` calls the
+function of its name here (`verify_paths`, `certify_paths`, `check_cert`, `audit_paths`,
+`batch`, `results`, `check`, `sweep`, `derive`, `release`, `new`, `falsify`, `survey`), and
+the command line only parses, prints and exits. A function for one problem (`verify`,
+`certify`, `audit`) and one for what a command does with a list of files and directories
+(`verify_paths`, ...) exist side by side.
 
-`batch` and `sweep` run worker processes that import dpverify only, never the caller's
-script (dpverify/runner/executors/spawn.py), so a script may call them at its top level, without an
-`if __name__ == "__main__":` guard, and so may `python - <<EOF`. The exception is
-`scheduler="local"`: Dask starts those workers, and they run the script again, so there
-the call belongs under the guard (without it, an InputError says so; a script read from
-standard input is refused).
+Every function takes the command line's options by their names (`tol`, `backend`,
+`max_nonzeros`, `lp_form`, `method`, `max_orbit_work`, `grid`, `samples`, `seed`,
+`certify`, `restarts`, `witness_dir`), takes callbacks (or a `listener`) where the
+command line prints progress, and raises one family of exceptions,
+`dpverify.DpverifyError`: a `SpecError` for a problem that is not valid (the one line the
+command line prints after `dpverify: `), an `OptionError` for a bad option, a
+`SizeLimitError` or `SolverError` when a problem cannot be decided. Each has `exit_code`,
+the command line's exit status. Heavy modules (the solvers, matplotlib) are imported when
+a function first needs them.
+
+`batch`, `check` and `sweep` run worker processes that import dpverify only, never the
+caller's script (dpverify/runner/executors/spawn.py), so a script may call them at its top
+level, without an `if __name__ == "__main__":` guard, and so may `python - <<EOF`. The
+exception is `scheduler="local"`: Dask starts those workers, and they run the script again,
+so there the call belongs under the guard (without it, an InputError says so; a script read
+from standard input is refused).
 """
 
 from __future__ import annotations
@@ -28,30 +37,59 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack
 
+from dpverify.defaults import (
+    DEFAULT_CHECK_TOL,
+    DEFAULT_RESTARTS,
+    DEFAULT_STORE,
+    DEFAULT_TIMEOUT,
+    DEFAULT_TOL,
+)
 from dpverify.errors import OptionError
+from dpverify.status import ExitStatus, exit_status
+from dpverify.version import __version__
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from dpverify.problem import Problem
+    from dpverify.research.falsify import Campaign
+    from dpverify.research.survey import CaseResult, SurveyReport
     from dpverify.runner.batch import BatchResult, Listener
-    from dpverify.runner.certify_files import CertificateRecord, Certification
+    from dpverify.runner.certify_files import (
+        CertificateChecks,
+        CertificateRecord,
+        Certification,
+        CertifyReport,
+    )
+    from dpverify.runner.check import CheckReport
+    from dpverify.runner.files import FileResult, VerifyReport
     from dpverify.runner.store import Store, StoredResult
+    from dpverify.spec.count_model import MechanismSpec
     from dpverify.sweeps.run import Sweep
+    from dpverify.theory.count.geometric import Derivation
+    from dpverify.verifiers.count.release import Release
     from dpverify.verifiers.options import VerifyOptions
     from dpverify.verifiers.result import ProblemResult
 
-__all__ = ["VerifyKwargs", "audit", "batch", "certify", "load", "make_options", "plot",
-           "results", "sweep", "verify"]
+__all__ = ["MechanismDerivation", "VerifyKwargs", "__version__", "audit", "audit_paths",
+           "batch", "build_id", "certify", "certify_paths", "check", "check_cert",
+           "check_plot", "check_scheduler", "derive", "falsify", "family", "load",
+           "make_options", "new", "open_store", "option_problem", "plot", "release",
+           "results", "survey", "survey_epsilons", "sweep", "verify", "verify_paths"]
 
 Levels = str | Iterable[float | int | str]
+PathLike = str | os.PathLike[str]
+Paths = PathLike | Sequence[PathLike]
 
 
 class VerifyKwargs(TypedDict, total=False):
-    """The options of `verify` (and `batch`, `sweep`), named as on the command line."""
+    """The options of `verify` (and every command that verifies), named as on the
+    command line."""
 
     tol: float  # verdict tolerance, relative to the range of the gains; default 1e-9
     backend: Literal["highs", "cvxpy"]
@@ -69,6 +107,7 @@ class VerifyKwargs(TypedDict, total=False):
     witness_dir: str  # where witness protocol files are written ("": the default)
 
 
+# -- options ----------------------------------------------------------------------------------
 def make_options(**options: Unpack[VerifyKwargs]) -> VerifyOptions:
     """VerifyOptions from the command line's option names (OptionError for a bad one)."""
     from dpverify.verifiers.options import make_options as build
@@ -76,7 +115,16 @@ def make_options(**options: Unpack[VerifyKwargs]) -> VerifyOptions:
     return build(**options)
 
 
-def load(path_or_text: str | os.PathLike[str], *, source: str | None = None) -> Problem:
+def option_problem(name: str, value: object) -> str | None:
+    """Why `value` is not valid for the option `name` (None when it is): the one check of
+    an option's value, for the API and the command line's callbacks alike."""
+    from dpverify.verifiers.options import option_problem as problem
+
+    return problem(name, value)
+
+
+# -- problems ---------------------------------------------------------------------------------
+def load(path_or_text: PathLike, *, source: str | None = None) -> Problem:
     """Read and validate one problem file; a `str` holding a newline, or starting with
     `[`, is taken as the text of a problem file (named `source` in messages), anything
     else as a path. Raises SpecError with the command line's one-line message."""
@@ -87,8 +135,20 @@ def load(path_or_text: str | os.PathLike[str], *, source: str | None = None) -> 
     return Problem.load(path_or_text)
 
 
+def new(kind: str, name: str, folder: PathLike = ".") -> Path:
+    """Write `folder/NAME.toml`, a commented `kind` problem file (`multiparty` or `count`)
+    that verifies as it is, as `dpverify new` does; never over an existing file
+    (InputError)."""
+    from dpverify.spec.templates import write_template
+
+    return write_template(kind, name, _paths(folder)[0])
+
+
 def _is_text(text: str) -> bool:
-    return "\n" in text or text.lstrip("\ufeff \t").startswith("[")
+    """Whether a `str` is the text of a file rather than a path: it holds a newline, or
+    starts with `[` and names no file (a file named `[x].toml` is a path)."""
+    return "\n" in text or (text.lstrip("\ufeff \t").startswith("[")
+                             and not os.path.exists(text))
 
 
 def _problem(problem: Any) -> Problem:
@@ -102,8 +162,8 @@ def _problem(problem: Any) -> Problem:
                       "text of a problem file)")
 
 
-def verify(problem: Problem | str | os.PathLike[str],
-           **options: Unpack[VerifyKwargs]) -> ProblemResult:
+# -- verify -----------------------------------------------------------------------------------
+def verify(problem: Problem | PathLike, **options: Unpack[VerifyKwargs]) -> ProblemResult:
     """Verify one problem (a Problem, a path or the text of a problem file), as
     `dpverify verify` does: `result.verdict` is `optimal`, `gap` or `error`, and
     `result.to_dict()` is the object `dpverify verify --json` prints.
@@ -116,15 +176,29 @@ def verify(problem: Problem | str | os.PathLike[str],
     return verify_spec(_problem(problem).spec, chosen)
 
 
-def certify(problem: Problem | str | os.PathLike[str],
-            out_dir: str | os.PathLike[str] | None = None, *,
-            backend: Literal["highs", "cvxpy"] = "highs", max_nonzeros: int | None = None,
-            on_certificate: Callable[[CertificateRecord], None] | None = None
-            ) -> Certification:
+def verify_paths(paths: Paths, *, on_start: Callable[[Path], None] | None = None,
+                 on_result: Callable[[FileResult], None] | None = None,
+                 **options: Unpack[VerifyKwargs]) -> VerifyReport:
+    """What `dpverify verify PATHS` does: every problem file under `paths` (directories
+    searched for *.toml, hidden ones left out) verified one after another, with
+    `on_start(path)` before and `on_result(file_result)` after each. Invalid files and
+    refused problems are results too (`report.files`); `report.exit_status()` is the
+    command's. InputError when `paths` hold no problem file."""
+    from dpverify.runner.files import verify_paths as run
+
+    return run(_paths(paths), make_options(**options), on_start=on_start, on_result=on_result)
+
+
+# -- certificates -----------------------------------------------------------------------------
+def certify(problem: Problem | PathLike, out_dir: PathLike | None = None, *,
+            on_certificate: Callable[[CertificateRecord], None] | None = None,
+            **options: Unpack[VerifyKwargs]) -> Certification:
     """Exact certificates for every agent and accuracy of a multi-party problem, as
-    `dpverify certify` builds them (written into `out_dir` when it is given). Each
-    certificate's `status` is `proved-optimal`, `bracket` or `unproved`; `.verdict` is the
-    worst of them (`error` when one could not be built)."""
+    `dpverify certify` builds them (written into `out_dir` when it is given), with the
+    options of `verify` (`method` chooses the all-input or the orbit certificate,
+    `max_orbit_work` bounds the latter). Each certificate's `status` is `proved-optimal`,
+    `bracket` or `unproved`; `.verdict` is the worst of them (`error` when one could not
+    be built)."""
     from dpverify.runner.certify_files import Certification, certify_spec
     from dpverify.spec.model import MultipartySpec
 
@@ -134,18 +208,38 @@ def certify(problem: Problem | str | os.PathLike[str],
 
         raise SpecError(loaded.source, "problem.kind", loaded.kind,
                         "certificates cover multi-party problems only")
-    extra: dict[str, Any] = {"backend": backend}
-    if max_nonzeros is not None:
-        extra["max_nonzeros"] = max_nonzeros
     report = certify_spec(loaded.spec, None if out_dir is None else Path(out_dir),
-                          make_options(**extra),
-                          on_certificate=on_certificate)
+                          make_options(**options), on_certificate=on_certificate)
     return Certification(loaded.name, loaded.source, tuple(report.certificates),
                          tuple(report.messages), report.errors)
 
 
-def audit(protocol: Problem | str | os.PathLike[str],
-          **options: Unpack[VerifyKwargs]) -> ProblemResult:
+def certify_paths(paths: Paths, out_dir: PathLike = ".", *,
+                  on_certificate: Callable[[CertificateRecord], None] | None = None,
+                  on_message: Callable[[str], None] | None = None,
+                  **options: Unpack[VerifyKwargs]) -> CertifyReport:
+    """What `dpverify certify PATHS` does: a certificate file per agent and accuracy of
+    every multi-party problem under `paths`, written into `out_dir`; `on_certificate`
+    hears of each as it is written, `on_message` of each file or certificate that fails.
+    `report.exit_status()` is the command's."""
+    from dpverify.runner.certify_files import certify_paths as run
+
+    return run(_paths(paths), _paths(out_dir)[0], make_options(**options),
+               on_certificate=on_certificate, on_message=on_message)
+
+
+def check_cert(problem: PathLike, certificates: Paths) -> CertificateChecks:
+    """What `dpverify check-cert PROBLEM CERT...` does: each certificate file checked
+    against the problem by the independent exact checker (dpverify.checker). SpecError
+    when the problem is invalid or not a multi-party problem; a file that is not a
+    certificate is a check with `malformed` set. `.exit_status()` is the command's."""
+    from dpverify.runner.certify_files import check_certificates
+
+    return check_certificates(_paths(problem)[0], _paths(certificates))
+
+
+# -- audit ------------------------------------------------------------------------------------
+def audit(protocol: Problem | PathLike, **options: Unpack[VerifyKwargs]) -> ProblemResult:
     """Audit one explicit protocol (`kind = "protocol"`) or mechanism file with a
     `[consumer]` table, as `dpverify audit` does: the privacy levels it achieves, each
     agent's accuracy against the bound; `verdict` is `optimal`, `suboptimal`,
@@ -172,10 +266,21 @@ def audit(protocol: Problem | str | os.PathLike[str],
     return outcome.result
 
 
-def batch(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *,
-          jobs: int | None = None, store: str | os.PathLike[str] | Store | None = None,
-          timeout: float | None = 600.0, force: bool = False, scheduler: str | None = None,
-          listener: Listener | None = None,
+def audit_paths(paths: Paths, *, on_start: Callable[[Path], None] | None = None,
+                on_result: Callable[[FileResult], None] | None = None,
+                **options: Unpack[VerifyKwargs]) -> VerifyReport:
+    """What `dpverify audit PATHS` does: every protocol and mechanism file under `paths`
+    (directories searched as `verify_paths` searches them), with the callbacks of
+    `verify_paths`; `report.exit_status()` is the command's."""
+    from dpverify.runner.audit_files import audit_paths as run
+
+    return run(_paths(paths), make_options(**options), on_start=on_start, on_result=on_result)
+
+
+# -- many problems ----------------------------------------------------------------------------
+def batch(paths: Paths, *, jobs: int | None = None, store: PathLike | Store | None = None,
+          timeout: float | None = DEFAULT_TIMEOUT, force: bool = False,
+          scheduler: str | None = None, listener: Listener | None = None,
           **options: Unpack[VerifyKwargs]) -> BatchResult:
     """Verify every problem file under `paths` in parallel worker processes, as
     `dpverify batch` does. With `store` (a path, such as ".dpverify/results.sqlite", or a
@@ -183,7 +288,8 @@ def batch(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *,
     dpverify are skipped (unless `force`), and a problem another run on the same store is
     computing is waited for, not computed twice; without it nothing is written. `timeout`
     is per problem (None: no limit); `scheduler` runs on Dask ("local" or an address;
-    from a script, under `if __name__ == "__main__":`)."""
+    from a script, under `if __name__ == "__main__":`). `listener` hears of each problem
+    as it finishes (`started(total, skipped, workers)`, `finished(item)`)."""
     from dpverify.runner.batch import run_batch
 
     chosen = make_options(**options)
@@ -193,12 +299,77 @@ def batch(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *,
     return report.freeze()
 
 
-def sweep(problem: Problem | str | os.PathLike[str], *, epsilon: Levels | None = None,
+def check(paths: Paths, *, store: PathLike | Store | None = None,
+          expect_tol: float = DEFAULT_CHECK_TOL, digits: bool = False, strict: bool = False,
+          update: bool = False, jobs: int | None = None,
+          timeout: float | None = DEFAULT_TIMEOUT, force: bool = False,
+          scheduler: str | None = None, listener: Listener | None = None,
+          **options: Unpack[VerifyKwargs]) -> CheckReport:
+    """What `dpverify check PATHS` does: the problems run as in `batch`, then compared
+    with their `[expect]` tables (`expect_tol`: |got - expected| <= T * max(1,
+    |expected|); `digits`: the digits written may widen it; `strict`: a problem without
+    `[expect]` is a failure); `update` writes the values that do not hold into the files.
+    `report.mismatches`, `report.exit_code()`."""
+    from dpverify.runner.check import run_check
+
+    chosen = make_options(**options)
+    with _opened(store) as opened:
+        return run_check(_paths(paths), chosen, store=opened, tol=expect_tol, digits=digits,
+                         strict=strict, update=update, jobs=jobs, timeout=timeout,
+                         force=force, scheduler=scheduler, listener=listener)
+
+
+def results(store: PathLike = DEFAULT_STORE, *,
+            verdict: Literal["optimal", "gap", "error"] | None = None
+            ) -> list[StoredResult]:
+    """What a results store holds (every build and option set), as `dpverify results`
+    lists it; `row.result` is spec.md's result object, `row.version` the build of
+    dpverify that computed it (`build_id()` is this one's)."""
+    from dpverify.runner.store import Store
+
+    with Store(Path(store), readonly=True) as opened:
+        return opened.all(verdict=verdict)
+
+
+def family(rows: Sequence[StoredResult], problem: str | None = None) -> Sweep:
+    """The stored results of one problem family (`problem`: a name or a glob; None when
+    `rows` hold one family) as a Sweep to plot, as `dpverify results --plot` draws it."""
+    from dpverify.sweeps.family import sweep_from_store
+
+    return sweep_from_store(rows, problem)
+
+
+def build_id() -> str:
+    """This build of dpverify as the results store names it (the version and a hash of
+    the source)."""
+    from dpverify.runner.fingerprint import build_id as build
+
+    return build()
+
+
+def open_store(path: PathLike = DEFAULT_STORE) -> Store:
+    """The results store at `path`, opened for writing (a context manager; InputError for
+    a locked, corrupt or unwritable store)."""
+    from dpverify.runner.store import Store
+
+    return Store(Path(path))
+
+
+def check_scheduler(address: str) -> str:
+    """`address` when it has the form of a Dask scheduler address (`local`,
+    `tcp://HOST:PORT`, `HOST:PORT`), else InputError, before anything connects."""
+    from dpverify.runner.executors.base import check_scheduler as checked
+
+    return checked(address)
+
+
+def sweep(problem: Problem | PathLike, *, epsilon: Levels | None = None,
           lambda_: Levels | None = None, alpha: Levels | None = None,
           parties: str | int | Iterable[int] | None = None, jobs: int | None = None,
-          store: str | os.PathLike[str] | Store | None = None,
-          timeout: float | None = 600.0, force: bool = False, scheduler: str | None = None,
-          listener: Listener | None = None, **options: Unpack[VerifyKwargs]) -> Sweep:
+          store: PathLike | Store | None = None,
+          timeout: float | None = DEFAULT_TIMEOUT, force: bool = False,
+          scheduler: str | None = None, listener: Listener | None = None,
+          **options: Unpack[VerifyKwargs]) -> Sweep:
     """Verify `problem` over a range of privacy levels (`epsilon`, `lambda_` or `alpha`:
     `"start:stop:count"`, `"a,b,c"` or a sequence) and/or numbers of `parties`
     (`"2:12"`, a list, or a range), every point a full verification, in parallel as in
@@ -221,8 +392,7 @@ def sweep(problem: Problem | str | os.PathLike[str], *, epsilon: Levels | None =
                          listener=listener)
 
 
-def plot(data: Sweep, path: str | os.PathLike[str] | None = None, *,
-         title: str | None = None,
+def plot(data: Sweep, path: PathLike | None = None, *, title: str | None = None,
          x: Literal["epsilon", "lambda", "alpha", "parties", "n"] | None = None) -> Figure:
     """Draw a sweep (the bound and the candidate against the swept variable, or against
     `x`; verdicts marked, closed forms where they exist) and save it to `path` (.png, .svg
@@ -232,22 +402,136 @@ def plot(data: Sweep, path: str | os.PathLike[str] | None = None, *,
     return plot_sweep(data, path, title=title, x=x)
 
 
-def results(store: str | os.PathLike[str] = ".dpverify/results.sqlite", *,
-            verdict: Literal["optimal", "gap", "error"] | None = None
-            ) -> list[StoredResult]:
-    """What a results store holds (every build and option set), as `dpverify results`
-    lists it; `row.result` is spec.md's result object, `row.version` the build of
-    dpverify that computed it (dpverify.runner.fingerprint.build_id() is this one's)."""
-    from dpverify.runner.store import Store
+def check_plot(path: PathLike) -> str:
+    """The image format of `path` (png, svg or pdf), once matplotlib is known to be
+    installed; InputError before anything is computed otherwise."""
+    from dpverify.plotting import check_plot_path, require_matplotlib
 
-    with Store(Path(store), readonly=True) as opened:
-        return opened.all(verdict=verdict)
+    fmt = check_plot_path(path)
+    require_matplotlib()
+    return fmt
 
 
+# -- count queries ----------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class MechanismDerivation:
+    """What `dpverify derive` finds: the mechanism file and whether the mechanism derives
+    from the geometric mechanism (`derivation`: both tests, their violations and T)."""
+
+    mechanism: MechanismSpec
+    derivation: Derivation
+
+    @property
+    def derivable(self) -> bool | None:
+        """True, False, or None when undecided (the two tests disagree)."""
+        return self.derivation.derivable
+
+    def exit_status(self) -> ExitStatus:
+        """0 derivable; 1 not derivable (not alpha-DP included); 3 undecided."""
+        return exit_status(failed=self.derivable is False, undecided=self.derivable is None)
+
+
+def derive(mechanism: PathLike, *, tol: float = 1e-9) -> MechanismDerivation:
+    """Can the mechanism of a mechanism file (a path, or its text) be derived from the
+    geometric mechanism (Gupte-Sundararajan Theorem 2)? As `dpverify derive`: exact when
+    alpha and every entry are exact, else in floating point with `tol`."""
+    from dpverify.spec.count_loader import load_mechanism, loads_mechanism
+    from dpverify.theory.count.geometric import as_exact_array
+    from dpverify.theory.count.geometric import derive as derivation
+
+    spec = (loads_mechanism(mechanism) if isinstance(mechanism, str) and _is_text(mechanism)
+            else load_mechanism(_paths(mechanism)[0]))
+    if spec.exact and spec.alpha_exact is not None:
+        return MechanismDerivation(spec, derivation(as_exact_array(spec.matrix),
+                                                    spec.alpha_exact))
+    import numpy as np
+
+    x = np.array([[float(v) for v in row] for row in spec.matrix], dtype=np.float64)
+    return MechanismDerivation(spec, derivation(x, spec.alpha, tol))
+
+
+def release(n: int, alphas: str | Sequence[Fraction | float | int | str], answer: int, *,
+            seed: int | None = None, check: bool = False) -> Release:
+    """Release `answer` in 0..n at several privacy levels at once (Gupte-Sundararajan
+    Algorithm 1), as `dpverify release` does: `alphas` strictly increasing in [0, 1]
+    ("1/10,1/2,0.9" or a sequence); `check` verifies each stage's marginal and every
+    coalition. `.ok` is False when a check failed."""
+    from dpverify.verifiers.count.release import multilevel_release, parse_alphas
+
+    text = alphas if isinstance(alphas, str) else ",".join(str(a) for a in alphas)
+    return multilevel_release(n, parse_alphas(text), answer, seed=seed, check=check)
+
+
+# -- research ---------------------------------------------------------------------------------
+def falsify(problem: Problem | PathLike, *, protocols: int = 200, rounds: int = 4,
+            messages: int = 2, seed: int = 0, climb: int = 100,
+            save_best: PathLike | None = None, counterexamples: PathLike = ".",
+            tol: float = DEFAULT_TOL,
+            on_progress: Callable[[int, int], None] | None = None) -> Campaign:
+    """Search for protocols that beat the relaxed bound of a multi-party problem (or a
+    protocol file, for its claimed levels and agents), as `dpverify falsify` does: random
+    interactive protocols, hill climbing, RR; a protocol above the bound by more than
+    `tol` is a counterexample, written into `counterexamples`. `on_progress(done,
+    total)`; `.exit_status()` is the command's."""
+    from dpverify.errors import InputError
+    from dpverify.research.falsify import SearchOptions
+    from dpverify.research.falsify import falsify as run
+    from dpverify.spec.count_model import CountSpec
+    from dpverify.spec.protocol_model import ProtocolSpec
+
+    loaded = _problem(problem)
+    spec = loaded.spec
+    if isinstance(spec, CountSpec):
+        raise InputError(f"{loaded.source}: a count problem: falsify takes a multi-party "
+                         "problem (or a protocol file)")
+    if isinstance(spec, ProtocolSpec):
+        spec = spec.claimed()
+    directory = Path(counterexamples)
+    directory.mkdir(parents=True, exist_ok=True)
+    return run(spec, loaded.document(), SearchOptions(protocols, rounds, messages, seed, climb),
+               make_options(tol=tol), counterexample_dir=directory,
+               save_best=Path(save_best) if save_best is not None else None,
+               on_progress=on_progress)
+
+
+def survey_epsilons(text: str) -> tuple[Fraction, ...]:
+    """`--epsilon 0.5,1,2` of `survey`: exact levels in 0..700; OptionError naming a bad
+    item."""
+    from dpverify.research.survey import parse_epsilons
+
+    return parse_epsilons(text)
+
+
+def survey(*, alphabet: int, parties: int, epsilon: str | Iterable[Fraction | float | str],
+           functions: str = "all", values: int = 2, gains: Sequence[str] = ("indicator",),
+           accuracy: Sequence[str] = ("average", "worst"), jobs: int | None = None,
+           save_dir: PathLike | None = ".dpverify/survey", symmetry: bool = True,
+           restarts: int = DEFAULT_RESTARTS, seed: int = 0, tol: float = DEFAULT_TOL,
+           on_result: Callable[[CaseResult, int, int], None] | None = None) -> SurveyReport:
+    """What `dpverify survey` does: the observer's accuracy for many functions on
+    {0..m-1}^k (`alphabet` m, `parties` k; `functions` "all" or "random:N" with `values`
+    values), verified at each `epsilon`, gain and accuracy, one function per class of
+    relabellings unless `symmetry` is False; gap and open instances saved into
+    `save_dir` (None: not saved). `on_result(result, done, total)`;
+    `.exit_status()` is the command's."""
+    from dpverify.research.survey import SurveyPlan, run_survey
+
+    levels = (survey_epsilons(epsilon) if isinstance(epsilon, str)
+              else survey_epsilons(",".join(str(e) for e in epsilon)))
+    plan = SurveyPlan(alphabet=alphabet, parties=parties, epsilons=levels,
+                      functions=functions, values=values, gains=tuple(gains),
+                      accuracies=tuple(accuracy), seed=seed, symmetry=symmetry)
+    options = make_options(tol=tol, seed=seed, restarts=restarts)
+    return run_survey(plan, options, jobs=jobs or os.cpu_count() or 1,
+                      save_dir=Path(save_dir) if save_dir is not None else None,
+                      on_result=on_result)
+
+
+# -- helpers ----------------------------------------------------------------------------------
 def _paths(paths: Any) -> list[str | Path]:
-    if isinstance(paths, str | os.PathLike):
-        return [Path(paths)]
-    return [Path(p) for p in paths]
+    """One path or a sequence of them, as a list; each as given (messages name it so)."""
+    items = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
+    return [p if isinstance(p, str | Path) else Path(p) for p in items]
 
 
 @contextlib.contextmanager

@@ -43,4 +43,10 @@ DEFAULT_MAX_ORBIT_WORK = 50_000_000
 DEFAULT_RESTARTS = 8  # random starts of the m-ary protocol search
 DEFAULT_TIMEOUT = 600.0  # seconds per problem in a batch (and a sweep)
 DEFAULT_STORE = Path(".dpverify") / "results.sqlite"
+DEFAULT_CHECK_TOL = 1e-6  # `check --expect-tol`: the tolerance of an expected value
+TEMPLATE_KINDS = ("multiparty", "count")  # what `dpverify new` writes
+NAMED_GAINS = ("indicator", "-abs", "-square")  # the named gains of multi-party files
+# `dpverify release`: the stage matrices are built exactly (about 3 s at n = 300); the
+# limit of verifiers/count/release.py (tests/test_count_cli.py keeps the two equal)
+MAX_RELEASE_N = 300
 DEFAULT_WITNESS_DIR = Path(".dpverify") / "witnesses"

@@ -20,7 +20,7 @@ import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from dpverify.errors import InputError
 from dpverify.sweeps.reference import (
@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from dpverify.sweeps.run import Sweep
 
 FORMATS = ("png", "svg", "pdf")
 INSTALL = ".venv/bin/pip install -e '.[plot]'"
@@ -51,6 +50,26 @@ BOUND_STYLE: dict[str, Any] = {"lw": 5, "alpha": 0.35, "solid_capstyle": "round"
 VALUE_STYLE: dict[str, Any] = {"lw": 1.4}
 CLOSED_STYLE: dict[str, Any] = {"ls": ":", "lw": 2.0, "color": "black"}
 EXPANSION_STYLE: dict[str, Any] = {"ls": "--", "lw": 1.2, "color": "0.35"}
+
+
+class Sweep(Protocol):
+    """What a plot reads of a sweep (dpverify.sweeps.run.Sweep, or a stored family):
+    its problem and kind, the variable on the x axis, the series (one curve per value)
+    and its flat rows (docs/format.md, "Sweep rows")."""
+
+    @property
+    def problem(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def x(self) -> str: ...
+
+    @property
+    def series(self) -> str | None: ...
+
+    def rows(self) -> list[dict[str, Any]]: ...
 
 
 def check_plot_path(path: str | os.PathLike[str]) -> str:
@@ -83,7 +102,7 @@ def plot_sweep(sweep: Sweep, path: str | os.PathLike[str] | None = None, *,
         if x not in X_LABELS or sweep.series == x:
             raise InputError(f"x = {x!r}: draw against one of "
                              f"{', '.join(a for a in X_LABELS if a != sweep.series)}")
-        sweep = dataclasses.replace(sweep, x=x)
+        sweep = _Against(sweep, x)
     matplotlib = require_matplotlib()
     rows = _rows_by_panel(sweep.rows())
     with matplotlib.rc_context({"svg.hashsalt": "dpverify", "font.size": 9}):
@@ -94,6 +113,29 @@ def plot_sweep(sweep: Sweep, path: str | os.PathLike[str] | None = None, *,
         if path is not None and fmt is not None:
             _save(figure, Path(path), fmt)
     return figure
+
+
+@dataclasses.dataclass(frozen=True)
+class _Against:
+    """A sweep drawn against another column `x` of its rows."""
+
+    sweep: Sweep
+    x: str
+
+    @property
+    def problem(self) -> str:
+        return self.sweep.problem
+
+    @property
+    def kind(self) -> str:
+        return self.sweep.kind
+
+    @property
+    def series(self) -> str | None:
+        return self.sweep.series
+
+    def rows(self) -> list[dict[str, Any]]:
+        return self.sweep.rows()
 
 
 def _save(figure: Figure, path: Path, fmt: str) -> None:

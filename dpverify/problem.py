@@ -14,9 +14,7 @@ document is changed and loaded again); sweeps are built from it.
 
 from __future__ import annotations
 
-import numbers
 import os
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -104,7 +102,9 @@ class Problem:
 
     def document(self) -> dict[str, Any]:
         """The TOML document as plain data (a fresh copy)."""
-        return tomllib.loads(self.text.removeprefix("\ufeff"))
+        from dpverify.spec.reader import parse_toml
+
+        return parse_toml(self.text, self.source)
 
     def __repr__(self) -> str:
         size = getattr(self.spec, "parties", None)
@@ -133,7 +133,10 @@ class Problem:
     @classmethod
     def from_document(cls, document: Mapping[str, Any], *, source: str = "<document>",
                       default_name: str = "problem") -> Problem:
-        """A problem from a TOML document given as plain data (what `tomllib` returns)."""
+        """A problem from a TOML document given as plain data (what `tomllib` returns),
+        written by the TOML writer of the files dpverify writes (spec/documents.py)."""
+        from dpverify.spec.documents import toml_text
+
         return cls.loads(toml_text(document, source), source=source, default_name=default_name)
 
     # -- building -----------------------------------------------------------------------
@@ -257,77 +260,3 @@ def _agent_table(agent: Agent | str | Mapping[str, Any]) -> Any:
     if isinstance(agent, str):
         return Agent(function=agent).table()
     return dict(agent) if isinstance(agent, Mapping) else agent
-
-
-# -- writing TOML -------------------------------------------------------------------------
-_WRITABLE = "cannot be written to a problem file: use numbers, strings, lists and tables"
-
-
-def toml_text(document: Mapping[str, Any], source: str = "<document>") -> str:
-    """A TOML document (plain data) as text: top-level tables as `[table]`, lists of
-    tables as `[[table]]`, anything deeper inline. Fractions are written as exact "p/q"
-    strings; a value TOML cannot hold raises SpecError naming its key."""
-    import tomlkit
-
-    out = tomlkit.document()
-    for key, value in document.items():
-        if isinstance(value, Mapping):
-            out.add(key, _table(value, key, source))
-        elif _is_table_list(value):
-            tables = tomlkit.aot()
-            for i, entry in enumerate(value):
-                tables.append(_table(entry, f"{key}[{i}]", source))
-            out.add(key, tables)
-        else:
-            out.add(key, _item(value, key, source))
-    return tomlkit.dumps(out)
-
-
-def _is_table_list(value: Any) -> bool:
-    return (isinstance(value, Sequence) and not isinstance(value, str) and bool(value)
-            and all(isinstance(v, Mapping) for v in value))
-
-
-def _table(value: Mapping[str, Any], key: str, source: str) -> Any:
-    import tomlkit
-
-    table = tomlkit.table()
-    for k, v in value.items():
-        table.add(_key(k, key, source), _item(v, f"{key}.{k}", source))
-    return table
-
-
-def _key(name: Any, key: str, source: str) -> str:
-    if not isinstance(name, str):
-        raise SpecError(source, key, name, "table keys must be strings")
-    return name
-
-
-def _item(value: Any, key: str, source: str) -> Any:
-    import tomlkit
-
-    if isinstance(value, Mapping):
-        table = tomlkit.inline_table()
-        for k, v in value.items():
-            table.append(_key(k, key, source), _item(v, f"{key}.{k}", source))
-        return table
-    if isinstance(value, Sequence) and not isinstance(value, str):
-        array = tomlkit.array()
-        for i, v in enumerate(value):
-            array.append(_item(v, f"{key}[{i}]", source))
-        return array
-    return tomlkit.item(_scalar(value, key, source))
-
-
-def _scalar(value: Any, key: str, source: str) -> bool | int | float | str:
-    if isinstance(value, bool | str):
-        return value
-    if isinstance(value, numbers.Integral):
-        return int(value)
-    if isinstance(value, Fraction):
-        return str(value)  # "p/q", exact ("3" for an integer)
-    if isinstance(value, Decimal):
-        return format(value, "f") if value.is_finite() else float(value)
-    if isinstance(value, numbers.Real):  # float, numpy floats (NaN is refused by the loader)
-        return float(value)
-    raise SpecError(source, key, value, _WRITABLE)

@@ -254,6 +254,22 @@ def test_identical_files_run_once_and_keep_their_names(tmp_path: Path) -> None:
     assert names == [("one", "one.toml"), ("two", "two.toml")]  # each file listed once
 
 
+def test_identical_files_python_cannot_parse_are_invalid_under_both_names(tmp_path: Path
+                                                                        ) -> None:
+    """The result of identical bytes is relabelled for the second path by reading its
+    name from the TOML: a file nested deeper than the parser recurses made that an
+    internal error (RecursionError); both copies are invalid, exit 2."""
+    deep = "x = " + "[" * 5000 + "]" * 5000 + "\n"
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.toml").write_text(deep)
+    (tmp_path / "c.toml").write_text(small_problem(1))  # control: a valid problem runs
+    report = run_batch([tmp_path], VerifyOptions(), store=None, executor=InlineExecutor())
+    categories = sorted((Path(i.source).name, i.category) for i in report.items)
+    assert categories == [("a.toml", "invalid"), ("b.toml", "invalid"), ("c.toml", "optimal")]
+    assert all("nested too deeply" in i.reason for i in report.items if i.invalid)
+    assert report.exit_code() == 2
+
+
 def test_exit_codes() -> None:
     def item(verdict: str, status: str = "done") -> BatchItem:
         return BatchItem("x.toml", "h", status, {"verdict": verdict, "results": []})
@@ -266,6 +282,41 @@ def test_exit_codes() -> None:
     assert exit_code(item("gap"), item("error")) == 3
     assert exit_code(item("error", INVALID), item("error")) == 2
     assert exit_code(item("error", INVALID), interrupted=True) == 130
+    assert exit_code(item("error", INVALID), item("error", "internal")) == 4
+
+
+@pytest.mark.parametrize("raised, status, exit_code", [
+    (RuntimeError("boom: a bug"), "internal", 4),
+    (MemoryError(), "failed", 3),  # control: out of memory is undecided, not a bug
+])
+def test_a_bug_in_a_worker_is_an_internal_error_exit_4(tmp_path: Path, monkeypatch,
+                                                       raised, status, exit_code) -> None:
+    """An exception inside a batch worker was reported as `error` (exit 3, undecided);
+    it is a bug, as it is for `verify` (exit 4), and the next run retries it."""
+    import dpverify.runner.files as files
+    from dpverify.runner.check import check_report
+
+    paths = write_problems(tmp_path / "p", 2)
+
+    def verify_source(text, source, options, **kw):
+        if source == str(paths[0]):
+            raise raised
+        return original(text, source, options, **kw)
+
+    original = files.verify_source
+    monkeypatch.setattr(files, "verify_source", verify_source)
+    with Store(tmp_path / "s.sqlite") as store:
+        report = run_batch([tmp_path / "p"], VerifyOptions(), store=store,
+                           executor=InlineExecutor())
+        item = next(i for i in report.items if i.source == str(paths[0]))
+        row = store.get(item.content_hash, options_key(VerifyOptions().key()), build_id())
+    assert item.status == status and item.verdict == "error"
+    assert item.category == ("internal" if exit_code == 4 else "error")
+    assert report.exit_code() == exit_code
+    assert check_report(report).exit_code() == exit_code
+    assert row is not None and not row.final  # retried by the next run
+    if exit_code == 4:
+        assert item.reason.startswith("internal error: RuntimeError: boom")
 
 
 def test_transient_failures_are_retried(tmp_path: Path) -> None:

@@ -383,6 +383,22 @@ def test_hidden_directories_are_not_searched(tmp_path, write_toml) -> None:
     assert [d["problem"] for d in json.loads(named.stdout)] == ["w"]
 
 
+def test_audit_leaves_hidden_directories_out_too(tmp_path, write_toml) -> None:
+    """Issue 17 left `audit DIR` with a directory search of its own, which audited the
+    witness protocol files under .dpverify/witnesses/ as files of the directory: `audit`
+    finds files as `verify` does (runner.files.toml_files)."""
+    write_toml(WITNESS.replace('name = "w"', 'name = "mine"'), "mine")
+    for folder, name in ((".dpverify/witnesses", "p.observer.average.witness"),
+                         (".git", "x"), ("", ".h")):
+        write_toml(WITNESS, name, folder)
+    run = invoke("audit", "--json", str(tmp_path))
+    assert run.exit_code == 0, run.output
+    assert [d["problem"] for d in json.loads(run.stdout)] == ["mine"]
+    # the hidden directory named as the path is searched (negative control)
+    named = invoke("audit", "--json", str(tmp_path / ".dpverify"))
+    assert [d["problem"] for d in json.loads(named.stdout)] == ["w"]
+
+
 def test_an_integer_beyond_pythons_limit_in_a_directory_is_bad_input(tmp_path) -> None:
     """The directory search reads every TOML file: a 5000-digit integer is bad input
     (exit 2, one line), not an internal error."""

@@ -195,6 +195,46 @@ def test_derive_bad_input_is_one_line_exit_2(runner, write_toml, body, words):
     assert len(lines) == 1 and lines[0].startswith("dpverify: ") and words in lines[0]
 
 
+# Files TOML itself cannot hold in Python: nested deeper than the parser recurses, or an
+# integer beyond Python's 4300-digit int-string limit (every loader parses through
+# spec.reader.parse_toml: one line, exit 2, never an internal error).
+DEEP = "x = " + "[" * 5000 + "]" * 5000 + "\n"
+HUGE = "9" * 5000
+UNREADABLE = {
+    "deep": (DEEP, "nested too deeply"),
+    "mechanism": ("[mechanism]\nalpha = 0.5\nmatrix = [[1, 0], [0, 1]]\nname = " + HUGE
+                  + "\n", "too many digits"),
+    "count": ('[problem]\nkind = "count"\nn = ' + HUGE + '\nalpha = 0.5\n[consumer]\n'
+              'loss = "abs"\n', "too many digits"),
+    "audited": ('[mechanism]\nalpha = 0.5\nmatrix = [[1, 0], [0, 1]]\n[consumer]\n'
+                'loss = "abs"\nprior = ' + HUGE + "\n", "too many digits"),
+}
+
+
+@pytest.mark.parametrize("command", ["derive", "verify", "audit"])
+@pytest.mark.parametrize("which", sorted(UNREADABLE))
+def test_toml_python_cannot_read_is_bad_input_in_every_command(runner, write_toml, command,
+                                                               which):
+    body, words = UNREADABLE[which]
+    path = write_toml(body, which)
+    result = run(runner, command, path)
+    assert result.exit_code == 2, result.output
+    assert "internal error" not in result.output
+    lines = [line for line in result.output.splitlines() if line.startswith("dpverify: ")]
+    assert lines == [f"dpverify: {path}: " + lines[0].split(": ", 2)[2]], result.output
+    assert words in lines[0]
+
+
+def test_a_deep_but_readable_file_is_read(runner, write_toml):
+    """Negative control: nesting the parser can read is no error of its own (the mechanism
+    loader names the unknown key instead)."""
+    path = write_toml("[mechanism]\nalpha = 0.5\nmatrix = [[1]]\nx = " + "[" * 50
+                      + "]" * 50 + "\n", "nested")
+    result = run(runner, "derive", path)
+    assert result.exit_code == 2 and "unknown key" in result.output
+    assert "nested too deeply" not in result.output
+
+
 # --------------------------------------------------------------------------------------
 # release
 
@@ -267,3 +307,13 @@ def test_release_exact_alphas_from_decimals():
     from dpverify.verifiers.count.release import parse_alphas as _alphas
 
     assert _alphas("0.1, 1/3,1") == [Fraction(1, 10), Fraction(1, 3), Fraction(1)]
+
+
+def test_the_release_limit_of_the_command_line_is_the_librarys():
+    """`--n`'s help names defaults.MAX_RELEASE_N (the command line imports no verifier);
+    the library enforces its own: the two must be the same number."""
+    from dpverify.defaults import MAX_RELEASE_N
+    from dpverify.verifiers.count import release
+
+    assert MAX_RELEASE_N == release.MAX_RELEASE_N
+    assert f"N <= {MAX_RELEASE_N}" in main.commands["release"].params[0].help

@@ -714,3 +714,55 @@ def test_render_produces_the_documents_it_is_given() -> None:
     document = {"problem": {"parties": 3, "epsilon": [1.0, "3/2", True]},
                 "observer": {"function": {"table": [0, 1]}}, "n": -1.5}
     assert tomllib.loads(render(document)) == document
+
+
+def test_the_named_functions_are_one_definition_on_bits_symbols_and_counts():
+    """spec/functions.py defines each named function once: tabulated on bits, on symbols
+    with every alphabet 2, and as a function of the number of ones, the values agree
+    (and `and`/`or` are `min`/`max` of the bits)."""
+    from itertools import product
+
+    from dpverify.spec.functions import named_count_value, named_values
+    from dpverify.spec.tables import input_bits, named_function_values
+
+    for k in range(1, 6):
+        bits = input_bits(k)
+        names = [("xor", 0), ("and", 0), ("or", 0), ("majority", 0), ("sum", 0)]
+        names += [("threshold", t) for t in range(k + 1)] + [("bit", i) for i in range(1, k + 1)]
+        for name, param in names:
+            table = named_function_values(name, param, k)
+            symbols = {"and": "min", "or": "max"}.get(name, name)
+            assert table == named_values(symbols, param, bits, (2,) * k), (name, k)
+            if name != "bit":
+                assert table == [named_count_value(name, param, int(sum(row)), k)
+                                 for row in bits.tolist()], (name, k)
+        by_hand = {"and": [int(all(x)) for x in product((0, 1), repeat=k)],
+                   "majority": [int(2 * sum(x) > k) for x in product((0, 1), repeat=k)]}
+        for name, values in by_hand.items():
+            assert named_function_values(name, 0, k) == values
+
+
+def test_bit_is_not_a_function_of_the_count():
+    from dpverify.spec.functions import named_count_value
+
+    with pytest.raises(ValueError, match="count of ones"):
+        named_count_value("bit", 1, 1, 3)
+    with pytest.raises(ValueError, match="count of ones"):
+        named_count_value("max", 0, 1, 3)  # a name of symbols: not of bits either
+
+
+@pytest.mark.parametrize("function", ["max", "min", "xor", "mod:2", "majority", "sum"])
+def test_a_named_function_of_symbols_beyond_the_load_tabulation_loads(function):
+    """Beyond 12 parties the loader checks functions of the number of ones without a
+    table; those are functions of bits: a named function of symbols there (13 parties,
+    one with three symbols) was an internal error (`'max' is not a function of the count
+    of ones`, exit 4). It loads, and is tabulated when verified."""
+    text = ("[problem]\nparties = 13\nalphabet = [3" + ", 2" * 12 + "]\nepsilon = 1\n"
+            f'[observer]\nfunction = "{function}"\n')
+    spec = loads(text)
+    assert not spec.binary and spec.agents[0].function.name == function.split(":")[0]
+    # control: on 13 bits the count check runs (and refuses a bad gain of the counts)
+    bits = text.replace("alphabet = [3" + ", 2" * 12 + "]\n", "").replace(
+        f'"{function}"', '"majority"\ngain = { matrix = [[1, 0]] }')
+    with pytest.raises(SpecError, match="gain"):
+        loads(bits)

@@ -1,137 +1,20 @@
-"""The `dpverify` command line. Click lives only in this package; each command is a module.
-
-Library exceptions become one line on stderr and spec.md's exit status here, at the edge:
-never a traceback.
+"""The `dpverify` command line: one module per command family, each a thin layer over
+dpverify.api (parse the options, call the function of the command's name, print through
+dpverify.console, exit). Click lives only in this package; the commands import nothing of
+dpverify but the API, the console, `defaults`, `errors` and `status`.
 """
 
-from __future__ import annotations
+from dpverify.cli import (  # noqa: F401  (each command registers itself with `main`)
+    audit,
+    batch,
+    certify,
+    count,
+    falsify,
+    new,
+    survey,
+    sweep,
+    verify,
+)
+from dpverify.cli.app import handle_errors, main
 
-import contextlib
-import functools
-import io
-import os
-import sys
-
-import click
-
-from dpverify import __version__
-from dpverify.errors import DpverifyError
-from dpverify.status import EXIT_STATUS_RULE, ExitStatus
-
-
-def _silence_stdout() -> None:
-    """Point fd 1 at /dev/null, so the interpreter's final flush of a closed pipe does not
-    print "Exception ignored ... BrokenPipeError" on the way out."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
-        pass  # not a real file descriptor (a test runner's buffer): nothing to flush
-
-
-def _flush_stdout() -> None:
-    with contextlib.suppress(ValueError):  # already closed
-        sys.stdout.flush()
-
-
-def handle_errors(fn):
-    """Turn a DpverifyError into one line on stderr and its exit status. A closed stdout
-    (`dpverify batch --json | head -1`) ends the command quietly, as it ends Unix tools
-    (exit 141, 128 + SIGPIPE): what finished is already stored."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                _flush_stdout()  # a closed pipe shows here at the latest
-        except BrokenPipeError:  # stdout closed: the reader has all it wants
-            _silence_stdout()
-            sys.exit(ExitStatus.BROKEN_PIPE)
-        except KeyboardInterrupt:  # Ctrl-C: 130, never 1 (a gap) as click's Abort would say
-            click.echo("dpverify: interrupted", err=True)
-            sys.exit(ExitStatus.INTERRUPTED)
-        except DpverifyError as exc:
-            click.echo(f"dpverify: {exc}", err=True)
-            sys.exit(exc.exit_code)
-        except MemoryError:
-            click.echo("dpverify: out of memory (try a smaller problem)", err=True)
-            sys.exit(ExitStatus.UNDECIDED)
-        except (click.ClickException, click.exceptions.Exit, click.Abort):
-            raise  # click reports these itself (a bad command line is exit 2)
-        except Exception as exc:  # a bug: exit 4 (an internal error), never a pass
-            if os.environ.get("DPVERIFY_DEBUG"):
-                raise
-            click.echo(f"dpverify: internal error: {type(exc).__name__}: {exc} "
-                       "(a bug in dpverify: please report it; set DPVERIFY_DEBUG=1 for the "
-                       "traceback)", err=True)
-            sys.exit(ExitStatus.INTERNAL)
-
-    return wrapper
-
-
-def _quiet_broken_pipe(method):
-    """Help text (`dpverify --help | head -1`) is printed while click parses the command
-    line: a closed stdout there ends quietly too (exit 141), not with click's status 1."""
-
-    @functools.wraps(method)
-    def wrapper(self, *args, **kwargs):
-        try:
-            return method(self, *args, **kwargs)
-        except BrokenPipeError:
-            _silence_stdout()
-            sys.exit(ExitStatus.BROKEN_PIPE)
-
-    return wrapper
-
-
-class _Command(click.Command):
-    """Every command's --help ends with the one exit-status rule (dpverify.status)."""
-
-    parse_args = _quiet_broken_pipe(click.Command.parse_args)
-
-    def __init__(self, *args, **kwargs) -> None:
-        kwargs.setdefault("epilog", EXIT_STATUS_RULE)
-        super().__init__(*args, **kwargs)
-
-
-class _Group(click.Group):
-    command_class = _Command
-    parse_args = _quiet_broken_pipe(click.Group.parse_args)
-    invoke = _quiet_broken_pipe(click.Group.invoke)
-
-
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]},
-             invoke_without_command=True)
-@click.version_option(__version__, prog_name="dpverify")
-@click.pass_context
-def main(ctx: click.Context) -> None:
-    """Verify optimality theorems in differential privacy.
-
-    Randomized response is optimal for multi-party computation on bits (Kairouz, Oh,
-    Viswanath 2015); the geometric mechanism is universally optimal for count queries
-    (Gupte, Sundararajan 2010).
-
-    Exit status (every command): 0 every verdict as claimed (optimal); 1 a finding
-    against the claim (gap, suboptimal, not-private, contradiction, a mismatch); 2 bad
-    input; 3 undecided (open, error, refused); 4 an internal error (a bug); over many
-    results the first of 4, 2, 3, 1, 0 wins; 130 interrupted; 141 stdout closed.
-    """
-    if ctx.invoked_subcommand is None:  # `dpverify` alone: the help, and success
-        click.echo(ctx.get_help())
-        ctx.exit(ExitStatus.OK)
-
-
-def _register() -> None:
-    from dpverify.cli import verify as _verify  # noqa: F401  (commands register themselves)
-
-    for name in ("certify", "batch", "count", "new", "audit", "falsify", "sweep", "survey"):
-        try:
-            __import__(f"dpverify.cli.{name}")
-        except ModuleNotFoundError as exc:  # a command module not present in this build
-            if exc.name != f"dpverify.cli.{name}":
-                raise
-
-
-_register()
+__all__ = ["handle_errors", "main"]

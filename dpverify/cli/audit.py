@@ -6,16 +6,17 @@ import sys
 
 import click
 
-from dpverify.cli import handle_errors, main
+from dpverify import api
+from dpverify.cli.app import handle_errors, main
 from dpverify.cli.options import (
     BACKEND,
     MAX_NONZEROS,
     OUTPUT_OPTIONS,
     add_options,
+    consoles,
     json_option,
     note,
     tol_option,
-    verify_options,
 )
 
 
@@ -52,19 +53,15 @@ def audit(paths, tol, backend, max_nonzeros, require_optimal, show_rules, as_jso
     Exit status: 0 every protocol (and mechanism) optimal; 1 suboptimal, not-private or
     contradiction; 2 bad input; 3 could not decide.
     """
-    from dpverify.console import make_console
     from dpverify.console.audit import AuditView
-    from dpverify.runner.audit_files import audit_paths
-    from dpverify.status import verdict_status
 
-    options = verify_options(tol=tol, backend=backend, max_nonzeros=max_nonzeros)
-    out = make_console(no_color=no_color)
-    err = make_console(stderr=True, no_color=no_color)
+    out, err = consoles(no_color)
     with AuditView(out, err, as_json=as_json, quiet=quiet, show_rules=show_rules) as view:
-        report = audit_paths(paths, options, on_start=view.started, on_result=view.finished)
+        report = api.audit_paths(paths, on_start=view.started, on_result=view.finished,
+                                 tol=tol, backend=backend, max_nonzeros=max_nonzeros)
         view.report(report)
     for skipped in report.skipped:
         note(f"skipped {skipped.source}: {skipped.reason}")
     if require_optimal:
         note("--require-optimal is deprecated and has no effect: `suboptimal` always exits 1")
-    sys.exit(verdict_status(f.category for f in report.files))
+    sys.exit(report.exit_status())

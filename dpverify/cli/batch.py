@@ -7,7 +7,8 @@ import sys
 
 import click
 
-from dpverify.cli import handle_errors, main
+from dpverify import api
+from dpverify.cli.app import handle_errors, main
 from dpverify.cli.options import (
     METHOD_OPTIONS,
     NO_COLOR,
@@ -16,25 +17,23 @@ from dpverify.cli.options import (
     SEARCH_OPTIONS,
     SOLVER_OPTIONS,
     add_options,
+    consoles,
     json_option,
     note,
     note_unused_seed,
-    verify_options,
+    solver_options,
 )
-from dpverify.defaults import DEFAULT_STORE, DEFAULT_TIMEOUT
+from dpverify.defaults import DEFAULT_CHECK_TOL, DEFAULT_STORE, DEFAULT_TIMEOUT
 from dpverify.errors import InputError
-from dpverify.runner.check import DEFAULT_CHECK_TOL
 from dpverify.status import ExitStatus
 
 
 def _scheduler(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """A malformed --scheduler fails at once (exit 2), before anything tries to connect."""
-    from dpverify.runner.executors.local import check_scheduler
-
     if value is None:
         return None
     try:
-        return check_scheduler(value)
+        return api.check_scheduler(value)
     except InputError as exc:
         raise click.BadParameter(str(exc).partition(": ")[2]) from None
 
@@ -65,12 +64,8 @@ def plot_path_option(ctx: click.Context, param: click.Parameter,
     """A --plot FILE of the wrong kind, or without matplotlib, fails at once (exit 2)."""
     if value is None:
         return None
-    from dpverify.errors import InputError
-    from dpverify.plotting import check_plot_path, require_matplotlib
-
     try:
-        check_plot_path(value)
-        require_matplotlib()
+        api.check_plot(value)
     except InputError as exc:
         click.echo(f"dpverify: {exc}", err=True)
         ctx.exit(exc.exit_code)
@@ -89,18 +84,6 @@ def interruptible(fn):
             sys.exit(ExitStatus.INTERRUPTED)
 
     return wrapper
-
-
-def _consoles(no_color: bool):
-    from dpverify.console import make_console
-
-    return make_console(no_color=no_color), make_console(stderr=True, no_color=no_color)
-
-
-def _store(path: str):
-    from dpverify.runner.store import Store
-
-    return Store(path)
 
 
 def _notes(report, certify: bool) -> None:
@@ -135,19 +118,18 @@ def batch(ctx, paths, jobs, store_path, timeout, force, scheduler, quiet, no_col
     status: 0 all optimal, 1 a gap, 2 an invalid problem file, 3 could not decide (an
     error or a timeout), 130 interrupted.
     """
-    from dpverify.api import batch as run_batch
     from dpverify.console.batch import BatchProgress, print_batch_summary
 
     note_unused_seed(ctx, samples)
-    out, err = _consoles(no_color)
-    with _store(store_path) as store, BatchProgress(out, err, as_json=as_json,
-                                                    quiet=quiet) as progress:
-        report = run_batch(paths, store=store, jobs=jobs, timeout=timeout or None,
-                           force=force, scheduler=scheduler, listener=progress, tol=tol,
-                           backend=backend, max_nonzeros=max_nonzeros, lp_form=lp_form,
-                           grid=grid, samples=samples, seed=seed, certify=certify,
-                           method=method, max_orbit_work=max_orbit_work, restarts=restarts,
-                           witness_dir=witness_dir or "")
+    options = solver_options(tol=tol, backend=backend, max_nonzeros=max_nonzeros,
+                             lp_form=lp_form, grid=grid, samples=samples, seed=seed,
+                             certify=certify, method=method, max_orbit_work=max_orbit_work,
+                             restarts=restarts, witness_dir=witness_dir)
+    out, err = consoles(no_color)
+    with api.open_store(store_path) as store, BatchProgress(out, err, as_json=as_json,
+                                                           quiet=quiet) as progress:
+        report = api.batch(paths, store=store, jobs=jobs, timeout=timeout or None,
+                           force=force, scheduler=scheduler, listener=progress, **options)
     if as_json:
         if err.is_terminal:
             print_batch_summary(err, report, store_path)
@@ -190,9 +172,7 @@ def results(ctx, store_path, fmt_name, as_json, verdict, plot_path, problem, no_
     (and one line says where), unless --format or --json asks for the rows too."""
     from click.core import ParameterSource
 
-    from dpverify.api import results as stored
     from dpverify.console.results import other_builds, print_results
-    from dpverify.runner.fingerprint import build_id
 
     if as_json:
         if ctx.get_parameter_source("fmt_name") is ParameterSource.COMMANDLINE \
@@ -201,21 +181,19 @@ def results(ctx, store_path, fmt_name, as_json, verdict, plot_path, problem, no_
         fmt_name = "json"
     if problem is not None and plot_path is None:
         raise click.UsageError("--problem chooses the family that --plot draws: give --plot")
-    out, err = _consoles(no_color)
-    rows = stored(store_path, verdict=verdict)
+    out, err = consoles(no_color)
+    rows = api.results(store_path, verdict=verdict)
     # With --plot the table is printed only when asked for (--format table); the figure is
     # what was asked for, and one line says where it went.
     asked = ctx.get_parameter_source("fmt_name") is ParameterSource.COMMANDLINE or as_json
-    build = build_id()
+    build = api.build_id()
     table = fmt_name == "table" and (plot_path is None or asked)
     if plot_path is None or asked:
         print_results(out, rows, fmt_name, build=build)
     if not table and other_builds(rows, build):
         note(other_builds(rows, build))
     if plot_path is not None:
-        from dpverify.sweeps.family import sweep_from_store
-
-        family = sweep_from_store(rows, problem)
+        family = api.family(rows, problem)
         family.plot(plot_path, title=f"{family.problem}: stored results against {family.x}")
         for message in family.notes:
             note(message)
@@ -258,19 +236,18 @@ def check(ctx, paths, jobs, store_path, timeout, force, scheduler, quiet, no_col
     """
     from dpverify.console import print_json
     from dpverify.console.batch import BatchProgress, check_json, print_check
-    from dpverify.runner.check import run_check
 
     note_unused_seed(ctx, samples)
-    options = verify_options(tol=tol, backend=backend, max_nonzeros=max_nonzeros,
+    options = solver_options(tol=tol, backend=backend, max_nonzeros=max_nonzeros,
                              lp_form=lp_form, grid=grid, samples=samples, seed=seed,
                              certify=certify, method=method, max_orbit_work=max_orbit_work,
                              restarts=restarts, witness_dir=witness_dir)
-    out, err = _consoles(no_color)
-    with _store(store_path) as store, BatchProgress(out, err, quiet=quiet or as_json,
-                                                    label="checking") as progress:
-        report = run_check(paths, options, store=store, tol=expect_tol, digits=digits,
+    out, err = consoles(no_color)
+    with api.open_store(store_path) as store, BatchProgress(out, err, quiet=quiet or as_json,
+                                                           label="checking") as progress:
+        report = api.check(paths, store=store, expect_tol=expect_tol, digits=digits,
                            strict=strict, update=update, jobs=jobs, timeout=timeout or None,
-                           force=force, scheduler=scheduler, listener=progress)
+                           force=force, scheduler=scheduler, listener=progress, **options)
     if as_json:
         print_json(check_json(report))
     else:

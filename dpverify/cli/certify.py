@@ -7,12 +7,15 @@ import sys
 
 import click
 
-from dpverify.cli import handle_errors, main
+from dpverify import api
+from dpverify.cli.app import handle_errors, main
 from dpverify.cli.options import (
     BACKEND,
     MAX_NONZEROS,
+    METHOD_OPTIONS,
     OUTPUT_OPTIONS,
     add_options,
+    consoles,
     json_option,
     note,
 )
@@ -23,11 +26,13 @@ from dpverify.cli.options import (
 @click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), default=".",
               show_default=True, help="Directory for the certificates (created if missing).")
 @add_options([BACKEND, MAX_NONZEROS])
+@add_options(METHOD_OPTIONS)
 @json_option("Print one JSON array, one object per certificate written (path, problem, agent, "
              "accuracy, status, value, bound, width), and nothing else.")
 @add_options(OUTPUT_OPTIONS)
 @handle_errors
-def certify(paths, out_dir, backend, max_nonzeros, as_json, quiet, no_color):
+def certify(paths, out_dir, backend, max_nonzeros, method, max_orbit_work, as_json, quiet,
+            no_color):
     """Write exact certificates for the multi-party problems PATHS (directories are
     searched for *.toml): one `<problem>.<agent>.<accuracy>.cert.json` per agent and
     accuracy, each an exact proof of an upper bound (a prior and mu over the inputs) and a
@@ -37,29 +42,31 @@ def certify(paths, out_dir, backend, max_nonzeros, as_json, quiet, no_color):
     epsilon: bounds at rationals around e^epsilon; or a valid certificate whose bounds the
     exact construction could not close, with `notes`) or `unproved` (the certificate does
     not check; it is written for inspection). Check a certificate with
-    `dpverify check-cert`. Exit status: 0 all proved or bracketed, 1 one unproved, 2 bad
-    input, 3 could not decide (size limit, solver failure).
+    `dpverify check-cert`. --method orbit asks for the orbit certificate
+    (`dpverify-orbit-certificate/1`) of a symmetric problem and proof for the certificate
+    on all inputs; --max-orbit-work bounds the orbit certificate's exact work. Exit
+    status: 0 all proved or bracketed, 1 one unproved, 2 bad input, 3 could not decide
+    (size limit, solver failure).
     """
-    from dpverify.console import make_console, print_json
+    from dpverify.console import print_json
     from dpverify.console.certify import (
         certificate_json,
         certificate_line,
         certify_summary,
         skipped_line,
     )
-    from dpverify.runner.certify_files import certify_paths
-    from dpverify.verifiers.options import VerifyOptions
 
-    out = make_console(no_color=no_color)
+    out, _ = consoles(no_color)
 
     def written(record) -> None:
         if not (as_json or quiet):
             out.print(certificate_line(record))
 
-    report = certify_paths(
-        paths, out_dir, VerifyOptions(backend=backend, max_nonzeros=max_nonzeros),
-        on_certificate=written,
-        on_message=lambda message: click.echo(f"dpverify: {message}", err=True))
+    report = api.certify_paths(
+        paths, out_dir, on_certificate=written,
+        on_message=lambda message: click.echo(f"dpverify: {message}", err=True),
+        backend=backend, max_nonzeros=max_nonzeros, method=method,
+        max_orbit_work=max_orbit_work)
     if as_json:
         print_json([certificate_json(record) for record in report.certificates])
     else:
@@ -85,12 +92,11 @@ def check_cert(spec_path, certs, as_json, quiet, no_color):
     `FAIL <cert>: <reason>`. Exit status: 0 all OK, 1 one failed, 2 bad input (a malformed
     certificate or spec).
     """
-    from dpverify.console import make_console, print_json
+    from dpverify.console import print_json
     from dpverify.console.certify import check_json, check_line, check_summary
-    from dpverify.runner.certify_files import check_certificates, checks_status
 
-    out = make_console(no_color=no_color)
-    checks = check_certificates(spec_path, certs)
+    out, _ = consoles(no_color)
+    checks = api.check_cert(spec_path, certs)
     for check in checks:
         if check.malformed:
             click.echo(f"dpverify: {check.path}: {check.message}", err=True)
@@ -100,4 +106,4 @@ def check_cert(spec_path, certs, as_json, quiet, no_color):
         print_json([check_json(check) for check in checks])
     elif quiet:
         out.print(check_summary(checks))
-    sys.exit(checks_status(checks))
+    sys.exit(checks.exit_status())

@@ -7,10 +7,11 @@ import sys
 
 import click
 
-from dpverify.cli import handle_errors, main
-from dpverify.cli.options import NO_COLOR, add_options, json_option
+from dpverify import api
+from dpverify.cli.app import handle_errors, main
+from dpverify.cli.options import NO_COLOR, add_options, consoles, json_option
+from dpverify.defaults import MAX_RELEASE_N
 from dpverify.status import exit_status
-from dpverify.verifiers.count.release import MAX_RELEASE_N
 
 
 @main.command(short_help="Can a mechanism be derived from the geometric mechanism?")
@@ -37,25 +38,15 @@ def derive(file, tol, as_json, no_color):
     Exit status: 0 derivable; 1 not derivable (including: not alpha-DP); 2 bad input;
     3 undecided (the two tests disagree).
     """
-    from dpverify.console import make_console, print_json
+    from dpverify.console import print_json
     from dpverify.console.count import derivation_json, print_derivation
-    from dpverify.spec.count_loader import load_mechanism
-    from dpverify.theory.count.geometric import as_exact_array
-    from dpverify.theory.count.geometric import derive as derive_mechanism
 
-    spec = load_mechanism(file)
-    if spec.exact and spec.alpha_exact is not None:
-        d = derive_mechanism(as_exact_array(spec.matrix), spec.alpha_exact)
-    else:
-        import numpy as np
-
-        x = np.array([[float(v) for v in row] for row in spec.matrix], dtype=np.float64)
-        d = derive_mechanism(x, spec.alpha, tol)
+    found = api.derive(file, tol=tol)
     if as_json:
-        print_json(derivation_json(spec, d))
+        print_json(derivation_json(found.mechanism, found.derivation))
     else:
-        print_derivation(make_console(no_color=no_color), spec, d)
-    sys.exit(exit_status(failed=d.derivable is False, undecided=d.derivable is None))
+        print_derivation(consoles(no_color)[0], found.mechanism, found.derivation)
+    sys.exit(found.exit_status())
 
 
 @main.command(short_help="Release a count at several privacy levels (GS Algorithm 1).")
@@ -86,15 +77,14 @@ def release(n, alphas, answer, seed, check, as_json, no_color):
     Exit status: 0 every T_j is stochastic (and, with --check, every check passed);
     1 a check failed; 2 bad input; 3 too large to check.
     """
-    from dpverify.console import make_console, print_json
+    from dpverify.console import print_json
     from dpverify.console.count import print_release, release_json
-    from dpverify.verifiers.count.release import multilevel_release, parse_alphas
 
-    done = multilevel_release(n, parse_alphas(alphas), answer, seed=seed, check=check)
+    done = api.release(n, alphas, answer, seed=seed, check=check)
     released = list(done.released)
     if as_json:
         print_json(release_json(done.plan, released, answer, done.seed, done.check))
     else:
-        print_release(make_console(no_color=no_color), done.plan, released, answer, done.seed,
+        print_release(consoles(no_color)[0], done.plan, released, answer, done.seed,
                       done.check)
     sys.exit(exit_status(failed=not done.ok))

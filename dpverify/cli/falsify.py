@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import sys
-import tomllib
-from pathlib import Path
 
 import click
 
-from dpverify.cli import handle_errors, main
-from dpverify.cli.options import NO_COLOR, QUIET, TOL, add_options, json_option, verify_options
+from dpverify import api
+from dpverify.cli.app import handle_errors, main
+from dpverify.cli.options import NO_COLOR, QUIET, TOL, add_options, consoles, json_option
 
 
 @main.command(short_help="Search for protocols that beat the bound (random, hill climbing).")
@@ -49,32 +48,15 @@ def falsify(problem, protocols, rounds, messages, seed, climb, save_best, counte
     Exit status: 0 no counterexample; 1 a counterexample; 2 bad input; 3 the bound could
     not be decided.
     """
-    from dpverify.console import make_console, print_json
+    from dpverify.console import print_json
     from dpverify.console.falsify import SearchProgress, print_campaign
-    from dpverify.errors import InputError
-    from dpverify.research.falsify import SearchOptions
-    from dpverify.research.falsify import falsify as run
-    from dpverify.spec import CountSpec, ProtocolSpec, load
-    from dpverify.spec.reader import read_text
-    from dpverify.status import exit_status
 
-    spec = load(problem)
-    if isinstance(spec, CountSpec):
-        raise InputError(f"{problem}: a count problem: falsify takes a multi-party problem "
-                         "(or a protocol file)")
-    if isinstance(spec, ProtocolSpec):
-        spec = spec.claimed()
-    document = tomllib.loads(read_text(problem).removeprefix("\ufeff"))
-    directory = Path(counterexamples)
-    directory.mkdir(parents=True, exist_ok=True)
-    out = make_console(no_color=no_color)
-    err = make_console(stderr=True, no_color=no_color)
-    options = verify_options(tol=tol)
+    out, err = consoles(no_color)
     with SearchProgress(err, enabled=not (as_json or quiet)) as progress:
-        campaign = run(spec, document, SearchOptions(protocols, rounds, messages, seed, climb),
-                       options, counterexample_dir=directory,
-                       save_best=Path(save_best) if save_best else None,
-                       on_progress=progress.update)
+        campaign = api.falsify(problem, protocols=protocols, rounds=rounds, messages=messages,
+                               seed=seed, climb=climb, save_best=save_best or None,
+                               counterexamples=counterexamples, tol=tol,
+                               on_progress=progress.update)
     if as_json:
         print_json([r.to_json() for r in campaign.results])
     elif quiet:
@@ -82,4 +64,4 @@ def falsify(problem, protocols, rounds, messages, seed, climb, save_best, counte
         out.print(f"{len(found)} counterexample(s)" if found else "no counterexample")
     else:
         print_campaign(out, campaign)
-    sys.exit(exit_status(failed=len(campaign.counterexamples), undecided=campaign.undecided))
+    sys.exit(campaign.exit_status())

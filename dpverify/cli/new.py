@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import click
 
-from dpverify.cli import handle_errors, main
-from dpverify.spec.templates import KINDS
+from dpverify import api
+from dpverify.cli.app import handle_errors, main
+from dpverify.defaults import TEMPLATE_KINDS
 
 
 @main.command(short_help="Write a commented problem file to start from.")
-@click.argument("kind", type=click.Choice(KINDS))
+@click.argument("kind", type=click.Choice(TEMPLATE_KINDS))
 @click.argument("name")
 @handle_errors
 def new(kind, name):
@@ -17,7 +18,5 @@ def new(kind, name):
     as it is: a starting point that explains every key. An existing file is never
     overwritten (exit 2).
     """
-    from dpverify.spec.templates import write_template
-
-    path = write_template(kind, name)
+    path = api.new(kind, name)
     click.echo(f"wrote {path}; verify it with: dpverify verify {path}")

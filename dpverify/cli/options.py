@@ -13,16 +13,18 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from dpverify.lp import BACKENDS
-from dpverify.verifiers.options import (
+from dpverify import api
+from dpverify.defaults import (
+    BACKENDS,
     DEFAULT_MAX_NONZEROS,
     DEFAULT_MAX_ORBIT_WORK,
     DEFAULT_RESTARTS,
     DEFAULT_TOL,
+    DEFAULT_WITNESS_DIR,
+    LP_FORMS,
     METHODS,
-    VerifyOptions,
-    make_options,
-    option_problem,
+    LpForm,
+    Method,
 )
 
 Decorator = Callable[[Any], Any]
@@ -32,7 +34,7 @@ def _checked(name: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
     """A click callback with the API's check of option `name` (one message for both)."""
 
     def check(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-        problem = option_problem(name, value)
+        problem = api.option_problem(name, value)
         if problem is not None:
             raise click.BadParameter(problem)
         return value
@@ -56,14 +58,14 @@ def tol_option(extra: str = "") -> Decorator:
 
 
 TOL = tol_option()
-BACKEND = click.option("--backend", type=click.Choice(BACKENDS), default="highs",
+BACKEND = click.option("--backend", type=click.Choice(BACKENDS), default=BACKENDS[0],
                        show_default=True,
                        help="LP backend (cvxpy solves the same LP through cvxpy, as a "
                             "cross-check).")
 MAX_NONZEROS = click.option("--max-nonzeros", type=click.IntRange(min=1),
                             default=DEFAULT_MAX_NONZEROS, show_default=True,
                             help="Refuse LPs estimated to have more non-zeros (exit 3).")
-LP_FORM = click.option("--lp-form", type=click.Choice(["chain", "dense"]), default="chain",
+LP_FORM = click.option("--lp-form", type=click.Choice(LP_FORMS), default=LpForm.CHAIN.value,
                        show_default=True,
                        help="How the corner points enter the LP (same LP either way).")
 GRID = click.option("--grid", type=click.IntRange(min=0), default=0, callback=_grid,
@@ -76,7 +78,8 @@ SEED = click.option("--seed", type=click.IntRange(min=0), default=0, show_defaul
                          "search on inputs with more than two symbols (--restarts).")
 CERTIFY = click.option("--certify", is_flag=True,
                        help="Also build and check exact certificates (multi-party problems).")
-METHOD = click.option("--method", type=click.Choice(METHODS), default="auto", show_default=True,
+METHOD = click.option("--method", type=click.Choice(METHODS), default=Method.AUTO.value,
+                      show_default=True,
                       help="How to verify: the full corner LP (lp), the symmetry-reduced "
                            "exact orbit method (orbit), the exact certificate on all inputs "
                            "(proof), or auto: lp when it fits --max-nonzeros, else orbit "
@@ -92,7 +95,7 @@ RESTARTS = click.option("--restarts", type=click.IntRange(min=0), default=DEFAUL
                              "and the LP's support).")
 WITNESS_DIR = click.option("--witness-dir", type=click.Path(file_okay=False), default=None,
                            help="Alphabets > 2: where witness protocol files are written "
-                                "(default .dpverify/witnesses).")
+                                f"(default {DEFAULT_WITNESS_DIR}).")
 QUIET = click.option("--quiet", "-q", is_flag=True, help="Print only the summary.")
 NO_COLOR = click.option("--no-color", is_flag=True, help="No colours.")
 
@@ -119,19 +122,20 @@ def add_options(options: Sequence[Decorator]) -> Decorator:
     return decorate
 
 
-def verify_options(*, tol: float = DEFAULT_TOL, backend: str = "highs",
-                   max_nonzeros: int = DEFAULT_MAX_NONZEROS, lp_form: str = "chain",
-                   grid: int = 0, samples: int = 0, seed: int = 0,
-                   certify: bool = False, method: str = "auto",
-                   max_orbit_work: int = DEFAULT_MAX_ORBIT_WORK,
-                   restarts: int = DEFAULT_RESTARTS,
-                   witness_dir: str | None = None) -> VerifyOptions:
-    """The VerifyOptions of the shared options (the names click gives them), as the
-    Python API builds them."""
-    return make_options(tol=tol, backend=backend, lp_form=lp_form, max_nonzeros=max_nonzeros,
-                        grid=grid, samples=samples, seed=seed, certify=certify, method=method,
-                        max_orbit_work=max_orbit_work, restarts=restarts,
-                        witness_dir=witness_dir or "")
+def solver_options(**chosen: Any) -> dict[str, Any]:
+    """The shared options a command was given (the names click gives them), as the API
+    takes them (`witness_dir` unset is the default directory, "")."""
+    if "witness_dir" in chosen:
+        chosen["witness_dir"] = chosen["witness_dir"] or ""
+    return chosen
+
+
+def consoles(no_color: bool) -> tuple[Any, Any]:
+    """The consoles of stdout and stderr (dpverify.console.make_console)."""
+    from dpverify import console
+
+    return (console.make_console(no_color=no_color),
+            console.make_console(stderr=True, no_color=no_color))
 
 
 def given(ctx: click.Context, name: str) -> bool:

@@ -6,35 +6,25 @@ import sys
 
 import click
 
-from dpverify.cli import handle_errors, main
+from dpverify import api
+from dpverify.cli.app import handle_errors, main
 from dpverify.cli.options import (
     NO_COLOR,
     QUIET,
     TOL,
     add_options,
+    consoles,
     json_option,
-    verify_options,
 )
-from dpverify.verifiers.options import DEFAULT_RESTARTS
-
-NAMED_GAINS = ("indicator", "-abs", "-square")
+from dpverify.defaults import DEFAULT_RESTARTS, NAMED_GAINS
+from dpverify.errors import OptionError
 
 
 def _epsilons(ctx: click.Context, param: click.Parameter, value: str):
-    from fractions import Fraction
-
-    from dpverify.spec.numbers import NumberError, parse_exact
-
-    out: list[Fraction] = []
-    for item in value.split(","):
-        try:
-            eps = parse_exact(item.strip())
-        except NumberError as exc:
-            raise click.BadParameter(f"{item.strip()!r}: {exc}") from None
-        if not 0 <= eps <= 700:
-            raise click.BadParameter(f"{item.strip()!r}: epsilon must be in 0..700")
-        out.append(eps)
-    return tuple(dict.fromkeys(out))
+    try:
+        return api.survey_epsilons(value)
+    except OptionError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 def _functions(ctx: click.Context, param: click.Parameter, value: str) -> str:
@@ -100,24 +90,16 @@ def survey(alphabet, parties, epsilon, functions, values, gains, accuracy, jobs,
     Exit status as `verify` over every instance: 0 all optimal, 1 a gap, 3 an open
     instance or an error.
     """
-    import os
-    from pathlib import Path
-
-    from dpverify.console import make_console, print_json
+    from dpverify.console import print_json
     from dpverify.console.falsify import SearchProgress
     from dpverify.console.survey import print_survey, summary_line
-    from dpverify.research.survey import SurveyPlan, run_survey
-    from dpverify.status import verdict_status
 
-    plan = SurveyPlan(alphabet=alphabet, parties=parties, epsilons=epsilon,
-                      functions=functions, values=values, gains=gains, accuracies=accuracy,
-                      seed=seed, symmetry=not no_symmetry)
-    options = verify_options(tol=tol, seed=seed, restarts=restarts)
-    out = make_console(no_color=no_color)
-    err = make_console(stderr=True, no_color=no_color)
+    out, err = consoles(no_color)
     with SearchProgress(err, enabled=not (as_json or quiet), label="surveying") as progress:
-        report = run_survey(plan, options, jobs=jobs or os.cpu_count() or 1,
-                            save_dir=Path(save_dir),
+        report = api.survey(alphabet=alphabet, parties=parties, epsilon=epsilon,
+                            functions=functions, values=values, gains=gains,
+                            accuracy=accuracy, jobs=jobs, save_dir=save_dir,
+                            symmetry=not no_symmetry, restarts=restarts, seed=seed, tol=tol,
                             on_result=lambda result, done, total: progress.update(done, total))
     if as_json:
         print_json(report.to_json())
@@ -125,4 +107,4 @@ def survey(alphabet, parties, epsilon, functions, values, gains, accuracy, jobs,
         out.print(summary_line(report))
     else:
         print_survey(out, report, save_dir)
-    sys.exit(verdict_status(r.verdict for r in report.results))
+    sys.exit(report.exit_status())

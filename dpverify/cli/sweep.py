@@ -7,15 +7,18 @@ import sys
 
 import click
 
-from dpverify.cli import handle_errors, main
+from dpverify import api
+from dpverify.cli.app import handle_errors, main
 from dpverify.cli.batch import RUN_OPTIONS, interruptible, plot_path_option
 from dpverify.cli.options import (
     METHOD_OPTIONS,
     POINT_OPTIONS,
     SOLVER_OPTIONS,
     add_options,
+    consoles,
     json_option,
     note,
+    note_unused_seed,
 )
 
 
@@ -67,20 +70,17 @@ def sweep(ctx, problem, epsilon, lambda_, alpha, parties, plot_path, as_csv, as_
     verdict and the method. --plot draws them. Exit status as for `batch`: 0 all optimal,
     1 a gap, 2 bad input, 3 could not decide, 130 interrupted.
     """
-    from dpverify.api import sweep as run_sweep
-    from dpverify.cli.batch import _consoles
-    from dpverify.cli.options import note_unused_seed
     from dpverify.console.batch import BatchProgress
     from dpverify.console.sweep import print_sweep
 
     if as_csv and as_json:
         raise click.UsageError("--csv and --json contradict each other: choose one")
     note_unused_seed(ctx, solver.get("samples", 0))
-    out, err = _consoles(no_color)
+    out, err = consoles(no_color)
     data = as_csv or as_json
     # stdout carries the rows only; progress and per-point lines go to stderr.
     with BatchProgress(err, err, quiet=quiet, label="sweeping", noun="point") as progress:
-        result = run_sweep(problem, epsilon=epsilon, lambda_=lambda_, alpha=alpha,
+        result = api.sweep(problem, epsilon=epsilon, lambda_=lambda_, alpha=alpha,
                            parties=parties, jobs=jobs, store=store_path, timeout=timeout or None,
                            force=force, scheduler=scheduler, listener=progress, **solver)
     print_sweep(out, result, "csv" if as_csv else "json" if as_json else "table", quiet=quiet)

@@ -6,7 +6,8 @@ import sys
 
 import click
 
-from dpverify.cli import handle_errors, main
+from dpverify import api
+from dpverify.cli.app import handle_errors, main
 from dpverify.cli.options import (
     METHOD_OPTIONS,
     OUTPUT_OPTIONS,
@@ -14,10 +15,11 @@ from dpverify.cli.options import (
     SEARCH_OPTIONS,
     SOLVER_OPTIONS,
     add_options,
+    consoles,
     json_option,
     note,
     note_unused_seed,
-    verify_options,
+    solver_options,
 )
 
 
@@ -44,19 +46,17 @@ def verify(ctx, paths, tol, backend, max_nonzeros, lp_form, method, max_orbit_wo
     rule. A verdict `optimal` needs both to succeed and agree within --tol. TOML files in
     a directory that are not problem files (a pyproject.toml) are skipped with a note.
     """
-    from dpverify.console import make_console
     from dpverify.console.verify import VerifyView
-    from dpverify.runner.files import verify_paths
 
-    options = verify_options(tol=tol, backend=backend, max_nonzeros=max_nonzeros,
+    options = solver_options(tol=tol, backend=backend, max_nonzeros=max_nonzeros,
                              lp_form=lp_form, grid=grid, samples=samples, seed=seed,
                              certify=certify, method=method, max_orbit_work=max_orbit_work,
                              restarts=restarts, witness_dir=witness_dir)
-    out = make_console(no_color=no_color)
-    err = make_console(stderr=True, no_color=no_color)
+    out, err = consoles(no_color)
     with VerifyView(out, err, as_json=as_json, quiet=quiet, show_rules=show_rules,
                     show_proof=certify, show_grid=bool(grid or samples)) as view:
-        report = verify_paths(paths, options, on_start=view.started, on_result=view.finished)
+        report = api.verify_paths(paths, on_start=view.started, on_result=view.finished,
+                                  **options)
         view.report(report)
     if not any(not getattr(f.spec, "binary", True) for f in report.files):
         note_unused_seed(ctx, samples)  # alphabets > 2: --seed seeds the protocol search

@@ -10,31 +10,23 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
-import numpy as np
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from dpverify.console import VERDICT_STYLE, print_json
-from dpverify.console.numbers import fmt, fmt_gap
+from dpverify.console import print_json
+from dpverify.console.numbers import fmt
+from dpverify.console.protocols import (
+    VALUE_COLUMNS,
+    VERDICT_COLUMNS,
+    audit_table,
+    file_json,
+    protocol_table,
+    rules_tables,
+    verdict_text,
+)
 from dpverify.console.tables import natural_width, print_table
-from dpverify.console.verify import VerifyView, _label
-
-MAX_RULE_ROWS = 64
-TEXT_COLUMNS = ("agent", "accuracy", "model", "verdict", "method", "party", "private",
-                "transcript")
-
-
-def _table(title: str, columns: Sequence[str]) -> Table:
-    table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
-    for col in columns:
-        table.add_column(col, justify="left" if col in TEXT_COLUMNS else "right")
-    return table
-
-
-def verdict_text(v: str) -> Text:
-    return Text(v, style=VERDICT_STYLE.get(v, ""))
-
+from dpverify.console.verify import VerifyView
 
 LONG_LEVEL = 30  # characters: a longer exact level is shown as about its float in a table
 
@@ -50,38 +42,14 @@ def _level(v: Any) -> str:
 def privacy_table(result: Any) -> Table:
     """Per party: the level claimed, the level achieved, and whether it is met."""
     h = result.header
-    table = _table(f"{result.problem}: privacy  ({result.source})",
-                   ["party", "claimed lambda", "achieved lambda", "achieved epsilon",
-                    "private"])
+    table = audit_table(f"{result.problem}: privacy  ({result.source})",
+                        ["party", "claimed lambda", "achieved lambda", "achieved epsilon",
+                         "private"])
     for i, (claimed, achieved, eps, ok) in enumerate(zip(
             h["claimed_lambdas"], h["achieved_lambdas"], h["achieved_epsilons"],
             h["private_by_party"], strict=True)):
         table.add_row(str(i + 1), _level(claimed), _level(achieved), _level(eps),
                       Text("yes" if ok else "NO", style="" if ok else "bold red"))
-    return table
-
-
-VALUE_COLUMNS = ("protocol", "relaxed optimum", "RR value")
-VERDICT_COLUMNS = ("at achieved levels", "efficiency", "gap", "verdict")
-
-
-def protocol_table(result: Any, *, seconds: bool = True, gap_digits: int = 2,
-                   columns: Sequence[str] = VALUE_COLUMNS[:2] + VERDICT_COLUMNS[:1]
-                   + VALUE_COLUMNS[2:] + VERDICT_COLUMNS[1:], title: str | None = None
-                   ) -> Table:
-    """Per agent and accuracy: the protocol's value against the bounds (the `columns`
-    named, after agent and accuracy)."""
-    table = _table(title if title is not None else
-                   f"{result.problem}: accuracy ({result.header.get('transcripts')} "
-                   "transcripts)", ["agent", "accuracy", *columns] + ["seconds"] * seconds)
-    for r in result.results:
-        cells: dict[str, str | Text] = {
-            "protocol": fmt(r.protocol_value), "relaxed optimum": fmt(r.relaxed_optimum),
-            "at achieved levels": fmt(r.relaxed_optimum_achieved),
-            "RR value": fmt(r.rr_value), "efficiency": fmt(r.efficiency, 6),
-            "gap": fmt_gap(r.gap, gap_digits), "verdict": verdict_text(r.verdict.value)}
-        table.add_row(r.agent, r.accuracy, *(cells[c] for c in columns),
-                      *([f"{r.seconds:.3f}"] if seconds else []))
     return table
 
 
@@ -118,51 +86,11 @@ def print_protocol(console: Console, result: Any, *, show_rules: bool = False) -
     console.print()
 
 
-def _decision(outputs: Sequence[Any], row: Any) -> str:
-    return _label(outputs, row)  # one way to show a rule's row
-
-
-def rules_tables(result: Any) -> list[Table]:
-    """The protocol's optimal decision rules: transcript -> decision (per own input symbol
-    for a party)."""
-    tables = []
-    for r in result.results:
-        if r.rule is None:
-            continue
-        rule = np.asarray(r.rule)
-        party = rule.ndim == 3
-        columns = ([f"decision if own input {a}" for a in range(rule.shape[0])] if party
-                   else ["decision"])
-        t = _table(f"{result.problem}: decision rule of {r.agent} ({r.accuracy})",
-                   ["transcript", *columns])
-        rows = len(r.transcripts)
-        for tau in range(min(rows, MAX_RULE_ROWS)):
-            cells = ([_decision(r.outputs, rule[a][tau]) for a in range(rule.shape[0])]
-                     if party else [_decision(r.outputs, rule[tau])])
-            t.add_row(r.transcripts[tau], *cells)
-        if rows > MAX_RULE_ROWS:
-            t.add_row(f"... {rows - MAX_RULE_ROWS} more rows", *[""] * len(columns))
-        tables.append(t)
-    return tables
-
-
-def protocol_rules_json(agent_result: Any) -> dict[str, Any] | None:
-    """`{"outputs": [...], "transcripts": [...], "decision": ...}` with `decision[t][y]`
-    (observer) or `decision[a][t][y]` (a party whose own input is a)."""
-    from dpverify.console.numbers import json_output
-
-    if getattr(agent_result, "rule", None) is None:
-        return None
-    return {"outputs": [json_output(v) for v in agent_result.outputs],
-            "transcripts": list(agent_result.transcripts),
-            "decision": np.asarray(agent_result.rule, dtype=float).tolist()}
-
-
 # -- count mechanisms -------------------------------------------------------------------
 def mechanism_table(result: Any) -> Table:
     h = result.header
-    table = _table(f"{result.problem}  ({result.source})",
-                   ["claimed alpha", "achieved alpha", "private", "derivable from G"])
+    table = audit_table(f"{result.problem}  ({result.source})",
+                        ["claimed alpha", "achieved alpha", "private", "derivable from G"])
     derivable = h.get("derivable")
     table.add_row(_level(h.get("claimed_alpha")), _level(h.get("achieved_alpha")),
                   Text("yes" if h.get("private") else "NO",
@@ -180,8 +108,9 @@ def consumer_table(result: Any, columns: Sequence[str] = CONSUMER_VALUES[:2]
                    title: str | None = None) -> Table:
     """The consumer's loss against the optimal mechanism's (the `columns` named, after
     agent and model)."""
-    table = _table(title if title is not None else
-                   f"{result.problem}: consumer loss (minimised)", ["agent", "model", *columns])
+    table = audit_table(title if title is not None else
+                        f"{result.problem}: consumer loss (minimised)",
+                        ["agent", "model", *columns])
     for r in result.results:
         cells: dict[str, str | Text] = {
             "mechanism loss": fmt(r.mechanism_loss), "optimal loss": fmt(r.optimal_loss),
@@ -218,15 +147,6 @@ def summary(counts: Any, total: int, seconds: float) -> str:
 
 
 # -- the listener -------------------------------------------------------------------------
-def file_json(file_result: Any, *, rules: bool = False) -> dict[str, Any]:
-    """One file's result object; with `rules`, a `rule` field per protocol result."""
-    out = file_result.to_json()
-    if rules and file_result.result.kind == "protocol" and file_result.result.results:
-        for obj, r in zip(out["results"], file_result.result.results, strict=True):
-            rule = protocol_rules_json(r)
-            if rule is not None:
-                obj["rule"] = rule
-    return out
 
 
 class AuditView(VerifyView):

@@ -17,7 +17,9 @@ from rich.table import Table
 from rich.text import Text
 
 from dpverify.console import VERDICT_STYLE, print_json
-from dpverify.console.numbers import fmt, fmt_gap, json_output, rational
+from dpverify.console.numbers import fmt, fmt_gap, json_output
+from dpverify.console.protocols import file_json, protocol_table, rules_tables
+from dpverify.console.rules import rule_label
 from dpverify.console.tables import compact, print_table
 
 MAX_RULE_ROWS = 64
@@ -39,8 +41,6 @@ def problem_table(result: Any, *, show_proof: bool = False, show_grid: bool = Fa
     drop the least useful columns and digits first (see `problem_tables`)."""
     title = f"{result.problem}  ({result.source})"
     if result.kind == "protocol":  # an audited protocol: its own columns (console/audit.py)
-        from dpverify.console.audit import protocol_table
-
         table = protocol_table(result, seconds=seconds, gap_digits=gap_digits)
         table.title = title
         return table
@@ -138,18 +138,6 @@ def summary_line(report: Any) -> str:
 
 
 # -- decision rules -------------------------------------------------------------------------
-def _label(outputs: Sequence[Any], row: Any) -> str:
-    """A decision-rule row as text: the output, or a distribution for a randomised rule."""
-    row = np.asarray(row)
-    if np.isclose(row.max(), 1.0, atol=1e-9):
-        return _out(outputs[int(np.argmax(row))])
-    return ", ".join(f"{_out(outputs[j])}: {p:.3g}" for j, p in enumerate(row) if p > 1e-9)
-
-
-def _out(v: Any) -> str:
-    return rational(v) if hasattr(v, "denominator") else str(v)
-
-
 def rules_table(result: Any, k: int) -> list[Table]:
     """Per agent and accuracy: released bits -> decision (per own bit for a party)."""
     tables = []
@@ -164,10 +152,10 @@ def rules_table(result: Any, k: int) -> list[Table]:
         for tau in range(min(rows, MAX_RULE_ROWS)):
             bits = format(tau, f"0{k}b")
             if party:
-                t.add_row(bits, _label(r.outputs, r.rule[0][tau]),
-                          _label(r.outputs, r.rule[1][tau]))
+                t.add_row(bits, rule_label(r.outputs, r.rule[0][tau]),
+                          rule_label(r.outputs, r.rule[1][tau]))
             else:
-                t.add_row(bits, _label(r.outputs, r.rule[tau]))
+                t.add_row(bits, rule_label(r.outputs, r.rule[tau]))
         if rows > MAX_RULE_ROWS:
             t.add_row(f"... {rows - MAX_RULE_ROWS} more rows", *[""] * len(columns))
         tables.append(t)
@@ -188,8 +176,6 @@ def rule_json(agent_result: Any) -> dict[str, Any] | None:
 def result_json(file_result: Any, *, rules: bool = False) -> dict[str, Any]:
     """spec.md's result object of one file; with `rules`, a `rule` field per result."""
     if file_result.result.kind == "protocol":  # rules over transcripts (console/audit.py)
-        from dpverify.console.audit import file_json
-
         return file_json(file_result, rules=rules)
     out = file_result.to_json()
     if rules and file_result.result.results:
@@ -249,8 +235,6 @@ class VerifyView:
             return
         print_problem(self.out, result, **self.table_options)
         if self.show_rules and result.kind == "protocol":
-            from dpverify.console.audit import rules_tables
-
             for table in rules_tables(result):
                 print_table(self.out, table)
                 self.out.print()

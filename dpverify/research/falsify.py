@@ -26,6 +26,7 @@ from dpverify.filenames import file_stem, output_path
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
 from dpverify.spec.protocol_writer import protocol_text
 from dpverify.spec.tables import tabulate
+from dpverify.status import ExitStatus, exit_status
 from dpverify.theory.protocols.random import (
     FloatProtocol,
     perturb,
@@ -114,6 +115,10 @@ class Campaign:
     @property
     def undecided(self) -> bool:
         return any(r.verdict is Verdict.ERROR for r in self.results)
+
+    def exit_status(self) -> ExitStatus:
+        """0 no counterexample; 1 a counterexample; 3 the bound could not be decided."""
+        return exit_status(failed=len(self.counterexamples), undecided=self.undecided)
 
 
 Progress = Callable[[int, int], None]

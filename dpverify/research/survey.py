@@ -28,12 +28,30 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import tomlkit
 
-from dpverify.errors import InputError
+from dpverify.errors import InputError, OptionError
 from dpverify.filenames import file_stem, output_path
+from dpverify.spec.documents import number, toml_text
+from dpverify.spec.numbers import NumberError, parse_exact
+from dpverify.status import ExitStatus, verdict_status
 
 MAX_ENUMERATED = 1 << 16  # `--functions all` refuses more functions than this
+MAX_EPSILON = 700  # e^epsilon must be a finite float
+
+
+def parse_epsilons(text: str) -> tuple[Fraction, ...]:
+    """`--epsilon 0.5,1,2`: exact levels in 0..700, each once, in order; OptionError
+    (exit 2) naming a bad item."""
+    out: list[Fraction] = []
+    for item in text.split(","):
+        try:
+            eps = parse_exact(item.strip())
+        except NumberError as exc:
+            raise OptionError(f"{item.strip()!r}: {exc}") from None
+        if not 0 <= eps <= MAX_EPSILON:
+            raise OptionError(f"{item.strip()!r}: epsilon must be in 0..{MAX_EPSILON}")
+        out.append(eps)
+    return tuple(dict.fromkeys(out))
 
 
 @dataclass(frozen=True)
@@ -117,6 +135,10 @@ class SurveyReport:
                         _name(wide.case) if wide.interval > 0 else None})
         return out
 
+    def exit_status(self) -> ExitStatus:
+        """As `verify` over every instance: 0 all optimal, 1 a gap, 3 open or an error."""
+        return verdict_status(r.verdict for r in self.results)
+
     def to_json(self) -> dict[str, Any]:
         plan = self.plan
         return {"alphabet": plan.alphabet, "parties": plan.parties,
@@ -187,21 +209,25 @@ def cases(plan: SurveyPlan) -> tuple[list[Case], int]:
 
 
 # -- running -----------------------------------------------------------------------------------
+def case_name(plan: SurveyPlan, case: Case) -> str:
+    """The problem name of one case (its file is named after it)."""
+    return (f"survey-m{plan.alphabet}-k{plan.parties}-e{float(case.epsilon):g}-{case.gain}-"
+            f"{case.accuracy}-f{_name(case)}").replace(",", "_")
+
+
 def problem_text(plan: SurveyPlan, case: Case, expect: dict[str, Any] | None = None,
                  description: str = "") -> str:
     """The problem file of one case (with an [expect] table when given)."""
-    eps = case.epsilon
     doc: dict[str, Any] = {"problem": {
-        "name": f"survey-m{plan.alphabet}-k{plan.parties}-e{float(eps):g}-{case.gain}-"
-                f"{case.accuracy}-f{_name(case)}".replace(",", "_"),
+        "name": case_name(plan, case),
         "description": description or "dpverify survey instance",
         "parties": plan.parties, "alphabet": plan.alphabet,
-        "epsilon": float(eps) if Fraction(float(eps)) == eps else f"{eps}",
+        "epsilon": number(case.epsilon),
         "accuracy": case.accuracy},
         "observer": {"function": {"table": list(case.table)}, "gain": case.gain}}
     if expect:
         doc["expect"] = {"observer": expect}
-    return tomlkit.dumps(doc)
+    return toml_text(doc, "<survey>")
 
 
 def run_case(plan: SurveyPlan, case: Case, options: Any) -> CaseResult:
@@ -230,8 +256,7 @@ def save_case(plan: SurveyPlan, result: CaseResult, directory: Path) -> str:
     expect = {result.case.accuracy: result.bound, "verdict": result.verdict}
     text = problem_text(plan, result.case, expect,
                         f"Found by `dpverify survey`: {result.verdict}. {result.reason}")
-    name = text.split('name = "', 1)[1].split('"', 1)[0]
-    path = output_path(directory, f"{file_stem(name)}.toml")
+    path = output_path(directory, f"{file_stem(case_name(plan, result.case))}.toml")
     path.write_text(text, encoding="utf-8")
     return str(path)
 

@@ -2,43 +2,47 @@
 `dpverify audit`.
 
 A path is a protocol file (`kind = "protocol"`), a mechanism file with a `[consumer]`
-table, or a directory searched recursively for both (other TOML files there are skipped
-with a reason). A file named explicitly that is neither is invalid (exit 2) and says
-which command takes it. Every file gets a `FileResult`, as in `verify_paths`.
+table, or a directory searched for both as `verify` searches for problem files
+(`files.toml_files`: recursively, hidden directories such as `.dpverify/` left out);
+other TOML files there are skipped with a reason. A file named explicitly that is neither
+is invalid (exit 2) and says which command takes it. Every file gets a `FileResult`, as in
+`verify_paths`.
 """
 
 from __future__ import annotations
 
 import time
-import tomllib
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from dpverify.errors import DpverifyError, SpecError
 from dpverify.runner.files import (
     FileResult,
     FileStatus,
+    ProblemFiles,
     SkippedFile,
     VerifyReport,
-    _without_results,
+    find_files,
     no_problem_files,
+    read_document,
+    run_files,
+    without_results,
 )
 from dpverify.spec.loader import file_kind, loads
 from dpverify.spec.model import Kind
 from dpverify.spec.protocol_model import ProtocolSpec
-from dpverify.spec.reader import read_data
+from dpverify.spec.reader import parse_toml, read_data
 from dpverify.verifiers.options import VerifyOptions
 
 PROTOCOL = "protocol"
 MECHANISM = "mechanism"
 
 
-def _what(text: str) -> str:
+def _what(document: dict[str, Any] | None) -> str:
     """`protocol`, `mechanism` (with a consumer), or why a file is neither ("" if it cannot
     be told: it is kept, and the loader names the problem)."""
-    try:
-        document = tomllib.loads(text.removeprefix("\ufeff"))
-    except (tomllib.TOMLDecodeError, RecursionError):
+    if document is None:
         return ""
     kind = file_kind(document)
     if kind == "mechanism":
@@ -57,28 +61,15 @@ def _what(text: str) -> str:
     return ""
 
 
-def find_audit_files(paths: Iterable[str | Path]) -> tuple[list[Path], list[SkippedFile]]:
+def _not_audited(path: Path) -> SkippedFile | None:
+    """Why a TOML file found in a directory is not audited, or None when it may be."""
+    what = _what(read_document(path))
+    return None if what in ("", PROTOCOL, MECHANISM) else SkippedFile(str(path), what)
+
+
+def find_audit_files(paths: Iterable[str | Path]) -> ProblemFiles:
     """Files named as given; below directories, the protocol and mechanism files."""
-    files: list[Path] = []
-    skipped: list[SkippedFile] = []
-    seen: set[Path] = set()
-    for root in map(Path, paths):
-        candidates = [root] if not root.is_dir() else \
-            sorted(q for q in root.rglob("*.toml") if q.is_file())
-        for path in candidates:
-            if path.resolve() in seen:
-                continue
-            if root.is_dir():
-                try:
-                    what = _what(read_data(path)[1])
-                except SpecError:
-                    what = ""
-                if what not in ("", PROTOCOL, MECHANISM):
-                    skipped.append(SkippedFile(str(path), what))
-                    continue
-            seen.add(path.resolve())
-            files.append(path)
-    return files, skipped
+    return find_files(paths, _not_audited)
 
 
 def audit_source(text: str, source: str, options: VerifyOptions) -> FileResult:
@@ -88,9 +79,9 @@ def audit_source(text: str, source: str, options: VerifyOptions) -> FileResult:
     from dpverify.verifiers.audit.mechanism import audit_mechanism
     from dpverify.verifiers.audit.protocol import audit_protocol
 
-    what = _what(text)
     spec = None
     try:
+        what = _what(parse_toml(text, source))
         if what == MECHANISM:
             audit = loads_mechanism_audit(text, source=source, default_name=Path(source).stem)
             return FileResult(source, FileStatus.DONE, audit_mechanism(audit, options))
@@ -102,30 +93,31 @@ def audit_source(text: str, source: str, options: VerifyOptions) -> FileResult:
                             'dpverify audit takes kind = "protocol" files')
         return FileResult(source, FileStatus.DONE, audit_protocol(spec, options), spec)
     except SpecError as exc:
-        return _without_results(source, FileStatus.INVALID, exc, None)
+        return without_results(source, FileStatus.INVALID, exc)
     except DpverifyError as exc:
-        return _without_results(source, FileStatus.REFUSED, exc, spec)
+        return without_results(source, FileStatus.REFUSED, exc, spec)
+
+
+def audit_path(path: str | Path, options: VerifyOptions) -> FileResult:
+    """Read and audit one file (see `audit_source`)."""
+    try:
+        _, text = read_data(path)
+    except SpecError as exc:
+        return without_results(str(path), FileStatus.INVALID, exc)
+    return audit_source(text, str(path), options)
 
 
 def audit_paths(paths: Sequence[str | Path], options: VerifyOptions, *,
                 on_start: Callable[[Path], None] | None = None,
                 on_result: Callable[[FileResult], None] | None = None) -> VerifyReport:
-    """Audit every protocol and mechanism file under `paths`, one after another."""
+    """Audit every protocol and mechanism file under `paths`, one after another, calling
+    `on_start(path)` before and `on_result(file_result)` after each. Raises InputError
+    (exit 2) when `paths` hold none."""
     start = time.perf_counter()
-    files, skipped = find_audit_files(paths)
-    if not files:
-        raise no_problem_files(paths, skipped)
-    report = VerifyReport(skipped=tuple(skipped))
-    for path in files:
-        if on_start is not None:
-            on_start(path)
-        try:
-            _, text = read_data(path)
-            outcome = audit_source(text, str(path), options)
-        except SpecError as exc:
-            outcome = _without_results(str(path), FileStatus.INVALID, exc, None)
-        report.files.append(outcome)
-        if on_result is not None:
-            on_result(outcome)
+    found = find_audit_files(paths)
+    if not found.files:
+        raise no_problem_files(paths, found.skipped)
+    report = run_files(found, lambda path: audit_path(path, options), on_start=on_start,
+                       on_result=on_result)
     report.seconds = time.perf_counter() - start
     return report

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import time
-import tomllib
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -30,8 +29,8 @@ from dpverify.runner.executors.local import (
 from dpverify.runner.executors.spawn import refuse_when_rerunning_main
 from dpverify.runner.files import SkippedFile, find_problem_files, no_problem_files
 from dpverify.runner.fingerprint import build_id
-from dpverify.runner.store import INVALID, Store, StoredResult, options_key
-from dpverify.spec.reader import read_data
+from dpverify.runner.store import INTERNAL, INVALID, Store, StoredResult, options_key
+from dpverify.spec.reader import parse_toml, read_data
 from dpverify.status import ExitStatus, verdict_status
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.result import Verdict, worst_verdict
@@ -43,7 +42,7 @@ class BatchItem:
 
     source: str
     content_hash: str
-    status: str  # store.DONE, INVALID, TIMEOUT, CRASHED or FAILED
+    status: str  # a store.TaskStatus: DONE, INVALID, TIMEOUT, CRASHED, FAILED or INTERNAL
     result: dict[str, Any]  # spec.md's result object, with this file's `source`
     values: tuple[tuple[str, str, float | None], ...] = ()
     expect: tuple[tuple[str, str, float, str], ...] = ()
@@ -69,12 +68,21 @@ class BatchItem:
 
     @property
     def category(self) -> str:
-        """`invalid` for a file that is not a valid problem, else the verdict."""
-        return "invalid" if self.invalid else self.verdict
+        """`invalid` for a file that is not a valid problem, `internal` for a bug met while
+        it was verified (exit 4), else the verdict."""
+        return category(self.status, self.verdict)
 
     def to_dict(self) -> dict[str, Any]:
         """spec.md's result object."""
         return self.result
+
+
+def category(status: str, verdict: str) -> str:
+    """What counts for the exit status (status.verdict_status): `invalid` (bad input),
+    `internal` (a bug), else the verdict."""
+    if status == INVALID:
+        return "invalid"
+    return "internal" if status == INTERNAL else verdict
 
 
 def as_verdict(text: str) -> Verdict:
@@ -201,9 +209,9 @@ def relabel(result: dict[str, Any], source: str, text: str | None) -> dict[str, 
     name = None
     if text is not None:
         try:
-            problem = tomllib.loads(text).get("problem")
+            problem = parse_toml(text, source).get("problem")
             name = problem.get("name") if isinstance(problem, dict) else None
-        except tomllib.TOMLDecodeError:
+        except SpecError:  # not TOML that Python reads (the result says so)
             name = None
     if not isinstance(name, str):
         out["problem"] = Path(source).stem

@@ -31,7 +31,8 @@ from dpverify.verifiers.multiparty.certify import (
 )
 from dpverify.verifiers.options import VerifyOptions
 
-__all__ = ["CertificateCheck", "CertificateRecord", "Certification", "CertifyReport",
+__all__ = ["CertificateCheck", "CertificateChecks", "CertificateRecord", "Certification",
+           "CertifyReport",
            "certify_paths", "certify_spec", "check_certificates"]
 
 
@@ -252,15 +253,32 @@ def check_certificate_file(spec: MultipartySpec, path: str | Path) -> Certificat
     return CertificateCheck(str(path), True, result.message, value, bound)
 
 
+@dataclass(frozen=True)
+class CertificateChecks(Sequence[CertificateCheck]):
+    """The checks of `check-cert`, one per certificate file, in order."""
+
+    checks: tuple[CertificateCheck, ...]
+
+    def __getitem__(self, index):  # type: ignore[no-untyped-def]
+        return self.checks[index]
+
+    def __len__(self) -> int:
+        return len(self.checks)
+
+    def exit_status(self) -> ExitStatus:
+        """0 all OK; 1 one failed; 2 one is not a certificate."""
+        return checks_status(self.checks)
+
+
 def check_certificates(spec_path: str | Path, paths: Sequence[str | Path]
-                       ) -> list[CertificateCheck]:
+                       ) -> CertificateChecks:
     """Check certificate files against the problem at `spec_path` (SpecError when it is
     invalid or not a multi-party problem)."""
     spec = load(spec_path)
     if not isinstance(spec, MultipartySpec):
         raise SpecError(str(spec_path), "problem.kind", spec.kind,
                         "certificates cover multi-party problems only")
-    return [check_certificate_file(spec, path) for path in paths]
+    return CertificateChecks(tuple(check_certificate_file(spec, path) for path in paths))
 
 
 def checks_status(checks: Sequence[CertificateCheck]) -> ExitStatus:

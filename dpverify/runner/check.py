@@ -84,7 +84,8 @@ class CheckReport:
         --strict, a problem without expectations); else 0. Every gap that its [expect]
         table does not expect is a mismatch."""
         counts = self.batch.counts()
-        return exit_status(invalid=counts["invalid"] + len(self.update_errors),
+        return exit_status(internal=counts["internal"],
+                           invalid=counts["invalid"] + len(self.update_errors),
                            undecided=counts["error"],
                            failed=len(self.mismatches) + (len(self.unchecked) * self.strict),
                            interrupted=self.batch.interrupted)

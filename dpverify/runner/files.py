@@ -16,7 +16,6 @@ from __future__ import annotations
 import enum
 import os
 import time
-import tomllib
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -26,14 +25,15 @@ from typing import Any
 from dpverify.errors import DpverifyError, InputError, SpecError
 from dpverify.spec import Spec
 from dpverify.spec.loader import file_kind, loads
-from dpverify.spec.reader import read_data
+from dpverify.spec.reader import parse_toml, read_data
 from dpverify.status import ExitStatus, verdict_status
 from dpverify.verifiers.dispatch import verify_spec
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.result import ProblemResult, Verdict
 
 __all__ = ["FileResult", "FileStatus", "ProblemFiles", "SkippedFile", "Spec", "VerifyReport",
-           "error_json", "find_problem_files", "verify_path", "verify_paths", "verify_source"]
+           "error_json", "find_files", "find_problem_files", "no_problem_files", "run_files",
+           "toml_files", "verify_path", "verify_paths", "verify_source", "without_results"]
 
 
 # -- finding the files ----------------------------------------------------------------------
@@ -62,17 +62,23 @@ _SKIP_REASONS = {
 }
 
 
-def _skip_kind(path: Path) -> str | None:
-    """What a TOML file found in a directory is when it is not a problem file (`foreign`,
-    `mechanism`), or None when it may be one (anything unreadable or malformed is kept, so
-    the loader reports it)."""
+def read_document(path: Path) -> dict[str, Any] | None:
+    """A TOML file's document, or None when it cannot be read or parsed (such a file is
+    kept by the finders, so that the loader reports what is wrong with it)."""
     try:
-        _, text = read_data(path)
-        document = tomllib.loads(text)
-    except (SpecError, ValueError, RecursionError):  # TOMLDecodeError is a ValueError
+        return parse_toml(read_data(path)[1], str(path))
+    except SpecError:
         return None
-    kind = file_kind(document)
-    return kind if kind in _SKIP_REASONS else None
+
+
+def _not_a_problem(path: Path) -> SkippedFile | None:
+    """Why a TOML file found in a directory is skipped when it is not a problem file
+    (`foreign`, `mechanism`), or None when it may be one."""
+    document = read_document(path)
+    kind = file_kind(document) if document is not None else None
+    if kind not in _SKIP_REASONS:
+        return None
+    return SkippedFile(str(path), _SKIP_REASONS[kind], kind)
 
 
 def toml_files(root: Path) -> list[Path]:
@@ -94,12 +100,12 @@ def toml_files(root: Path) -> list[Path]:
     return sorted(found)
 
 
-def find_problem_files(paths: Iterable[str | Path]) -> ProblemFiles:
+def find_files(paths: Iterable[str | Path],
+               skip: Callable[[Path], SkippedFile | None]) -> ProblemFiles:
     """The files named in `paths`, as given, and the `*.toml` files below each directory
-    (sorted; hidden directories and files left out: `toml_files`), each file once. A file
-    named explicitly is always kept (the loader says what is wrong with it); a TOML file
-    found in a directory that is not a problem file (a `pyproject.toml`, a mechanism file)
-    is skipped, with the reason."""
+    (`toml_files`: sorted, hidden directories and files left out), each file once. A file
+    named explicitly is always kept (its loader says what is wrong with it); a file found
+    in a directory is skipped when `skip(path)` says why."""
     files: list[Path] = []
     skipped: list[SkippedFile] = []
     seen: set[Path] = set()
@@ -115,12 +121,21 @@ def find_problem_files(paths: Iterable[str | Path]) -> ProblemFiles:
             add(root)
             continue
         for path in toml_files(root):
-            kind = _skip_kind(path)
-            if kind is None:
+            if path.resolve() in seen:
+                continue
+            why = skip(path)
+            if why is None:
                 add(path)
             else:
-                skipped.append(SkippedFile(str(path), _SKIP_REASONS[kind], kind))
+                skipped.append(why)
     return ProblemFiles(tuple(files), tuple(skipped))
+
+
+def find_problem_files(paths: Iterable[str | Path]) -> ProblemFiles:
+    """The problem files under `paths` (`find_files`): a TOML file found in a directory
+    that is not a problem file (a `pyproject.toml`, a mechanism file) is skipped, with
+    the reason."""
+    return find_files(paths, _not_a_problem)
 
 
 def no_problem_files(paths: Sequence[str | Path], skipped: Sequence[SkippedFile]) -> InputError:
@@ -187,8 +202,9 @@ class FileResult:
                           kind=self.result.kind, invalid=self.invalid)
 
 
-def _without_results(source: str, status: FileStatus, exc: DpverifyError,
-                     spec: Spec | None) -> FileResult:
+def without_results(source: str, status: FileStatus, exc: DpverifyError,
+                    spec: Spec | None = None) -> FileResult:
+    """The FileResult of a file that has no results: invalid (bad input) or refused."""
     problem = spec.name if spec is not None else Path(source).stem
     kind = spec.kind if spec is not None else "unknown"
     result = ProblemResult(problem=problem, source=source, kind=kind, results=(),
@@ -206,9 +222,9 @@ def verify_source(text: str, source: str, options: VerifyOptions, *,
         spec = loads(text, source=source, default_name=default_name or Path(source).stem)
         return FileResult(source, FileStatus.DONE, verify_spec(spec, options), spec)
     except SpecError as exc:
-        return _without_results(source, FileStatus.INVALID, exc, None)
+        return without_results(source, FileStatus.INVALID, exc, None)
     except DpverifyError as exc:  # a size limit or a solver failure: could not decide
-        return _without_results(source, FileStatus.REFUSED, exc, spec)
+        return without_results(source, FileStatus.REFUSED, exc, spec)
 
 
 def verify_path(path: str | Path, options: VerifyOptions) -> FileResult:
@@ -216,7 +232,7 @@ def verify_path(path: str | Path, options: VerifyOptions) -> FileResult:
     try:
         _, text = read_data(path)
     except SpecError as exc:
-        return _without_results(str(path), FileStatus.INVALID, exc, None)
+        return without_results(str(path), FileStatus.INVALID, exc, None)
     return verify_source(text, str(path), options)
 
 
@@ -238,6 +254,24 @@ class VerifyReport:
         return verdict_status(f.category for f in self.files)
 
 
+def run_files(found: ProblemFiles, one: Callable[[Path], FileResult], *,
+              on_start: Callable[[Path], None] | None = None,
+              on_result: Callable[[FileResult], None] | None = None) -> VerifyReport:
+    """`one(path)` for every file found, one after another, calling `on_start(path)`
+    before and `on_result(file_result)` after each: the loop of `verify` and `audit`."""
+    start = time.perf_counter()
+    report = VerifyReport(skipped=found.skipped)
+    for path in found.files:
+        if on_start is not None:
+            on_start(path)
+        outcome = one(path)
+        report.files.append(outcome)
+        if on_result is not None:
+            on_result(outcome)
+    report.seconds = time.perf_counter() - start
+    return report
+
+
 def verify_paths(paths: Sequence[str | Path], options: VerifyOptions, *,
                  on_start: Callable[[Path], None] | None = None,
                  on_result: Callable[[FileResult], None] | None = None) -> VerifyReport:
@@ -250,13 +284,7 @@ def verify_paths(paths: Sequence[str | Path], options: VerifyOptions, *,
     found = find_problem_files(paths)
     if not found.files:
         raise no_problem_files(paths, found.skipped)
-    report = VerifyReport(skipped=found.skipped)
-    for path in found.files:
-        if on_start is not None:
-            on_start(path)
-        outcome = verify_path(path, options)
-        report.files.append(outcome)
-        if on_result is not None:
-            on_result(outcome)
-    report.seconds = time.perf_counter() - start
+    report = run_files(found, lambda path: verify_path(path, options), on_start=on_start,
+                       on_result=on_result)
+    report.seconds = time.perf_counter() - start  # finding the files included
     return report

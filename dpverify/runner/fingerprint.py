@@ -15,7 +15,7 @@ import functools
 import hashlib
 from pathlib import Path
 
-from dpverify import __version__
+from dpverify.version import __version__
 
 
 def source_hash(package: Path | None = None) -> str:

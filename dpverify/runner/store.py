@@ -44,8 +44,9 @@ CLAIM_STALE = 60.0  # seconds without a heartbeat after which a claim may be tak
 
 # Statuses. `done` (verified, whatever the verdict) and `invalid` (the file is not a valid
 # problem) are deterministic for a given content, options and version, so a re-run skips
-# them. `timeout`, `crashed` and `failed` may not recur (a longer --timeout, more memory, a
-# fixed bug): they are stored, so `dpverify results` shows them, but a re-run retries them.
+# them. `timeout`, `crashed`, `failed` (out of memory, a lost worker) and `internal` (a bug
+# met while verifying: exit 4) may not recur (a longer --timeout, more memory, a fixed
+# bug): they are stored, so `dpverify results` shows them, but a re-run retries them.
 class TaskStatus(enum.StrEnum):
     """What became of one problem in a batch (stored as its string value)."""
 
@@ -54,12 +55,13 @@ class TaskStatus(enum.StrEnum):
     TIMEOUT = "timeout"
     CRASHED = "crashed"
     FAILED = "failed"
+    INTERNAL = "internal"
 
 
-DONE, INVALID, TIMEOUT, CRASHED, FAILED = (TaskStatus.DONE, TaskStatus.INVALID,
-                                           TaskStatus.TIMEOUT, TaskStatus.CRASHED,
-                                           TaskStatus.FAILED)
-STATUSES = (DONE, INVALID, TIMEOUT, CRASHED, FAILED)
+DONE, INVALID, TIMEOUT, CRASHED, FAILED, INTERNAL = (
+    TaskStatus.DONE, TaskStatus.INVALID, TaskStatus.TIMEOUT, TaskStatus.CRASHED,
+    TaskStatus.FAILED, TaskStatus.INTERNAL)
+STATUSES = tuple(TaskStatus)
 FINAL_STATUSES = (DONE, INVALID)
 _FINAL_SQL = "('done', 'invalid')"
 
@@ -75,7 +77,7 @@ CREATE TABLE IF NOT EXISTS results (
     source       TEXT NOT NULL,      -- the path the problem was last run from
     problem      TEXT NOT NULL,
     kind         TEXT NOT NULL,
-    status       TEXT NOT NULL,      -- done | invalid | timeout | crashed | failed
+    status       TEXT NOT NULL,      -- done | invalid | timeout | crashed | failed | internal
     verdict      TEXT NOT NULL,      -- optimal | gap | error
     reason       TEXT NOT NULL,
     result_json  TEXT NOT NULL,      -- spec.md's result object

@@ -19,11 +19,11 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from dpverify import __version__
 from dpverify.runner.fingerprint import build_id
-from dpverify.runner.store import DONE, FAILED, INVALID
+from dpverify.runner.store import DONE, FAILED, INTERNAL, INVALID
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.result import plain
+from dpverify.version import __version__
 
 WORKER_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
@@ -44,7 +44,7 @@ class Outcome:
     """What became of one task. `result` is spec.md's result object (with `source`)."""
 
     task_id: int
-    status: str  # store.DONE, INVALID, TIMEOUT, CRASHED or FAILED
+    status: str  # a store.TaskStatus: DONE, INVALID, TIMEOUT, CRASHED, FAILED or INTERNAL
     result: dict[str, Any]
     values: tuple[tuple[str, str, float | None], ...] = ()
     expect: tuple[tuple[str, str, float, str], ...] = ()
@@ -90,7 +90,7 @@ def error_result(source: str, reason: str, *, problem: str | None = None,
 _start_queue: Any = None
 
 
-def _init_worker(start_queue: Any) -> None:
+def init_worker(start_queue: Any) -> None:
     """Process-pool worker set-up: Ctrl-C is the parent's business; stray prints go to
     stderr (never into `--json` output); the verifier is imported once, up front."""
     global _start_queue
@@ -149,9 +149,9 @@ def run_task(task: Task) -> dict[str, Any]:
         outcome = verify_source(task.text, task.source, task.options)
     except MemoryError:
         return out(FAILED, error_result(task.source, "out of memory"))
-    except Exception as exc:  # noqa: BLE001  a bug must not stop the batch: an error, never a pass
-        return out(FAILED, error_result(task.source, f"internal error: "
-                                                     f"{type(exc).__name__}: {exc}"))
+    except Exception as exc:  # noqa: BLE001  a bug must not stop the batch, nor pass: exit 4
+        return out(INTERNAL, error_result(task.source, f"internal error: "
+                                                       f"{type(exc).__name__}: {exc}"))
     if outcome.status is FileStatus.INVALID:
         return out(INVALID, outcome.to_json())
     values = [(r.agent, r.accuracy, _finite(r.optimum)) for r in outcome.result.results]

@@ -14,6 +14,7 @@ import ast
 from fractions import Fraction
 
 from dpverify.spec.expr import ExpressionError, compile_expression
+from dpverify.spec.functions import named_count_value
 from dpverify.spec.model import FunctionDef
 
 COUNT_NAME = "c"  # the number of ones, in the rewritten form of a sum(x)-only expression
@@ -60,23 +61,6 @@ def is_count_function(fn: FunctionDef) -> bool:
     if fn.kind == "counts":
         return True
     return fn.kind == "expr" and count_form(fn.text) is not None
-
-
-def named_count_value(name: str, param: int, count: int, k: int) -> int:
-    """The named symmetric functions of the format, as functions of the count of ones."""
-    if name == "xor":
-        return count % 2
-    if name == "and":
-        return int(count == k)
-    if name == "or":
-        return int(count > 0)
-    if name == "majority":
-        return int(2 * count > k)
-    if name == "sum":
-        return count
-    if name == "threshold":
-        return int(count >= param)
-    raise ValueError(f"{name!r} is not a function of the count of ones")
 
 
 _COUNT_VALUES: dict[tuple, tuple[Fraction, ...]] = {}

@@ -5,14 +5,14 @@ prior). The consumer's count problem is posed at the claimed alpha."""
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
-from pathlib import Path
 
 from dpverify.errors import SpecError
-from dpverify.spec.count_loader import parse_consumer, parse_mechanism
+from dpverify.spec.count_loader import parse_mechanism
 from dpverify.spec.count_model import CountSpec, MechanismSpec
-from dpverify.spec.reader import Table, read_text
+from dpverify.spec.losses import loss_table
+from dpverify.spec.reader import Table, parse_toml
+from dpverify.spec.sections import consumer_table
 
 
 @dataclass(frozen=True, eq=False)
@@ -36,17 +36,10 @@ class MechanismAudit:
         return self.mechanism.source
 
 
-def load_mechanism_audit(path: str | Path) -> MechanismAudit:
-    return loads_mechanism_audit(read_text(path), source=str(path),
-                                 default_name=Path(path).stem)
-
-
 def loads_mechanism_audit(text: str, *, source: str = "<string>",
                           default_name: str = "mechanism") -> MechanismAudit:
-    try:
-        document = tomllib.loads(text.removeprefix("\ufeff"))
-    except tomllib.TOMLDecodeError as exc:
-        raise SpecError(source, "", None, f"TOML syntax error: {exc}") from None
+    """A mechanism file with a `[consumer]` table (module docstring)."""
+    document = parse_toml(text, source)
     root = Table(document, source, "")
     root.done(("mechanism", "consumer"))
     if not root.has("mechanism"):
@@ -58,13 +51,11 @@ def loads_mechanism_audit(text: str, *, source: str = "<string>",
                         "model, prior); `dpverify derive` needs none")
     mechanism = parse_mechanism(root.table("mechanism"), default_name=default_name)
     n = mechanism.n
-    loss, side, model, prior = parse_consumer(root.table("consumer"), n)
+    loss, side, model, prior = consumer_table(root.table("consumer"), n)
     consumer = CountSpec(name=mechanism.name, description=mechanism.description,
                          source=source, n=n, alpha=mechanism.alpha,
                          alpha_exact=mechanism.alpha_exact,
                          epsilon_exact=mechanism.epsilon_exact, loss=loss,
                          side_information=side, model=model, prior=prior)
-    from dpverify.spec.losses import loss_table
-
     loss_table(consumer)  # surface expression errors at load time
     return MechanismAudit(mechanism, consumer)

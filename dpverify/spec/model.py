@@ -10,6 +10,8 @@ from typing import ClassVar
 
 import numpy as np
 
+from dpverify.spec.functions import written
+
 
 class Kind(enum.StrEnum):
     """The problem kinds (`problem.kind` in a file)."""
@@ -28,7 +30,7 @@ class Accuracy(enum.StrEnum):
 class FunctionDef:
     """What an agent computes: `kind` is "named", "expr", "table" or "counts".
 
-    named: `name` is xor/and/or/majority/sum/threshold/bit with `param` (t or i);
+    named: `name` as spec/functions.py names it, with `param` (t, i or q);
     expr: `text` is a safe expression; table: `values` in input order; counts: `values`
     F(0), ..., F(k), the value at each number of ones.
     """
@@ -41,7 +43,7 @@ class FunctionDef:
 
     def describe(self) -> str:
         if self.kind == "named":
-            return f"{self.name}:{self.param}" if self.name in ("threshold", "bit") else self.name
+            return written(self.name, self.param)
         if self.kind == "expr":
             return f"expr {self.text!r}"
         return "table" if self.kind == "table" else "counts"

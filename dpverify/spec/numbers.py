@@ -18,6 +18,9 @@ _DECIMAL = re.compile(r"^\s*[+-]?(?:(\d+)\.(\d*)|\.(\d+))\s*$")
 _TOO_LONG = (f"has too many digits: at most {MAX_DIGITS:,} in the numerator and in the "
              "denominator of an exact rational, and in all of a decimal number")
 _LIMIT = 10**MAX_DIGITS  # the smallest integer with more than MAX_DIGITS digits
+# Rows of probabilities (kernels, mechanisms) given with TOML floats must sum to 1 within
+# this; given exactly (no float), they must sum to exactly 1.
+STOCHASTIC_TOL = 1e-9
 
 
 class NumberError(ValueError):

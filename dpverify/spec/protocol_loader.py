@@ -14,19 +14,13 @@ from typing import Any
 
 from dpverify.errors import SpecError
 from dpverify.spec.alphabet import read_alphabets
-from dpverify.spec.loader import (
-    LOAD_TABULATE_PARTIES,
-    _accuracies,
-    _agents,
-    _expectations,
-    _privacy,
-)
+from dpverify.spec.multiparty_loader import LOAD_TABULATE_PARTIES, PROBLEM_KEYS
+from dpverify.spec.numbers import STOCHASTIC_TOL
 from dpverify.spec.protocol_model import (
     DEFAULT_KEY,
     MAX_CELLS,
     MAX_PROTOCOL_PARTIES,
     MAX_TRANSCRIPTS,
-    STOCHASTIC_TOL,
     Kernel,
     ProtocolSpec,
     RoundSpec,
@@ -34,10 +28,9 @@ from dpverify.spec.protocol_model import (
     uncovered_prefix,
 )
 from dpverify.spec.reader import Table, exact_number, type_name
+from dpverify.spec.sections import accuracies, agents, expectations, privacy_levels
 from dpverify.spec.tables import tabulate
 
-PROBLEM_KEYS = ("name", "description", "kind", "parties", "epsilon", "lambda", "accuracy",
-                "alphabet")
 TOP_KEYS = ("problem", "round", "observer", "party", "expect")
 ROUND_KEYS = ("party", "messages", "kernel")
 _MESSAGE = re.compile(r"[0-9]{1,6}")
@@ -47,16 +40,16 @@ def parse_protocol(root: Table, problem: Table, *, default_name: str) -> Protoco
     """The tables of a protocol file -> a ProtocolSpec."""
     file = root.file
     root.done(TOP_KEYS)  # a misspelt key is the likeliest cause of any later error
-    problem.done(PROBLEM_KEYS)
+    problem.done(PROBLEM_KEYS)  # the keys of a multi-party file's [problem]
     name = problem.string("name", default_name)
     description = problem.string("description", "")
     k = problem.integer("parties", minimum=1, maximum=MAX_PROTOCOL_PARTIES)
-    lambdas, lambdas_exact, epsilons_exact = _privacy(problem, k)
-    accuracies = _accuracies(problem)
+    lambdas, lambdas_exact, epsilons_exact = privacy_levels(problem, k)
+    chosen = accuracies(problem)
     alphabets = read_alphabets(problem, k)  # input symbols per party (default: bits)
     rounds, exact = _rounds(root, k, alphabets)
-    agents = tuple(_agents(root, k, alphabets))
-    expect = _expectations(root, list(agents)) if root.has("expect") else ()
+    agent_specs = tuple(agents(root, k, alphabets))
+    expect = expectations(root, list(agent_specs)) if root.has("expect") else ()
     missing = uncovered_prefix(rounds, alphabets)
     if missing is not None:
         r, prefix = missing
@@ -65,8 +58,8 @@ def parse_protocol(root: Table, problem: Table, *, default_name: str) -> Protoco
                         "far), which the protocol reaches: add it, or a \"*\" default")
     spec = ProtocolSpec(
         name=name, description=description, source=file, parties=k, lambdas=lambdas,
-        lambdas_exact=lambdas_exact, epsilons_exact=epsilons_exact, accuracies=accuracies,
-        agents=agents, rounds=rounds, alphabets=alphabets, exact=exact, expect=expect)
+        lambdas_exact=lambdas_exact, epsilons_exact=epsilons_exact, accuracies=chosen,
+        agents=agent_specs, rounds=rounds, alphabets=alphabets, exact=exact, expect=expect)
     if k <= LOAD_TABULATE_PARTIES:
         for agent in spec.agents:  # surface table and gain errors at load time
             tabulate(spec.claimed(), agent)

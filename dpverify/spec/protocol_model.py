@@ -25,6 +25,7 @@ from typing import ClassVar
 import numpy as np
 
 from dpverify.spec.model import Accuracy, AgentSpec, Expectation, Kind, MultipartySpec
+from dpverify.spec.numbers import STOCHASTIC_TOL
 
 # A kernel: one row per input symbol of the speaker, one entry per message.
 Kernel = tuple[tuple[Fraction, ...], ...]
@@ -36,7 +37,6 @@ MAX_TRANSCRIPTS = 1 << 16
 MAX_CELLS = 1 << 22  # inputs x transcripts
 MAX_PROTOCOL_PARTIES = 16
 # Rows of a kernel written with TOML floats must sum to 1 within this (exact otherwise).
-STOCHASTIC_TOL = 1e-9
 
 
 def prefix_key(prefix: tuple[int, ...]) -> str:

@@ -1,5 +1,6 @@
-"""Protocol files written by dpverify (`falsify --save-best`, counterexamples): the text of a
-`kind = "protocol"` file that `dpverify audit` reads back (docs/format.md)."""
+"""Protocol files written by dpverify (`falsify --save-best`, counterexamples, witnesses):
+the document of a `kind = "protocol"` file that `dpverify audit` reads back
+(docs/format.md), written by the one TOML writer (spec/documents.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
-import tomlkit
+
+from dpverify.spec.documents import toml_text
 
 PROBLEM_COPIED = ("parties", "alphabet", "epsilon", "lambda", "accuracy")
 
@@ -20,53 +22,35 @@ def protocol_text(problem: dict[str, Any], *, name: str, description: str,
     multi-party problem file), the rounds (`kernels[r][p]`: the kernel after prefix p, in
     mixed radix; floats, or Fractions for an exact protocol), and the problem's agents, as
     they were written."""
-    doc = tomlkit.document()
-    if comment:
-        for line in comment.splitlines():
-            doc.add(tomlkit.comment(line))
-    head = tomlkit.table()
-    head.add("kind", "protocol")
-    head.add("name", name)
-    head.add("description", description)
+    return toml_text(protocol_document(problem, name=name, description=description,
+                                       speakers=speakers, kernels=kernels),
+                     "<protocol>", comment=comment)
+
+
+def protocol_document(problem: dict[str, Any], *, name: str, description: str,
+                      speakers: Sequence[int], kernels: Sequence[np.ndarray]
+                      ) -> dict[str, Any]:
+    """The document of `protocol_text` (plain data)."""
     source = problem.get("problem", {})
-    for key in PROBLEM_COPIED:
-        if key in source:
-            head.add(key, source[key])
-    doc.add("problem", head)
-    rounds = tomlkit.aot()
+    head: dict[str, Any] = {"kind": "protocol", "name": name, "description": description}
+    head.update({key: source[key] for key in PROBLEM_COPIED if key in source})
+    rounds = []
     sizes: list[int] = []
     for speaker, K in zip(speakers, kernels, strict=True):
-        table = tomlkit.table()
-        table.add("party", int(speaker))
-        table.add("messages", int(K.shape[2]))
         if all(np.array_equal(K[0], K[p]) for p in range(K.shape[0])):
-            table.add("kernel", _matrix(K[0]))
+            kernel: Any = _matrix(K[0])
         else:
-            keyed = tomlkit.table()
-            for p in range(K.shape[0]):
-                keyed.add(_prefix(p, sizes), _matrix(K[p]))
-            table.add("kernel", keyed)
-        rounds.append(table)
+            kernel = {_prefix(p, sizes): _matrix(K[p]) for p in range(K.shape[0])}
+        rounds.append({"party": int(speaker), "messages": int(K.shape[2]), "kernel": kernel})
         sizes.append(int(K.shape[2]))
-    doc.add("round", rounds)
-    for key in ("observer", "party"):
-        if key in problem:
-            doc.add(key, problem[key])
-    return tomlkit.dumps(doc)
-
-
-def _matrix(rows: np.ndarray) -> Any:
-    """Kernel rows: floats, or exact "p/q" strings for Fractions (an exact protocol)."""
-    out = tomlkit.array()
-    for row in rows:
-        out.append([_entry(v) for v in row])
+    out: dict[str, Any] = {"problem": head, "round": rounds}
+    out.update({key: problem[key] for key in ("observer", "party") if key in problem})
     return out
 
 
-def _entry(v: Any) -> float | str:
-    if isinstance(v, Fraction):
-        return str(v.numerator) if v.denominator == 1 else f"{v.numerator}/{v.denominator}"
-    return float(v)
+def _matrix(rows: np.ndarray) -> list[list[float | Fraction]]:
+    """Kernel rows: floats, or Fractions (written as exact "p/q") for an exact protocol."""
+    return [[v if isinstance(v, Fraction) else float(v) for v in row] for row in rows]
 
 
 def _prefix(p: int, sizes: Sequence[int]) -> str:

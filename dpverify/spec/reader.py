@@ -1,16 +1,18 @@
-"""Typed access to one TOML table with error messages that name file, key and value.
+"""Reading TOML data files: the file (`read_data`), its text (`parse_toml`, the one TOML
+parser of every loader) and typed access to one table with error messages that name file,
+key and value (`Table`).
 
-Shared by the loaders of every problem kind (and anything else that reads TOML data).
+Shared by the loaders of every file kind (and anything else that reads TOML data).
 """
 
 from __future__ import annotations
 
-import math
+import tomllib
 from fractions import Fraction
 from typing import Any
 
 from dpverify.errors import SpecError
-from dpverify.spec.numbers import NumberError, parse_exact
+from dpverify.spec.numbers import MAX_DIGITS, NumberError, parse_exact
 
 _MISSING = object()
 
@@ -128,33 +130,19 @@ def read_data(path) -> tuple[bytes, str]:
                         f"{raw[exc.start:exc.start + 1]!r}); save it as UTF-8") from None
 
 
-def expected_verdict(table: Table, choices: tuple[str, ...]) -> str:
-    """The optional `verdict` key of an `[expect.<agent>]` table (default "optimal")."""
-    verdict = table.string("verdict", "optimal", choices=choices)
-    if verdict != "optimal" and len([k for k in table.data if k != "verdict"]) == 0:
-        raise table.error("verdict", verdict,
-                          "give the expected value too (e.g. `average = ...`) beside `verdict`")
-    return verdict
-
-
-def expected_value(table: Table, name: str) -> float:
-    """An `[expect]` value: a finite number, or an exact rational "p/q" string."""
-    value = table.get(name)
-    allowed = 'must be a finite number or an exact rational "p/q"'
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise table.error(name, value, f"{allowed}, not {type_name(value)}")
-    if isinstance(value, float) and not math.isfinite(value):
-        raise table.error(name, value, allowed)
+def parse_toml(text: str, source: str) -> dict[str, Any]:
+    """The document of a TOML file's `text` (a leading byte-order mark is harmless), or a
+    one-line SpecError naming `source` (exit 2): a syntax error, arrays or tables nested
+    too deeply for the parser, or an integer beyond Python's int-string limit (4300
+    digits). Every loader parses through here."""
     try:
-        return finite_float(parse_exact(value))
-    except NumberError:
-        raise table.error(name, value, f"{allowed}, not {type_name(value)}") from None
-    except OverflowError:
-        raise table.error(name, value, f"{allowed} (at most about 1e308)") from None
-
-
-def finite_float(value: Fraction) -> float:
-    out = float(value)
-    if not math.isfinite(out):
-        raise OverflowError
-    return out
+        return tomllib.loads(text.removeprefix("\ufeff"))
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(source, "", None, f"TOML syntax error: {exc}") from None
+    except ValueError as exc:  # an integer beyond Python's int-str limit (4300 digits)
+        raise SpecError(source, "", None,
+                        "an integer in the file has too many digits (at most "
+                        f"{MAX_DIGITS:,}): {str(exc).split(':')[0]}") from None
+    except RecursionError:
+        raise SpecError(source, "", None,
+                        "TOML syntax error: arrays or tables nested too deeply") from None

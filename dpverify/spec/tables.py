@@ -11,8 +11,9 @@ from fractions import Fraction
 import numpy as np
 
 from dpverify.errors import SizeLimitError, SpecError
-from dpverify.spec.alphabet import input_name, input_symbols, is_binary, named_symbol_values
+from dpverify.spec.alphabet import input_name, input_symbols, is_binary
 from dpverify.spec.expr import ExpressionError, compile_expression
+from dpverify.spec.functions import named_values
 from dpverify.spec.model import AgentSpec, AgentTable, FunctionDef, GainDef, MultipartySpec
 
 # Tabulating 2^k inputs in Python is the loader's only cost that grows with k; beyond
@@ -23,8 +24,6 @@ MAX_TABULATED_PARTIES = 20
 _TABLES: weakref.WeakKeyDictionary[MultipartySpec, dict[str, AgentTable]] = (
     weakref.WeakKeyDictionary())
 
-NAMED_FUNCTIONS = ("xor", "parity", "and", "or", "majority", "sum", "threshold:t", "bit:i")
-NAMED_GAINS = ("indicator", "-abs", "-square")
 
 
 def input_bits(k: int) -> np.ndarray:
@@ -35,26 +34,8 @@ def input_bits(k: int) -> np.ndarray:
 
 
 def named_function_values(name: str, param: int, k: int) -> list[int]:
-    """The named functions of spec.md, tabulated."""
-    bits = input_bits(k)
-    ones = bits.sum(axis=1)
-    if name in ("xor", "parity"):
-        out = ones % 2
-    elif name == "and":
-        out = (ones == k).astype(np.int64)
-    elif name == "or":
-        out = (ones > 0).astype(np.int64)
-    elif name == "majority":
-        out = (2 * ones > k).astype(np.int64)
-    elif name == "sum":
-        out = ones
-    elif name == "threshold":
-        out = (ones >= param).astype(np.int64)
-    elif name == "bit":
-        out = bits[:, param - 1]
-    else:  # the loader only builds FunctionDefs with the names above
-        raise ValueError(f"unknown function {name!r}")
-    return [int(v) for v in out]
+    """The named functions of spec.md on k bits, tabulated (spec/functions.py)."""
+    return named_values(name, param, input_bits(k), (2,) * k)
 
 
 def function_values(fn: FunctionDef, k: int, *, file: str, key: str,
@@ -63,7 +44,8 @@ def function_values(fn: FunctionDef, k: int, *, file: str, key: str,
     some party holds more than a bit (dpverify.spec.alphabet)."""
     symbols = alphabets is not None and not is_binary(alphabets)
     if fn.kind == "named":
-        named = (named_symbol_values(fn.name, fn.param, alphabets or ()) if symbols
+        named = (named_values(fn.name, fn.param, input_symbols(alphabets or ()),
+                              alphabets or ()) if symbols
                  else named_function_values(fn.name, fn.param, k))
         return tuple(Fraction(v) for v in named)
     if fn.kind == "table":

@@ -6,14 +6,15 @@ contract it follows.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+from dpverify.defaults import TEMPLATE_KINDS
 from dpverify.errors import InputError
+from dpverify.spec.documents import toml_value
 
 __all__ = ["KINDS", "template", "write_template"]
 
-KINDS = ("multiparty", "count")
+KINDS = TEMPLATE_KINDS
 
 MULTIPARTY = '''# A multi-party problem (Kairouz, Oh, Viswanath, Theorem 3.1): k parties each hold
 # one private bit; is randomized response optimal for what the agents below want to
@@ -77,8 +78,7 @@ def template(kind: str, name: str, file: str | None = None) -> str:
     texts = {"multiparty": MULTIPARTY, "count": COUNT}
     if kind not in texts:
         raise InputError(f"{kind!r}: unknown kind of problem; allowed: {', '.join(KINDS)}")
-    # A JSON string is a valid TOML basic string (the same escapes).
-    return texts[kind].replace("@NAME@", json.dumps(name)).replace("@FILE@",
+    return texts[kind].replace("@NAME@", toml_value(name)).replace("@FILE@",
                                                                     file or f"{name}.toml")
 
 

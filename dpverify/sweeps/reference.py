@@ -49,16 +49,6 @@ def is_xor_observer(agent: AgentSpec) -> bool:
             and (agent.outputs is None or sorted(agent.outputs) == [0, 1]))
 
 
-def common_epsilon(spec: MultipartySpec) -> float | None:
-    """The one epsilon of every party (None when they differ)."""
-    if spec.epsilons_exact is not None:
-        levels = set(spec.epsilons_exact)
-        return float(next(iter(levels))) if len(levels) == 1 else None
-    if spec.lambdas_exact is not None and len(set(spec.lambdas_exact)) == 1:
-        return math.log(float(spec.lambdas_exact[0]))
-    return None
-
-
 def closed_forms(spec: MultipartySpec) -> dict[str, float]:
     """The closed-form optimum of each agent that has one, by agent name (Corollary 3.1 is
     for bits: none when a party has more than two symbols)."""

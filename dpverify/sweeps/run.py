@@ -18,10 +18,11 @@ from dpverify.runner.batch import (
     DEFAULT_TIMEOUT,
     Listener,
     as_verdict,
+    category,
     problem_text,
     run_problems,
 )
-from dpverify.runner.store import INVALID, Store
+from dpverify.runner.store import Store
 from dpverify.spec.model import MultipartySpec
 from dpverify.status import ExitStatus, verdict_status
 from dpverify.sweeps.axes import Axis, Value, Variable
@@ -59,8 +60,9 @@ class SweepPoint:
 
     @property
     def category(self) -> str:
-        """`invalid` for a point that is not a valid problem, else the verdict."""
-        return "invalid" if self.status == INVALID else self.verdict
+        """`invalid` for a point that is not a valid problem, `internal` for a bug met
+        while it was verified, else the verdict."""
+        return category(self.status, self.verdict)
 
     def to_dict(self) -> dict[str, Any]:
         """spec.md's result object."""

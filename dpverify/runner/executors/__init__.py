@@ -1,2 +1,2 @@
-"""Executors for batches: the shared loop and the local spawn pool (`local`), Dask (`dask`).
-"""
+"""Executors for batches: the shared loop (`base`), the local spawn pool (`local`), Dask
+(`dask`); `local.make_executor` chooses one."""

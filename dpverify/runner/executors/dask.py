@@ -1,4 +1,4 @@
-"""The Dask executor: the batch loop of `dpverify.runner.executors.local` on a Dask cluster
+"""The Dask executor: the batch loop of `dpverify.runner.executors.base` on a Dask cluster
 (`distributed.Client(ADDRESS)`, or a `LocalCluster` for `local`). Dask is an optional
 extra (`.venv/bin/pip install -e '.[dask]'`), imported only here and lazily.
 """
@@ -13,17 +13,17 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from dpverify import __version__
 from dpverify.errors import InputError
-from dpverify.runner.executors.local import (
+from dpverify.runner.executors.base import (
     Executor,
-    _Flight,
-    _one_thread,
+    Flight,
     check_scheduler,
+    one_thread,
     usable_cpus,
 )
 from dpverify.runner.executors.spawn import GUARD, main_is_rerunnable
 from dpverify.runner.worker import START_TOPIC, Task, run_task_dask, warm_up
+from dpverify.version import __version__
 
 CONNECT_TIMEOUT = 5.0  # seconds: a scheduler that does not answer by then is unreachable
 
@@ -81,7 +81,6 @@ class DaskExecutor(Executor):
         if connect_timeout is None:
             connect_timeout = CONNECT_TIMEOUT
         distributed = import_distributed()
-        self._distributed = distributed
         self.address = address
         self._cluster: Any = None
         self._client: Any = None
@@ -137,7 +136,7 @@ class DaskExecutor(Executor):
         return 2 * self.workers
 
     def _submit(self, task: Task) -> tuple[cf.Future, Any]:
-        task = Task(task.id, task.source, task.text, _one_thread(task.options))
+        task = Task(task.id, task.source, task.text, one_thread(task.options))
         dfut = self._client.submit(run_task_dask, task, pure=False,
                                    key=f"dpverify-{task.id}-{time.time_ns()}")
         cfut: cf.Future = cf.Future()
@@ -155,14 +154,14 @@ class DaskExecutor(Executor):
         dfut.add_done_callback(lambda f: self._live.pop(f.key, None))
         return cfut, dfut
 
-    def _poll_starts(self, flights: dict[cf.Future, _Flight]) -> None:
+    def _poll_starts(self, flights: dict[cf.Future, Flight]) -> None:
         for flight in flights.values():
             if flight.started is None:
                 started = self._starts.pop(flight.handle.key, None)
                 if started is not None:
                     flight.started = started
 
-    def _kill(self, late: list[_Flight], flights: dict[cf.Future, _Flight]) -> list[_Flight]:
+    def _kill(self, late: list[Flight], flights: dict[cf.Future, Flight]) -> list[Flight]:
         keys = {f.handle.key: f for f in late}
         try:
             processing = self._client.processing()

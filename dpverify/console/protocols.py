@@ -1,0 +1,104 @@
+"""Protocols on the command line, in `audit` and `verify` alike: the accuracy table of an
+audited protocol, its decision rules over transcripts, and its JSON with `--show-rules`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from rich.table import Table
+from rich.text import Text
+
+from dpverify.console import VERDICT_STYLE
+from dpverify.console.numbers import fmt, fmt_gap, json_output
+from dpverify.console.rules import rule_label
+
+MAX_RULE_ROWS = 64
+TEXT_COLUMNS = ("agent", "accuracy", "model", "verdict", "method", "party", "private",
+                "transcript")
+
+
+def audit_table(title: str, columns: Sequence[str]) -> Table:
+    """A table of `audit`: text columns left, numbers right."""
+    table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
+    for col in columns:
+        table.add_column(col, justify="left" if col in TEXT_COLUMNS else "right")
+    return table
+
+
+def verdict_text(v: str) -> Text:
+    return Text(v, style=VERDICT_STYLE.get(v, ""))
+
+
+VALUE_COLUMNS = ("protocol", "relaxed optimum", "RR value")
+VERDICT_COLUMNS = ("at achieved levels", "efficiency", "gap", "verdict")
+
+
+def protocol_table(result: Any, *, seconds: bool = True, gap_digits: int = 2,
+                   columns: Sequence[str] = VALUE_COLUMNS[:2] + VERDICT_COLUMNS[:1]
+                   + VALUE_COLUMNS[2:] + VERDICT_COLUMNS[1:], title: str | None = None
+                   ) -> Table:
+    """Per agent and accuracy: the protocol's value against the bounds (the `columns`
+    named, after agent and accuracy)."""
+    table = audit_table(title if title is not None else
+                        f"{result.problem}: accuracy ({result.header.get('transcripts')} "
+                        "transcripts)", ["agent", "accuracy", *columns] + ["seconds"] * seconds)
+    for r in result.results:
+        cells: dict[str, str | Text] = {
+            "protocol": fmt(r.protocol_value), "relaxed optimum": fmt(r.relaxed_optimum),
+            "at achieved levels": fmt(r.relaxed_optimum_achieved),
+            "RR value": fmt(r.rr_value), "efficiency": fmt(r.efficiency, 6),
+            "gap": fmt_gap(r.gap, gap_digits), "verdict": verdict_text(r.verdict.value)}
+        table.add_row(r.agent, r.accuracy, *(cells[c] for c in columns),
+                      *([f"{r.seconds:.3f}"] if seconds else []))
+    return table
+
+
+def _decision(outputs: Sequence[Any], row: Any) -> str:
+    return rule_label(outputs, row)  # one way to show a rule's row
+
+
+def rules_tables(result: Any) -> list[Table]:
+    """The protocol's optimal decision rules: transcript -> decision (per own input symbol
+    for a party)."""
+    tables = []
+    for r in result.results:
+        if r.rule is None:
+            continue
+        rule = np.asarray(r.rule)
+        party = rule.ndim == 3
+        columns = ([f"decision if own input {a}" for a in range(rule.shape[0])] if party
+                   else ["decision"])
+        t = audit_table(f"{result.problem}: decision rule of {r.agent} ({r.accuracy})",
+                        ["transcript", *columns])
+        rows = len(r.transcripts)
+        for tau in range(min(rows, MAX_RULE_ROWS)):
+            cells = ([_decision(r.outputs, rule[a][tau]) for a in range(rule.shape[0])]
+                     if party else [_decision(r.outputs, rule[tau])])
+            t.add_row(r.transcripts[tau], *cells)
+        if rows > MAX_RULE_ROWS:
+            t.add_row(f"... {rows - MAX_RULE_ROWS} more rows", *[""] * len(columns))
+        tables.append(t)
+    return tables
+
+
+def protocol_rules_json(agent_result: Any) -> dict[str, Any] | None:
+    """`{"outputs": [...], "transcripts": [...], "decision": ...}` with `decision[t][y]`
+    (observer) or `decision[a][t][y]` (a party whose own input is a)."""
+    if getattr(agent_result, "rule", None) is None:
+        return None
+    return {"outputs": [json_output(v) for v in agent_result.outputs],
+            "transcripts": list(agent_result.transcripts),
+            "decision": np.asarray(agent_result.rule, dtype=float).tolist()}
+
+
+def file_json(file_result: Any, *, rules: bool = False) -> dict[str, Any]:
+    """One file's result object; with `rules`, a `rule` field per protocol result."""
+    out = file_result.to_json()
+    if rules and file_result.result.kind == "protocol" and file_result.result.results:
+        for obj, r in zip(out["results"], file_result.result.results, strict=True):
+            rule = protocol_rules_json(r)
+            if rule is not None:
+                obj["rule"] = rule
+    return out
