@@ -40,7 +40,8 @@ BAD = [
     ("unknown-top-typo", doc(HEAD, '[observr]\nfunction = "xor"\n'), "observr",
      "{'function': 'xor'}", r"unknown key; allowed here: problem, observer"),
     ("unknown-problem", doc(HEAD, "epsilom = 2\n", OBS), "problem.epsilom", "2",
-     r"unknown key; allowed here: name, description, kind, parties, epsilon, lambda, accuracy"),
+     r"unknown key; allowed here: name, description, kind, parties, epsilon, lambda, delta, "
+     r"accuracy"),
     ("unknown-observer", doc(HEAD, OBS, 'gian = "indicator"\n'), "observer.gian",
      "'indicator'", r"unknown key; allowed here: function, gain, outputs"),
     ("unknown-party", doc(HEAD, '[[party]]\nindex = 1\nfunction = "xor"\nfoo = 1\n'),

@@ -80,6 +80,9 @@ def problem_document(spec: MultipartySpec) -> dict[str, Any]:
         alphabets = list(spec.alphabets)
         problem["alphabet"] = alphabets[0] if len(set(alphabets)) == 1 else alphabets
     problem[key] = levels
+    if spec.approximate:
+        deltas = [number(d) for d in spec.deltas]
+        problem["delta"] = deltas[0] if len(set(spec.deltas)) == 1 else deltas
     problem["accuracy"] = [a.value for a in spec.accuracies]
     out: dict[str, Any] = {"problem": problem}
     parties = [agent_table(a) for a in spec.agents if a.party]

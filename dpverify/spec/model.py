@@ -131,6 +131,8 @@ class MultipartySpec:
     expect: tuple[Expectation, ...] = ()
     # input symbols per party (docs/format.md, "More than two symbols"); () means bits
     alphabets: tuple[int, ...] = ()
+    # approximate privacy (KOV eq. 12): delta_i per party, in [0, 1); () means all 0
+    deltas: tuple[Fraction, ...] = ()
 
     kind: ClassVar[Kind] = Kind.MULTIPARTY
 
@@ -142,6 +144,10 @@ class MultipartySpec:
             object.__setattr__(self, "alphabets", (2,) * k)
         if len(self.alphabets) != k or any(m < 2 for m in self.alphabets):
             raise ValueError(f"alphabets must be {k} sizes >= 2: {self.alphabets}")
+        if not self.deltas:
+            object.__setattr__(self, "deltas", (Fraction(0),) * k)
+        if len(self.deltas) != k or any(not 0 <= d < 1 for d in self.deltas):
+            raise ValueError(f"deltas must be {k} numbers in [0, 1): {self.deltas}")
         if len(self.lambdas) != k or any(not lam >= 1 for lam in self.lambdas):
             raise ValueError(f"lambdas must be {k} numbers >= 1: {self.lambdas}")
         if (self.lambdas_exact is None) == (self.epsilons_exact is None):
@@ -155,6 +161,11 @@ class MultipartySpec:
         if len(set(parties)) != len(parties) or not all(0 <= p <= k for p in parties):
             raise ValueError(f"agents must be distinct, the observer (0) or parties 1..{k}: "
                              f"{parties}")
+
+    @property
+    def approximate(self) -> bool:
+        """Whether some party's privacy is approximate, (epsilon, delta) with delta > 0."""
+        return any(self.deltas)
 
     @property
     def binary(self) -> bool:

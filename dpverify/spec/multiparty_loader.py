@@ -13,7 +13,7 @@ from dpverify.spec.counts import count_values, is_count_function
 from dpverify.spec.expr import ExpressionError
 from dpverify.spec.model import AgentSpec, MultipartySpec
 from dpverify.spec.reader import Table
-from dpverify.spec.sections import accuracies, agents, expectations, privacy_levels
+from dpverify.spec.sections import accuracies, agents, deltas, expectations, privacy_levels
 from dpverify.spec.tables import gain_rows, tabulate
 
 # 2^k inputs: far beyond this no LP is conceivable, and a spec with k = 10^9 parties must
@@ -28,8 +28,8 @@ MAX_PARTIES = 100_000
 LOAD_TABULATE_PARTIES = 12
 LOAD_TABULATE_INPUTS = 1 << LOAD_TABULATE_PARTIES  # also for inputs with more symbols
 LOAD_GAINS = 50_000  # gains of symmetric functions checked at load up to this many entries
-PROBLEM_KEYS = ("name", "description", "kind", "parties", "epsilon", "lambda", "accuracy",
-                "alphabet")
+PROBLEM_KEYS = ("name", "description", "kind", "parties", "epsilon", "lambda", "delta",
+                "accuracy", "alphabet")
 TOP_KEYS = ("problem", "observer", "party", "expect")
 
 
@@ -47,6 +47,7 @@ def parse_multiparty(root: Table, problem: Table, *, default_name: str) -> Multi
             f"{file}: `{problem.key('parties')}` = {k}: too large: dpverify handles at most "
             f"{MAX_PARTIES:,} parties (symmetric functions; {MAX_GENERAL_PARTIES} otherwise)")
     lambdas, lambdas_exact, epsilons_exact = privacy_levels(problem, k)
+    levels_delta = deltas(problem, k)
     chosen = accuracies(problem)
     alphabets = read_alphabets(problem, k) if k <= MAX_GENERAL_PARTIES else (2,) * k
 
@@ -59,6 +60,7 @@ def parse_multiparty(root: Table, problem: Table, *, default_name: str) -> Multi
         name=name, description=description, source=file, parties=k, lambdas=lambdas,
         lambdas_exact=lambdas_exact, epsilons_exact=epsilons_exact,
         accuracies=chosen, agents=tuple(agent_specs), expect=expect, alphabets=alphabets,
+        deltas=levels_delta,
     )
     for agent in spec.agents:  # surface function and gain errors at load time, if cheap
         if k <= LOAD_TABULATE_PARTIES and spec.num_inputs <= LOAD_TABULATE_INPUTS:

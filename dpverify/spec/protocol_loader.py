@@ -28,7 +28,7 @@ from dpverify.spec.protocol_model import (
     uncovered_prefix,
 )
 from dpverify.spec.reader import Table, exact_number, type_name
-from dpverify.spec.sections import accuracies, agents, expectations, privacy_levels
+from dpverify.spec.sections import accuracies, agents, deltas, expectations, privacy_levels
 from dpverify.spec.tables import tabulate
 
 TOP_KEYS = ("problem", "round", "observer", "party", "expect")
@@ -45,6 +45,7 @@ def parse_protocol(root: Table, problem: Table, *, default_name: str) -> Protoco
     description = problem.string("description", "")
     k = problem.integer("parties", minimum=1, maximum=MAX_PROTOCOL_PARTIES)
     lambdas, lambdas_exact, epsilons_exact = privacy_levels(problem, k)
+    levels_delta = deltas(problem, k)
     chosen = accuracies(problem)
     alphabets = read_alphabets(problem, k)  # input symbols per party (default: bits)
     rounds, exact = _rounds(root, k, alphabets)
@@ -59,7 +60,8 @@ def parse_protocol(root: Table, problem: Table, *, default_name: str) -> Protoco
     spec = ProtocolSpec(
         name=name, description=description, source=file, parties=k, lambdas=lambdas,
         lambdas_exact=lambdas_exact, epsilons_exact=epsilons_exact, accuracies=chosen,
-        agents=agent_specs, rounds=rounds, alphabets=alphabets, exact=exact, expect=expect)
+        agents=agent_specs, rounds=rounds, alphabets=alphabets, exact=exact, expect=expect,
+        deltas=levels_delta)
     if k <= LOAD_TABULATE_PARTIES:
         for agent in spec.agents:  # surface table and gain errors at load time
             tabulate(spec.claimed(), agent)

@@ -180,6 +180,8 @@ class ProtocolSpec:
     alphabets: tuple[int, ...] = ()
     exact: bool = True
     expect: tuple[Expectation, ...] = ()
+    # the claimed approximate privacy (KOV eq. 12): delta_i per party; () means all 0
+    deltas: tuple[Fraction, ...] = ()
     # the multi-party problem at the claimed levels (derived once, in __post_init__)
     _claimed: MultipartySpec = field(init=False, repr=False)
 
@@ -193,7 +195,8 @@ class ProtocolSpec:
             name=self.name, description=self.description, source=self.source,
             parties=self.parties, lambdas=self.lambdas, lambdas_exact=self.lambdas_exact,
             epsilons_exact=self.epsilons_exact, accuracies=self.accuracies,
-            agents=self.agents, alphabets=self.alphabets))
+            agents=self.agents, alphabets=self.alphabets, deltas=self.deltas))
+        object.__setattr__(self, "deltas", self._claimed.deltas)
         k = self.parties
         if k > MAX_PROTOCOL_PARTIES or len(self.alphabets) != k or \
                 any(m < 2 for m in self.alphabets):
@@ -217,6 +220,11 @@ class ProtocolSpec:
     @property
     def num_inputs(self) -> int:
         return math.prod(self.alphabets)
+
+    @property
+    def approximate(self) -> bool:
+        """Whether the protocol claims approximate privacy (some delta > 0)."""
+        return any(self.deltas)
 
     @property
     def num_transcripts(self) -> int:

@@ -12,7 +12,7 @@ import numpy as np
 
 from dpverify.spec.documents import toml_text
 
-PROBLEM_COPIED = ("parties", "alphabet", "epsilon", "lambda", "accuracy")
+PROBLEM_COPIED = ("parties", "alphabet", "epsilon", "lambda", "delta", "accuracy")
 
 
 def protocol_text(problem: dict[str, Any], *, name: str, description: str,

@@ -84,6 +84,21 @@ def privacy_levels(problem: Table, k: int) -> tuple[tuple[float, ...],
     return tuple(float(v) for v in exact), tuple(exact), None
 
 
+def deltas(problem: Table, k: int) -> tuple[Fraction, ...]:
+    """`delta` (approximate privacy, KOV eq. 12): one number or a list of k, each in
+    [0, 1), exact rationals allowed; 0 for every party when the key is absent."""
+    if not problem.has("delta"):
+        return (Fraction(0),) * k
+    out = []
+    for value, key in _per_party(problem, "delta", k):
+        delta = exact_number(problem, "delta", value, key=key)
+        if not 0 <= delta < 1:
+            raise SpecError(problem.file, key, value,
+                            "delta must be a number in [0, 1) (0: pure epsilon-DP)")
+        out.append(delta)
+    return tuple(out)
+
+
 def count_levels(table: Table) -> tuple[float, Fraction | None, Fraction | None]:
     """`epsilon` >= 0 or `alpha` = e^-epsilon in [0, 1] (GS Definition 2; theory.md 2).
 

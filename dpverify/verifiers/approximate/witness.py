@@ -16,12 +16,11 @@ written as a protocol file, and valued again from that file alone (docs/theory.m
   ones are fixed after it.
 * **The file.** `kind = "protocol"` with the problem's claims, this agent and accuracy,
   and `delta` in `[problem]` (spec.md, "Approximate privacy").
-* **Valued from the file.** The protocol loader reads the file (the `delta` key is read
-  here until the loader knows it: `read_protocol_text`), its exact transcripts give every
-  party's achieved delta at the claimed levels (theory/approx/hockey.py: an exact bracket
-  for epsilon claims), each must be proved at most its claim, and the agent's accuracy is
-  that of an explicit decision rule (verifiers/protocol_value.py), exact or an exact lower
-  bracket. That is the witness's value.
+* **Valued from the file.** The protocol loader reads the file (with its `delta`), its
+  exact transcripts give every party's achieved delta at the claimed levels
+  (theory/approx/hockey.py: an exact bracket for epsilon claims), each must be proved at
+  most its claim, and the agent's accuracy is that of an explicit decision rule
+  (verifiers/protocol_value.py), exact or an exact lower bracket. That is the witness's value.
 """
 
 from __future__ import annotations
@@ -32,13 +31,11 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
-import tomlkit
 
 from dpverify.errors import SpecError
 from dpverify.spec import ProtocolSpec, loads
 from dpverify.spec.documents import number, problem_document
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
-from dpverify.spec.numbers import NumberError, parse_exact
 from dpverify.spec.protocol_writer import protocol_text
 from dpverify.spec.tables import tabulate
 from dpverify.theory.approx.hockey import (
@@ -141,40 +138,26 @@ def witness_text(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
     kernels[r][p]), claiming the problem's levels and `deltas`, for this agent only."""
     document = problem_document(spec)
     document["problem"]["accuracy"] = [accuracy.value]
+    document["problem"]["delta"] = _delta_value(deltas)
     kept = {"problem": document["problem"]}
     if agent.party == 0:
         kept["observer"] = document["observer"]
     else:
         kept["party"] = [t for t in document["party"] if t["index"] == agent.party]
-    text = protocol_text(kept, name=name, description=note, speakers=list(order),
+    return protocol_text(kept, name=name, description=note, speakers=list(order),
                          kernels=list(kernels),
                          comment="dpverify: an (epsilon, delta) witness protocol "
                                  "(docs/theory.md, approximate privacy)")
-    doc = tomlkit.parse(text)
-    doc["problem"]["delta"] = _delta_value(deltas)  # type: ignore[index]
-    return tomlkit.dumps(doc)
 
 
 def read_protocol_text(text: str, source: str = "<witness>"
-                       ) -> tuple[ProtocolSpec, tuple[Fraction, ...] | None]:
-    """A protocol file with an optional `delta` in `[problem]`: the spec (the loader reads
-    the rest) and the deltas, one per party. Transitional: the loader will read `delta`
-    itself (spec.md); until then it is taken out here. SpecError on bad input."""
-    doc = tomlkit.parse(text)
-    problem = doc.get("problem")
-    raw = problem.pop("delta", None) if isinstance(problem, dict) else None
-    spec = loads(tomlkit.dumps(doc), source=source)
-    if raw is None or not isinstance(spec, ProtocolSpec):
-        return spec, None  # type: ignore[return-value]
-    values = list(raw) if isinstance(raw, list) else [raw] * spec.parties
-    try:
-        deltas = tuple(parse_exact(v) for v in values)
-    except NumberError as exc:
-        raise SpecError(source, "problem.delta", raw, str(exc)) from exc
-    if len(deltas) != spec.parties or any(not 0 <= d < 1 for d in deltas):
-        raise SpecError(source, "problem.delta", raw,
-                        f"must be one number or {spec.parties} numbers in [0, 1)")
-    return spec, deltas
+                       ) -> tuple[ProtocolSpec, tuple[Fraction, ...]]:
+    """A protocol file: its spec and its claimed deltas, one per party (0 where it
+    claims pure epsilon-DP). SpecError on bad input, and for a file of another kind."""
+    spec = loads(text, source=source)
+    if not isinstance(spec, ProtocolSpec):
+        raise SpecError(source, "problem.kind", spec.kind.value, 'must be "protocol"')
+    return spec, spec.deltas
 
 
 @dataclass(frozen=True, eq=False)
