@@ -163,30 +163,45 @@ def _problem(problem: Any) -> Problem:
 
 
 # -- verify -----------------------------------------------------------------------------------
-def verify(problem: Problem | PathLike, **options: Unpack[VerifyKwargs]) -> ProblemResult:
+def verify(problem: Problem | PathLike, *, timeout: float | None = None,
+           **options: Unpack[VerifyKwargs]) -> ProblemResult:
     """Verify one problem (a Problem, a path or the text of a problem file), as
     `dpverify verify` does: `result.verdict` is `optimal`, `gap` or `error`, and
-    `result.to_dict()` is the object `dpverify verify --json` prints.
+    `result.to_dict()` is the object `dpverify verify --json` prints. With `timeout`
+    (seconds, in the main thread), a problem still running then has verdict `error` and
+    reason `timeout`.
 
     Raises SpecError (bad input), SizeLimitError (refused before any result; the command
     line shows it as a result with verdict `error` and this `reason`)."""
+    from dpverify.runner.deadline import TimedOut, deadline
+    from dpverify.runner.files import timeout_reason
     from dpverify.verifiers.dispatch import verify_spec
+    from dpverify.verifiers.result import ProblemResult as Result
 
     chosen = make_options(**options)
-    return verify_spec(_problem(problem).spec, chosen)
+    spec = _problem(problem).spec
+    try:
+        with deadline(timeout):
+            return verify_spec(spec, chosen)
+    except TimedOut:
+        return Result(problem=spec.name, source=spec.source, kind=spec.kind.value,
+                      results=(), reason=timeout_reason(timeout))
 
 
 def verify_paths(paths: Paths, *, on_start: Callable[[Path], None] | None = None,
                  on_result: Callable[[FileResult], None] | None = None,
+                 timeout: float | None = None,
                  **options: Unpack[VerifyKwargs]) -> VerifyReport:
     """What `dpverify verify PATHS` does: every problem file under `paths` (directories
     searched for *.toml, hidden ones left out) verified one after another, with
     `on_start(path)` before and `on_result(file_result)` after each. Invalid files and
     refused problems are results too (`report.files`); `report.exit_status()` is the
-    command's. InputError when `paths` hold no problem file."""
+    command's; a problem still running after `timeout` seconds has verdict `error`, reason
+    `timeout`. InputError when `paths` hold no problem file."""
     from dpverify.runner.files import verify_paths as run
 
-    return run(_paths(paths), make_options(**options), on_start=on_start, on_result=on_result)
+    return run(_paths(paths), make_options(**options), on_start=on_start, on_result=on_result,
+               timeout=timeout)
 
 
 # -- certificates -----------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from dpverify.cli.options import (
     note_unused_seed,
     solver_options,
 )
+from dpverify.defaults import DEFAULT_TIMEOUT
 
 
 @main.command(short_help="Verify problem files: relaxed LP against randomized response.")
@@ -31,13 +32,18 @@ from dpverify.cli.options import (
 @add_options(SEARCH_OPTIONS)
 @json_option("Print one JSON array of spec.md's result objects (one per file), nothing else.")
 @add_options(OUTPUT_OPTIONS)
+@click.option("--timeout", type=click.FloatRange(min=0), default=DEFAULT_TIMEOUT,
+              show_default=True,
+              help="Seconds per problem file; a problem still running then has verdict "
+                   "`error`, reason `timeout` (exit status 3). 0: no limit.")
 @click.option("--show-rules", is_flag=True,
               help="Print RR's optimal decision rules (with --json: a `rule` field per "
                    "result).")
 @click.pass_context
 @handle_errors
 def verify(ctx, paths, tol, backend, max_nonzeros, lp_form, method, max_orbit_work, grid,
-           samples, seed, certify, restarts, witness_dir, as_json, quiet, no_color, show_rules):
+           samples, seed, certify, restarts, witness_dir, as_json, quiet, no_color, timeout,
+           show_rules):
     """Verify the problem files PATHS (directories are searched for *.toml, hidden
     directories such as .dpverify/ left out).
 
@@ -56,7 +62,7 @@ def verify(ctx, paths, tol, backend, max_nonzeros, lp_form, method, max_orbit_wo
     with VerifyView(out, err, as_json=as_json, quiet=quiet, show_rules=show_rules,
                     show_proof=certify, show_grid=bool(grid or samples)) as view:
         report = api.verify_paths(paths, on_start=view.started, on_result=view.finished,
-                                  **options)
+                                  timeout=timeout or None, **options)
         view.report(report)
     if not any(not getattr(f.spec, "binary", True) for f in report.files):
         note_unused_seed(ctx, samples)  # alphabets > 2: --seed seeds the protocol search

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from dpverify.errors import DpverifyError, InputError, SpecError
+from dpverify.runner.deadline import TimedOut, deadline
 from dpverify.spec import Spec
 from dpverify.spec.loader import file_kind, loads
 from dpverify.spec.reader import parse_toml, read_data
@@ -212,28 +213,40 @@ def without_results(source: str, status: FileStatus, exc: DpverifyError,
     return FileResult(source, status, result, spec)
 
 
+def timeout_reason(seconds: float | None) -> str:
+    """The reason of a problem that ran out of time: `timeout`, as in a batch."""
+    return f"timeout: no verdict within {seconds:g} s (--timeout)" if seconds else "timeout"
+
+
 def verify_source(text: str, source: str, options: VerifyOptions, *,
-                  default_name: str | None = None) -> FileResult:
-    """Load the problem file `text` (read from `source`) and verify it. Bad input gives an
-    `invalid` FileResult, a refusal (size limit, solver failure) a `refused` one: neither
-    raises."""
+                  default_name: str | None = None, timeout: float | None = None
+                  ) -> FileResult:
+    """Load the problem file `text` (read from `source`) and verify it within `timeout`
+    seconds (None: no limit). Bad input gives an `invalid` FileResult, a refusal (size
+    limit, solver failure, the time limit) a `refused` one: neither raises."""
     spec: Spec | None = None
     try:
         spec = loads(text, source=source, default_name=default_name or Path(source).stem)
-        return FileResult(source, FileStatus.DONE, verify_spec(spec, options), spec)
+        with deadline(timeout):
+            result = verify_spec(spec, options)
+        return FileResult(source, FileStatus.DONE, result, spec)
     except SpecError as exc:
         return without_results(source, FileStatus.INVALID, exc, None)
     except DpverifyError as exc:  # a size limit or a solver failure: could not decide
         return without_results(source, FileStatus.REFUSED, exc, spec)
+    except TimedOut:
+        return without_results(source, FileStatus.REFUSED,
+                               DpverifyError(f"{source}: {timeout_reason(timeout)}"), spec)
 
 
-def verify_path(path: str | Path, options: VerifyOptions) -> FileResult:
+def verify_path(path: str | Path, options: VerifyOptions, *,
+                timeout: float | None = None) -> FileResult:
     """Read and verify one problem file (see `verify_source`)."""
     try:
         _, text = read_data(path)
     except SpecError as exc:
         return without_results(str(path), FileStatus.INVALID, exc, None)
-    return verify_source(text, str(path), options)
+    return verify_source(text, str(path), options, timeout=timeout)
 
 
 # -- many files -------------------------------------------------------------------------------
@@ -274,9 +287,11 @@ def run_files(found: ProblemFiles, one: Callable[[Path], FileResult], *,
 
 def verify_paths(paths: Sequence[str | Path], options: VerifyOptions, *,
                  on_start: Callable[[Path], None] | None = None,
-                 on_result: Callable[[FileResult], None] | None = None) -> VerifyReport:
+                 on_result: Callable[[FileResult], None] | None = None,
+                 timeout: float | None = None) -> VerifyReport:
     """Verify every problem file under `paths` (see `find_problem_files`), one after
-    another, calling `on_start(path)` before and `on_result(file_result)` after each.
+    another, each within `timeout` seconds (None: no limit), calling `on_start(path)`
+    before and `on_result(file_result)` after each.
 
     Raises InputError (exit 2) when `paths` hold no problem file.
     """
@@ -284,7 +299,8 @@ def verify_paths(paths: Sequence[str | Path], options: VerifyOptions, *,
     found = find_problem_files(paths)
     if not found.files:
         raise no_problem_files(paths, found.skipped)
-    report = run_files(found, lambda path: verify_path(path, options), on_start=on_start,
+    report = run_files(found, lambda path: verify_path(path, options, timeout=timeout),
+                       on_start=on_start,
                        on_result=on_result)
     report.seconds = time.perf_counter() - start  # finding the files included
     return report
