@@ -25,7 +25,13 @@ from fractions import Fraction
 import numpy as np
 
 from dpverify.theory.certificates.format import BRACKET, PROVED, UNPROVED, Certificate
-from dpverify.theory.exact import Scaled, rr_apply, rr_inverse_apply
+from dpverify.theory.exact import (
+    Scaled,
+    first_argmax,
+    row_max,
+    rr_apply,
+    rr_inverse_apply,
+)
 
 
 def own_bits(k: int, party: int) -> np.ndarray:
@@ -50,18 +56,6 @@ def _weighted_gain(gain: Scaled, prior: Scaled, mask: np.ndarray | None) -> Scal
     return Scaled(num.astype(object), prior.den * gain.den)
 
 
-def _row_max(num: np.ndarray) -> np.ndarray:
-    return np.array([max(row) for row in num.tolist()], dtype=object)
-
-
-def _argmax_first(row: list) -> int:
-    best = 0
-    for j in range(1, len(row)):
-        if row[j] > row[best]:
-            best = j
-    return best
-
-
 # --------------------------------------------------------------------------- upper bound
 
 
@@ -73,7 +67,7 @@ def label_maxima(lambdas: Sequence[Fraction], gain: Scaled, party: int,
     """
     k = int(gain.num.shape[0]).bit_length() - 1
     parts = [rr_apply(lambdas, _weighted_gain(gain, prior, mask)) for mask in _parts(k, party)]
-    total = sum((_row_max(scores.num) for scores in parts[1:]), _row_max(parts[0].num))
+    total = sum((row_max(scores.num) for scores in parts[1:]), row_max(parts[0].num))
     return Scaled(total, parts[0].den)  # every part has the same denominator
 
 
@@ -165,7 +159,7 @@ def average_rule(lambdas: Sequence[Fraction], gain: Scaled, party: int):
         scores = rr_apply(lambdas, _weighted_gain(gain, ones, mask)).num.tolist()
         rule = []
         for row in scores:
-            best = _argmax_first(row)
+            best = first_argmax(row)
             rule.append(tuple(Fraction(int(j == best)) for j in range(m)))
         rules.append(tuple(rule))
     return rules[0] if party == 0 else tuple(rules)

@@ -68,7 +68,7 @@ class WorstLp:
         sum_y q[o,y] = 1                                   for every tau-orbit o
         maximise t'
 
-    Columns: q[o, y] at o * m + y, then t' (`t_col`), then the slacks s_a. `start` is a
+    Columns: q[o, y] at o * m + y, then t' (at r * m), then the slacks s_a. `start` is a
     feasible basis: q[o, 0] = 1 (accuracy w(x, 0) at every x, as the rows of P sum to 1),
     t' at the smallest of those, the other slacks basic.
     """
@@ -81,10 +81,6 @@ class WorstLp:
     r: int
     m: int
     gmin: Fraction
-
-    @property
-    def t_col(self) -> int:
-        return self.r * self.m
 
 
 def worst_lp(lambdas: Sequence[Fraction], gain: Scaled, party: int, bit: int | None,

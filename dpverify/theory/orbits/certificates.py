@@ -27,6 +27,7 @@ from typing import ClassVar
 import numpy as np
 
 from dpverify.theory.certificates.format import BRACKET, PROVED, UNPROVED, Certificate
+from dpverify.theory.exact import first_argmax, row_max
 from dpverify.theory.orbits.space import OrbitArray, OrbitSpace, apply_m, apply_n, masses
 
 FORMAT = "dpverify-orbit-certificate/1"
@@ -104,14 +105,10 @@ def label_scores(problem: OrbitProblem, space: OrbitSpace, gain: OrbitArray,
     return out
 
 
-def _row_max(num: np.ndarray) -> np.ndarray:
-    return np.array([max(row) for row in num.tolist()], dtype=object)
-
-
 def best_labels(parts: list[OrbitArray]) -> OrbitArray:
     """v^_J = sum over parts of max_y scores^_J[y]: the masses of the best label's right-hand
     side of (C) (a positive factor |J| per row leaves the maximum where it is)."""
-    v = sum((_row_max(p.num) for p in parts[1:]), _row_max(parts[0].num))
+    v = sum((row_max(p.num) for p in parts[1:]), row_max(parts[0].num))
     return OrbitArray(np.array(v, dtype=object)[:, None], parts[0].den)
 
 
@@ -166,14 +163,6 @@ def average_value(v: OrbitArray) -> Fraction:
     return Fraction(sum(int(a) for a in v.num[:, 0].tolist()), v.den)
 
 
-def _first_argmax(row: list) -> int:
-    best = 0
-    for y in range(1, len(row)):
-        if row[y] > row[best]:
-            best = y
-    return best
-
-
 def argmax_rule(problem: OrbitProblem, parts: list[OrbitArray]):
     """RR's optimal average-case rule on corner orbits from the uniform prior's scores
     (KOV eq. 5; per own bit, eq. 2); ties to the first output."""
@@ -181,7 +170,7 @@ def argmax_rule(problem: OrbitProblem, parts: list[OrbitArray]):
     for scores in parts:
         rule = []
         for row in scores.num.tolist():
-            best = _first_argmax(row)
+            best = first_argmax(row)
             rule.append(tuple(Fraction(int(y == best)) for y in range(len(row))))
         rules.append(tuple(rule))
     return rules[0] if problem.own is None else tuple(rules)

@@ -19,8 +19,9 @@ from fractions import Fraction
 
 import numpy as np
 
+from dpverify.theory.exact import lambda_pq
 from dpverify.theory.exact_lp import ExactLpError, simplex_from_basis
-from dpverify.theory.orbits.space import OrbitSpace, class_matrix_t, denominator, pq
+from dpverify.theory.orbits.space import OrbitSpace, class_matrix_t, denominator
 
 BasisFinder = Callable[[np.ndarray, np.ndarray, np.ndarray], Sequence[int] | None]
 
@@ -29,7 +30,7 @@ def exact_spread_matrix(space: OrbitSpace) -> list[list[Fraction]]:
     """K[W, J] exactly (a Kronecker product of the classes' matrices)."""
     out = [[Fraction(1)]]
     for n, lam in zip(space.sizes, space.lambdas, strict=True):
-        p, q = pq(lam)
+        p, q = lambda_pq(lam)
         den = denominator(p, q, n)
         rows = class_matrix_t(p, q, n).entries()
         block = [[Fraction(math.comb(n, j) * int(rows[j * (n + 1) + w]),

@@ -31,20 +31,17 @@ from dpverify.lp.builder import LpBuilder
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
 from dpverify.spec.numbers import parse_rational
 from dpverify.spec.symmetric import Symmetry, agent_symmetry, orbit_table
-from dpverify.theory.exact import lambda_brackets
+from dpverify.theory.exact import lambda_brackets, lambda_pq
 from dpverify.theory.orbits.certificates import (
     OrbitCertificate,
     OrbitProblem,
     average_certificate,
 )
-from dpverify.theory.orbits.space import OrbitSpace, class_matrix_t, denominator, pq
+from dpverify.theory.orbits.space import OrbitSpace, class_matrix_t, denominator
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.result import AgentResult, Verdict
 
 METHOD_ORBIT = "orbit"
-
-# Floats of K[W, J] are built (for the worst case's LP hints) up to this many orbits.
-MAX_FLOAT_ORBITS = 1200
 
 
 def orbit_problem(spec: MultipartySpec, agent: AgentSpec) -> tuple[OrbitProblem, Symmetry]:
@@ -132,10 +129,6 @@ def _span(cert: dict) -> Fraction:
     return span if span > 0 else Fraction(1)
 
 
-def float_orbit_lp_fits(space: OrbitSpace) -> bool:
-    return space.count <= MAX_FLOAT_ORBITS
-
-
 MAX_COLUMN_ROUNDS = 30
 TIGHT = 1e-10  # the hints are solved tightly: they become the certificate's bounds
 
@@ -204,7 +197,7 @@ def float_spread_matrix(space: OrbitSpace) -> np.ndarray:
 
 
 def _class_spread(n: int, lam: Fraction) -> np.ndarray:
-    p, q = pq(lam)
+    p, q = lambda_pq(lam)
     den = denominator(p, q, n)
     rows = class_matrix_t(p, q, n).entries()  # row j, column w
     out = np.empty((n + 1, n + 1))
