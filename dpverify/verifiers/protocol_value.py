@@ -22,6 +22,7 @@ from fractions import Fraction
 import numpy as np
 
 from dpverify.lp import solve
+from dpverify.lp.basis import float_basis_finder
 from dpverify.lp.builder import LpBuilder
 from dpverify.theory.exact_lp import ExactLpError
 from dpverify.theory.protocols.transcripts import (
@@ -111,14 +112,11 @@ def _worst_block(tr: Transcripts, gain: np.ndarray, gain_exact: list[list[Fracti
                  party: int, mask: np.ndarray, options: VerifyOptions) -> ProtocolValue:
     num = tr.num[mask]
     if gain_exact is not None and exact_rows(num) <= MAX_EXACT_ROWS:
-        from dpverify.verifiers.multiparty.certify import (
-            basis_finder,  # the HiGHS twin of an exact LP
-        )
-
         block_gain = [gain_exact[x] for x in np.flatnonzero(mask)]
         start = np.argmax(tr.floats()[mask].T @ gain[mask], axis=1)
         try:
-            found = exact_worst(num, tr.den, block_gain, start, basis_finder(options))
+            found = exact_worst(num, tr.den, block_gain, start, float_basis_finder(
+                time_limit=options.time_limit, threads=options.threads))
         except ExactLpError:
             pass  # the float LP and an exact bracket below
         else:

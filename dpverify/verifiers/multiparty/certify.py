@@ -18,7 +18,8 @@ import numpy as np
 from dpverify.errors import SizeLimitError, SolverError
 from dpverify.filenames import file_stem
 from dpverify.lp import solve
-from dpverify.lp.builder import LpBuilder
+from dpverify.lp.basis import FloatBasisFinder, float_basis_finder
+from dpverify.lp.builder import LpBuilder, chain_nonzeros
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
 from dpverify.spec.numbers import parse_rational
 from dpverify.spec.tables import tabulate
@@ -41,7 +42,7 @@ from dpverify.theory.certificates import (
 from dpverify.theory.exact import lambda_brackets
 from dpverify.theory.rr import rr_channel
 from dpverify.theory.worst_ipm import MAX_DENSE_INPUTS, dense_worst
-from dpverify.verifiers.multiparty.lps import chain_nonzeros, rr_worst_lp
+from dpverify.verifiers.multiparty.lps import rr_worst_lp
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.result import AgentResult
 
@@ -275,27 +276,9 @@ def _unit_gain(gain: np.ndarray) -> np.ndarray:
     return (gain - lo) / (hi - lo) if hi > lo else np.zeros_like(gain)
 
 
-def basis_finder(options: VerifyOptions):
-    """A BasisFinder (theory.certificates.worst) backed by HiGHS: the optimal basis of the
-    float twin of an exact standard-form LP, rows scaled to a largest entry of 1. Only a
-    starting point: the exact simplex checks and repairs it."""
-
-    def find(rows: np.ndarray, rhs: np.ndarray, cost: np.ndarray):
-        scale = np.max(np.abs(rows), axis=1)
-        scale[scale == 0] = 1.0
-        b = LpBuilder()
-        cols = b.add_cols(rows.shape[1], cost=cost)
-        eq = b.add_rows(rows.shape[0], rhs / scale, rhs / scale)
-        b.add_matrix(eq, cols, rows / scale[:, None])
-        # entries HiGHS cannot keep are dropped: a hint needs no more
-        lp = b.build(maximize=True, name="exact-twin", drop_tiny=True)
-        sol = solve(lp, "highs", time_limit=options.time_limit, threads=options.threads)
-        if not sol.optimal or sol.basic_columns is None:
-            return None
-        cols = np.flatnonzero(sol.basic_columns)
-        return cols.tolist() if cols.size == rows.shape[0] else None
-
-    return find
+def basis_finder(options: VerifyOptions) -> FloatBasisFinder:
+    """The HiGHS basis finder (dpverify.lp.basis) within the options' time and threads."""
+    return float_basis_finder(time_limit=options.time_limit, threads=options.threads)
 
 
 def _check(sol, what: str) -> None:

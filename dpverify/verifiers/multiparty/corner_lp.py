@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from dpverify.lp import LpSolution, solve
+from dpverify.lp.builder import chain_nonzeros
 from dpverify.lp.highs import SMALL_MATRIX_VALUE
 from dpverify.lp.model import LpStatus
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
@@ -32,7 +33,6 @@ from dpverify.theory.rr import kron_apply, random_rank_one, rr_channel, segment_
 from dpverify.verifiers.multiparty.lps import (
     BuiltLp,
     PointFamily,
-    chain_nonzeros,
     relaxed_lp,
     rr_worst_lp,
 )

@@ -15,9 +15,9 @@ from fractions import Fraction
 
 import numpy as np
 
+from dpverify.lp.basis import float_basis_finder
 from dpverify.theory.orbits.certificates import OrbitProblem
 from dpverify.theory.orbits.lp import exact_orbit_worst
-from dpverify.verifiers.multiparty.certify import basis_finder
 from dpverify.verifiers.options import VerifyOptions
 
 # The exact revised simplex keeps its rows x rows systems small: used while the orbit LP of
@@ -99,7 +99,7 @@ def uniform_candidate(agent: str, problem: OrbitProblem, lower, upper, exact: bo
 
 def _exact_hints(problem: OrbitProblem, gain, parts, lower, upper, options):
     """Exactly optimal rules (at the lower lambdas) and prior (at the upper lambdas)."""
-    finder = basis_finder(options)
+    finder = float_basis_finder(time_limit=options.time_limit, threads=options.threads)
     rules, priors, values = [], [], []
     for relevant in parts:
         rule, mass, value, basis = exact_orbit_worst(problem.space(lower), gain, relevant,

@@ -18,11 +18,12 @@ from fractions import Fraction
 import numpy as np
 
 from dpverify.lp import solve
+from dpverify.lp.builder import chain_nonzeros
 from dpverify.lp.highs import SMALL_MATRIX_VALUE
 from dpverify.spec.model import AgentSpec, MultipartySpec
 from dpverify.theory.symbols.certificate import SNAP_DENOMINATOR, repaired_upper
 from dpverify.theory.symbols.rays import ray_count, ray_matrix, symbol_label_gains
-from dpverify.verifiers.multiparty.lps import PointFamily, chain_nonzeros, relaxed_lp
+from dpverify.verifiers.multiparty.lps import PointFamily, relaxed_lp
 from dpverify.verifiers.options import VerifyOptions, check_limit
 
 TIGHT_FEASIBILITY = 1e-10  # as verifiers/multiparty/corner_lp.py: well below the verdict tolerance
