@@ -16,6 +16,7 @@ Gains are normalised to [0, 1] by the caller: every value here is in those units
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -75,8 +76,9 @@ class ProtocolValue:
         return not self.failure
 
 
-def protocol_value(tr: Transcripts, gain: np.ndarray, gain_exact: list[list[Fraction]] | None,
-                   party: int, worst: bool, options: VerifyOptions) -> ProtocolValue:
+def protocol_value(tr: Transcripts, gain: np.ndarray,
+                   gain_exact: Sequence[Sequence[Fraction]] | None, party: int,
+                   worst: bool, options: VerifyOptions) -> ProtocolValue:
     """The agent's accuracy on `tr` under its optimal decision rule (module docstring)."""
     exact = tr.exact and gain_exact is not None
     if not worst:
@@ -108,11 +110,11 @@ def protocol_value(tr: Transcripts, gain: np.ndarray, gain_exact: list[list[Frac
                          upper_exact=upper_exact)
 
 
-def _worst_block(tr: Transcripts, gain: np.ndarray, gain_exact: list[list[Fraction]] | None,
+def _worst_block(tr: Transcripts, gain: np.ndarray, gain_exact: Sequence[Sequence[Fraction]] | None,
                  party: int, mask: np.ndarray, options: VerifyOptions) -> ProtocolValue:
     num = tr.num[mask]
     if gain_exact is not None and exact_rows(num) <= MAX_EXACT_ROWS:
-        block_gain = [gain_exact[x] for x in np.flatnonzero(mask)]
+        block_gain = [gain_exact[x] for x in np.flatnonzero(mask).tolist()]
         start = np.argmax(tr.floats()[mask].T @ gain[mask], axis=1)
         try:
             found = exact_worst(num, tr.den, block_gain, start, float_basis_finder(
@@ -133,7 +135,7 @@ def _exact_rows(rule: np.ndarray) -> list:
     return [[[Fraction(int(v)) for v in row] for row in block] for block in rule.tolist()]
 
 
-def _float_block(tr: Transcripts, gain: np.ndarray, gain_exact: list[list[Fraction]] | None,
+def _float_block(tr: Transcripts, gain: np.ndarray, gain_exact: Sequence[Sequence[Fraction]] | None,
                  mask: np.ndarray, options: VerifyOptions) -> ProtocolValue:
     """(W) for one block solved by HiGHS; bracketed by its cleaned rule and dual prior."""
     P = tr.floats()[mask]
@@ -165,7 +167,7 @@ def _float_block(tr: Transcripts, gain: np.ndarray, gain_exact: list[list[Fracti
     rule = np.array(rationalised(rule), dtype=np.float64) if gain_exact is None else rule
     prior = np.clip(-sol.row_duals[rows], 0.0, None)
     if gain_exact is not None:
-        block_gain = [gain_exact[x] for x in np.flatnonzero(mask)]
+        block_gain = [gain_exact[x] for x in np.flatnonzero(mask).tolist()]
         exact_rule = rationalised(rule)
         lower = rule_value(tr.num[mask], tr.den, block_gain, exact_rule)
         upper = prior_bound(tr.num[mask], tr.den, block_gain, exact_prior(prior))

@@ -32,6 +32,7 @@ from dpverify.theory.exact import (
     rr_apply,
     rr_inverse_apply,
 )
+from dpverify.theory.units import units_of
 
 
 def own_bits(k: int, party: int) -> np.ndarray:
@@ -181,19 +182,20 @@ def average_certificate(agent: str, outputs, gain_exact, party: int,
                         lower: Sequence[Fraction], upper: Sequence[Fraction],
                         exact_lambdas: bool) -> Certificate:
     """Uniform prior, mu = S^-1 v at the upper lambdas; the argmax rule at the lower ones."""
-    gain, lo, span = normalised(gain_exact)  # see worst.worst_certificate
+    units = units_of(gain_exact)  # see worst.worst_certificate
+    gain = Scaled.from_fractions(units.exact)
     n = gain.num.shape[0]
     prior = tuple([Fraction(1, n)] * n)
     mu, bound = upper_from_prior(upper, gain, party, prior)
     decision = average_rule(lower, gain, party)
     value = rule_value(lower, gain, party, decision, worst=False)
-    mu = [span * v + lo * p for v, p in zip(mu, prior, strict=False)]
-    return _finish(agent, "average", outputs, gain_exact, Scaled.from_fractions(gain_exact),
-                   party, lower, upper, prior, mu, span * bound + lo, decision,
-                   span * value + lo, exact_lambdas, uniform=True, notes=())
+    return finish(agent, "average", outputs, gain_exact, Scaled.from_fractions(gain_exact),
+                  party, lower, upper, prior, units.dual_to_user(mu, prior),
+                  units.to_user(bound), decision, units.to_user(value), exact_lambdas,
+                  uniform=True, notes=())
 
 
-def _finish(agent, accuracy, outputs, gain_exact, gain, party, lower, upper, prior, mu,
+def finish(agent, accuracy, outputs, gain_exact, gain, party, lower, upper, prior, mu,
             bound, decision, value, exact_lambdas, uniform, notes) -> Certificate:
     problems = [check_upper(upper, gain, party, prior, mu, bound, uniform),
                 check_lower(lower, gain, party, decision, value, accuracy == "worst")]
@@ -209,12 +211,3 @@ def _finish(agent, accuracy, outputs, gain_exact, gain, party, lower, upper, pri
         lower_lambdas=tuple(lower), decision=decision, value=value, status=status,
         notes=tuple(notes))
 
-
-def normalised(gain_exact) -> tuple[Scaled, Fraction, Fraction]:
-    """(the gains mapped to [0, 1] as one scaled matrix, lo, span): w = lo + span w'.
-    A constant gain has span 1 (and w' = 0)."""
-    flat = [Fraction(v) for row in gain_exact for v in row]
-    lo, hi = min(flat), max(flat)
-    span = hi - lo if hi > lo else Fraction(1)
-    return (Scaled.from_fractions([[(Fraction(v) - lo) / span for v in row]
-                                   for row in gain_exact]), lo, span)

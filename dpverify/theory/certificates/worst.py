@@ -22,8 +22,7 @@ from fractions import Fraction
 import numpy as np
 
 from dpverify.theory.certificates.bounds import (
-    _finish,
-    normalised,
+    finish,
     rule_value,
     upper_from_prior,
 )
@@ -42,6 +41,7 @@ from dpverify.theory.certificates.repair import (
 from dpverify.theory.certificates.symmetry import Orbits, _lift_rule, _members
 from dpverify.theory.exact import Scaled, rr_apply
 from dpverify.theory.exact_lp import ExactLpError, simplex_from_basis
+from dpverify.theory.units import units_of
 
 # The exact revised simplex keeps B^-1 (rows^2 rationals, updated at every pivot): used
 # while the standard-form LP has at most this many rows.
@@ -306,7 +306,8 @@ def worst_certificate(agent: str, outputs, gain_exact, party: int,
     eq. 4), and a prior on one own bit's inputs is a prior on all inputs: the smallest
     bound is kept.
     """
-    gain, lo, span = normalised(gain_exact)
+    units = units_of(gain_exact)
+    gain = Scaled.from_fractions(units.exact)
     bits = [None] if party == 0 else [0, 1]
     notes: list[str] = []
     rules = {}
@@ -321,9 +322,8 @@ def worst_certificate(agent: str, outputs, gain_exact, party: int,
     decision = tuple(tuple(r) for r in rules[None]) if party == 0 else \
         tuple(tuple(tuple(r) for r in rules[b]) for b in (0, 1))
     value = rule_value(lower, gain, party, decision, worst=True)
-    mu = [span * v + lo * p for v, p in zip(mu, prior, strict=False)]
     original = Scaled.from_fractions(gain_exact)
-    return _finish(agent, "worst", outputs, gain_exact, original, party, lower, upper, prior,
-                   mu, span * bound + lo, decision, span * value + lo, exact_lambdas,
-                   uniform=False, notes=tuple(notes))
+    return finish(agent, "worst", outputs, gain_exact, original, party, lower, upper, prior,
+                  units.dual_to_user(mu, prior), units.to_user(bound), decision,
+                  units.to_user(value), exact_lambdas, uniform=False, notes=tuple(notes))
 

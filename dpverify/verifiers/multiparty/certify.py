@@ -41,6 +41,7 @@ from dpverify.theory.certificates import (
 )
 from dpverify.theory.exact import lambda_brackets
 from dpverify.theory.rr import rr_channel
+from dpverify.theory.units import units_of
 from dpverify.theory.worst_ipm import MAX_DENSE_INPUTS, dense_worst
 from dpverify.verifiers.multiparty.lps import rr_worst_lp
 from dpverify.verifiers.options import VerifyOptions
@@ -188,10 +189,10 @@ def certify_agent(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Accurac
 
     def solved_hints() -> dict:
         if orbits.count == n and DENSE_FROM_INPUTS <= n <= MAX_DENSE_INPUTS:
-            return _dense_hints(spec, _unit_gain(table.gain), party, bits)
+            return _dense_hints(spec, units_of(table.gain_exact).unit, party, bits)
         if estimate > options.max_nonzeros:
             raise too_large
-        hints = _solve_hints(spec, _unit_gain(table.gain), party, orbits, bits, options)
+        hints = _solve_hints(spec, units_of(table.gain_exact).unit, party, orbits, bits, options)
         # None: the hint LP failed on a problem small enough for the exact simplex alone
         return hints if hints is not None else {b: None for b in bits}
 
@@ -266,14 +267,6 @@ def _solve_hints(spec: MultipartySpec, gain: np.ndarray, party: int, orbits: Orb
             return None
         raise
     return out
-
-
-def _unit_gain(gain: np.ndarray) -> np.ndarray:
-    """The gains mapped affinely to [0, 1]: the optimal rules and minimax priors are the same
-    (every accuracy moves by the same affine map), and the hint LPs stay well scaled
-    whatever the scale of the user's gains."""
-    lo, hi = float(np.min(gain)), float(np.max(gain))
-    return (gain - lo) / (hi - lo) if hi > lo else np.zeros_like(gain)
 
 
 def basis_finder(options: VerifyOptions) -> FloatBasisFinder:

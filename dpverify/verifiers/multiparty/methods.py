@@ -114,9 +114,8 @@ def _by_proof(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
 
     start = time.perf_counter()
     table = tabulate(spec, agent)
-    span = float(table.gain.max() - table.gain.min())
     budget = replace(options, max_nonzeros=max(options.max_nonzeros, PROOF_HINT_NONZEROS))
-    settled = settle(spec, agent, accuracy, budget, "", span)
+    settled = settle(spec, agent, accuracy, budget, "")
     return AgentResult(agent.name, accuracy.value, settled.relaxed, settled.rr,
                        settled.verdict, time.perf_counter() - start,
                        reason=settled.reason.removeprefix("; "), rule=settled.rule,

@@ -38,6 +38,7 @@ from dpverify.theory.orbits.certificates import (
     average_certificate,
 )
 from dpverify.theory.orbits.space import OrbitSpace, class_matrix_t, denominator
+from dpverify.theory.units import units_of
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.result import AgentResult, Verdict
 
@@ -100,10 +101,11 @@ def verify_orbit_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accurac
     from dpverify.verifiers.multiparty.certify import proof_summary
 
     start = time.perf_counter()
-    cert = orbit_certificate(spec, agent, accuracy, options).to_json(spec.name)
+    found = orbit_certificate(spec, agent, accuracy, options)
+    cert = found.to_json(spec.name)
     value, bound = parse_rational(cert["lower"]["value"]), parse_rational(cert["upper"]["bound"])
     checked = check_certificate(spec, cert)
-    span = _span(cert)
+    tol = units_of(found.gain).tolerance(options.tol)
     proof = proof_summary(cert)
     how = "exact orbit certificate (python-flint integers), checked independently"
     if not checked.ok:
@@ -111,7 +113,7 @@ def verify_orbit_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accurac
                                           f"independent check ({checked.message})")
     elif cert["status"] == "proved-optimal":
         verdict, reason = Verdict.OPTIMAL, f"proved by the {how}"
-    elif cert["status"] == "bracket" and bound - value <= Fraction(options.tol) * span:
+    elif cert["status"] == "bracket" and bound - value <= tol:
         verdict, reason = Verdict.OPTIMAL, (f"bracketed within {float(bound - value):.3g} "
                                             f"by the {how}")
     else:
@@ -121,12 +123,6 @@ def verify_orbit_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accurac
     return AgentResult(agent.name, accuracy.value, float(bound), float(value), verdict,
                        time.perf_counter() - start, reason=reason, method=METHOD_ORBIT,
                        extra={"proof": proof})
-
-
-def _span(cert: dict) -> Fraction:
-    flat = [parse_rational(w) for row in cert["gain"] for w in row]
-    span = max(flat) - min(flat)
-    return span if span > 0 else Fraction(1)
 
 
 MAX_COLUMN_ROUNDS = 30

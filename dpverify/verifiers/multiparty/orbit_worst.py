@@ -49,15 +49,13 @@ def orbit_worst_certificate(agent: str, problem: OrbitProblem, lower, upper, exa
     cert = uniform_candidate(agent, problem, lower, upper, exact)
     if cert is not None:
         return cert
-    unit, _, _ = problem.unit()
-    gain = [list(row) for row in unit.fractions()]
+    gain = [list(row) for row in problem.units.exact]
     parts = _relevant(problem)
     prior, rule, notes = _float_hints(problem, gain, parts, upper, options)
     cert = worst_certificate(agent, problem, lower, upper, exact, prior, rule, notes)
-    span = problem.unit()[2]
     settled = cert.status == "proved-optimal" or (
         not exact and cert.status == "bracket"
-        and cert.width <= Fraction(options.tol) * span / 2)
+        and cert.width <= problem.units.tolerance(options.tol) / 2)
     small = all(len(r) + len(gain) <= MAX_EXACT_ROWS for r in parts) and \
         len(gain) * len(gain[0]) <= MAX_EXACT_COLUMNS
     if settled or not small:
@@ -77,11 +75,10 @@ def uniform_candidate(agent: str, problem: OrbitProblem, lower, upper, exact: bo
     )
     from dpverify.theory.orbits.space import OrbitArray
 
-    unit, _, _ = problem.unit()
     space = problem.space(lower)
     sizes = space.orbit_sizes()
     prior = OrbitArray(np.array(sizes, dtype=object)[:, None], 2 ** space.parties)
-    rule = argmax_rule(problem, label_scores(problem, space, unit, prior))
+    rule = argmax_rule(problem, label_scores(problem, space, problem.unit_gain, prior))
     best = None
     for relevant in _relevant(problem):
         total = sum(sizes[w] for w in relevant)

@@ -32,6 +32,7 @@ from dpverify.spec.tables import tabulate
 from dpverify.theory.certificates import own_bits
 from dpverify.theory.exact import Scaled, lambda_brackets, rr_apply
 from dpverify.theory.rr import kron_apply
+from dpverify.theory.units import units_of
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.result import Verdict
 
@@ -52,12 +53,12 @@ class Settled:
 
 
 def settle(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
-           options: VerifyOptions, why: str, span: float,
+           options: VerifyOptions, why: str,
            witness: tuple[np.ndarray, bool] | None = None, hint_result=None) -> Settled:
-    """Settle one (agent, accuracy) exactly. `why` says why the floats could not decide;
-    `span` is the range of the agent's gains (the tolerance is relative to it); `witness`
-    is (the relaxed LP's corner weights theta[s, label] as floats, worst) when there is a
-    relaxed solution to turn into an exact witness."""
+    """Settle one (agent, accuracy) exactly. `why` says why the floats could not decide
+    (the tolerance is relative to the range of the agent's gains); `witness` is (the relaxed
+    LP's corner weights theta[s, label] as floats, worst) when there is a relaxed solution
+    to turn into an exact witness."""
     from dpverify.checker import check_certificate
     from dpverify.verifiers.multiparty.certify import certify_agent, proof_summary
 
@@ -72,7 +73,8 @@ def settle(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
     if not checked.ok:  # the construction and the checker disagree: a bug, never a pass
         return Settled(Verdict.ERROR, f"undecided: {why}; the exact certificate fails the "
                        f"independent check ({checked.message})", None, None, proof)
-    tol = Fraction(options.tol) * Fraction(span if span > 0 else 1)
+    table = tabulate(spec, agent)
+    tol = units_of(table.gain_exact).tolerance(options.tol)
     width = bound - value
     if cert["status"] == "proved-optimal" or (cert["status"] == "bracket" and width <= tol):
         how = ("proves the optimum exactly" if cert["status"] == "proved-optimal"
@@ -82,7 +84,6 @@ def settle(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
                        _float_rule(cert["lower"]["decision"]))
     if witness is not None:
         lower = lambda_brackets(spec.lambdas_exact, spec.epsilons_exact)[0]
-        table = tabulate(spec, agent)
         theta, worst = witness
         reached = witness_value(lower, table.gain_exact, agent.party, theta, worst)
         if reached > bound:

@@ -34,10 +34,9 @@ def build_certificate(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy
         return None
     table = tabulate(spec, agent)
     lower, upper = lambda_brackets(spec.lambdas_exact, spec.epsilons_exact)
-    lo, span = units.lo, units.span
     prior = out.bound.prior
-    mu = [span * v + lo * p for v, p in zip(out.bound.mu, prior, strict=True)]
-    bound = span * out.bound.bound + lo
+    mu = units.dual_to_user(out.bound.mu, prior)
+    bound = units.to_user(out.bound.bound)
     decision = out.best_rule[0] if agent.party == 0 else out.best_rule
     gain = [list(row) for row in table.gain_exact]
     accuracies = protocol_accuracies(out.best_channels, decision, gain, spec.alphabets,

@@ -93,13 +93,11 @@ def _witness(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy, units: 
     path = None
     if directory is not None:
         path = write_witness(directory, spec, agent, accuracy, channels, note)
-        valued = witness_value(path, spec, agent, accuracy, lower, units.lo, units.span,
-                               options)
+        valued = witness_value(path, spec, agent, accuracy, lower, units, options)
     else:
         from dpverify.verifiers.multisymbol.witness import witness_text
 
-        valued = witness_value("<witness>", spec, agent, accuracy, lower, units.lo,
-                               units.span, options,
+        valued = witness_value("<witness>", spec, agent, accuracy, lower, units, options,
                                text=witness_text(spec, agent, accuracy, channels, note))
     if valued.value is None:
         out.notes.append(f"the best protocol found was refused as a witness: {valued.reason}")
@@ -119,7 +117,7 @@ def decide(out: Outcome, tol: float, units: Units | None = None) -> None:
     bound, rr, best = out.bound.bound, out.rr_low, out.best
 
     def shown(v: Fraction) -> str:
-        return f"{float(units.lo + units.span * v) if units else float(v):.12g}"
+        return f"{units.user(v) if units else float(v):.12g}"
 
     interval = f"[{shown(best)}, {shown(bound)}]"
     if rr > bound:
@@ -149,7 +147,7 @@ def decide(out: Outcome, tol: float, units: Units | None = None) -> None:
 
 def _exact(v: Fraction, units: Units | None) -> str:
     """An exact value in the user's units: "p/q" when short, else its float."""
-    user = units.lo + units.span * v if units else v
+    user = units.to_user(v) if units else v
     return text if len(text := rational_text(user)) <= 24 else f"{float(user):.12g}"
 
 
@@ -200,8 +198,8 @@ def _certified(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy, out: 
     data = cert.to_json(spec.name)
     checked = check_certificate(spec, data)
     value, bound = cert.value, cert.bound
-    best, upper = units.lo + units.span * (out.best or 0), units.lo + units.span * (
-        out.bound.bound if out.bound else 0)
+    best = units.to_user(out.best or 0)
+    upper = units.to_user(out.bound.bound if out.bound else 0)
     if not checked.ok or value != best or bound != upper:
         out.verdict = Verdict.ERROR
         out.reason = ("the exact certificate of this result fails the independent check "
