@@ -43,6 +43,7 @@ from scipy.linalg.blas import dgemm, dsyrk, sgemm, ssyrk
 from threadpoolctl import threadpool_limits
 
 from dpverify.errors import SizeLimitError, SolverError
+from dpverify.theory.exact_rows import clean_distribution, clean_stochastic
 from dpverify.theory.rr import kron_apply, rr_channel, rr_matrix
 
 # The dense method keeps P (rows x columns) and M (rows x rows) in memory and does about
@@ -120,11 +121,7 @@ class _Problem:
                                                                np.ndarray]:
         """The float bracket of the pair made feasible (pi clipped and normalised, each row
         of Q clipped and normalised)."""
-        p = np.clip(pi, 0.0, None)
-        p = p / p.sum() if p.sum() > 0 else np.full(self.R, 1.0 / self.R)
-        rule = np.clip(q, 0.0, None)
-        sums = rule.sum(axis=1, keepdims=True)
-        rule = np.where(sums > 0, rule / np.where(sums > 0, sums, 1.0), 1.0 / self.m)
+        p, rule = clean_distribution(pi), clean_stochastic(q)
         return float(self.acc(rule).min()), float(self.z(p).max(axis=1).sum()), p, rule
 
     def normal_matrix(self, d: np.ndarray, diag: np.ndarray, single: bool) -> np.ndarray:

@@ -26,6 +26,12 @@ from dpverify.lp import solve
 from dpverify.lp.basis import float_basis_finder
 from dpverify.lp.builder import LpBuilder
 from dpverify.theory.exact_lp import ExactLpError
+from dpverify.theory.exact_rows import (
+    clean_distribution,
+    clean_stochastic,
+    exact_distribution,
+    exact_stochastic,
+)
 from dpverify.theory.protocols.transcripts import (
     Transcripts,
     average_value,
@@ -34,11 +40,9 @@ from dpverify.theory.protocols.transcripts import (
 )
 from dpverify.theory.protocols.worst import (
     MAX_EXACT_ROWS,
-    exact_prior,
     exact_rows,
     exact_worst,
     prior_bound,
-    rationalised,
     rule_value,
 )
 from dpverify.verifiers.options import VerifyOptions
@@ -164,13 +168,13 @@ def _float_block(tr: Transcripts, gain: np.ndarray, gain_exact: Sequence[Sequenc
     rule = np.zeros((T, m))
     rule[:, 0] = 1.0
     rule[live] = sol.x[q].reshape(live.size, m)
-    rule = np.array(rationalised(rule), dtype=np.float64) if gain_exact is None else rule
+    rule = clean_stochastic(rule) if gain_exact is None else rule
     prior = np.clip(-sol.row_duals[rows], 0.0, None)
     if gain_exact is not None:
         block_gain = [gain_exact[x] for x in np.flatnonzero(mask).tolist()]
-        exact_rule = rationalised(rule)
+        exact_rule = exact_stochastic(rule)
         lower = rule_value(tr.num[mask], tr.den, block_gain, exact_rule)
-        upper = prior_bound(tr.num[mask], tr.den, block_gain, exact_prior(prior))
+        upper = prior_bound(tr.num[mask], tr.den, block_gain, exact_distribution(prior))
         floats = np.array([[float(v) for v in row] for row in exact_rule])
         if lower == upper:
             return ProtocolValue(float(lower), float(lower), floats[None], EXACT, lower,
@@ -178,7 +182,6 @@ def _float_block(tr: Transcripts, gain: np.ndarray, gain_exact: Sequence[Sequenc
         return ProtocolValue(float(lower), float(upper), floats[None], BRACKET,
                              rule_exact=[exact_rule], lower_exact=lower, upper_exact=upper)
     lower_f = float(per_input_accuracy(P, g, rule[None], (P.shape[0],), 0).min())
-    total = prior.sum()
-    weights = prior / total if total > 0 else np.full(prior.size, 1.0 / prior.size)
+    weights = clean_distribution(prior)
     upper_f = float(((weights[:, None] * P).T @ g).max(axis=1).sum())
     return ProtocolValue(lower_f, max(lower_f, upper_f), rule[None], FLOAT)

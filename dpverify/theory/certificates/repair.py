@@ -24,6 +24,13 @@ from dpverify.theory.certificates.bounds import (
 )
 from dpverify.theory.certificates.symmetry import Orbits, _lift_rule, _members
 from dpverify.theory.exact import Scaled, from_fmpq, rr_apply, to_fmpq
+from dpverify.theory.exact_rows import (
+    LARGEST,
+    dyadic,
+    exact_distribution,
+    exact_stochastic,
+    has_mass,
+)
 from dpverify.theory.rr import kron_apply, rr_channel
 
 SUPPORT_TOL = 1e-9  # float LP values below this (relative) are taken as exact zeros
@@ -322,41 +329,27 @@ def _near_ties(lambdas, gain: Scaled, orbits: Orbits, mask, members, support, gu
 DYADIC_BITS = 60
 
 
-def _dyadic(values: np.ndarray) -> list[int]:
-    """Non-negative floats -> non-negative integers near values * 2^DYADIC_BITS."""
-    v = np.nan_to_num(np.asarray(values, dtype=float), nan=0.0, posinf=0.0, neginf=0.0)
-    return [int(round(math.ldexp(float(x), DYADIC_BITS))) if x > 0 else 0 for x in v]
-
-
 def rationalised_rule(orbits: Orbits, rule_hint: np.ndarray) -> list:
     """A fallback: the hint's rows rounded to multiples of 2^-DYADIC_BITS, each made an
-    exact distribution by giving its largest entry what the row lacks (or has too much)."""
-    one = 1 << DYADIC_BITS
-    rows = []
-    for o in range(orbits.count):
-        ints = _dyadic(rule_hint[o])
-        top = int(np.argmax(ints)) if any(ints) else int(np.argmax(rule_hint[o]))
-        ints[top] += one - sum(ints)
-        if ints[top] < 0:  # the row summed to more than 1 + its largest entry: a vertex
-            ints = [one if j == top else 0 for j in range(len(ints))]
-        rows.append([Fraction(v, one) for v in ints])
+    exact distribution by giving its largest entry what the row lacks (or has too much)
+    (theory/exact_rows.py)."""
+    rows = exact_stochastic(rule_hint[:orbits.count], rounding=dyadic(DYADIC_BITS),
+                            completion=LARGEST)
     return _lift_rule(orbits, rows)
 
 
 def rationalised_prior(orbits: Orbits, hint: WorstHint, n: int) -> list[Fraction] | None:
     """A fallback: the hint's prior rounded to multiples of 2^-DYADIC_BITS, normalised
-    exactly (any distribution gives a valid upper bound, only a weaker one)."""
-    if hint.prior is None:
+    exactly (any distribution gives a valid upper bound, only a weaker one); None without
+    a prior or its mass."""
+    if hint.prior is None or not has_mass(hint.prior):
         return None
-    rho = _dyadic(hint.prior)
-    total = sum(rho)
-    if total == 0:
-        return None
+    mass = exact_distribution(hint.prior, rounding=dyadic(DYADIC_BITS))
     prior = [Fraction(0)] * n
     members = _members(orbits)
-    for r, a in zip(rho, hint.x_orbits.tolist(), strict=False):
+    for share, a in zip(mass, hint.x_orbits.tolist(), strict=False):
         for x in members[a]:  # the orbit's mass, shared equally by its members
-            prior[x] = Fraction(r, total * int(orbits.sizes[a]))
+            prior[x] = share / int(orbits.sizes[a])
     return prior
 
 

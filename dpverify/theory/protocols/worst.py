@@ -84,31 +84,6 @@ def prior_bound(num: np.ndarray, den: int, gain: Sequence[Sequence[Fraction]],
     return Fraction(int(best), den * gden * pden) / total
 
 
-def rationalised(rows: np.ndarray) -> list[list[Fraction]]:
-    """A float rule made an exact one: clipped at 0, each row normalised exactly (a row of
-    zeros decides the first output)."""
-    out = []
-    zero, one = Fraction(0), Fraction(1)
-    for row in np.clip(np.asarray(rows, dtype=np.float64), 0.0, None).tolist():
-        if row.count(0.0) == len(row) - 1 and 1.0 in row:  # a deterministic row (most)
-            out.append([one if v else zero for v in row])
-            continue
-        exact = [Fraction(v) for v in row]
-        total = sum(exact, Fraction(0))
-        out.append([v / total for v in exact] if total > 0
-                   else [Fraction(1)] + [Fraction(0)] * (len(row) - 1))
-    return out
-
-
-def exact_prior(values: np.ndarray) -> list[Fraction]:
-    """A float prior made an exact distribution (clipped at 0, normalised; uniform if 0)."""
-    exact = [Fraction(v) for v in np.clip(np.asarray(values, dtype=np.float64), 0.0, None)]
-    total = sum(exact, Fraction(0))
-    if total == 0:
-        return [Fraction(1, len(exact))] * len(exact)
-    return [v / total for v in exact]
-
-
 def _standard_form(num: np.ndarray, G: np.ndarray, scale: int, live: np.ndarray):
     """(W) on the live transcripts in standard form, integer rows: columns Q[t, y] (t*m+y),
     s, then e_x; rows sum_y Q[t, y] = 1, then sum_t,y P g Q - s - e_x = 0, multiplied by

@@ -17,6 +17,7 @@ import numpy as np
 from dpverify.lp import LinearProgram, LpSolution
 from dpverify.lp.builder import LpBuilder
 from dpverify.theory.count.geometric import geometric_matrix, geometric_weights
+from dpverify.theory.exact_rows import clean_distribution, clean_stochastic
 
 # --------------------------------------------------------------------------------------
 # The LPs (built as scipy.sparse arrays; variables x[i, r] at column i*(n+1) + r)
@@ -145,14 +146,6 @@ def post_processing_lp(loss: np.ndarray, alpha: float, side, form: str = "chain"
     col_lower = np.zeros(ncols)
     col_lower[ncols - 1] = -np.inf  # t is free; P, Q >= 0 (sums of non-negative terms)
     return _program(rows, c, col_lower, np.full(ncols, np.inf), "count-post-processing")
-
-
-def clean_stochastic(T: np.ndarray) -> np.ndarray:
-    """A solver's T made exactly feasible: negatives clipped, rows renormalised (a row with
-    nothing left becomes uniform: any distribution keeps T a valid post-processing)."""
-    T = np.clip(T, 0.0, None)
-    sums = T.sum(axis=1, keepdims=True)
-    return np.where(sums > 0, T / np.where(sums > 0, sums, 1.0), 1.0 / T.shape[1])
 
 
 # --------------------------------------------------------------------------------------
@@ -321,5 +314,5 @@ def best_post_processing(G: np.ndarray, loss: np.ndarray, side, solve_lp,
     for (k, r), y in zip(rows, duals.tolist(), strict=False):
         T[k, r] += max(y, 0.0)
     weights = np.zeros(N)
-    weights[S] = q / q.sum() if q.sum() > 0 else 1.0 / S.size
-    return PostProcessing(clean_stochastic(T), weights, sol)
+    weights[S] = q
+    return PostProcessing(clean_stochastic(T), clean_distribution(weights, S.tolist()), sol)

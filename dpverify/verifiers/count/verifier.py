@@ -31,7 +31,6 @@ from dpverify.spec.count_model import CountSpec
 from dpverify.spec.losses import loss_table
 from dpverify.theory.count.bounds import chain_dual_bound, column_costs_ok
 from dpverify.theory.count.exact import (
-    exact_distribution,
     exact_dp_mechanism,
     geometric_lower,
     geometric_lower_bound,
@@ -46,13 +45,19 @@ from dpverify.theory.count.geometric import (
     monotonicity_violation,
 )
 from dpverify.theory.exact import exp_bracket
+from dpverify.theory.exact_rows import (
+    clean_distribution,
+    clean_stochastic,
+    exact_distribution,
+    exact_total,
+    has_mass,
+)
 from dpverify.theory.units import Units, units_of
 from dpverify.verifiers.count.lps import (
     ColumnGroups,
     PostProcessing,
     _t_range,
     best_post_processing,
-    clean_stochastic,
     dual_lower_bound,
     mechanism_lp,
     post_processing_lp,
@@ -263,14 +268,19 @@ def _chain_bound(spec: CountSpec, sol: LpSolution, q_float: np.ndarray | None,
     first N rows), repaired and checked exactly at alpha_lo <= alpha (the DP cone only
     grows as alpha falls, so the bound holds at alpha)."""
     N = spec.n + 1
+    duals = np.asarray(sol.row_duals[:N], dtype=np.float64)
+    if not np.isfinite(duals).all():
+        return -math.inf
+    total = Fraction(1)
     if q_float is not None:
-        scale = float(q_float.sum())
-        if not scale > 0:
+        if not has_mass(q_float):
             return -math.inf
-        q = [Fraction(float(v)) / Fraction(scale) for v in q_float]
+        # q and nu scale together (an LP dual): both divided by q's exact total, so that q
+        # sums to exactly 1 (the bound holds for sum q <= 1)
+        q, total = exact_distribution(q_float), exact_total(q_float)
     else:
-        q, scale = list(spec.prior or ()), 1.0
-    nu = [Fraction(float(v)) / Fraction(scale) for v in sol.row_duals[:N]]
+        q = list(spec.prior or ())
+    nu = [Fraction(v) / total for v in duals.tolist()]
     costs = [[q[i] * v for v in exact_unit[i]] for i in range(N)]
     bound, repaired = chain_dual_bound(costs, nu, _alpha_bracket(spec)[0])
     if not column_costs_ok(costs, repaired, _alpha_bracket(spec)[0]):  # cannot happen
@@ -309,10 +319,9 @@ def _geometric_side(loss: np.ndarray, spec: CountSpec, prior: np.ndarray | None,
         if not sol.optimal:
             return _undecided("post-processing", sol)
         weights = np.zeros(N)
-        weights[list(side)] = np.clip(-sol.row_duals[-len(side):], 0.0, None)
-        total = weights.sum()
+        weights[list(side)] = -np.asarray(sol.row_duals[-len(side):])
         found = PostProcessing(clean_stochastic(sol.x[:N * N].reshape(N, N)),
-                               weights / total if total > 0 else weights, sol)
+                               clean_distribution(weights, side), sol)
     assert found.T is not None and found.q is not None
     upper = float(minimax_loss(G @ found.T, loss, side))
     lower = geometric_bound(G, loss, found.q) if found.q.sum() > 0 else 0.0
@@ -424,10 +433,9 @@ def _confirm_gap(spec: CountSpec, exact_loss: np.ndarray, units: Units, sides: _
         return Verdict.ERROR, "undecided: the witness mechanism is not exactly DP (a bug)"
     prior = None if spec.prior is None else list(spec.prior)
     upper = mechanism_loss(x, loss, spec.side_information, prior)
-    N = spec.n + 1
     support = relevant_rows(spec)
     weights = (prior if prior is not None
-               else exact_distribution(sides.weights, spec.side_information, N))
+               else exact_distribution(sides.weights, spec.side_information))
     unit = [row if i in support else (Fraction(0),) * len(row)
             for i, row in enumerate(units.exact)]
     lower = units.to_user(geometric_lower_bound(geometric_lower(alpha_lo, alpha_hi, spec.n),

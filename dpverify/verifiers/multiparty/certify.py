@@ -40,6 +40,7 @@ from dpverify.theory.certificates import (
     worst_certificate,
 )
 from dpverify.theory.exact import lambda_brackets
+from dpverify.theory.exact_rows import clean_distribution, has_mass
 from dpverify.theory.rr import rr_channel
 from dpverify.theory.units import units_of
 from dpverify.theory.worst_ipm import MAX_DENSE_INPUTS, dense_worst
@@ -239,13 +240,11 @@ def _dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list)
 
 
 def _normalised(p: np.ndarray | None) -> np.ndarray | None:
-    if p is None:
+    """A float prior hint made a distribution; None (no hint) when it is not finite or has
+    no mass to speak of (theory/exact_rows.py)."""
+    if p is None or not np.isfinite(p).all() or not has_mass(p, 1e-9):
         return None
-    p = np.clip(p, 0.0, None)
-    total = float(p.sum())
-    if not np.isfinite(total) or total <= 1e-9:
-        return None
-    return p / total
+    return clean_distribution(p)
 
 
 def _solve_hints(spec: MultipartySpec, gain: np.ndarray, party: int, orbits: Orbits,

@@ -30,6 +30,7 @@ from dpverify.theory.decision import (
     party_average_rule,
     party_label_gains,
 )
+from dpverify.theory.exact_rows import clean_stochastic
 from dpverify.theory.rr import kron_apply, random_rank_one, rr_channel, segment_grid
 from dpverify.theory.units import Units, units_of
 from dpverify.verifiers.multiparty.lps import (
@@ -141,12 +142,12 @@ def _rr_candidate(lambdas: Sequence[float], gain: np.ndarray, party: int, worst:
         sol = _solve(built, options, feasibility_tol)
         if not sol.optimal:
             return sol
-        rule = np.clip(np.stack([sol.x[q] for q in built.blocks], axis=1), 0.0, None)
-        rule /= rule.sum(axis=1, keepdims=True)
+        rule = clean_stochastic(np.stack([sol.x[q] for q in built.blocks], axis=1))
         per_input = (kron_apply(factors, rule) * gain).sum(axis=1)
         values.append(float(per_input[mask].min() if mask is not None else per_input.min()))
         rules.append(rule)
-    # a party's worst case: the minimum over its own bit (KOV eq. 4)
+    # a party's worst case: the minimum over its own bit (KOV eq. 4); every rule is a
+    # distribution per row (clean_stochastic), so no value is NaN
     return min(values), (rules[0] if party == 0 else np.stack(rules))
 
 

@@ -16,6 +16,7 @@ from fractions import Fraction
 import numpy as np
 
 from dpverify.lp.basis import float_basis_finder
+from dpverify.theory.exact_rows import exact_distribution, exact_stochastic, snap
 from dpverify.theory.orbits.certificates import OrbitProblem
 from dpverify.theory.orbits.lp import exact_orbit_worst
 from dpverify.verifiers.options import VerifyOptions
@@ -129,8 +130,8 @@ def _float_hints(problem: OrbitProblem, gain, parts, upper, options):
             prior = mask.astype(float)
         else:
             rule, prior = found
-        rules.append(_rational_rows(rule))
-        priors.append(_rational_mass(prior, relevant))
+        rules.append(tuple(map(tuple, exact_stochastic(rule, rounding=snap(RATIONAL_DENOMINATOR)))))
+        priors.append(exact_distribution(prior, relevant, rounding=snap(RATIONAL_DENOMINATOR)))
         values.append(float(np.min(((K @ rule) * g).sum(axis=1)[relevant])))
     best = min(range(len(parts)), key=lambda b: values[b])
     decision = rules[0] if problem.own is None else tuple(rules)
@@ -138,25 +139,3 @@ def _float_hints(problem: OrbitProblem, gain, parts, upper, options):
              "prior of the worst-case LP on orbits",)
     return priors[best], decision, notes
 
-
-def _rational_rows(rule: np.ndarray) -> tuple:
-    out = []
-    for row in rule.tolist():
-        r = [Fraction(max(v, 0.0)).limit_denominator(RATIONAL_DENOMINATOR) for v in row]
-        total = sum(r)
-        if total == 0:
-            r = [Fraction(int(j == int(np.argmax(row)))) for j in range(len(row))]
-            total = Fraction(1)
-        out.append(tuple(v / total for v in r))
-    return tuple(out)
-
-
-def _rational_mass(prior: np.ndarray, relevant: list[int]) -> list[Fraction]:
-    mass = [Fraction(0)] * len(prior)
-    for w in relevant:
-        mass[w] = Fraction(max(float(prior[w]), 0.0)).limit_denominator(RATIONAL_DENOMINATOR)
-    total = sum(mass)
-    if total == 0:
-        return [Fraction(1, len(relevant)) if w in set(relevant) else Fraction(0)
-                for w in range(len(prior))]
-    return [v / total for v in mass]

@@ -31,6 +31,7 @@ from dpverify.spec.numbers import parse_rational
 from dpverify.spec.tables import tabulate
 from dpverify.theory.certificates import own_bits
 from dpverify.theory.exact import Scaled, lambda_brackets, rr_apply
+from dpverify.theory.exact_rows import exact_stochastic
 from dpverify.theory.rr import kron_apply
 from dpverify.theory.units import units_of
 from dpverify.verifiers.options import VerifyOptions
@@ -122,16 +123,9 @@ def label_gain_table(gain_exact: Sequence[Sequence[Fraction]], party: int) -> li
 def exact_corner_weights(theta: np.ndarray) -> list[list[Fraction]]:
     """theta[s, label] made an exact protocol: clipped at 0 and each corner's row normalised
     (exactly) to sum 1. Since the corners are the columns of P_RR, whose rows sum to 1, the
-    labels of every input then sum to 1: an exactly feasible point of the relaxed LP."""
-    out = []
-    for row in np.clip(np.asarray(theta, dtype=np.float64), 0.0, None).tolist():
-        exact = [Fraction(v) for v in row]
-        total = sum(exact)
-        if total == 0:
-            exact = [Fraction(1)] + [Fraction(0)] * (len(row) - 1)
-            total = Fraction(1)
-        out.append([v / total for v in exact])
-    return out
+    labels of every input then sum to 1: an exactly feasible point of the relaxed LP
+    (theory/exact_rows.py)."""
+    return exact_stochastic(theta)
 
 
 def witness_value(lambdas: Sequence[Fraction], gain_exact, party: int, theta: np.ndarray,
