@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.lp import LpSolution, solve
+from dpverify.lp import LinearProgram, LpSolution, solve
 from dpverify.lp.builder import chain_nonzeros
 from dpverify.lp.highs import SMALL_MATRIX_VALUE
 from dpverify.lp.model import LpStatus
@@ -33,11 +33,11 @@ from dpverify.theory.decision import (
 from dpverify.theory.exact_rows import clean_stochastic
 from dpverify.theory.rr import kron_apply, random_rank_one, rr_channel, segment_grid
 from dpverify.theory.units import Units, units_of
+from dpverify.theory.worst_lp import WorstLp, solve_float
 from dpverify.verifiers.multiparty.lps import (
     BuiltLp,
     PointFamily,
     relaxed_lp,
-    rr_worst_lp,
 )
 from dpverify.verifiers.multiparty.settle import METHOD_LP, METHOD_PROOF, corner_weights, settle
 from dpverify.verifiers.options import VerifyOptions, check_limit
@@ -104,8 +104,13 @@ FLOAT_LP_SECONDS = 20.0
 
 def _solve(built: BuiltLp, options: VerifyOptions,
            feasibility_tol: float | None = None) -> LpSolution:
+    return _solve_lp(built.lp, options, feasibility_tol)
+
+
+def _solve_lp(lp: LinearProgram, options: VerifyOptions,
+              feasibility_tol: float | None = None) -> LpSolution:
     limit = options.time_limit if options.time_limit is not None else FLOAT_LP_SECONDS
-    return solve(built.lp, options.backend, time_limit=limit, threads=options.threads,
+    return solve(lp, options.backend, time_limit=limit, threads=options.threads,
                  feasibility_tol=feasibility_tol)
 
 
@@ -138,11 +143,12 @@ def _rr_candidate(lambdas: Sequence[float], gain: np.ndarray, party: int, worst:
     masks = [None] if party == 0 else [own_bit_mask(k, party, b) for b in (0, 1)]
     values, rules = [], []
     for mask in masks:
-        built = rr_worst_lp(factors, gain, mask, options.form)
-        sol = _solve(built, options, feasibility_tol)
-        if not sol.optimal:
-            return sol
-        rule = clean_stochastic(np.stack([sol.x[q] for q in built.blocks], axis=1))
+        found = solve_float(WorstLp.over_inputs(lambdas, gain, mask),
+                            lambda lp: _solve_lp(lp, options, feasibility_tol),
+                            form=options.form, name="rr-worst", by_output=True)
+        if not found.ok:
+            return found.solution
+        rule = clean_stochastic(found.rule)
         per_input = (kron_apply(factors, rule) * gain).sum(axis=1)
         values.append(float(per_input[mask].min() if mask is not None else per_input.min()))
         rules.append(rule)

@@ -1,8 +1,7 @@
-"""The LPs of the multi-party verifier, built as numpy / scipy.sparse arrays.
-
-* The relaxed protocol LP (theory.md, "The relaxed protocol LP"; KOV 2015, proof of
-  Theorem 3.1): columns P_label = sum_s theta[s, label] T_s over rank-one DP points T_s.
-* The worst-case decision-rule LP for randomized response (KOV 2015, eqs. (4) and (6)).
+"""The relaxed protocol LP of the multi-party verifier, built as numpy / scipy.sparse arrays
+(theory.md, "The relaxed protocol LP"; KOV 2015, proof of Theorem 3.1): columns
+P_label = sum_s theta[s, label] T_s over rank-one DP points T_s. (RR's worst-case
+decision-rule LP, KOV eqs. (4) and (6), is theory/worst_lp.py.)
 
 Point families: a *product* family (one 2 x m_i factor matrix per party, every product of
 columns is a point: the corners, or an m-point grid) or *explicit* columns (random samples).
@@ -53,11 +52,11 @@ class PointFamily:
 class BuiltLp:
     """An LP and where its rows of interest are.
 
-    `input_rows[x]`: the row of input x's constraint (relaxed: sum_label P_label[x] = 1,
-    whose duals are mu; RR: the worst-case row of x, whose negated duals are pi).
+    `input_rows[x]`: the row of input x's constraint sum_label P_label[x] = 1, whose duals
+    are mu.
     `worst_rows[x]`: the relaxed LP's worst-case rows (-1 where absent).
     `outputs`: for each label or output, the column indices of its primary block
-    (relaxed: theta of each family; RR: Q[., y]).
+    (theta of each family).
     """
 
     lp: LinearProgram
@@ -107,44 +106,3 @@ def relaxed_lp(
         b.add(worst_rows, t, -1.0)
     lp = b.build(maximize=True, name=f"relaxed-{'worst' if worst else 'average'}")
     return BuiltLp(lp, input_rows, worst_rows, tuple(blocks))
-
-
-def rr_worst_lp(
-    lambdas_factors: Sequence[np.ndarray],
-    gain: np.ndarray,
-    relevant: np.ndarray | None = None,
-    form: str = "chain",
-) -> BuiltLp:
-    """Worst-case decision rule for a fixed protocol P = F_1 (x) ... (x) F_k (KOV eqs. 4, 6).
-
-    maximise t  s.t.  sum_tau sum_y P[x, tau] w(f(x), y) Q[tau, y] >= t  for relevant x,
-                      sum_y Q[tau, y] = 1,  Q >= 0.
-    `relevant` masks the inputs (a party's own bit); default all.
-    """
-    n, m = gain.shape
-    if relevant is None:
-        relevant = np.ones(n, dtype=bool)
-    rel = np.flatnonzero(relevant)
-    b = LpBuilder()
-    x_rows = b.add_rows(rel.size, 0.0, np.inf)
-    full = np.full(n, -1)
-    full[rel] = x_rows
-    blocks = []
-    sums = None
-    P = None if form == "chain" else kron_apply(lambdas_factors, np.eye(n))
-    for y in range(m):
-        if form == "chain":
-            q, z = b.chain(lambdas_factors)
-            b.add(x_rows, z[rel], gain[rel, y])
-        else:
-            assert P is not None
-            q = b.add_cols(n)
-            b.add_matrix(x_rows, q, P[rel] * gain[rel, y][:, None])
-        blocks.append(q)
-        if sums is None:
-            sums = b.add_rows(q.size, 1.0, 1.0)
-        b.add(sums, q, 1.0)
-    t = b.add_cols(1, cost=1.0, lo=-np.inf)
-    b.add(x_rows, t, -1.0)
-    lp = b.build(maximize=True, name="rr-worst")
-    return BuiltLp(lp, full, np.full(n, -1), tuple(blocks))

@@ -1,8 +1,9 @@
 """A minimax prior and a worst-case rule on orbits, for the orbit certificate (worst case).
 
 Per sub-problem (the observer; or one own bit of a party, KOV eq. 4), RR's worst-case LP on
-orbits is solved in floats (verifiers/multiparty/orbit.py) for a rule and a prior; then, when it is
-small, exactly (theory/orbits/lp.py, the revised simplex from the float basis), so that the
+orbits (theory/worst_lp.py, over_class_orbits) is solved in floats, by column generation,
+for a rule and a prior; then, when it is small, exactly (the revised simplex from the float
+basis), so that the
 certificate proves the optimum; otherwise the float solution is rationalised, and the
 certificate brackets the optimum (both of its ends are exact whatever the rule and prior).
 A party's worst case is the smaller of its two own bits' (KOV eq. 4): the prior of the
@@ -15,10 +16,20 @@ from fractions import Fraction
 
 import numpy as np
 
+from dpverify.lp import solve
 from dpverify.lp.basis import float_basis_finder
-from dpverify.theory.exact_rows import exact_distribution, exact_stochastic, snap
+from dpverify.theory.exact_rows import (
+    exact_distribution,
+    exact_stochastic,
+    snap,
+)
 from dpverify.theory.orbits.certificates import OrbitProblem
-from dpverify.theory.orbits.lp import exact_orbit_worst
+from dpverify.theory.worst_lp import (
+    WorstLp,
+    solve_exact,
+    solve_float_columns,
+    spread_floats,
+)
 from dpverify.verifiers.options import VerifyOptions
 
 # The exact revised simplex keeps its rows x rows systems small: used while the orbit LP of
@@ -100,42 +111,57 @@ def _exact_hints(problem: OrbitProblem, gain, parts, lower, upper, options):
     finder = float_basis_finder(time_limit=options.time_limit, threads=options.threads)
     rules, priors, values = [], [], []
     for relevant in parts:
-        rule, mass, value, basis = exact_orbit_worst(problem.space(lower), gain, relevant,
-                                                     finder)
+        found = solve_exact(WorstLp.over_class_orbits(problem.space(lower), relevant,
+                                                      gain_exact=gain), basis_finder=finder)
+        masses = found.masses
         if tuple(upper) != tuple(lower):
-            mass = exact_orbit_worst(problem.space(upper), gain, relevant, finder, basis)[1]
-        rules.append(tuple(tuple(r) for r in rule))
+            masses = solve_exact(WorstLp.over_class_orbits(problem.space(upper), relevant,
+                                                           gain_exact=gain),
+                                 basis=found.basis, basis_finder=finder).masses
+        mass = [Fraction(0)] * len(gain)
+        for w, v in zip(relevant, masses, strict=True):
+            mass[w] = v
+        rules.append(tuple(tuple(r) for r in found.rule))
         priors.append(mass)
-        values.append(value)
+        values.append(found.value)
     best = min(range(len(parts)), key=lambda b: values[b])
     decision = rules[0] if problem.own is None else tuple(rules)
     return priors[best], decision, ()
 
 
-def _float_hints(problem: OrbitProblem, gain, parts, upper, options):
-    """The rationalised float solutions of the orbit LPs (a valid, weaker certificate)."""
-    from dpverify.verifiers.multiparty.orbit import float_spread_matrix, orbit_rr_worst_lp
+# The float hints are solved tightly: they become the certificate's bounds.
+TIGHT = 1e-10
 
+
+def _float_hints(problem: OrbitProblem, gain, parts, upper, options):
+    """The rationalised float solutions of the orbit LPs (a valid, weaker certificate),
+    by column generation (theory/worst_lp.py, solve_float_columns)."""
     space = problem.space(upper)
-    K = float_spread_matrix(space)
     g = np.array([[float(v) for v in row] for row in gain])
+    K = spread_floats(space)
+
+    def solve_(lp):
+        return solve(lp, options.backend, time_limit=options.time_limit,
+                     threads=options.threads, feasibility_tol=TIGHT)
+
     rules, priors, values = [], [], []
     for relevant in parts:
-        mask = np.zeros(len(gain), dtype=bool)
-        mask[relevant] = True
-        found = orbit_rr_worst_lp(K, g, mask, options)
-        if found is None:  # no hint: RR's first output everywhere, the uniform prior
+        found = solve_float_columns(WorstLp.over_class_orbits(space, relevant, g), solve_,
+                                    name="rr-worst-on-orbits")
+        prior = np.zeros(len(gain))
+        if found.ok:
+            rule = np.clip(found.rule, 0.0, None)
+            prior[relevant] = np.clip(found.masses, 0.0, None)
+        else:  # no hint: RR's first output everywhere, the uniform prior
             rule = np.zeros_like(g)
             rule[:, 0] = 1.0
-            prior = mask.astype(float)
-        else:
-            rule, prior = found
-        rules.append(tuple(map(tuple, exact_stochastic(rule, rounding=snap(RATIONAL_DENOMINATOR)))))
-        priors.append(exact_distribution(prior, relevant, rounding=snap(RATIONAL_DENOMINATOR)))
+            prior[relevant] = 1.0
+        rounding = snap(RATIONAL_DENOMINATOR)
+        rules.append(tuple(map(tuple, exact_stochastic(rule, rounding=rounding))))
+        priors.append(exact_distribution(prior, relevant, rounding=rounding))
         values.append(float(np.min(((K @ rule) * g).sum(axis=1)[relevant])))
     best = min(range(len(parts)), key=lambda b: values[b])
     decision = rules[0] if problem.own is None else tuple(rules)
     notes = ("the certificate brackets the optimum with the rationalised float rule and "
              "prior of the worst-case LP on orbits",)
     return priors[best], decision, notes
-
