@@ -49,7 +49,7 @@ def _parts(k: int, party: int) -> list[np.ndarray | None]:
     return [bits == 0, bits == 1]
 
 
-def _weighted_gain(gain: Scaled, prior: Scaled, mask: np.ndarray | None) -> Scaled:
+def weighted_gain(gain: Scaled, prior: Scaled, mask: np.ndarray | None) -> Scaled:
     """prior[x] * gain[x, y] (zero outside mask) as one scaled matrix."""
     num = prior.num[:, None] * gain.num
     if mask is not None:
@@ -67,7 +67,7 @@ def label_maxima(lambdas: Sequence[Fraction], gain: Scaled, party: int,
     For a party, the maximum over pairs (y0, y1) is the sum of the per-own-bit maxima.
     """
     k = int(gain.num.shape[0]).bit_length() - 1
-    parts = [rr_apply(lambdas, _weighted_gain(gain, prior, mask)) for mask in _parts(k, party)]
+    parts = [rr_apply(lambdas, weighted_gain(gain, prior, mask)) for mask in _parts(k, party)]
     total = sum((row_max(scores.num) for scores in parts[1:]), row_max(parts[0].num))
     return Scaled(total, parts[0].den)  # every part has the same denominator
 
@@ -157,7 +157,7 @@ def average_rule(lambdas: Sequence[Fraction], gain: Scaled, party: int):
     ones = Scaled.from_ints([1] * (1 << k))
     rules = []
     for mask in _parts(k, party):
-        scores = rr_apply(lambdas, _weighted_gain(gain, ones, mask)).num.tolist()
+        scores = rr_apply(lambdas, weighted_gain(gain, ones, mask)).num.tolist()
         rule = []
         for row in scores:
             best = first_argmax(row)

@@ -18,11 +18,11 @@ import numpy as np
 from flint import fmpq_mat
 
 from dpverify.theory.certificates.bounds import (
-    _weighted_gain,
     input_accuracies,
     own_bits,
+    weighted_gain,
 )
-from dpverify.theory.certificates.symmetry import Orbits, _lift_rule, _members
+from dpverify.theory.certificates.symmetry import Orbits, lift_rule, orbit_members
 from dpverify.theory.exact import Scaled, from_fmpq, rr_apply, to_fmpq
 from dpverify.theory.exact_rows import (
     LARGEST,
@@ -92,13 +92,15 @@ def _support(rule_row: np.ndarray) -> list[int]:
 
 
 
-def _for_accuracy(rule: list, party: int):
+def for_accuracy(rule: list, party: int):
     """A decision argument for input_accuracies: a party's sub-problem uses one half for
     both own bits (only the inputs with that bit are read)."""
     return rule if party == 0 else (rule, rule)
 
 
-def _relevant(k: int, party: int, bit: int | None) -> np.ndarray | None:
+def relevant_mask(k: int, party: int, bit: int | None) -> np.ndarray | None:
+    """The inputs of a sub-problem: every input (None) for the observer, else the party's
+    inputs with own bit `bit` (KOV eq. 4)."""
     return None if bit is None else own_bits(k, party) == bit
 
 
@@ -114,8 +116,8 @@ class _RuleSystem:
                     for o in range(orbits.count)]
         for o in self.frac:
             self.det[o] = [Fraction(0)] * m
-        rule = _lift_rule(orbits, self.det)
-        self.det_acc = input_accuracies(lambdas, gain, party, _for_accuracy(rule, party))
+        rule = lift_rule(orbits, self.det)
+        self.det_acc = input_accuracies(lambdas, gain, party, for_accuracy(rule, party))
         # A[x, c] = sum_{tau in orbit frac[c]} P[x, tau]: transforms of the orbits' indicators
         ind = np.zeros((n, len(self.frac)), dtype=object)
         for c, o in enumerate(self.frac):
@@ -160,12 +162,12 @@ class _RuleSystem:
         full = [list(r) for r in self.det]
         for (_, o, y), v in zip(self.unknowns, z[:-1], strict=True):
             full[o][y] = v
-        return _lift_rule(self.orbits, full)
+        return lift_rule(self.orbits, full)
 
     def below(self, rule: list, t: Fraction, x_orbits: list[int]) -> set[int]:
         """The x-orbits whose exact accuracy under `rule` is below t."""
         acc = input_accuracies(self.lambdas, self.gain, self.party,
-                               _for_accuracy(rule, self.party))
+                               for_accuracy(rule, self.party))
         return {a for a in x_orbits
                 if Fraction(int(acc.num[int(self.orbits.reps[a])]), acc.den) < t}
 
@@ -182,7 +184,7 @@ def exact_worst_rule(lambdas: Sequence[Fraction], gain: Scaled, party: int, bit:
     """
     system = _RuleSystem(lambdas, gain, party, orbits, hint)
     if not system.frac:
-        return _lift_rule(orbits, system.det), ""
+        return lift_rule(orbits, system.det), ""
     tight = system.initial_tight(hint)
     for _ in range(MAX_REPAIR_ROUNDS):
         z = _solve_near(*system.equations(tight), system.guess)
@@ -213,7 +215,7 @@ class _PriorSystem:
     def __init__(self, lambdas, gain: Scaled, orbits: Orbits, hint: WorstHint,
                  support: list[int]):
         self.lambdas, self.gain, self.orbits, self.support = lambdas, gain, orbits, support
-        self.members = _members(orbits)
+        self.members = orbit_members(orbits)
         self.sizes = [int(orbits.sizes[a]) for a in support]
         self.supports = [_support(hint.rule[o]) for o in range(orbits.count)]
         self.g_int = [[int(v) for v in gain.num[int(orbits.reps[a])]] for a in support]
@@ -255,7 +257,7 @@ class _PriorSystem:
     def violations(self, prior: list[Fraction], mask, ties) -> set[tuple[int, int]]:
         """(o, y) with a score above the rule's output y0 that is not yet tied."""
         scores = rr_apply(self.lambdas,
-                          _weighted_gain(self.gain, Scaled.from_fractions(prior), mask))
+                          weighted_gain(self.gain, Scaled.from_fractions(prior), mask))
         added = set()
         for o in range(self.orbits.count):
             row = scores.num[int(self.orbits.reps[o])]
@@ -276,7 +278,7 @@ def exact_worst_prior(lambdas: Sequence[Fraction], gain: Scaled, party: int, bit
     the system solved again. Returns (pi over all inputs, '') or (None, reason).
     """
     k = gain.num.shape[0].bit_length() - 1
-    mask = _relevant(k, party, bit)
+    mask = relevant_mask(k, party, bit)
     support = sorted(_prior_support(hint))
     if not support or hint.prior is None:
         return None, "no prior hint"
@@ -335,7 +337,7 @@ def rationalised_rule(orbits: Orbits, rule_hint: np.ndarray) -> list:
     (theory/exact_rows.py)."""
     rows = exact_stochastic(rule_hint[:orbits.count], rounding=dyadic(DYADIC_BITS),
                             completion=LARGEST)
-    return _lift_rule(orbits, rows)
+    return lift_rule(orbits, rows)
 
 
 def rationalised_prior(orbits: Orbits, hint: WorstHint, n: int) -> list[Fraction] | None:
@@ -346,7 +348,7 @@ def rationalised_prior(orbits: Orbits, hint: WorstHint, n: int) -> list[Fraction
         return None
     mass = exact_distribution(hint.prior, rounding=dyadic(DYADIC_BITS))
     prior = [Fraction(0)] * n
-    members = _members(orbits)
+    members = orbit_members(orbits)
     for share, a in zip(mass, hint.x_orbits.tolist(), strict=False):
         for x in members[a]:  # the orbit's mass, shared equally by its members
             prior[x] = share / int(orbits.sizes[a])

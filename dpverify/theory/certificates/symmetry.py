@@ -81,11 +81,13 @@ def trivial_orbits(k: int) -> Orbits:
     return Orbits(ids=idx, reps=idx, sizes=np.ones(n, dtype=np.int64), blocks=())
 
 
-def _lift_rule(orbits: Orbits, rows: list[list[Fraction]]) -> list[tuple[Fraction, ...]]:
+def lift_rule(orbits: Orbits, rows: list[list[Fraction]]) -> list[tuple[Fraction, ...]]:
+    """A rule per tau-orbit as a rule on every tau (each decides as its orbit)."""
     return [tuple(rows[o]) for o in orbits.ids.tolist()]
 
 
-def _members(orbits: Orbits) -> list[list[int]]:
+def orbit_members(orbits: Orbits) -> list[list[int]]:
+    """The inputs of every orbit, in input order."""
     out: list[list[int]] = [[] for _ in range(orbits.count)]
     for x, o in enumerate(orbits.ids.tolist()):
         out[o].append(x)

@@ -27,16 +27,16 @@ from dpverify.theory.certificates.bounds import (
 from dpverify.theory.certificates.format import Certificate
 from dpverify.theory.certificates.repair import (
     WorstHint,
-    _for_accuracy,
-    _relevant,
     exact_worst_prior,
     exact_worst_rule,
+    for_accuracy,
     rationalised_prior,
     rationalised_rule,
+    relevant_mask,
     repair_unknowns,
     uniform_prior,
 )
-from dpverify.theory.certificates.symmetry import Orbits, _lift_rule, _members
+from dpverify.theory.certificates.symmetry import Orbits, lift_rule, orbit_members
 from dpverify.theory.exact import Scaled
 from dpverify.theory.units import units_of
 from dpverify.theory.worst_lp import BasisFinder, WorstLp, solve_exact
@@ -60,24 +60,24 @@ def exact_worst_lp(lambdas: Sequence[Fraction], gain: Scaled, party: int, bit: i
     (rule over all tau, minimax prior per input, value, the optimal basis). The prior of an
     input is its orbit's mass shared equally by the orbit's members."""
     n = gain.num.shape[0]
-    lp = WorstLp.over_input_orbits(lambdas, orbits, relevant=_relevant(n.bit_length() - 1,
+    lp = WorstLp.over_input_orbits(lambdas, orbits, relevant=relevant_mask(n.bit_length() - 1,
                                                                          party, bit),
                                    gain_exact=gain)
     found = solve_exact(lp, basis=basis, basis_finder=basis_finder)
     prior = [Fraction(0)] * n
-    members = _members(orbits)
+    members = orbit_members(orbits)
     assert lp.sizes is not None
     for mass, a, size in zip(found.masses, lp.rows.tolist(), lp.sizes.tolist(), strict=True):
         for x in members[a]:
             prior[x] = mass / size
-    return _lift_rule(orbits, found.rule), prior, found.value, found.basis
+    return lift_rule(orbits, found.rule), prior, found.value, found.basis
 
 
 def exact_rows(orbits: Orbits, party: int, bit: int | None) -> int:
     """Rows of the exact standard form of one sub-problem (theory/worst_lp.py)."""
     k = int(orbits.ids.size).bit_length() - 1
     return WorstLp.over_input_orbits([Fraction(1)] * k, orbits,
-                                     relevant=_relevant(k, party, bit)).exact_rows()
+                                     relevant=relevant_mask(k, party, bit)).exact_rows()
 
 
 def _close(value: Fraction, bound: Fraction, exact: bool) -> bool:
@@ -92,7 +92,7 @@ def _best_prior(upper, gain: Scaled, party: int, bit, orbits: Orbits, hint: Wors
     on the sub-problem (XOR-like problems), the hint's support with near-ties, then with
     exact ties only. Returns ((bound, prior, mu) with the smallest bound, reason)."""
     n = gain.num.shape[0]
-    relevant = _relevant(n.bit_length() - 1, party, bit)
+    relevant = relevant_mask(n.bit_length() - 1, party, bit)
     found = None
     why = ""
     for attempt in ("uniform", "near-ties", "ties"):
@@ -130,8 +130,8 @@ def _fast_path(lower, upper, gain: Scaled, party: int, bit, orbits: Orbits, hint
     rule, why_rule = exact_worst_rule(lower, gain, party, bit, orbits, hint)
     value = None
     if rule is not None:
-        value = rule_value(lower, gain, party, _for_accuracy(rule, party), True,
-                           _relevant(k, party, bit))
+        value = rule_value(lower, gain, party, for_accuracy(rule, party), True,
+                           relevant_mask(k, party, bit))
     found, why_prior = _best_prior(upper, gain, party, bit, orbits, hint, value, exact_lambdas)
     return rule, why_rule, value, found, why_prior
 
@@ -177,7 +177,7 @@ def _rationalised(upper, gain: Scaled, party: int, bit, orbits: Orbits, hint: Wo
     """The hints as exact rationals, without repair: the rationalised rule, and the better
     of the rationalised and the uniform prior (each exactly a bound)."""
     n = gain.num.shape[0]
-    candidates = [uniform_prior(n, _relevant(n.bit_length() - 1, party, bit))]
+    candidates = [uniform_prior(n, relevant_mask(n.bit_length() - 1, party, bit))]
     fallback = rationalised_prior(orbits, hint, n)
     if fallback is not None:
         candidates.insert(0, fallback)

@@ -38,7 +38,7 @@ from dpverify.theory.certificates.format import (
     PROVED,
     UNPROVED,
     Certificate,
-    _nested_strings,
+    nested_strings,
 )
 from dpverify.theory.symbols.rays import exact_ray_sums, integer_rays
 
@@ -167,7 +167,7 @@ class SymbolCertificate(Certificate):
     def _to_json(self, problem: str) -> dict:
         out = super()._to_json(problem)
         lower = out["lower"]
-        out["lower"] = {"lambdas": lower["lambdas"], "channels": _nested_strings(self.channels),
+        out["lower"] = {"lambdas": lower["lambdas"], "channels": nested_strings(self.channels),
                         "decision": lower["decision"], "value": lower["value"]}
         return out
 

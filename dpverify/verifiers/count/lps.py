@@ -219,7 +219,7 @@ def repaired_mechanism(x: np.ndarray, alpha: float) -> np.ndarray:
     return (1 - theta) * x + theta / N
 
 
-def _t_range(loss: np.ndarray, side) -> tuple[float, float]:
+def t_range(loss: np.ndarray, side) -> tuple[float, float]:
     """At an optimum t is one of the consumer's expected losses: between the extremes."""
     rows = loss[np.asarray(side, dtype=np.int64)]
     return float(rows.min()), float(rows.max())

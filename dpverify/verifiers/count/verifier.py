@@ -56,12 +56,12 @@ from dpverify.theory.units import Units, units_of
 from dpverify.verifiers.count.lps import (
     ColumnGroups,
     PostProcessing,
-    _t_range,
     best_post_processing,
     dual_lower_bound,
     mechanism_lp,
     post_processing_lp,
     repaired_mechanism,
+    t_range,
 )
 from dpverify.verifiers.options import VerifyOptions, check_limit
 from dpverify.verifiers.result import ProblemResult, Verdict
@@ -239,7 +239,7 @@ def _mechanism_side(loss: np.ndarray, exact_unit: Sequence[Sequence[Fraction]], 
     if not sol.optimal:
         return _undecided("optimal-mechanism", sol)
     x = sol.x[:N * N].reshape(N, N)
-    groups = ColumnGroups(((0, N, True),), ((N * N, *_t_range(loss, side)),)
+    groups = ColumnGroups(((0, N, True),), ((N * N, *t_range(loss, side)),)
                           if prior is None else ())
     repaired = repaired_mechanism(x, alpha)
     upper = float(minimax_loss(repaired, loss, side) if prior is None

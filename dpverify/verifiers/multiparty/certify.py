@@ -21,10 +21,8 @@ from dpverify.lp import solve
 from dpverify.lp.basis import FloatBasisFinder, float_basis_finder
 from dpverify.lp.builder import chain_nonzeros
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
-from dpverify.spec.numbers import parse_rational
 from dpverify.spec.tables import tabulate
 from dpverify.theory.certificates import (
-    BRACKET,
     MAX_EXACT_ROWS,
     PROVED,
     UNPROVED,
@@ -42,7 +40,10 @@ from dpverify.theory.exact_rows import clean_distribution, has_mass
 from dpverify.theory.units import units_of
 from dpverify.theory.worst_ipm import MAX_DENSE_INPUTS, dense_worst
 from dpverify.theory.worst_lp import WorstLp, solve_float
+from dpverify.verifiers.multiparty.orbit import orbit_certificate
+from dpverify.verifiers.multisymbol.verifier import symbol_certificate
 from dpverify.verifiers.options import VerifyOptions
+from dpverify.verifiers.proof import proof_summary
 from dpverify.verifiers.result import AgentResult
 
 # The reduced (orbit) LP is dense, about |orbits|^2 * |Y| non-zeros, against about
@@ -72,24 +73,6 @@ def dump_certificate(cert: dict) -> str:
         return json.dumps(v, separators=(", ", ": "))
 
     return render(cert, "") + "\n"
-
-
-def proof_summary(cert: dict) -> dict[str, Any]:
-    """`{"status": ..., "width": ...}` for a result's `proof` (AgentResult.extra["proof"]):
-    the certificate's status (proved-optimal, bracket or unproved), the width bound - value
-    as a float (0.0 when proved; None when there is no certificate), and for a proof the
-    exact optimum as a "p/q" string (`value`; `check --update` writes it into [expect])."""
-    status = cert.get("status")
-    try:
-        width: float | None = float(parse_rational(cert["upper"]["bound"])
-                                    - parse_rational(cert["lower"]["value"]))
-    except (KeyError, TypeError, ValueError, ZeroDivisionError):
-        width = None
-    if status == PROVED:
-        return {"status": str(PROVED), "width": 0.0, "value": cert["lower"]["value"]}
-    if status == BRACKET:
-        return {"status": str(BRACKET), "width": width}
-    return {"status": str(UNPROVED), "width": width}
 
 
 def proof_for(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Accuracy | str,
@@ -155,12 +138,8 @@ def certify_agent(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Accurac
     options = options or VerifyOptions()
     accuracy = Accuracy(accuracy)
     if not spec.binary:  # more than two symbols: dpverify-mary-certificate/1
-        from dpverify.verifiers.multisymbol.certify import symbol_certificate
-
         return symbol_certificate(spec, agent_spec, accuracy, options)
     if use_orbit_certificate(spec, agent_spec, options):
-        from dpverify.verifiers.multiparty.orbit import orbit_certificate
-
         return orbit_certificate(spec, agent_spec, accuracy, options).to_json(spec.name)
     table = tabulate(spec, agent_spec)
     lower, upper = lambda_brackets(spec.lambdas_exact, spec.epsilons_exact)

@@ -49,7 +49,7 @@ def corner_family(lambdas: Sequence[float]) -> PointFamily:
     return PointFamily(factors=tuple(rr_channel(lam) for lam in lambdas))
 
 
-def _num_outputs(spec: MultipartySpec, agent: AgentSpec) -> int:
+def num_outputs(spec: MultipartySpec, agent: AgentSpec) -> int:
     """|Y| without tabulating when k is large (a lower bound is enough to refuse)."""
     table = tabulated(spec, agent)
     if table is not None:
@@ -62,7 +62,7 @@ def _num_outputs(spec: MultipartySpec, agent: AgentSpec) -> int:
     return 2
 
 
-def _agent_nonzeros(spec: MultipartySpec, agent: AgentSpec, options: VerifyOptions,
+def agent_nonzeros(spec: MultipartySpec, agent: AgentSpec, options: VerifyOptions,
                     m: int) -> int:
     """Non-zeros of the largest LP built for one agent with m outputs."""
     k, n = spec.parties, spec.num_inputs
@@ -85,7 +85,7 @@ def _agent_nonzeros(spec: MultipartySpec, agent: AgentSpec, options: VerifyOptio
 
 def estimate_nonzeros(spec: MultipartySpec, options: VerifyOptions) -> int:
     """The non-zeros of the largest LP the verifier would build, computed without building."""
-    return max(_agent_nonzeros(spec, agent, options, _num_outputs(spec, agent))
+    return max(agent_nonzeros(spec, agent, options, num_outputs(spec, agent))
                for agent in spec.agents)
 
 
@@ -239,7 +239,7 @@ def verify_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
     settled exactly (settle.py) whenever they do not agree."""
     start = time.perf_counter()
     table = tabulate(spec, agent)
-    check_limit(spec.source, _agent_nonzeros(spec, agent, options, len(table.outputs)),
+    check_limit(spec.source, agent_nonzeros(spec, agent, options, len(table.outputs)),
                 options, f"parties = {spec.parties} and {len(table.outputs)} outputs")
     units = units_of(table.gain_exact)
     unit = units.unit

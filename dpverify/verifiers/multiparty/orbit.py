@@ -33,7 +33,9 @@ from dpverify.theory.orbits.certificates import (
     average_certificate,
 )
 from dpverify.theory.units import units_of
+from dpverify.verifiers.multiparty.orbit_worst import orbit_worst_certificate
 from dpverify.verifiers.options import VerifyOptions
+from dpverify.verifiers.proof import proof_summary
 from dpverify.verifiers.result import AgentResult, Verdict
 
 METHOD_ORBIT = "orbit"
@@ -82,8 +84,6 @@ def orbit_certificate(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy
     lower, upper, exact = class_lambdas(spec, problem.classes)
     if not worst:
         return average_certificate(agent.name, problem, lower, upper, exact)
-    from dpverify.verifiers.multiparty.orbit_worst import orbit_worst_certificate
-
     return orbit_worst_certificate(agent.name, problem, lower, upper, exact, options)
 
 
@@ -92,7 +92,6 @@ def verify_orbit_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accurac
     """One (agent, accuracy) by the orbit method: the exact certificate decides, the
     independent checker confirms."""
     from dpverify.checker import check_certificate
-    from dpverify.verifiers.multiparty.certify import proof_summary
 
     start = time.perf_counter()
     found = orbit_certificate(spec, agent, accuracy, options)

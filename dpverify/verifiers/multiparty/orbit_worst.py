@@ -23,7 +23,13 @@ from dpverify.theory.exact_rows import (
     exact_stochastic,
     snap,
 )
-from dpverify.theory.orbits.certificates import OrbitProblem
+from dpverify.theory.orbits.certificates import (
+    OrbitProblem,
+    argmax_rule,
+    label_scores,
+    worst_certificate,
+)
+from dpverify.theory.orbits.space import OrbitArray
 from dpverify.theory.worst_lp import (
     WorstLp,
     solve_exact,
@@ -56,8 +62,6 @@ def orbit_worst_certificate(agent: str, problem: OrbitProblem, lower, upper, exa
     rationalised float solution of the orbit LP (solved tightly); and when that leaves a
     bracket (rational lambdas: any gap; lambdas from epsilon: wider than half of --tol)
     and the LP is small, its exact solution (the revised simplex from the float basis)."""
-    from dpverify.theory.orbits.certificates import worst_certificate
-
     cert = uniform_candidate(agent, problem, lower, upper, exact)
     if cert is not None:
         return cert
@@ -80,13 +84,6 @@ def uniform_candidate(agent: str, problem: OrbitProblem, lower, upper, exact: bo
     """The worst-case certificate of the uniform prior (on the own bit with the smaller
     value, for a party) and RR's argmax rule, when it closes: the bounds meet exactly, or
     (lambdas from epsilon) within the brackets of e^eps; else None."""
-    from dpverify.theory.orbits.certificates import (
-        argmax_rule,
-        label_scores,
-        worst_certificate,
-    )
-    from dpverify.theory.orbits.space import OrbitArray
-
     space = problem.space(lower)
     sizes = space.orbit_sizes()
     prior = OrbitArray(np.array(sizes, dtype=object)[:, None], 2 ** space.parties)

@@ -35,6 +35,7 @@ from dpverify.theory.exact_rows import exact_stochastic
 from dpverify.theory.rr import kron_apply
 from dpverify.theory.units import units_of
 from dpverify.verifiers.options import VerifyOptions
+from dpverify.verifiers.proof import proof_summary
 from dpverify.verifiers.result import Verdict
 
 METHOD_LP = "lp"
@@ -61,7 +62,7 @@ def settle(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
     LP's corner weights theta[s, label] as floats, worst) when there is a relaxed solution
     to turn into an exact witness."""
     from dpverify.checker import check_certificate
-    from dpverify.verifiers.multiparty.certify import certify_agent, proof_summary
+    from dpverify.verifiers.multiparty.certify import certify_agent
 
     try:
         cert = certify_agent(spec, agent, accuracy, hint_result, options)
