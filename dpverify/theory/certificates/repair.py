@@ -30,6 +30,7 @@ from dpverify.theory.exact_rows import (
     exact_distribution,
     exact_stochastic,
     has_mass,
+    snap,
 )
 from dpverify.theory.rr import kron_apply, rr_channel
 
@@ -51,10 +52,10 @@ class WorstHint:
 
 
 def _rat(x: float) -> Fraction:
-    """A float hint as a small rational (never negative)."""
+    """A float hint as a small rational (never negative; theory/exact_rows.py's rounding)."""
     if not math.isfinite(x) or x <= 0:
         return Fraction(0)
-    return Fraction(x).limit_denominator(RATIONAL_DENOMINATOR)
+    return snap(RATIONAL_DENOMINATOR)(x)
 
 
 

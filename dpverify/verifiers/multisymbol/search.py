@@ -214,7 +214,7 @@ def support_channels(objective: Objective, theta: np.ndarray) -> list[np.ndarray
         C = staircase_channel(rays, score)
         if C is None:
             return None
-        out.append(C / C.sum(axis=1, keepdims=True))
+        out.append(clean_stochastic(C))
     return out
 
 
