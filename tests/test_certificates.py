@@ -46,10 +46,10 @@ from dpverify.verifiers.multiparty.certify import (
     certificate_filename,
     certify_agent,
     proof_for,
-    proof_summary,
 )
 from dpverify.verifiers.multiparty.corner_lp import verify_agent
 from dpverify.verifiers.options import VerifyOptions
+from dpverify.verifiers.proof import proof_summary
 
 PROBLEMS = Path(__file__).resolve().parents[1] / "problems"
 

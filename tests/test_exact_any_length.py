@@ -188,7 +188,7 @@ def test_settle_reads_long_certificates(default_int_limit, monkeypatch):
     assert len(long["lower"]["value"]) > 10000 and check_certificate(spec, long).ok
     monkeypatch.setattr(certify, "certify_agent", lambda *args, **kwargs: long)
     settled = settle_module.settle(spec, spec.agents[0], Accuracy.WORST, VerifyOptions(),
-                                   "floats differ", 1.0)
+                                   "floats differ")
     assert settled.verdict is Verdict.OPTIMAL, settled.reason
     assert settled.relaxed == float(parse_rational(cert["upper"]["bound"]))
 

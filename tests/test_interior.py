@@ -85,8 +85,8 @@ def test_interior_families_always_include_the_corners():
 def test_grouped_chain_factors_multiply_out_to_the_same_kronecker_product():
     from functools import reduce
 
+    from dpverify.lp.builder import grouped
     from dpverify.theory.rr import rr_channel
-    from dpverify.verifiers.multiparty.lps import grouped
 
     factors = [rr_channel(lam) for lam in (1.0, 1.5, 2.0, 3.0, 7.0, 1.2, 2.5)]
     blocks = grouped(factors)

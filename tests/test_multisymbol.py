@@ -257,7 +257,7 @@ def test_a_witness_is_refused_unless_it_is_dp_and_for_this_problem(
     path.write_text(WITNESS.format(kernel=kernel, function=function))
     units = units_of(tabulate(spec, spec.agents[0]).gain_exact)
     got = witness_value(path, spec, spec.agents[0], Accuracy.AVERAGE, (Fraction(3),) * 2,
-                        units.lo, units.span, FAST)
+                        units, FAST)
     if refused:
         assert got.value is None and refused in got.reason
     else:

@@ -260,16 +260,16 @@ def test_settle_needs_an_exact_witness_above_the_exact_bound(monkeypatch):
 
     _fake_certificate(monkeypatch, exact - Fraction(1, 10), exact - Fraction(1, 100),
                       "bracket")
-    s = settle_module.settle(spec, agent, Accuracy.AVERAGE, OPTIONS, "floats differ", 1.0,
+    s = settle_module.settle(spec, agent, Accuracy.AVERAGE, OPTIONS, "floats differ",
                              witness)
     assert s.verdict is Verdict.GAP and "contradicts" in s.reason
     _fake_certificate(monkeypatch, exact - Fraction(1, 10), exact + Fraction(1, 100),
                       "bracket")
-    s = settle_module.settle(spec, agent, Accuracy.AVERAGE, OPTIONS, "floats differ", 1.0,
+    s = settle_module.settle(spec, agent, Accuracy.AVERAGE, OPTIONS, "floats differ",
                              witness)
     assert s.verdict is Verdict.ERROR and s.reason.startswith("undecided")
     _fake_certificate(monkeypatch, exact, exact, "proved-optimal")
-    s = settle_module.settle(spec, agent, Accuracy.AVERAGE, OPTIONS, "floats differ", 1.0,
+    s = settle_module.settle(spec, agent, Accuracy.AVERAGE, OPTIONS, "floats differ",
                              witness)
     assert s.verdict is Verdict.OPTIMAL
 
@@ -282,8 +282,7 @@ def test_a_certificate_that_fails_the_independent_check_is_never_optimal(monkeyp
     spec = loads(XOR3)
     from dpverify.spec.model import Accuracy
 
-    s = settle_module.settle(spec, spec.agents[0], Accuracy.WORST, OPTIONS, "floats differ",
-                             1.0)
+    s = settle_module.settle(spec, spec.agents[0], Accuracy.WORST, OPTIONS, "floats differ")
     assert s.verdict is Verdict.ERROR and "tampered" in s.reason
 
 

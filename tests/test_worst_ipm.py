@@ -21,6 +21,7 @@ from dpverify.theory.certificates.repair import DYADIC_BITS, WorstHint
 from dpverify.theory.certificates.symmetry import trivial_orbits
 from dpverify.theory.rr import rr_matrix
 from dpverify.theory.worst_ipm import MAX_DENSE_INPUTS, DenseWorst, dense_worst
+from dpverify.theory.worst_lp import WorstLp
 from dpverify.verifiers.multiparty.certify import DENSE_FROM_INPUTS, certify_agent
 
 
@@ -68,7 +69,7 @@ def _brute_bounds(lambdas, gain, found: DenseWorst, relevant=None) -> tuple[floa
 @pytest.mark.parametrize("k,seed", [(3, 0), (4, 1), (5, 2), (6, 3)])
 def test_dense_brackets_the_lp_optimum(k, seed):
     lambdas, gain = _instance(k, seed)
-    found = dense_worst(lambdas, gain)
+    found = dense_worst(WorstLp.over_inputs(lambdas, gain))
     value = _lp_value(lambdas, gain)
     assert found.lower <= value + 1e-9 <= found.upper + 2e-9
     assert found.width <= 1e-9
@@ -82,7 +83,7 @@ def test_dense_brackets_the_lp_optimum(k, seed):
 def test_dense_on_one_own_bit_of_a_party():
     lambdas, gain = _instance(5, 7, labels=2)
     relevant = own_bits(5, 2) == 1
-    found = dense_worst(lambdas, gain, relevant)
+    found = dense_worst(WorstLp.over_inputs(lambdas, gain, relevant))
     assert found.prior.shape == (int(relevant.sum()),)
     value = _lp_value(lambdas, gain, relevant)
     assert found.lower - 1e-9 <= value <= found.upper + 1e-9
@@ -94,7 +95,7 @@ def test_dense_on_one_own_bit_of_a_party():
 def test_brute_bounds_catch_a_tampered_result():
     """Negative control: the recomputation is not an echo of the reported numbers."""
     lambdas, gain = _instance(4, 5)
-    found = dense_worst(lambdas, gain)
+    found = dense_worst(WorstLp.over_inputs(lambdas, gain))
     tampered = DenseWorst(found.prior, found.rule[:, ::-1].copy(), found.lower,
                           found.upper, found.iterations)
     lo, _ = _brute_bounds(lambdas, gain, tampered)
@@ -106,10 +107,10 @@ def test_brute_bounds_catch_a_tampered_result():
 
 def test_constant_gain_and_the_size_limit():
     lambdas, _ = _instance(3, 0)
-    found = dense_worst(lambdas, np.ones((8, 2)))
+    found = dense_worst(WorstLp.over_inputs(lambdas, np.ones((8, 2))))
     assert found.width == 0.0 and found.iterations == 0
     with pytest.raises(SizeLimitError, match="at most"):
-        dense_worst(np.full(13, 2.0), np.zeros((2 * MAX_DENSE_INPUTS, 2)))
+        dense_worst(WorstLp.over_inputs(np.full(13, 2.0), np.zeros((2 * MAX_DENSE_INPUTS, 2))))
 
 
 def test_rationalised_hints_have_one_denominator_and_exact_rows():
@@ -118,8 +119,11 @@ def test_rationalised_hints_have_one_denominator_and_exact_rows():
                      [2.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.2, 0.2, 0.6],
                      [np.nan, 1.0, 0.0], [0.1, 0.1, 0.8]])
     rows = rationalised_rule(orbits, rule)
-    for r in rows:
+    for x, r in enumerate(rows):
         assert sum(r) == 1 and min(r) >= 0
+        if x == 4:  # a row without mass: uniform (theory/exact_rows.py, the one rule)
+            assert r == (Fraction(1, 3),) * 3
+            continue
         assert all((1 << DYADIC_BITS) % Fraction(v).denominator == 0 for v in r)
     prior = rationalised_prior(orbits, WorstHint(rule=rule, prior=np.arange(8.0),
                                                  x_orbits=np.arange(8)), 8)

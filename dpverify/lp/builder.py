@@ -1,7 +1,16 @@
 """The one way LPs are built: columns, rows and COO triplets, assembled into a
-`LinearProgram` (scipy.sparse CSC) at the end. Every verifier builds its LPs with it."""
+`LinearProgram` (scipy.sparse CSC) at the end. Every verifier builds its LPs with it.
+
+A product channel F_1 (x) ... (x) F_k (randomized response's corners, a grid of points,
+products of rays) can enter an LP in `chain` form (`LpBuilder.chain`): k passes of small
+mixing with intermediate variables, O(k 2^k) non-zeros instead of the 4^k of the product
+written out (design.md).
+"""
 
 from __future__ import annotations
+
+import math
+from collections.abc import Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -60,6 +69,30 @@ class LpBuilder:
         M = sp.coo_matrix(M)
         self.add(row_idx[M.row], col_idx[M.col], M.data)
 
+    def chain(self, factors: Sequence[np.ndarray],
+              lo: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+        """Columns z_0 (the family's theta) and z_k = (F_1 (x) ... (x) F_k) z_0.
+
+        Pass j: z_j = (I_{2^(j-1)} (x) F_j (x) I_{rest}) z_{j-1}, as equality rows.
+        Consecutive factors are first multiplied out in blocks of CHAIN_BLOCK parties.
+        """
+        factors = grouped(factors)
+        dims = [f.shape[1] for f in factors]
+        z0 = self.add_cols(int(np.prod(dims)), lo=lo)
+        prev = z0
+        left = 1
+        for j, f in enumerate(factors):
+            right = int(np.prod(dims[j + 1:]))
+            B = sp.kron(sp.kron(sp.identity(left, format="csr"), sp.csr_matrix(f)),
+                        sp.identity(right, format="csr"))
+            nxt = self.add_cols(B.shape[0], lo=lo)
+            rows = self.add_rows(B.shape[0], 0.0, 0.0)
+            self.add(rows, nxt, 1.0)
+            self.add_matrix(rows, prev, -B)
+            prev = nxt
+            left *= f.shape[0]
+        return z0, prev
+
     def build(self, *, maximize: bool, name: str, solver: str = "",
               drop_tiny: bool = False) -> LinearProgram:
         rows = np.concatenate(self.rows) if self.rows else np.zeros(0, dtype=int)
@@ -79,3 +112,48 @@ class LpBuilder:
             col_upper=np.concatenate(self.col_hi) if self.col_hi else np.zeros(0),
             maximize=maximize, name=name, solver=solver, drop_tiny=drop_tiny,
         )
+
+
+# Parties per pass of the chain. Measured at k = 10 (observer XOR, HiGHS IPM): blocks of
+# 3 solve the average LP in 2.3 s and the worst-case LP in 7.5 s, against 12.5 s and 23 s
+# with one party per pass (and 24 s and 17 s with blocks of 2).
+CHAIN_BLOCK = 3
+
+
+# A block is only multiplied out while its entries stay above this (a product of small
+# entries, as at lambda = 1e4, would otherwise fall below what HiGHS keeps).
+CHAIN_BLOCK_MIN_ENTRY = 1e-8
+
+
+def grouped(factors: Sequence[np.ndarray], block: int = CHAIN_BLOCK) -> list[np.ndarray]:
+    """F_1 (x) ... (x) F_k regrouped: runs of up to `block` consecutive factors multiplied
+    out, as long as the product's smallest non-zero entry stays >= CHAIN_BLOCK_MIN_ENTRY."""
+    if any(f.shape != (2, 2) for f in factors):
+        return list(factors)  # grids (2 x m factors) would only grow: keep one per pass
+    out: list[np.ndarray] = []
+    size = 0
+    for f in factors:
+        if out and size < block:
+            product = np.kron(out[-1], f)
+            nonzero = np.abs(product[product != 0])
+            if nonzero.size == 0 or nonzero.min() >= CHAIN_BLOCK_MIN_ENTRY:
+                out[-1], size = product, size + 1
+                continue
+        out.append(f)
+        size = 1
+    return out
+
+
+def chain_nonzeros(dims_in: Sequence[int], dims_out: Sequence[int],
+                   block: int = CHAIN_BLOCK) -> int:
+    """Non-zeros of one chain (for the size guard): a pass over a block of parties has
+    one row per entry of its output and (its input width + 1) non-zeros per row."""
+    if all(d == 2 for d in dims_in):  # the corners: blocks of parties, as in `grouped`
+        dims_in = [math.prod(dims_in[i:i + block]) for i in range(0, len(dims_in), block)]
+        dims_out = [math.prod(dims_out[i:i + block]) for i in range(0, len(dims_out), block)]
+    total = 0
+    size = math.prod(dims_in)
+    for j in range(len(dims_in)):
+        size = size // dims_in[j] * dims_out[j]
+        total += size * (dims_in[j] + 1)
+    return total

@@ -34,6 +34,7 @@ from dpverify.theory.protocols.random import (
     rr_protocol,
 )
 from dpverify.theory.protocols.transcripts import achieved_lambdas, level_epsilon
+from dpverify.theory.units import Units, units_of
 from dpverify.verifiers.audit.result import efficiency
 from dpverify.verifiers.multiparty.corner_lp import check_size, verify_agent
 from dpverify.verifiers.options import VerifyOptions
@@ -57,9 +58,7 @@ class SearchOptions:
 class _Objective:
     agent: AgentSpec
     accuracy: Accuracy
-    unit: np.ndarray  # gains normalised to [0, 1]
-    lo: float
-    span: float
+    units: Units  # the gains normalised to [0, 1]
     bound: float | None = None  # normalised
     why: str = ""
     best: float = -math.inf
@@ -72,8 +71,12 @@ class _Objective:
     def name(self) -> str:
         return f"{self.agent.name} {self.accuracy.value}"
 
+    @property
+    def unit(self) -> np.ndarray:
+        return self.units.unit
+
     def user(self, v: float) -> float | None:
-        return self.lo + self.span * v if math.isfinite(v) else None
+        return self.units.user(v)
 
 
 @dataclass(frozen=True, eq=False)
@@ -128,14 +131,12 @@ def _objectives(spec: MultipartySpec, options: VerifyOptions) -> list[_Objective
     out = []
     for agent in spec.agents:
         table = tabulate(spec, agent)
-        lo, hi = float(np.min(table.gain)), float(np.max(table.gain))
-        span = hi - lo if hi > lo else 1.0
-        unit = (table.gain - lo) / span if hi > lo else np.zeros_like(table.gain)
+        units = units_of(table.gain_exact)
         for accuracy in spec.accuracies:
-            obj = _Objective(agent, accuracy, unit, lo, span)
+            obj = _Objective(agent, accuracy, units)
             bound = verify_agent(spec, agent, accuracy, options)
             if bound.verdict is Verdict.OPTIMAL and bound.relaxed_optimum is not None:
-                obj.bound = (bound.relaxed_optimum - lo) / span
+                obj.bound = units.normalised(bound.relaxed_optimum)
             else:
                 obj.why = f"the relaxed bound is undecided: {bound.reason}"
             out.append(obj)
@@ -291,4 +292,4 @@ def _result(spec: MultipartySpec, document: dict[str, Any], obj: _Objective,
         "dpverify falsify: a protocol that beats the bound; audit it with `dpverify audit`")
     return FalsifyResult(*common, written, origin, searched, Verdict.CONTRADICTION,
                          f"the protocol in {written} beats the bound by "
-                         f"{(obj.best - obj.bound) * obj.span:.3g}")
+                         f"{obj.units.user_width(obj.best - obj.bound):.3g}")

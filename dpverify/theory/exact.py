@@ -104,6 +104,21 @@ def lambda_pq(lam: Fraction) -> tuple[int, int]:
     return lam.numerator, lam.denominator
 
 
+def first_argmax(row: Sequence) -> int:
+    """The index of a row's largest entry, ties to the first (exact numbers compare
+    exactly; the decision rules' "ties to the first output")."""
+    best = 0
+    for j in range(1, len(row)):
+        if row[j] > row[best]:
+            best = j
+    return best
+
+
+def row_max(num: np.ndarray) -> np.ndarray:
+    """The largest entry of every row of an object array of exact integers."""
+    return np.array([max(row) for row in num.tolist()], dtype=object)
+
+
 def rr_apply(lambdas: Sequence[Fraction], v: Scaled) -> Scaled:
     """S v exactly, S = S_1 (x) ... (x) S_k (randomized response; S symmetric, so also S^T v)."""
     pq = [lambda_pq(lam) for lam in lambdas]

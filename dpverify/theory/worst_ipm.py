@@ -28,7 +28,8 @@ multiply-adds) and factored by Cholesky. Terms of output columns whose K is negl
 left out of M (only the search direction changes; every residual is recomputed exactly).
 
 Only floats here: the caller turns the best (pi, Q) pair into exact rationals and checks
-the bracket [min_x acc_Q, F(pi)] in exact arithmetic (theory.certificates.worst).
+the bracket [min_x acc_Q, F(pi)] in exact arithmetic (theory.certificates.worst). The LP
+is described once, in theory/worst_lp.py: `dense_worst` takes its `over_inputs` form.
 """
 
 from __future__ import annotations
@@ -43,7 +44,10 @@ from scipy.linalg.blas import dgemm, dsyrk, sgemm, ssyrk
 from threadpoolctl import threadpool_limits
 
 from dpverify.errors import SizeLimitError, SolverError
+from dpverify.theory.exact_rows import clean_distribution, clean_stochastic
 from dpverify.theory.rr import kron_apply, rr_channel, rr_matrix
+from dpverify.theory.worst_channels import KronChannel
+from dpverify.theory.worst_lp import WorstLp
 
 # The dense method keeps P (rows x columns) and M (rows x rows) in memory and does about
 # rows^2 * columns multiply-adds per iteration: 2^12 inputs is its design point.
@@ -91,8 +95,7 @@ class _Problem:
     """The relevant inputs grouped by their gain row (the blocks of M), P's rows for them
     (dense, for M), and the Kronecker factors (for the products with P: O(k 2^k |Y|))."""
 
-    def __init__(self, lambdas: Sequence[float], gain: np.ndarray, rows: np.ndarray):
-        W = gain[rows]
+    def __init__(self, lambdas: Sequence[float], W: np.ndarray, rows: np.ndarray, n: int):
         distinct, classes = np.unique(W, axis=0, return_inverse=True)
         order = np.argsort(classes.ravel(), kind="stable")
         self.rows = rows[order]  # input index of each row
@@ -102,7 +105,7 @@ class _Problem:
         self.blocks = [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:],
                                                               strict=True)]
         self.factors = [rr_channel(float(lam)).astype(WORK) for lam in lambdas]
-        self.n, self.m = gain.shape
+        self.n, self.m = n, W.shape[1]
         self.R = self.rows.size
         self.P = np.ascontiguousarray(rr_matrix(lambdas)[self.rows])
 
@@ -120,11 +123,7 @@ class _Problem:
                                                                np.ndarray]:
         """The float bracket of the pair made feasible (pi clipped and normalised, each row
         of Q clipped and normalised)."""
-        p = np.clip(pi, 0.0, None)
-        p = p / p.sum() if p.sum() > 0 else np.full(self.R, 1.0 / self.R)
-        rule = np.clip(q, 0.0, None)
-        sums = rule.sum(axis=1, keepdims=True)
-        rule = np.where(sums > 0, rule / np.where(sums > 0, sums, 1.0), 1.0 / self.m)
+        p, rule = clean_distribution(pi), clean_stochastic(q)
         return float(self.acc(rule).min()), float(self.z(p).max(axis=1).sum()), p, rule
 
     def normal_matrix(self, d: np.ndarray, diag: np.ndarray, single: bool) -> np.ndarray:
@@ -295,24 +294,24 @@ def _iterate(prob: _Problem, st: _State, single: bool) -> None:
         setattr(st, name, np.maximum(getattr(st, name), tiny))
 
 
-def dense_worst(lambdas: Sequence[float], gain: np.ndarray,
-                relevant: np.ndarray | None = None,
-                target: float = TARGET_WIDTH) -> DenseWorst:
-    """RR's worst-case LP at `lambdas` for gains `gain[x, y]` in [0, 1] (2^k x |Y|), on the
-    inputs `relevant` (a party's own bit; default all): the best pair found, a prior on
-    the relevant inputs (in input order) and a rule on all tau, with its float bracket.
-    SizeLimitError beyond MAX_DENSE_INPUTS inputs."""
-    n = gain.shape[0]
+def dense_worst(lp: WorstLp, target: float = TARGET_WIDTH) -> DenseWorst:
+    """RR's worst-case LP on all inputs (theory/worst_lp.py, `over_inputs`: the rows of one
+    block, gains in [0, 1]): the best pair found, a prior on the block's inputs (in input
+    order) and a rule on all tau, with its float bracket. SizeLimitError beyond
+    MAX_DENSE_INPUTS inputs."""
+    if not isinstance(lp.channel, KronChannel):
+        raise ValueError("the dense method needs RR on all inputs (WorstLp.over_inputs)")
+    lambdas = lp.channel.lambdas
+    n, rows, W = lp.channel.columns, lp.rows, lp.gain
     if n > MAX_DENSE_INPUTS:
         raise SizeLimitError(f"the dense worst-case method takes at most {MAX_DENSE_INPUTS} "
                              f"inputs; this problem has {n}")
-    rows = np.arange(n) if relevant is None else np.flatnonzero(relevant)
-    prob = _Problem(lambdas, gain, rows)
+    prob = _Problem(lambdas, W, rows, n)
     R = prob.R
     inverse = np.empty(R, dtype=int)
     inverse[np.searchsorted(rows, prob.rows)] = np.arange(R)
-    if float(gain.max() - gain.min()) == 0.0:  # every rule and every prior are optimal
-        lo, hi, p, q = prob.bracket(np.ones(R), np.ones((n, gain.shape[1])))
+    if float(W.max() - W.min()) == 0.0:  # every rule and every prior are optimal
+        lo, hi, p, q = prob.bracket(np.ones(R), np.ones((n, W.shape[1])))
         return DenseWorst(np.asarray(p[inverse], dtype=np.float64),
                           np.asarray(q, dtype=np.float64), lo, hi, 0)
     st = _State(prob)

@@ -4,8 +4,9 @@ from the transcript matrix alone, independently of the relaxed LP (docs/theory.m
 
 * Average: the argmax rule on every transcript (theory/protocols/transcripts.py), exact for exact
   protocols.
-* Worst case: the LP (W) of theory/protocols/worst.py per block of inputs (the observer's
-  one block; one per own symbol of a party; the value is the minimum over blocks). Exact
+* Worst case: RR's worst-case LP on explicit transcripts (theory/worst_lp.py,
+  `over_transcripts`) per block of inputs (the observer's one block; one per own symbol of
+  a party; the value is the minimum over blocks). Exact
   protocols of moderate size are solved by the exact simplex (value proved by a rule and
   a prior that meet); otherwise HiGHS solves (W), and the value is bracketed by the
   accuracy of the cleaned rule (below) and the Bayes value of the cleaned dual prior
@@ -16,34 +17,37 @@ Gains are normalised to [0, 1] by the caller: every value here is in those units
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
 from dpverify.lp import solve
-from dpverify.lp.builder import LpBuilder
+from dpverify.lp.basis import float_basis_finder
 from dpverify.theory.exact_lp import ExactLpError
+from dpverify.theory.exact_rows import (
+    clean_distribution,
+    clean_stochastic,
+    exact_distribution,
+    exact_stochastic,
+)
 from dpverify.theory.protocols.transcripts import (
     Transcripts,
     average_value,
     per_input_accuracy,
     relevant_masks,
 )
-from dpverify.theory.protocols.worst import (
-    MAX_EXACT_ROWS,
-    exact_prior,
-    exact_rows,
-    exact_worst,
-    prior_bound,
-    rationalised,
-    rule_value,
-)
+from dpverify.theory.worst_lp import WorstLp, prior_bound, rule_value, solve_exact, solve_float
 from dpverify.verifiers.options import VerifyOptions
 
 EXACT = "exact"  # the value is an exact rational, proved
 BRACKET = "bracket"  # exact bounds lower <= value <= upper from an explicit rule and prior
 FLOAT = "float"  # floating point
+
+# The exact simplex solves a dense rows x rows system per pivot: used up to this many rows
+# (live transcripts + inputs of the block).
+MAX_EXACT_ROWS = 300
 
 
 @dataclass(frozen=True, eq=False)
@@ -74,8 +78,9 @@ class ProtocolValue:
         return not self.failure
 
 
-def protocol_value(tr: Transcripts, gain: np.ndarray, gain_exact: list[list[Fraction]] | None,
-                   party: int, worst: bool, options: VerifyOptions) -> ProtocolValue:
+def protocol_value(tr: Transcripts, gain: np.ndarray,
+                   gain_exact: Sequence[Sequence[Fraction]] | None, party: int,
+                   worst: bool, options: VerifyOptions) -> ProtocolValue:
     """The agent's accuracy on `tr` under its optimal decision rule (module docstring)."""
     exact = tr.exact and gain_exact is not None
     if not worst:
@@ -107,27 +112,26 @@ def protocol_value(tr: Transcripts, gain: np.ndarray, gain_exact: list[list[Frac
                          upper_exact=upper_exact)
 
 
-def _worst_block(tr: Transcripts, gain: np.ndarray, gain_exact: list[list[Fraction]] | None,
-                 party: int, mask: np.ndarray, options: VerifyOptions) -> ProtocolValue:
-    num = tr.num[mask]
-    if gain_exact is not None and exact_rows(num) <= MAX_EXACT_ROWS:
-        from dpverify.verifiers.multiparty.certify import (
-            basis_finder,  # the HiGHS twin of an exact LP
-        )
-
-        block_gain = [gain_exact[x] for x in np.flatnonzero(mask)]
+def _worst_block(tr: Transcripts, gain: np.ndarray,
+                 gain_exact: Sequence[Sequence[Fraction]] | None, party: int, mask: np.ndarray,
+                 options: VerifyOptions) -> ProtocolValue:
+    lp = WorstLp.over_transcripts(tr, mask, gain, gain_exact=gain_exact)
+    if gain_exact is not None and lp.exact_rows() <= MAX_EXACT_ROWS:
+        # the crash basis: the Bayes rule of the uniform prior on the block
         start = np.argmax(tr.floats()[mask].T @ gain[mask], axis=1)
         try:
-            found = exact_worst(num, tr.den, block_gain, start, basis_finder(options))
+            found = solve_exact(lp, start=start, basis_finder=float_basis_finder(
+                time_limit=options.time_limit, threads=options.threads))
+            value = rule_value(lp, found.rule)
+            if value != prior_bound(lp, found.masses):  # both proofs meet at an optimum
+                raise ExactLpError("the exact rule and prior do not meet")
         except ExactLpError:
             pass  # the float LP and an exact bracket below
         else:
             rule = np.array([[float(v) for v in row] for row in found.rule])
-            value = float(found.value)
-            return ProtocolValue(value, value, rule[None], EXACT, found.value,
-                                 rule_exact=[found.rule], lower_exact=found.value,
-                                 upper_exact=found.value)
-    return _float_block(tr, gain, gain_exact, mask, options)
+            return ProtocolValue(float(value), float(value), rule[None], EXACT, value,
+                                 rule_exact=[found.rule], lower_exact=value, upper_exact=value)
+    return _float_block(tr, lp, gain_exact is not None, options)
 
 
 def _exact_rows(rule: np.ndarray) -> list:
@@ -135,50 +139,36 @@ def _exact_rows(rule: np.ndarray) -> list:
     return [[[Fraction(int(v)) for v in row] for row in block] for block in rule.tolist()]
 
 
-def _float_block(tr: Transcripts, gain: np.ndarray, gain_exact: list[list[Fraction]] | None,
-                 mask: np.ndarray, options: VerifyOptions) -> ProtocolValue:
+def _float_block(tr: Transcripts, lp: WorstLp, exact: bool,
+                 options: VerifyOptions) -> ProtocolValue:
     """(W) for one block solved by HiGHS; bracketed by its cleaned rule and dual prior."""
-    P = tr.floats()[mask]
-    g = gain[mask]
-    T, m = P.shape[1], g.shape[1]
-    live = np.flatnonzero(np.any(P > 0, axis=0))
-    b = LpBuilder()
-    q = b.add_cols(live.size * m)
-    sums = b.add_rows(live.size, 1.0, 1.0)
-    b.add(np.repeat(sums, m), q, 1.0)
-    rows = b.add_rows(P.shape[0], 0.0, np.inf)
-    # row x: sum_t,y P[x, t] g[x, y] Q[t, y] - s >= 0
-    coefficients = (P[:, live][:, :, None] * g[:, None, :]).reshape(P.shape[0], -1)
-    b.add_matrix(rows, q, coefficients)
-    s = b.add_cols(1, cost=1.0, lo=-np.inf)
-    b.add(rows, s, -1.0)
+
+    def solve_(program):
+        return solve(program, options.backend, time_limit=options.time_limit,
+                     threads=options.threads, feasibility_tol=1e-10)
+
     # Entries HiGHS cannot keep (below 1e-12) are dropped: the LP gives only a rule and a
     # prior, and both are valued again on the whole P below (exactly for exact protocols)
-    sol = solve(b.build(maximize=True, name="protocol-worst", drop_tiny=True), options.backend,
-                time_limit=options.time_limit, threads=options.threads,
-                feasibility_tol=1e-10)
-    if not sol.optimal:
-        return ProtocolValue(np.nan, np.nan, np.zeros((1, T, m)), FLOAT,
+    found = solve_float(lp, solve_, drop_tiny=True, name="protocol-worst", sums_first=True)
+    if not found.ok:
+        sol = found.solution
+        return ProtocolValue(np.nan, np.nan, np.zeros((1, lp.channel.columns, lp.m)), FLOAT,
                              failure=f"the worst-case rule LP did not solve "
                                      f"({sol.status.value}: {sol.message})")
-    rule = np.zeros((T, m))
-    rule[:, 0] = 1.0
-    rule[live] = sol.x[q].reshape(live.size, m)
-    rule = np.array(rationalised(rule), dtype=np.float64) if gain_exact is None else rule
-    prior = np.clip(-sol.row_duals[rows], 0.0, None)
-    if gain_exact is not None:
-        block_gain = [gain_exact[x] for x in np.flatnonzero(mask)]
-        exact_rule = rationalised(rule)
-        lower = rule_value(tr.num[mask], tr.den, block_gain, exact_rule)
-        upper = prior_bound(tr.num[mask], tr.den, block_gain, exact_prior(prior))
+    prior = np.clip(found.masses, 0.0, None)
+    if exact:
+        exact_rule = exact_stochastic(found.rule)
+        lower = rule_value(lp, exact_rule)
+        upper = prior_bound(lp, exact_distribution(prior))
         floats = np.array([[float(v) for v in row] for row in exact_rule])
         if lower == upper:
             return ProtocolValue(float(lower), float(lower), floats[None], EXACT, lower,
                                  rule_exact=[exact_rule], lower_exact=lower, upper_exact=lower)
         return ProtocolValue(float(lower), float(upper), floats[None], BRACKET,
                              rule_exact=[exact_rule], lower_exact=lower, upper_exact=upper)
+    rule = clean_stochastic(found.rule)
+    P, g = lp.channel.floats(), lp.gain
     lower_f = float(per_input_accuracy(P, g, rule[None], (P.shape[0],), 0).min())
-    total = prior.sum()
-    weights = prior / total if total > 0 else np.full(prior.size, 1.0 / prior.size)
+    weights = clean_distribution(prior)
     upper_f = float(((weights[:, None] * P).T @ g).max(axis=1).sum())
     return ProtocolValue(lower_f, max(lower_f, upper_f), rule[None], FLOAT)

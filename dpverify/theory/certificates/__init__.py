@@ -15,7 +15,6 @@ from dpverify.theory.certificates.bounds import (
     check_upper,
     input_accuracies,
     label_maxima,
-    normalised,
     own_bits,
     rule_value,
     upper_from_prior,
@@ -31,25 +30,21 @@ from dpverify.theory.certificates.repair import (
 )
 from dpverify.theory.certificates.symmetry import (
     Orbits,
-    reduced_rr_data,
     symmetry_orbits,
     trivial_orbits,
 )
 from dpverify.theory.certificates.worst import (
     MAX_EXACT_ROWS,
-    BasisFinder,
     exact_rows,
     exact_worst_lp,
-    relevant_orbit_count,
     worst_certificate,
-    worst_lp,
 )
 
 __all__ = [
-    "BRACKET", "FORMAT", "MAX_EXACT_ROWS", "PROVED", "UNPROVED", "BasisFinder", "Certificate",
+    "BRACKET", "FORMAT", "MAX_EXACT_ROWS", "PROVED", "UNPROVED", "Certificate",
     "Orbits", "WorstHint", "average_certificate", "average_rule", "check_lower", "check_upper",
     "exact_rows", "exact_worst_lp", "exact_worst_prior", "exact_worst_rule", "input_accuracies",
-    "label_maxima", "normalised", "own_bits", "rationalised_prior", "rationalised_rule",
-    "reduced_rr_data", "relevant_orbit_count", "rule_value", "symmetry_orbits", "trivial_orbits",
-    "uniform_prior", "upper_from_prior", "worst_certificate", "worst_lp",
+    "label_maxima", "own_bits", "rationalised_prior", "rationalised_rule",
+    "rule_value", "symmetry_orbits", "trivial_orbits",
+    "uniform_prior", "upper_from_prior", "worst_certificate",
 ]

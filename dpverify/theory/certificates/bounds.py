@@ -25,7 +25,14 @@ from fractions import Fraction
 import numpy as np
 
 from dpverify.theory.certificates.format import BRACKET, PROVED, UNPROVED, Certificate
-from dpverify.theory.exact import Scaled, rr_apply, rr_inverse_apply
+from dpverify.theory.exact import (
+    Scaled,
+    first_argmax,
+    row_max,
+    rr_apply,
+    rr_inverse_apply,
+)
+from dpverify.theory.units import units_of
 
 
 def own_bits(k: int, party: int) -> np.ndarray:
@@ -42,24 +49,12 @@ def _parts(k: int, party: int) -> list[np.ndarray | None]:
     return [bits == 0, bits == 1]
 
 
-def _weighted_gain(gain: Scaled, prior: Scaled, mask: np.ndarray | None) -> Scaled:
+def weighted_gain(gain: Scaled, prior: Scaled, mask: np.ndarray | None) -> Scaled:
     """prior[x] * gain[x, y] (zero outside mask) as one scaled matrix."""
     num = prior.num[:, None] * gain.num
     if mask is not None:
         num = np.where(mask[:, None], num, 0)
     return Scaled(num.astype(object), prior.den * gain.den)
-
-
-def _row_max(num: np.ndarray) -> np.ndarray:
-    return np.array([max(row) for row in num.tolist()], dtype=object)
-
-
-def _argmax_first(row: list) -> int:
-    best = 0
-    for j in range(1, len(row)):
-        if row[j] > row[best]:
-            best = j
-    return best
 
 
 # --------------------------------------------------------------------------- upper bound
@@ -72,8 +67,8 @@ def label_maxima(lambdas: Sequence[Fraction], gain: Scaled, party: int,
     For a party, the maximum over pairs (y0, y1) is the sum of the per-own-bit maxima.
     """
     k = int(gain.num.shape[0]).bit_length() - 1
-    parts = [rr_apply(lambdas, _weighted_gain(gain, prior, mask)) for mask in _parts(k, party)]
-    total = sum((_row_max(scores.num) for scores in parts[1:]), _row_max(parts[0].num))
+    parts = [rr_apply(lambdas, weighted_gain(gain, prior, mask)) for mask in _parts(k, party)]
+    total = sum((row_max(scores.num) for scores in parts[1:]), row_max(parts[0].num))
     return Scaled(total, parts[0].den)  # every part has the same denominator
 
 
@@ -162,10 +157,10 @@ def average_rule(lambdas: Sequence[Fraction], gain: Scaled, party: int):
     ones = Scaled.from_ints([1] * (1 << k))
     rules = []
     for mask in _parts(k, party):
-        scores = rr_apply(lambdas, _weighted_gain(gain, ones, mask)).num.tolist()
+        scores = rr_apply(lambdas, weighted_gain(gain, ones, mask)).num.tolist()
         rule = []
         for row in scores:
-            best = _argmax_first(row)
+            best = first_argmax(row)
             rule.append(tuple(Fraction(int(j == best)) for j in range(m)))
         rules.append(tuple(rule))
     return rules[0] if party == 0 else tuple(rules)
@@ -187,19 +182,20 @@ def average_certificate(agent: str, outputs, gain_exact, party: int,
                         lower: Sequence[Fraction], upper: Sequence[Fraction],
                         exact_lambdas: bool) -> Certificate:
     """Uniform prior, mu = S^-1 v at the upper lambdas; the argmax rule at the lower ones."""
-    gain, lo, span = normalised(gain_exact)  # see worst.worst_certificate
+    units = units_of(gain_exact)  # see worst.worst_certificate
+    gain = Scaled.from_fractions(units.exact)
     n = gain.num.shape[0]
     prior = tuple([Fraction(1, n)] * n)
     mu, bound = upper_from_prior(upper, gain, party, prior)
     decision = average_rule(lower, gain, party)
     value = rule_value(lower, gain, party, decision, worst=False)
-    mu = [span * v + lo * p for v, p in zip(mu, prior, strict=False)]
-    return _finish(agent, "average", outputs, gain_exact, Scaled.from_fractions(gain_exact),
-                   party, lower, upper, prior, mu, span * bound + lo, decision,
-                   span * value + lo, exact_lambdas, uniform=True, notes=())
+    return finish(agent, "average", outputs, gain_exact, Scaled.from_fractions(gain_exact),
+                  party, lower, upper, prior, units.dual_to_user(mu, prior),
+                  units.to_user(bound), decision, units.to_user(value), exact_lambdas,
+                  uniform=True, notes=())
 
 
-def _finish(agent, accuracy, outputs, gain_exact, gain, party, lower, upper, prior, mu,
+def finish(agent, accuracy, outputs, gain_exact, gain, party, lower, upper, prior, mu,
             bound, decision, value, exact_lambdas, uniform, notes) -> Certificate:
     problems = [check_upper(upper, gain, party, prior, mu, bound, uniform),
                 check_lower(lower, gain, party, decision, value, accuracy == "worst")]
@@ -215,12 +211,3 @@ def _finish(agent, accuracy, outputs, gain_exact, gain, party, lower, upper, pri
         lower_lambdas=tuple(lower), decision=decision, value=value, status=status,
         notes=tuple(notes))
 
-
-def normalised(gain_exact) -> tuple[Scaled, Fraction, Fraction]:
-    """(the gains mapped to [0, 1] as one scaled matrix, lo, span): w = lo + span w'.
-    A constant gain has span 1 (and w' = 0)."""
-    flat = [Fraction(v) for row in gain_exact for v in row]
-    lo, hi = min(flat), max(flat)
-    span = hi - lo if hi > lo else Fraction(1)
-    return (Scaled.from_fractions([[(Fraction(v) - lo) / span for v in row]
-                                   for row in gain_exact]), lo, span)

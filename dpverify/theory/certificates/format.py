@@ -74,7 +74,7 @@ class Certificate:
                       "mu": [rational_string(v) for v in self.mu],
                       "bound": rational_string(self.bound)},
             "lower": {"lambdas": [rational_string(v) for v in self.lower_lambdas],
-                      "decision": _nested_strings(self.decision),
+                      "decision": nested_strings(self.decision),
                       "value": rational_string(self.value)},
             "status": str(self.status),
         }
@@ -88,8 +88,9 @@ def _json_output(y: Fraction):
     return y.numerator if y.denominator == 1 else rational_string(y)
 
 
-def _nested_strings(obj):
+def nested_strings(obj):
+    """Nested sequences of rationals as nested lists of "p/q" strings (certificate JSON)."""
     if isinstance(obj, (list, tuple)):
-        return [_nested_strings(v) for v in obj]
+        return [nested_strings(v) for v in obj]
     return rational_string(obj)
 

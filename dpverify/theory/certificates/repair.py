@@ -18,12 +18,20 @@ import numpy as np
 from flint import fmpq_mat
 
 from dpverify.theory.certificates.bounds import (
-    _weighted_gain,
     input_accuracies,
     own_bits,
+    weighted_gain,
 )
-from dpverify.theory.certificates.symmetry import Orbits, _lift_rule, _members
+from dpverify.theory.certificates.symmetry import Orbits, lift_rule, orbit_members
 from dpverify.theory.exact import Scaled, from_fmpq, rr_apply, to_fmpq
+from dpverify.theory.exact_rows import (
+    LARGEST,
+    dyadic,
+    exact_distribution,
+    exact_stochastic,
+    has_mass,
+    snap,
+)
 from dpverify.theory.rr import kron_apply, rr_channel
 
 SUPPORT_TOL = 1e-9  # float LP values below this (relative) are taken as exact zeros
@@ -44,10 +52,10 @@ class WorstHint:
 
 
 def _rat(x: float) -> Fraction:
-    """A float hint as a small rational (never negative)."""
+    """A float hint as a small rational (never negative; theory/exact_rows.py's rounding)."""
     if not math.isfinite(x) or x <= 0:
         return Fraction(0)
-    return Fraction(x).limit_denominator(RATIONAL_DENOMINATOR)
+    return snap(RATIONAL_DENOMINATOR)(x)
 
 
 
@@ -85,13 +93,15 @@ def _support(rule_row: np.ndarray) -> list[int]:
 
 
 
-def _for_accuracy(rule: list, party: int):
+def for_accuracy(rule: list, party: int):
     """A decision argument for input_accuracies: a party's sub-problem uses one half for
     both own bits (only the inputs with that bit are read)."""
     return rule if party == 0 else (rule, rule)
 
 
-def _relevant(k: int, party: int, bit: int | None) -> np.ndarray | None:
+def relevant_mask(k: int, party: int, bit: int | None) -> np.ndarray | None:
+    """The inputs of a sub-problem: every input (None) for the observer, else the party's
+    inputs with own bit `bit` (KOV eq. 4)."""
     return None if bit is None else own_bits(k, party) == bit
 
 
@@ -107,8 +117,8 @@ class _RuleSystem:
                     for o in range(orbits.count)]
         for o in self.frac:
             self.det[o] = [Fraction(0)] * m
-        rule = _lift_rule(orbits, self.det)
-        self.det_acc = input_accuracies(lambdas, gain, party, _for_accuracy(rule, party))
+        rule = lift_rule(orbits, self.det)
+        self.det_acc = input_accuracies(lambdas, gain, party, for_accuracy(rule, party))
         # A[x, c] = sum_{tau in orbit frac[c]} P[x, tau]: transforms of the orbits' indicators
         ind = np.zeros((n, len(self.frac)), dtype=object)
         for c, o in enumerate(self.frac):
@@ -153,12 +163,12 @@ class _RuleSystem:
         full = [list(r) for r in self.det]
         for (_, o, y), v in zip(self.unknowns, z[:-1], strict=True):
             full[o][y] = v
-        return _lift_rule(self.orbits, full)
+        return lift_rule(self.orbits, full)
 
     def below(self, rule: list, t: Fraction, x_orbits: list[int]) -> set[int]:
         """The x-orbits whose exact accuracy under `rule` is below t."""
         acc = input_accuracies(self.lambdas, self.gain, self.party,
-                               _for_accuracy(rule, self.party))
+                               for_accuracy(rule, self.party))
         return {a for a in x_orbits
                 if Fraction(int(acc.num[int(self.orbits.reps[a])]), acc.den) < t}
 
@@ -175,7 +185,7 @@ def exact_worst_rule(lambdas: Sequence[Fraction], gain: Scaled, party: int, bit:
     """
     system = _RuleSystem(lambdas, gain, party, orbits, hint)
     if not system.frac:
-        return _lift_rule(orbits, system.det), ""
+        return lift_rule(orbits, system.det), ""
     tight = system.initial_tight(hint)
     for _ in range(MAX_REPAIR_ROUNDS):
         z = _solve_near(*system.equations(tight), system.guess)
@@ -206,7 +216,7 @@ class _PriorSystem:
     def __init__(self, lambdas, gain: Scaled, orbits: Orbits, hint: WorstHint,
                  support: list[int]):
         self.lambdas, self.gain, self.orbits, self.support = lambdas, gain, orbits, support
-        self.members = _members(orbits)
+        self.members = orbit_members(orbits)
         self.sizes = [int(orbits.sizes[a]) for a in support]
         self.supports = [_support(hint.rule[o]) for o in range(orbits.count)]
         self.g_int = [[int(v) for v in gain.num[int(orbits.reps[a])]] for a in support]
@@ -248,7 +258,7 @@ class _PriorSystem:
     def violations(self, prior: list[Fraction], mask, ties) -> set[tuple[int, int]]:
         """(o, y) with a score above the rule's output y0 that is not yet tied."""
         scores = rr_apply(self.lambdas,
-                          _weighted_gain(self.gain, Scaled.from_fractions(prior), mask))
+                          weighted_gain(self.gain, Scaled.from_fractions(prior), mask))
         added = set()
         for o in range(self.orbits.count):
             row = scores.num[int(self.orbits.reps[o])]
@@ -269,7 +279,7 @@ def exact_worst_prior(lambdas: Sequence[Fraction], gain: Scaled, party: int, bit
     the system solved again. Returns (pi over all inputs, '') or (None, reason).
     """
     k = gain.num.shape[0].bit_length() - 1
-    mask = _relevant(k, party, bit)
+    mask = relevant_mask(k, party, bit)
     support = sorted(_prior_support(hint))
     if not support or hint.prior is None:
         return None, "no prior hint"
@@ -322,41 +332,27 @@ def _near_ties(lambdas, gain: Scaled, orbits: Orbits, mask, members, support, gu
 DYADIC_BITS = 60
 
 
-def _dyadic(values: np.ndarray) -> list[int]:
-    """Non-negative floats -> non-negative integers near values * 2^DYADIC_BITS."""
-    v = np.nan_to_num(np.asarray(values, dtype=float), nan=0.0, posinf=0.0, neginf=0.0)
-    return [int(round(math.ldexp(float(x), DYADIC_BITS))) if x > 0 else 0 for x in v]
-
-
 def rationalised_rule(orbits: Orbits, rule_hint: np.ndarray) -> list:
     """A fallback: the hint's rows rounded to multiples of 2^-DYADIC_BITS, each made an
-    exact distribution by giving its largest entry what the row lacks (or has too much)."""
-    one = 1 << DYADIC_BITS
-    rows = []
-    for o in range(orbits.count):
-        ints = _dyadic(rule_hint[o])
-        top = int(np.argmax(ints)) if any(ints) else int(np.argmax(rule_hint[o]))
-        ints[top] += one - sum(ints)
-        if ints[top] < 0:  # the row summed to more than 1 + its largest entry: a vertex
-            ints = [one if j == top else 0 for j in range(len(ints))]
-        rows.append([Fraction(v, one) for v in ints])
-    return _lift_rule(orbits, rows)
+    exact distribution by giving its largest entry what the row lacks (or has too much)
+    (theory/exact_rows.py)."""
+    rows = exact_stochastic(rule_hint[:orbits.count], rounding=dyadic(DYADIC_BITS),
+                            completion=LARGEST)
+    return lift_rule(orbits, rows)
 
 
 def rationalised_prior(orbits: Orbits, hint: WorstHint, n: int) -> list[Fraction] | None:
     """A fallback: the hint's prior rounded to multiples of 2^-DYADIC_BITS, normalised
-    exactly (any distribution gives a valid upper bound, only a weaker one)."""
-    if hint.prior is None:
+    exactly (any distribution gives a valid upper bound, only a weaker one); None without
+    a prior or its mass."""
+    if hint.prior is None or not has_mass(hint.prior):
         return None
-    rho = _dyadic(hint.prior)
-    total = sum(rho)
-    if total == 0:
-        return None
+    mass = exact_distribution(hint.prior, rounding=dyadic(DYADIC_BITS))
     prior = [Fraction(0)] * n
-    members = _members(orbits)
-    for r, a in zip(rho, hint.x_orbits.tolist(), strict=False):
+    members = orbit_members(orbits)
+    for share, a in zip(mass, hint.x_orbits.tolist(), strict=False):
         for x in members[a]:  # the orbit's mass, shared equally by its members
-            prior[x] = Fraction(r, total * int(orbits.sizes[a]))
+            prior[x] = share / int(orbits.sizes[a])
     return prior
 
 

@@ -16,7 +16,6 @@ from fractions import Fraction
 import numpy as np
 
 from dpverify.spec.symmetric import swap_blocks
-from dpverify.theory.rr import kron_apply, rr_channel
 
 
 @dataclass(frozen=True, eq=False)
@@ -82,31 +81,13 @@ def trivial_orbits(k: int) -> Orbits:
     return Orbits(ids=idx, reps=idx, sizes=np.ones(n, dtype=np.int64), blocks=())
 
 
-def reduced_rr_data(lambdas: Sequence[float], gain: np.ndarray, orbits: Orbits,
-                    relevant: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """RR's worst-case decision LP (KOV eqs. 4, 6) on orbits, in floats, for the LP hint.
-
-    Returns (A, G, x_orbits): A[a, o] = sum_{tau in o} P[rep(a), tau] for the relevant
-    x-orbits a, G[a, y] = w(f(rep(a)), y). The reduced LP: maximise t subject to
-    sum_{o, y} A[a, o] G[a, y] q[o, y] >= t for every a, sum_y q[o, y] = 1, q >= 0.
-    """
-    n = gain.shape[0]
-    indicator = np.zeros((n, orbits.count))
-    indicator[np.arange(n), orbits.ids] = 1.0
-    SP = kron_apply([rr_channel(lam) for lam in lambdas], indicator)
-    x_orbits = np.arange(orbits.count)
-    if relevant is not None:
-        x_orbits = x_orbits[relevant[orbits.reps]]
-    reps = orbits.reps[x_orbits]
-    return SP[reps], gain[reps], x_orbits
-
-
-
-def _lift_rule(orbits: Orbits, rows: list[list[Fraction]]) -> list[tuple[Fraction, ...]]:
+def lift_rule(orbits: Orbits, rows: list[list[Fraction]]) -> list[tuple[Fraction, ...]]:
+    """A rule per tau-orbit as a rule on every tau (each decides as its orbit)."""
     return [tuple(rows[o]) for o in orbits.ids.tolist()]
 
 
-def _members(orbits: Orbits) -> list[list[int]]:
+def orbit_members(orbits: Orbits) -> list[list[int]]:
+    """The inputs of every orbit, in input order."""
     out: list[list[int]] = [[] for _ in range(orbits.count)]
     for x, o in enumerate(orbits.ids.tolist()):
         out[o].append(x)

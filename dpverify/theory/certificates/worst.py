@@ -5,8 +5,9 @@ its LP dual), the bound sum(v) of bounds.py equals RR's worst-case value (LP dua
 rule and the prior are found, per sub-problem (the observer, or one own bit of a party):
 
 1. from float hints, by complementary slackness (repair.py): cheap when it works;
-2. by the exact revised simplex (dpverify.theory.exact_lp), started from the optimal basis
-   of a float solve of the same standard-form LP (`basis_finder`), when the LP is small;
+2. by the exact revised simplex (theory/worst_lp.py, the LP written once), started from the
+   optimal basis of a float solve of the same standard-form LP (`basis_finder`), when the
+   LP is small;
 3. failing both, from the rationalised hints: a valid, weaker certificate (a bracket).
 
 lambda = e^eps: the rule is found at rationals lambda_lo <= e^eps (RR is then DP) and the
@@ -15,33 +16,30 @@ prior at lambda_hi >= e^eps (the bound then holds), theory.md "Certificates".
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from fractions import Fraction
 
-import numpy as np
-
 from dpverify.theory.certificates.bounds import (
-    _finish,
-    normalised,
+    finish,
     rule_value,
     upper_from_prior,
 )
 from dpverify.theory.certificates.format import Certificate
 from dpverify.theory.certificates.repair import (
     WorstHint,
-    _for_accuracy,
-    _relevant,
     exact_worst_prior,
     exact_worst_rule,
+    for_accuracy,
     rationalised_prior,
     rationalised_rule,
+    relevant_mask,
     repair_unknowns,
     uniform_prior,
 )
-from dpverify.theory.certificates.symmetry import Orbits, _lift_rule, _members
-from dpverify.theory.exact import Scaled, rr_apply
-from dpverify.theory.exact_lp import ExactLpError, simplex_from_basis
+from dpverify.theory.certificates.symmetry import Orbits, lift_rule, orbit_members
+from dpverify.theory.exact import Scaled
+from dpverify.theory.units import units_of
+from dpverify.theory.worst_lp import BasisFinder, WorstLp, solve_exact
 
 # The exact revised simplex keeps B^-1 (rows^2 rationals, updated at every pivot): used
 # while the standard-form LP has at most this many rows.
@@ -54,130 +52,32 @@ MAX_REPAIR_UNKNOWNS = 400
 # A bracket is accepted from the fast path when its relative width is below this.
 BRACKET_TOLERANCE = Fraction(1, 10**12)
 
-# (dense float rows, rhs, cost) of a standard-form LP (maximise cost z, rows z = rhs,
-# z >= 0) -> the columns of an optimal basis found in floats (one per row), or None.
-BasisFinder = Callable[[np.ndarray, np.ndarray, np.ndarray], Sequence[int] | None]
-
-
-@dataclass(frozen=True, eq=False)
-class WorstLp:
-    """RR's worst-case decision LP (KOV eq. 6; eq. 4 for a party's own bit) on orbits, in
-    standard form, with t = t' + g_min (g_min the smallest gain, so t' >= 0):
-
-        sum_{o,y} A[a,o] w(a,y) q[o,y] - t' - s_a = g_min   for every relevant x-orbit a
-        sum_y q[o,y] = 1                                   for every tau-orbit o
-        maximise t'
-
-    Columns: q[o, y] at o * m + y, then t' (`t_col`), then the slacks s_a. `start` is a
-    feasible basis: q[o, 0] = 1 (accuracy w(x, 0) at every x, as the rows of P sum to 1),
-    t' at the smallest of those, the other slacks basic.
-    """
-
-    rows: list[list[Fraction]]
-    rhs: list[Fraction]
-    cost: list[Fraction]
-    start: list[int]
-    x_orbits: list[int]
-    r: int
-    m: int
-    gmin: Fraction
-
-    @property
-    def t_col(self) -> int:
-        return self.r * self.m
-
-
-def worst_lp(lambdas: Sequence[Fraction], gain: Scaled, party: int, bit: int | None,
-             orbits: Orbits) -> WorstLp:
-    n, m = gain.num.shape
-    k = n.bit_length() - 1
-    mask = _relevant(k, party, bit)
-    r = orbits.count
-    x_orbits = [a for a in range(r) if mask is None or mask[int(orbits.reps[a])]]
-    ind = np.zeros((n, r), dtype=object)
-    ind[np.arange(n), orbits.ids] = 1
-    A = rr_apply(lambdas, Scaled(ind, 1))  # A[x, o] = sum_{tau in o} P[x, tau]
-    g = [[Fraction(int(v), gain.den) for v in gain.num[int(orbits.reps[a])]] for a in x_orbits]
-    gmin = min(min(row) for row in g)
-    nq = r * m
-    width = nq + 1 + len(x_orbits)
-    rows, rhs = [], []
-    for i, a in enumerate(x_orbits):
-        x = int(orbits.reps[a])
-        row = [Fraction(0)] * width
-        for o in range(r):
-            coef = Fraction(int(A.num[x, o]), A.den)
-            for y in range(m):
-                row[o * m + y] = coef * g[i][y]
-        row[nq] = Fraction(-1)
-        row[nq + 1 + i] = Fraction(-1)
-        rows.append(row)
-        rhs.append(gmin)
-    for o in range(r):
-        row = [Fraction(0)] * width
-        for y in range(m):
-            row[o * m + y] = Fraction(1)
-        rows.append(row)
-        rhs.append(Fraction(1))
-    cost = [Fraction(0)] * width
-    cost[nq] = Fraction(1)
-    worst = min(range(len(x_orbits)), key=lambda i: g[i][0])
-    start = [o * m for o in range(r)]
-    start += [nq + 1 + i for i in range(len(x_orbits)) if i != worst] + [nq]
-    return WorstLp(rows, rhs, cost, start, x_orbits, r, m, gmin)
-
-
-def _float_basis(lp: WorstLp, basis_finder: BasisFinder | None) -> list[int] | None:
-    if basis_finder is None:
-        return None
-    rows = np.array([[float(v) for v in row] for row in lp.rows], dtype=np.float64)
-    rhs = np.array([float(v) for v in lp.rhs], dtype=np.float64)
-    cost = np.array([float(v) for v in lp.cost], dtype=np.float64)
-    found = basis_finder(rows, rhs, cost)
-    return None if found is None else list(found)
-
-
 def exact_worst_lp(lambdas: Sequence[Fraction], gain: Scaled, party: int, bit: int | None,
                    orbits: Orbits, basis_finder: BasisFinder | None = None,
                    basis: Sequence[int] | None = None
                    ) -> tuple[list, list[Fraction], Fraction, tuple[int, ...]]:
-    """RR's worst-case LP on orbits, solved exactly (the revised simplex, from `basis`, else
-    from a float solve's basis, else from the crash basis). Returns (rule over all tau,
-    minimax prior, value, the optimal basis).
-
-    The prior is the dual of the x-orbit rows: rho_a = -y_a (the reduced cost of s_a is y_a
-    <= 0 at the optimum, and t' basic gives sum_a rho_a = 1).
-    """
-    lp = worst_lp(lambdas, gain, party, bit, orbits)
-    starts: list[Sequence[int] | None] = [basis] if basis is not None else []
-    starts += [_float_basis(lp, basis_finder), lp.start]
-    solution = None
-    for start in starts:
-        if start is None:
-            continue
-        try:
-            solution = simplex_from_basis(lp.rows, lp.rhs, lp.cost, start)
-            break
-        except ExactLpError:
-            if start is lp.start:
-                raise
-    assert solution is not None  # the crash basis is always feasible
-    r, m = lp.r, lp.m
-    rule_rows = [[solution.z[o * m + y] for y in range(m)] for o in range(r)]
+    """RR's worst-case LP on orbits (theory/worst_lp.py, over_input_orbits), solved exactly:
+    (rule over all tau, minimax prior per input, value, the optimal basis). The prior of an
+    input is its orbit's mass shared equally by the orbit's members."""
     n = gain.num.shape[0]
+    lp = WorstLp.over_input_orbits(lambdas, orbits, relevant=relevant_mask(n.bit_length() - 1,
+                                                                         party, bit),
+                                   gain_exact=gain)
+    found = solve_exact(lp, basis=basis, basis_finder=basis_finder)
     prior = [Fraction(0)] * n
-    members = _members(orbits)
-    for i, a in enumerate(lp.x_orbits):
-        weight = -solution.y[i]
+    members = orbit_members(orbits)
+    assert lp.sizes is not None
+    for mass, a, size in zip(found.masses, lp.rows.tolist(), lp.sizes.tolist(), strict=True):
         for x in members[a]:
-            prior[x] = weight / int(orbits.sizes[a])
-    return (_lift_rule(orbits, rule_rows), prior, solution.value + lp.gmin,
-            solution.basis)
+            prior[x] = mass / size
+    return lift_rule(orbits, found.rule), prior, found.value, found.basis
 
 
-def exact_rows(orbits: Orbits, relevant_orbits: int) -> int:
-    """Rows of the standard-form worst-case LP of one sub-problem."""
-    return relevant_orbits + orbits.count
+def exact_rows(orbits: Orbits, party: int, bit: int | None) -> int:
+    """Rows of the exact standard form of one sub-problem (theory/worst_lp.py)."""
+    k = int(orbits.ids.size).bit_length() - 1
+    return WorstLp.over_input_orbits([Fraction(1)] * k, orbits,
+                                     relevant=relevant_mask(k, party, bit)).exact_rows()
 
 
 def _close(value: Fraction, bound: Fraction, exact: bool) -> bool:
@@ -192,7 +92,7 @@ def _best_prior(upper, gain: Scaled, party: int, bit, orbits: Orbits, hint: Wors
     on the sub-problem (XOR-like problems), the hint's support with near-ties, then with
     exact ties only. Returns ((bound, prior, mu) with the smallest bound, reason)."""
     n = gain.num.shape[0]
-    relevant = _relevant(n.bit_length() - 1, party, bit)
+    relevant = relevant_mask(n.bit_length() - 1, party, bit)
     found = None
     why = ""
     for attempt in ("uniform", "near-ties", "ties"):
@@ -223,12 +123,6 @@ def _exact_subproblem(lower, upper, gain: Scaled, party: int, bit, orbits: Orbit
     return rule, (bound, prior, mu)
 
 
-def relevant_orbit_count(orbits: Orbits, party: int, bit: int | None) -> int:
-    k = int(orbits.ids.size).bit_length() - 1
-    mask = _relevant(k, party, bit)
-    return orbits.count if mask is None else int(np.count_nonzero(mask[orbits.reps]))
-
-
 def _fast_path(lower, upper, gain: Scaled, party: int, bit, orbits: Orbits, hint: WorstHint,
                exact_lambdas: bool):
     """Complementary slackness on the hints: (rule or None, why, value, found, why_prior)."""
@@ -236,8 +130,8 @@ def _fast_path(lower, upper, gain: Scaled, party: int, bit, orbits: Orbits, hint
     rule, why_rule = exact_worst_rule(lower, gain, party, bit, orbits, hint)
     value = None
     if rule is not None:
-        value = rule_value(lower, gain, party, _for_accuracy(rule, party), True,
-                           _relevant(k, party, bit))
+        value = rule_value(lower, gain, party, for_accuracy(rule, party), True,
+                           relevant_mask(k, party, bit))
     found, why_prior = _best_prior(upper, gain, party, bit, orbits, hint, value, exact_lambdas)
     return rule, why_rule, value, found, why_prior
 
@@ -248,7 +142,7 @@ def _worst_subproblem(lower, upper, gain: Scaled, party: int, bit, orbits: Orbit
     """One sub-problem (observer, or a party's own bit): (rule, (bound, prior, mu), notes)."""
     n = gain.num.shape[0]
     where = "" if bit is None else f" (own bit {bit})"
-    small = exact_rows(orbits, relevant_orbit_count(orbits, party, bit)) <= MAX_EXACT_ROWS
+    small = exact_rows(orbits, party, bit) <= MAX_EXACT_ROWS
     if hint is None:  # no float hint (the hint LP failed): the exact simplex directly
         rule, found = _exact_subproblem(lower, upper, gain, party, bit, orbits, basis_finder)
         return rule, found, []
@@ -283,7 +177,7 @@ def _rationalised(upper, gain: Scaled, party: int, bit, orbits: Orbits, hint: Wo
     """The hints as exact rationals, without repair: the rationalised rule, and the better
     of the rationalised and the uniform prior (each exactly a bound)."""
     n = gain.num.shape[0]
-    candidates = [uniform_prior(n, _relevant(n.bit_length() - 1, party, bit))]
+    candidates = [uniform_prior(n, relevant_mask(n.bit_length() - 1, party, bit))]
     fallback = rationalised_prior(orbits, hint, n)
     if fallback is not None:
         candidates.insert(0, fallback)
@@ -310,7 +204,8 @@ def worst_certificate(agent: str, outputs, gain_exact, party: int,
     eq. 4), and a prior on one own bit's inputs is a prior on all inputs: the smallest
     bound is kept.
     """
-    gain, lo, span = normalised(gain_exact)
+    units = units_of(gain_exact)
+    gain = Scaled.from_fractions(units.exact)
     bits = [None] if party == 0 else [0, 1]
     notes: list[str] = []
     rules = {}
@@ -325,9 +220,8 @@ def worst_certificate(agent: str, outputs, gain_exact, party: int,
     decision = tuple(tuple(r) for r in rules[None]) if party == 0 else \
         tuple(tuple(tuple(r) for r in rules[b]) for b in (0, 1))
     value = rule_value(lower, gain, party, decision, worst=True)
-    mu = [span * v + lo * p for v, p in zip(mu, prior, strict=False)]
     original = Scaled.from_fractions(gain_exact)
-    return _finish(agent, "worst", outputs, gain_exact, original, party, lower, upper, prior,
-                   mu, span * bound + lo, decision, span * value + lo, exact_lambdas,
-                   uniform=False, notes=tuple(notes))
+    return finish(agent, "worst", outputs, gain_exact, original, party, lower, upper, prior,
+                  units.dual_to_user(mu, prior), units.to_user(bound), decision,
+                  units.to_user(value), exact_lambdas, uniform=False, notes=tuple(notes))
 

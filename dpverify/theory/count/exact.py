@@ -29,6 +29,8 @@ from fractions import Fraction
 import numpy as np
 from flint import fmpq, fmpq_mat
 
+from dpverify.theory.exact_rows import exact_stochastic
+
 
 def _mat(rows: Sequence[Sequence[Fraction]]) -> fmpq_mat:
     r, c = len(rows), len(rows[0])
@@ -44,18 +46,13 @@ def _fractions(m: fmpq_mat) -> list[list[Fraction]]:
 def exact_dp_mechanism(x: np.ndarray, alpha: Fraction) -> list[list[Fraction]]:
     """x (floats) made an exactly row-stochastic, exactly alpha-DP mechanism.
 
-    Negatives are clipped and rows normalised exactly; then x is mixed with the uniform
-    mechanism U (1-DP, slack (1 - alpha) / N in every DP constraint) by the least theta
-    with (1 - theta) v <= theta (1 - alpha) / N, v the largest violation of
-    alpha x[i+1, r] <= x[i, r] or alpha x[i, r] <= x[i+1, r]. alpha = 1 asks for equal
-    rows: the mean row, repeated.
+    Negatives are clipped and rows normalised exactly (theory/exact_rows.py); then x is
+    mixed with the uniform mechanism U (1-DP, slack (1 - alpha) / N in every DP
+    constraint) by the least theta with (1 - theta) v <= theta (1 - alpha) / N, v the
+    largest violation of alpha x[i+1, r] <= x[i, r] or alpha x[i, r] <= x[i+1, r].
+    alpha = 1 asks for equal rows: the mean row, repeated.
     """
-    rows = []
-    for row in np.clip(np.asarray(x, dtype=np.float64), 0.0, None).tolist():
-        exact = [Fraction(v) for v in row]
-        total = sum(exact)
-        n = len(exact)
-        rows.append([v / total for v in exact] if total > 0 else [Fraction(1, n)] * n)
+    rows = exact_stochastic(x)
     N = len(rows)
     if N == 1 or alpha == 0:
         return rows
@@ -113,12 +110,3 @@ def geometric_lower_bound(G_lo: Sequence[Sequence[Fraction]],
     scores = _mat(G_lo).transpose() * _mat(weighted)  # [k, r] = sum_i G[i,k] q_i l(i,r)
     return sum((min(row) for row in _fractions(scores)), Fraction(0))
 
-
-def exact_distribution(q: np.ndarray, support: Sequence[int], size: int) -> list[Fraction]:
-    """A float weight vector on `support` made an exact distribution (uniform if empty)."""
-    out = [Fraction(0)] * size
-    values = [Fraction(max(float(q[i]), 0.0)) for i in support]
-    total = sum(values)
-    for i, v in zip(support, values, strict=False):
-        out[i] = v / total if total > 0 else Fraction(1, len(support))
-    return out

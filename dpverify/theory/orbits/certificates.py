@@ -19,6 +19,7 @@ own bit, as in theory/certificates/bounds.py.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -27,7 +28,9 @@ from typing import ClassVar
 import numpy as np
 
 from dpverify.theory.certificates.format import BRACKET, PROVED, UNPROVED, Certificate
+from dpverify.theory.exact import first_argmax, row_max
 from dpverify.theory.orbits.space import OrbitArray, OrbitSpace, apply_m, apply_n, masses
+from dpverify.theory.units import Units, units_of
 
 FORMAT = "dpverify-orbit-certificate/1"
 
@@ -68,12 +71,15 @@ class OrbitProblem:
     def space(self, lambdas: Sequence[Fraction]) -> OrbitSpace:
         return OrbitSpace(self.sizes, tuple(Fraction(v) for v in lambdas))
 
-    def unit(self) -> tuple[OrbitArray, Fraction, Fraction]:
-        flat = [w for row in self.gain for w in row]
-        lo, hi = min(flat), max(flat)
-        span = hi - lo if hi > lo else Fraction(1)
-        return (OrbitArray.from_fractions([[(w - lo) / span for w in row] for row in self.gain]),
-                lo, span)
+    @functools.cached_property
+    def units(self) -> Units:
+        """The gains' units (theory/units.py): w = lo + span w'."""
+        return units_of(self.gain)
+
+    @functools.cached_property
+    def unit_gain(self) -> OrbitArray:
+        """The normalised gains w' on the input orbits, exactly."""
+        return OrbitArray.from_fractions(self.units.exact)
 
     def own_bits(self) -> list[int] | None:
         """The own party's bit in every input orbit (a party agent), else None."""
@@ -104,14 +110,10 @@ def label_scores(problem: OrbitProblem, space: OrbitSpace, gain: OrbitArray,
     return out
 
 
-def _row_max(num: np.ndarray) -> np.ndarray:
-    return np.array([max(row) for row in num.tolist()], dtype=object)
-
-
 def best_labels(parts: list[OrbitArray]) -> OrbitArray:
     """v^_J = sum over parts of max_y scores^_J[y]: the masses of the best label's right-hand
     side of (C) (a positive factor |J| per row leaves the maximum where it is)."""
-    v = sum((_row_max(p.num) for p in parts[1:]), _row_max(parts[0].num))
+    v = sum((row_max(p.num) for p in parts[1:]), row_max(parts[0].num))
     return OrbitArray(np.array(v, dtype=object)[:, None], parts[0].den)
 
 
@@ -166,14 +168,6 @@ def average_value(v: OrbitArray) -> Fraction:
     return Fraction(sum(int(a) for a in v.num[:, 0].tolist()), v.den)
 
 
-def _first_argmax(row: list) -> int:
-    best = 0
-    for y in range(1, len(row)):
-        if row[y] > row[best]:
-            best = y
-    return best
-
-
 def argmax_rule(problem: OrbitProblem, parts: list[OrbitArray]):
     """RR's optimal average-case rule on corner orbits from the uniform prior's scores
     (KOV eq. 5; per own bit, eq. 2); ties to the first output."""
@@ -181,7 +175,7 @@ def argmax_rule(problem: OrbitProblem, parts: list[OrbitArray]):
     for scores in parts:
         rule = []
         for row in scores.num.tolist():
-            best = _first_argmax(row)
+            best = first_argmax(row)
             rule.append(tuple(Fraction(int(y == best)) for y in range(len(row))))
         rules.append(tuple(rule))
     return rules[0] if problem.own is None else tuple(rules)
@@ -202,15 +196,15 @@ def finish(agent: str, accuracy: str, problem: OrbitProblem, lower, upper,
     """Check (C) at the best labels (normalised units), map the bounds back to the user's
     gains (mu = span mu' + lo pi, bound = span bound' + lo, value = span value' + lo), and
     build the certificate, with per-input values (masses / |W|)."""
-    _, lo, span = problem.unit()
+    units = problem.units
     up = problem.space(upper)
     failure = check_upper(up, mu, v)
     sizes = up.orbit_sizes()
     pi = [Fraction(int(p), prior_mass.den * s) for p, s in
           zip(prior_mass.num[:, 0].tolist(), sizes, strict=True)]
-    mu_user = [span * Fraction(int(m), mu.den * s) + lo * p for m, s, p in
-               zip(mu.num[:, 0].tolist(), sizes, pi, strict=True)]
-    bound, value = span * bound + lo, span * value + lo
+    mu_user = units.dual_to_user([Fraction(int(m), mu.den * s) for m, s in
+                                  zip(mu.num[:, 0].tolist(), sizes, strict=True)], pi)
+    bound, value = units.to_user(bound), units.to_user(value)
     result = status(value, bound, exact)
     if failure:
         result = str(UNPROVED)
@@ -226,7 +220,7 @@ def average_certificate(agent: str, problem: OrbitProblem, lower, upper,
                         exact: bool) -> OrbitCertificate:
     """Uniform prior 2^-k (masses |W| / 2^k), mu = S^-1 v at the upper lambdas; the argmax
     rule at the lower ones, whose value is sum_J v^_J there."""
-    gain, _, _ = problem.unit()
+    gain = problem.unit_gain
     up = problem.space(upper)
     prior = OrbitArray(np.array(up.orbit_sizes(), dtype=object)[:, None], 2 ** up.parties)
     parts = label_scores(problem, up, gain, prior)
@@ -245,7 +239,7 @@ def worst_certificate(agent: str, problem: OrbitProblem, lower, upper, exact: bo
     rationals, rows distributions): the bound at the upper lambdas, the rule's worst-case
     value at the lower ones. Both are exact whatever the prior and the rule; they meet
     when both are optimal (LP duality)."""
-    gain, _, _ = problem.unit()
+    gain = problem.unit_gain
     up = problem.space(upper)
     prior = OrbitArray.from_fractions([[Fraction(m)] for m in prior_mass])
     mu, bound, v = upper_from_prior(problem, up, gain, prior)

@@ -43,6 +43,8 @@ from fractions import Fraction
 import numpy as np
 from flint import fmpz_mat, fmpz_poly
 
+from dpverify.theory.exact import lambda_pq
+
 
 @dataclass(frozen=True)
 class OrbitSpace:
@@ -77,16 +79,6 @@ class OrbitSpace:
         for n in self.sizes:
             out = [a * math.comb(n, w) for a in out for w in range(n + 1)]
         return out
-
-    def with_lambdas(self, lambdas) -> OrbitSpace:
-        return OrbitSpace(self.sizes, tuple(Fraction(v) for v in lambdas))
-
-
-def pq(lam: Fraction) -> tuple[int, int]:
-    lam = Fraction(lam)
-    if lam < 1:
-        raise ValueError(f"lambda must be >= 1: {lam}")
-    return lam.numerator, lam.denominator
 
 
 @functools.lru_cache(maxsize=32)
@@ -165,7 +157,7 @@ def _apply(space: OrbitSpace, array: OrbitArray, inverse: bool) -> tuple[np.ndar
     t = array.num.reshape(*dims, cols)
     scale = 1
     for axis, (n, lam) in enumerate(zip(space.sizes, space.lambdas, strict=True)):
-        p, q = pq(lam)
+        p, q = lambda_pq(lam)
         if inverse and p == q:
             continue
         moved = np.moveaxis(t, axis, 0)
@@ -198,16 +190,4 @@ def apply_n(space: OrbitSpace, masses: OrbitArray) -> OrbitArray:
 def masses(values: OrbitArray, sizes: list[int]) -> OrbitArray:
     """Per-input (or per-corner) values -> masses: the total over each orbit."""
     return OrbitArray(values.num * np.array(sizes, dtype=object)[:, None], values.den)
-
-
-def float_corner_matrix(space: OrbitSpace) -> np.ndarray:
-    """M[W, J] as floats (entries below the float range become 0): for float LPs."""
-    out: np.ndarray = np.ones((1, 1))
-    for n, lam in zip(space.sizes, space.lambdas, strict=True):
-        p, q = pq(lam)
-        den = denominator(p, q, n)
-        values = np.array([int(v) / den for v in class_matrix_t(p, q, n).entries()],
-                          dtype=np.float64).reshape(n + 1, n + 1).T  # correctly rounded
-        out = np.kron(out, values)
-    return out
 

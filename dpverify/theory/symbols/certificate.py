@@ -38,8 +38,9 @@ from dpverify.theory.certificates.format import (
     PROVED,
     UNPROVED,
     Certificate,
-    _nested_strings,
+    nested_strings,
 )
+from dpverify.theory.exact_rows import snap
 from dpverify.theory.symbols.rays import exact_ray_sums, integer_rays
 
 FORMAT = "dpverify-mary-certificate/1"
@@ -95,7 +96,7 @@ def repaired_upper(lambdas: Sequence[Fraction], alphabets: Sequence[int], party:
     weights = exact_ray_sums(rays, np.ones(len(mu), dtype=object))  # sum_x T_s[x] > 0
     candidates = []
     for exact_mu in ([Fraction(float(v)) for v in mu],
-                     [Fraction(float(v)).limit_denominator(SNAP_DENOMINATOR) for v in mu]):
+                     [snap(SNAP_DENOMINATOR)(float(v)) for v in mu]):
         mu_num, mu_den = _scaled(exact_mu)
         lhs = exact_ray_sums(rays, mu_num)
         shift = Fraction(0)
@@ -167,7 +168,7 @@ class SymbolCertificate(Certificate):
     def _to_json(self, problem: str) -> dict:
         out = super()._to_json(problem)
         lower = out["lower"]
-        out["lower"] = {"lambdas": lower["lambdas"], "channels": _nested_strings(self.channels),
+        out["lower"] = {"lambdas": lower["lambdas"], "channels": nested_strings(self.channels),
                         "decision": lower["decision"], "value": lower["value"]}
         return out
 

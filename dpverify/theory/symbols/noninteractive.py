@@ -27,6 +27,14 @@ from fractions import Fraction
 
 import numpy as np
 
+from dpverify.theory.exact_rows import (
+    LARGEST,
+    clean_stochastic,
+    dyadic,
+    exact_stochastic,
+    finite_mass,
+    snap,
+)
 from dpverify.theory.protocols.random import random_kernel, within_budget
 from dpverify.theory.protocols.transcripts import Transcripts
 from dpverify.theory.symbols.rays import binary_mechanism, ray_matrix, rr_symbols
@@ -122,9 +130,8 @@ def merged_channel(m: int, lam: float, theta: np.ndarray) -> np.ndarray:
     """One party alone: the LP's label columns sum_r theta[r, l] ray_r are a channel whose
     outputs are the decisions (KOV's merging of transcripts, read backwards); it reaches
     the LP's optimum, since the relaxation is exact for one party."""
-    C = ray_matrix(m, lam) @ np.asarray(theta, dtype=float).clip(0.0, None)
-    C = C[:, C.sum(axis=0) > 1e-15]
-    return within_budget(C / C.sum(axis=1, keepdims=True), lam)
+    C = ray_matrix(m, lam) @ finite_mass(theta)
+    return within_budget(clean_stochastic(C[:, C.sum(axis=0) > 1e-15]), lam)
 
 
 def random_channels(alphabets: Sequence[int], lambdas: Sequence[float],
@@ -147,15 +154,14 @@ def exact_channel(C: np.ndarray, lam: Fraction, bits: int = WITNESS_BITS
     dyadic t >= max over columns of d / (d + (lambda - 1) / M), d = max - lambda min, after
     which every column has max <= lambda min exactly."""
     lam = Fraction(lam)
-    floats = np.clip(np.asarray(C, dtype=float), 0.0, None)
-    floats = floats[:, floats.max(axis=0) > DEAD_OUTPUT]
-    floats = floats / floats.sum(axis=1, keepdims=True)
-    snapped = _completed(floats, lambda v: Fraction(v).limit_denominator(SNAP_DENOMINATOR))
+    floats = finite_mass(C)
+    floats = clean_stochastic(floats[:, floats.max(axis=0) > DEAD_OUTPUT])
+    snapped = exact_stochastic(floats, rounding=snap(SNAP_DENOMINATOR), completion=LARGEST)
     if is_dp_channel(snapped, lam) and \
             np.abs(np.array(snapped, dtype=float) - floats).max() <= SNAP_DISTANCE:
         return snapped
     scale = 1 << bits
-    rows = _completed(floats, lambda v: Fraction(math.floor(v * scale), scale))
+    rows = exact_stochastic(floats, rounding=dyadic(bits, floor=True), completion=LARGEST)
     M = len(rows[0])
     t = Fraction(0)
     for o in range(M):
@@ -166,18 +172,6 @@ def exact_channel(C: np.ndarray, lam: Fraction, bits: int = WITNESS_BITS
     if t > 0:
         t = min(Fraction(1), Fraction(math.ceil(t * scale), scale))
         rows = [[(1 - t) * v + t / M for v in row] for row in rows]
-    return rows
-
-
-def _completed(floats: np.ndarray, exact) -> list[list[Fraction]]:
-    """Each entry made exact by `exact`, each row completed to sum 1 on its largest entry
-    (a row that would then go negative is left as it is: the DP check refuses it)."""
-    rows = []
-    for row in floats.tolist():
-        entries = [exact(v) for v in row]
-        j = int(np.argmax(row))
-        entries[j] += 1 - sum(entries, Fraction(0))
-        rows.append(entries)
     return rows
 
 

@@ -23,7 +23,6 @@ Input order is mixed radix with x1 the most significant symbol (dpverify.spec.al
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from fractions import Fraction
 
@@ -104,10 +103,6 @@ def symbol_label_gains(gain: np.ndarray, alphabets: Sequence[int], party: int
     for col, label in enumerate(labels):
         out[:, col] = gain[np.arange(n), np.asarray(label)[own]]
     return out, labels
-
-
-def ray_product_count(alphabets: Sequence[int]) -> int:
-    return math.prod(ray_count(m) for m in alphabets)
 
 
 def exact_ray_sums(int_rays: Sequence[np.ndarray], num: np.ndarray) -> np.ndarray:

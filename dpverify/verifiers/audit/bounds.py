@@ -96,11 +96,8 @@ def exact_bracket(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
     from dpverify.checker import CertificateFormatError, check_certificate
     from dpverify.verifiers.multiparty.certify import certify_agent
 
-    def normalised(v: Fraction) -> Fraction:
-        return (v - units.lo) / units.span
-
     if proof and proof.get("status") == "proved-optimal" and proof.get("value"):
-        value = normalised(rational(proof["value"]))
+        value = units.to_unit(rational(proof["value"]))
         return value, value
     try:
         cert = certify_agent(spec, agent, accuracy, None, options)
@@ -109,8 +106,8 @@ def exact_bracket(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
         return f"no exact certificate: {exc}"
     if not checked.ok:  # the construction and the checker disagree: never a verdict
         return f"the exact certificate fails the independent check ({checked.message})"
-    return normalised(rational(cert["lower"]["value"])), \
-        normalised(rational(cert["upper"]["bound"]))
+    return units.to_unit(rational(cert["lower"]["value"])), \
+        units.to_unit(rational(cert["upper"]["bound"]))
 
 
 def float_ceiling(level: Fraction) -> Fraction:

@@ -28,7 +28,6 @@ import numpy as np
 
 from dpverify.lp import solve
 from dpverify.spec.count_model import CountSpec
-from dpverify.spec.losses import loss_table
 from dpverify.spec.mechanism_audit import MechanismAudit
 from dpverify.theory.count.geometric import (
     as_exact_array,
@@ -37,9 +36,10 @@ from dpverify.theory.count.geometric import (
     minimax_loss,
     privacy_level,
 )
+from dpverify.theory.units import Units
 from dpverify.verifiers.audit.result import rational_text
 from dpverify.verifiers.count.lps import best_post_processing
-from dpverify.verifiers.count.verifier import geometric_bound, verify_count
+from dpverify.verifiers.count.verifier import geometric_bound, loss_units, verify_count
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.result import ProblemResult, Verdict
 
@@ -133,17 +133,12 @@ def _optimum(consumer: CountSpec, options: VerifyOptions) -> tuple[float | None,
     return result.mechanism_optimum, result.geometric_value, ""
 
 
-def _loss_of(audit: MechanismAudit, options: VerifyOptions
+def _loss_of(audit: MechanismAudit, units: Units, options: VerifyOptions
              ) -> tuple[float, float, np.ndarray] | str:
     """The consumer's loss under its best post-processing of x, as (lower, upper, T) in
     user units: upper is the loss of x T for an explicit T, lower a bound from the prior."""
     consumer = audit.consumer
-    exact = loss_table(consumer)
-    rows = (list(consumer.side_information) if consumer.prior is None
-            else [i for i, p in enumerate(consumer.prior) if p > 0])
-    values = [Fraction(v) for i in rows for v in exact[i]]
-    lo, span = min(values), max(values) - min(values) or Fraction(1)
-    unit = np.array([[float((Fraction(v) - lo) / span) for v in row] for row in exact])
+    unit = units.unit
     x = np.array([[float(v) for v in row] for row in audit.mechanism.matrix])
     N = x.shape[0]
     if consumer.prior is not None:
@@ -162,7 +157,8 @@ def _loss_of(audit: MechanismAudit, options: VerifyOptions
         T = found.T
         high = float(minimax_loss(x @ T, unit, consumer.side_information))
         low = min(high, geometric_bound(x, unit, found.q))
-    return float(lo) + float(span) * low, float(lo) + float(span) * high, T
+    low_user, high_user = units.user_array(np.array([low, high])).tolist()
+    return low_user, high_user, T
 
 
 def audit_mechanism(audit: MechanismAudit, options: VerifyOptions) -> ProblemResult:
@@ -188,14 +184,17 @@ def audit_mechanism(audit: MechanismAudit, options: VerifyOptions) -> ProblemRes
         at_level = replace(consumer, alpha=float(level), alpha_exact=Fraction(level),
                            epsilon_exact=None)
         achieved_opt, _, why_a = _optimum(at_level, options)
-    loss = _loss_of(audit, options)
+    # the loss's units over the rows that matter, as the optimum's (verify_count): the
+    # tolerance is relative to that range, not to rows outside the side information
+    units = loss_units(consumer)
+    loss = _loss_of(audit, units, options)
     verdict, reason = Verdict.ERROR, why or (loss if isinstance(loss, str) else "")
     low = high = None
     T = None
     if not isinstance(loss, str):
         low, high, T = loss
-        verdict, reason = decide(low, high, optimal, achieved_opt, private, options.tol,
-                                 _span(consumer), why)
+        verdict, reason = decide(low, high, optimal, achieved_opt, private,
+                                 units.user_width(options.tol), why)
     if achieved_opt is None and why_a:
         reason = "; ".join(r for r in (reason, why_a) if r)
     eff = None
@@ -209,15 +208,10 @@ def audit_mechanism(audit: MechanismAudit, options: VerifyOptions) -> ProblemRes
     return ProblemResult(mech.name, mech.source, "mechanism", (result,), header)
 
 
-def _span(consumer: CountSpec) -> float:
-    flat = [float(v) for row in loss_table(consumer) for v in row]
-    return (max(flat) - min(flat)) or 1.0
-
-
 def decide(low: float, high: float, optimal: float | None, achieved: float | None,
-           private: bool, tol: float, span: float, no_bound: str) -> tuple[Verdict, str]:
-    """Losses (user units; the tolerance is relative to the loss's range `span`)."""
-    t = tol * span
+           private: bool, t: float, no_bound: str) -> tuple[Verdict, str]:
+    """Losses and the tolerance `t` in user units (the tolerance relative to the range of
+    the loss on the rows that matter, theory/units.py)."""
     if achieved is not None and high < achieved - t:
         return Verdict.CONTRADICTION, (
             f"CONTRADICTION: post-processing this mechanism reaches loss {high:.12g}, below "

@@ -223,7 +223,7 @@ def _audit_agent(spec: ProtocolSpec, agent: AgentSpec, accuracy: Accuracy,
         value.lower_exact if value.lower_exact is not None else value.value)
     # a float kernel's exact value is that of its binary rationals: not written ([expect]
     # tables take the float; `check --update` could not write thousands of digits)
-    exact_value = (units.lo + units.span * value.exact) \
+    exact_value = units.to_user(value.exact) \
         if value.exact is not None and spec.exact else None
     low, high = units.user(value.lower), units.user(value.upper)
     bounds = (low, high) if value.method == BRACKET and low is not None and \
@@ -231,7 +231,7 @@ def _audit_agent(spec: ProtocolSpec, agent: AgentSpec, accuracy: Accuracy,
     rule = None
     if value.ok and tr is not None:
         rule = tr.expand(value.rule[0] if agent.party == 0 else value.rule)
-    proved = None if bound.proved is None else units.lo + units.span * bound.proved
+    proved = None if bound.proved is None else units.to_user(bound.proved)
     relaxed = units.user(bound.proved) if bound.proved is not None else bound_c
     achieved_value = units.user(achieved.proved) if achieved.proved is not None else \
         units.user(achieved.value)

@@ -17,6 +17,7 @@ import numpy as np
 from dpverify.lp import LinearProgram, LpSolution
 from dpverify.lp.builder import LpBuilder
 from dpverify.theory.count.geometric import geometric_matrix, geometric_weights
+from dpverify.theory.exact_rows import clean_distribution, clean_stochastic
 
 # --------------------------------------------------------------------------------------
 # The LPs (built as scipy.sparse arrays; variables x[i, r] at column i*(n+1) + r)
@@ -147,14 +148,6 @@ def post_processing_lp(loss: np.ndarray, alpha: float, side, form: str = "chain"
     return _program(rows, c, col_lower, np.full(ncols, np.inf), "count-post-processing")
 
 
-def clean_stochastic(T: np.ndarray) -> np.ndarray:
-    """A solver's T made exactly feasible: negatives clipped, rows renormalised (a row with
-    nothing left becomes uniform: any distribution keeps T a valid post-processing)."""
-    T = np.clip(T, 0.0, None)
-    sums = T.sum(axis=1, keepdims=True)
-    return np.where(sums > 0, T / np.where(sums > 0, sums, 1.0), 1.0 / T.shape[1])
-
-
 # --------------------------------------------------------------------------------------
 # Rigorous brackets around an LP's optimum (the solver works to absolute tolerances of
 # about 1e-7, and the optimal mechanism has entries as small as alpha^n, so its reported
@@ -226,7 +219,7 @@ def repaired_mechanism(x: np.ndarray, alpha: float) -> np.ndarray:
     return (1 - theta) * x + theta / N
 
 
-def _t_range(loss: np.ndarray, side) -> tuple[float, float]:
+def t_range(loss: np.ndarray, side) -> tuple[float, float]:
     """At an optimum t is one of the consumer's expected losses: between the extremes."""
     rows = loss[np.asarray(side, dtype=np.int64)]
     return float(rows.min()), float(rows.max())
@@ -321,5 +314,5 @@ def best_post_processing(G: np.ndarray, loss: np.ndarray, side, solve_lp,
     for (k, r), y in zip(rows, duals.tolist(), strict=False):
         T[k, r] += max(y, 0.0)
     weights = np.zeros(N)
-    weights[S] = q / q.sum() if q.sum() > 0 else 1.0 / S.size
-    return PostProcessing(clean_stochastic(T), weights, sol)
+    weights[S] = q
+    return PostProcessing(clean_stochastic(T), clean_distribution(weights, S.tolist()), sol)

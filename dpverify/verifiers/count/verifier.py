@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -30,7 +31,6 @@ from dpverify.spec.count_model import CountSpec
 from dpverify.spec.losses import loss_table
 from dpverify.theory.count.bounds import chain_dual_bound, column_costs_ok
 from dpverify.theory.count.exact import (
-    exact_distribution,
     exact_dp_mechanism,
     geometric_lower,
     geometric_lower_bound,
@@ -45,16 +45,23 @@ from dpverify.theory.count.geometric import (
     monotonicity_violation,
 )
 from dpverify.theory.exact import exp_bracket
+from dpverify.theory.exact_rows import (
+    clean_distribution,
+    clean_stochastic,
+    exact_distribution,
+    exact_total,
+    has_mass,
+)
+from dpverify.theory.units import Units, units_of
 from dpverify.verifiers.count.lps import (
     ColumnGroups,
     PostProcessing,
-    _t_range,
     best_post_processing,
-    clean_stochastic,
     dual_lower_bound,
     mechanism_lp,
     post_processing_lp,
     repaired_mechanism,
+    t_range,
 )
 from dpverify.verifiers.options import VerifyOptions, check_limit
 from dpverify.verifiers.result import ProblemResult, Verdict
@@ -208,27 +215,20 @@ def verify_count(spec: CountSpec, options: VerifyOptions) -> ProblemResult:
     return ProblemResult(spec.name, spec.source, spec.kind, (result,), header)
 
 
-def _normalised_loss(spec: CountSpec) -> tuple[np.ndarray, np.ndarray, Fraction, Fraction]:
-    """(exact loss, float loss in normalised units, lo, span): l = lo + span l', with lo and
-    span over the rows that matter (S for minimax; the prior's support for Bayes), so no
-    decision depends on the scale of the loss (the tolerance is relative to its range)."""
-    exact = loss_table(spec)
-    rows = _relevant_rows(spec)
-    values = [Fraction(v) for i in rows for v in exact[i]]
-    lo, hi = min(values), max(values)
-    span = hi - lo if hi > lo else Fraction(1)
-    unit = np.array([[float((Fraction(v) - lo) / span) for v in row] for row in exact],
-                    dtype=np.float64)
-    return exact, unit, lo, span
+def loss_units(spec: CountSpec) -> Units:
+    """The loss normalised (theory/units.py): l = lo + span l', with lo and span over the
+    rows that matter (S for minimax; the prior's support for Bayes), so no decision depends
+    on the scale of the loss (the tolerance is relative to its range); every row mapped."""
+    return units_of(list(loss_table(spec)), rows=relevant_rows(spec))
 
 
-def _relevant_rows(spec: CountSpec) -> list[int]:
+def relevant_rows(spec: CountSpec) -> list[int]:
     if spec.prior is None:
         return list(spec.side_information)
     return [i for i, p in enumerate(spec.prior) if p > 0]
 
 
-def _mechanism_side(loss: np.ndarray, exact_unit: list[list[Fraction]], spec: CountSpec,
+def _mechanism_side(loss: np.ndarray, exact_unit: Sequence[Sequence[Fraction]], spec: CountSpec,
                     prior: np.ndarray | None, options: VerifyOptions
                     ) -> tuple[_Bracket, np.ndarray, np.ndarray | None] | str:
     """The optimal alpha-DP mechanism (an LP), bracketed by weak duality below and by the
@@ -239,7 +239,7 @@ def _mechanism_side(loss: np.ndarray, exact_unit: list[list[Fraction]], spec: Co
     if not sol.optimal:
         return _undecided("optimal-mechanism", sol)
     x = sol.x[:N * N].reshape(N, N)
-    groups = ColumnGroups(((0, N, True),), ((N * N, *_t_range(loss, side)),)
+    groups = ColumnGroups(((0, N, True),), ((N * N, *t_range(loss, side)),)
                           if prior is None else ())
     repaired = repaired_mechanism(x, alpha)
     upper = float(minimax_loss(repaired, loss, side) if prior is None
@@ -262,20 +262,25 @@ def _least_favourable(spec: CountSpec, sol: LpSolution) -> np.ndarray | None:
 
 
 def _chain_bound(spec: CountSpec, sol: LpSolution, q_float: np.ndarray | None,
-                 exact_unit: list[list[Fraction]]) -> float:
+                 exact_unit: Sequence[Sequence[Fraction]]) -> float:
     """The rigorous lower bound of theory/count/bounds.py from the mechanism LP's duals:
     q (the least favourable prior, minimax; the prior, Bayes), nu from the row sums (the
     first N rows), repaired and checked exactly at alpha_lo <= alpha (the DP cone only
     grows as alpha falls, so the bound holds at alpha)."""
     N = spec.n + 1
+    duals = np.asarray(sol.row_duals[:N], dtype=np.float64)
+    if not np.isfinite(duals).all():
+        return -math.inf
+    total = Fraction(1)
     if q_float is not None:
-        scale = float(q_float.sum())
-        if not scale > 0:
+        if not has_mass(q_float):
             return -math.inf
-        q = [Fraction(float(v)) / Fraction(scale) for v in q_float]
+        # q and nu scale together (an LP dual): both divided by q's exact total, so that q
+        # sums to exactly 1 (the bound holds for sum q <= 1)
+        q, total = exact_distribution(q_float), exact_total(q_float)
     else:
-        q, scale = list(spec.prior or ()), 1.0
-    nu = [Fraction(float(v)) / Fraction(scale) for v in sol.row_duals[:N]]
+        q = list(spec.prior or ())
+    nu = [Fraction(v) / total for v in duals.tolist()]
     costs = [[q[i] * v for v in exact_unit[i]] for i in range(N)]
     bound, repaired = chain_dual_bound(costs, nu, _alpha_bracket(spec)[0])
     if not column_costs_ok(costs, repaired, _alpha_bracket(spec)[0]):  # cannot happen
@@ -314,10 +319,9 @@ def _geometric_side(loss: np.ndarray, spec: CountSpec, prior: np.ndarray | None,
         if not sol.optimal:
             return _undecided("post-processing", sol)
         weights = np.zeros(N)
-        weights[list(side)] = np.clip(-sol.row_duals[-len(side):], 0.0, None)
-        total = weights.sum()
+        weights[list(side)] = -np.asarray(sol.row_duals[-len(side):])
         found = PostProcessing(clean_stochastic(sol.x[:N * N].reshape(N, N)),
-                               weights / total if total > 0 else weights, sol)
+                               clean_distribution(weights, side), sol)
     assert found.T is not None and found.q is not None
     upper = float(minimax_loss(G @ found.T, loss, side))
     lower = geometric_bound(G, loss, found.q) if found.q.sum() > 0 else 0.0
@@ -326,8 +330,9 @@ def _geometric_side(loss: np.ndarray, spec: CountSpec, prior: np.ndarray | None,
 
 def _verify_consumer(spec: CountSpec, options: VerifyOptions) -> CountResult:
     start = time.perf_counter()
-    exact_loss, unit, lo, span = _normalised_loss(spec)
-    exact_unit = [[(Fraction(v) - lo) / span for v in row] for row in exact_loss]
+    exact_loss = loss_table(spec)
+    loss = loss_units(spec)
+    unit, exact_unit = loss.unit, loss.exact
     violation = monotonicity_violation(exact_loss, rows=spec.side_information)
     hypothesis = "monotone" if violation is None else "not-monotone"
     prior = (None if spec.prior is None
@@ -338,8 +343,9 @@ def _verify_consumer(spec: CountSpec, options: VerifyOptions) -> CountResult:
         return CountResult("consumer", spec.model, optimum, None, hypothesis, Verdict.ERROR,
                            time.perf_counter() - start, reason=reason)
 
-    def units(v: float) -> float:
-        return float(lo) + float(span) * v
+    def units(v: float) -> float:  # not finite (an infinite bound): as it is
+        user = loss.user(v)
+        return v if user is None else user
 
     mech = _mechanism_side(unit, exact_unit, spec, prior, options)
     if isinstance(mech, str):
@@ -357,7 +363,7 @@ def _verify_consumer(spec: CountSpec, options: VerifyOptions) -> CountResult:
             "solution prove: it was solved inaccurately")
     extra: dict[str, Any] = {}
     if verdict is Verdict.GAP:
-        verdict, reason = _confirm_gap(spec, exact_loss, lo, span, sides, options.tol)
+        verdict, reason = _confirm_gap(spec, exact_loss, loss, sides, options.tol)
     if verdict is Verdict.ERROR and reason.startswith("undecided"):
         reason += f"; alpha^n = {spec.alpha ** spec.n:.3g}"
         extra["mechanism_bounds"] = [units(sides.mechanism.lower), units(sides.mechanism.upper)]
@@ -417,8 +423,8 @@ def _alpha_bracket(spec: CountSpec) -> tuple[Fraction, Fraction]:
     return 1 / lam_hi, 1 / lam_lo
 
 
-def _confirm_gap(spec: CountSpec, exact_loss: np.ndarray, lo: Fraction, span: Fraction,
-                 sides: _Sides, tol: float) -> tuple[Verdict, str]:
+def _confirm_gap(spec: CountSpec, exact_loss: np.ndarray, units: Units, sides: _Sides,
+                 tol: float) -> tuple[Verdict, str]:
     """A float gap, confirmed exactly (theory/count/exact.py) or reported as undecided."""
     alpha_lo, alpha_hi = _alpha_bracket(spec)
     loss = [[Fraction(v) for v in row] for row in exact_loss]
@@ -427,15 +433,14 @@ def _confirm_gap(spec: CountSpec, exact_loss: np.ndarray, lo: Fraction, span: Fr
         return Verdict.ERROR, "undecided: the witness mechanism is not exactly DP (a bug)"
     prior = None if spec.prior is None else list(spec.prior)
     upper = mechanism_loss(x, loss, spec.side_information, prior)
-    N = spec.n + 1
-    support = _relevant_rows(spec)
+    support = relevant_rows(spec)
     weights = (prior if prior is not None
-               else exact_distribution(sides.weights, spec.side_information, N))
-    unit = [[(v - lo) / span if i in support else Fraction(0) for v in row]
-            for i, row in enumerate(loss)]
-    lower = lo + span * geometric_lower_bound(geometric_lower(alpha_lo, alpha_hi, spec.n),
-                                              unit, weights)
-    if lower - upper > Fraction(tol) * span:
+               else exact_distribution(sides.weights, spec.side_information))
+    unit = [row if i in support else (Fraction(0),) * len(row)
+            for i, row in enumerate(units.exact)]
+    lower = units.to_user(geometric_lower_bound(geometric_lower(alpha_lo, alpha_hi, spec.n),
+                                                unit, weights))
+    if lower - upper > units.tolerance(tol):
         return Verdict.GAP, (
             f"proved exactly: an alpha-DP mechanism has loss {float(upper):.12g}, and the "
             f"geometric mechanism with any post-processing has loss at least "

@@ -18,12 +18,11 @@ import numpy as np
 from dpverify.errors import SizeLimitError, SolverError
 from dpverify.filenames import file_stem
 from dpverify.lp import solve
-from dpverify.lp.builder import LpBuilder
+from dpverify.lp.basis import FloatBasisFinder, float_basis_finder
+from dpverify.lp.builder import chain_nonzeros
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
-from dpverify.spec.numbers import parse_rational
 from dpverify.spec.tables import tabulate
 from dpverify.theory.certificates import (
-    BRACKET,
     MAX_EXACT_ROWS,
     PROVED,
     UNPROVED,
@@ -32,17 +31,19 @@ from dpverify.theory.certificates import (
     average_certificate,
     exact_rows,
     own_bits,
-    reduced_rr_data,
-    relevant_orbit_count,
     symmetry_orbits,
     trivial_orbits,
     worst_certificate,
 )
 from dpverify.theory.exact import lambda_brackets
-from dpverify.theory.rr import rr_channel
+from dpverify.theory.exact_rows import clean_distribution, has_mass
+from dpverify.theory.units import units_of
 from dpverify.theory.worst_ipm import MAX_DENSE_INPUTS, dense_worst
-from dpverify.verifiers.multiparty.lps import chain_nonzeros, rr_worst_lp
+from dpverify.theory.worst_lp import WorstLp, solve_float
+from dpverify.verifiers.multiparty.orbit import orbit_certificate
+from dpverify.verifiers.multisymbol.verifier import symbol_certificate
 from dpverify.verifiers.options import VerifyOptions
+from dpverify.verifiers.proof import proof_summary
 from dpverify.verifiers.result import AgentResult
 
 # The reduced (orbit) LP is dense, about |orbits|^2 * |Y| non-zeros, against about
@@ -74,24 +75,6 @@ def dump_certificate(cert: dict) -> str:
     return render(cert, "") + "\n"
 
 
-def proof_summary(cert: dict) -> dict[str, Any]:
-    """`{"status": ..., "width": ...}` for a result's `proof` (AgentResult.extra["proof"]):
-    the certificate's status (proved-optimal, bracket or unproved), the width bound - value
-    as a float (0.0 when proved; None when there is no certificate), and for a proof the
-    exact optimum as a "p/q" string (`value`; `check --update` writes it into [expect])."""
-    status = cert.get("status")
-    try:
-        width: float | None = float(parse_rational(cert["upper"]["bound"])
-                                    - parse_rational(cert["lower"]["value"]))
-    except (KeyError, TypeError, ValueError, ZeroDivisionError):
-        width = None
-    if status == PROVED:
-        return {"status": str(PROVED), "width": 0.0, "value": cert["lower"]["value"]}
-    if status == BRACKET:
-        return {"status": str(BRACKET), "width": width}
-    return {"status": str(UNPROVED), "width": width}
-
-
 def proof_for(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Accuracy | str,
               agent_result: AgentResult | None = None,
               options: VerifyOptions | None = None) -> dict[str, Any]:
@@ -121,7 +104,7 @@ def _use_reduced(orbits: Orbits, n: int) -> bool:
 
 
 # Without symmetry, from this many inputs on (k >= 9) the worst case's hints come from the
-# dense interior-point method (verify.worst_ipm: 2 s at k = 9, 6 s at k = 11, 40 s at
+# dense interior-point method (theory/worst_ipm.py: 2 s at k = 9, 6 s at k = 11, 40 s at
 # k = 12) rather than HiGHS on the chain-form LP (14 s at k = 10, minutes at k = 11).
 DENSE_FROM_INPUTS = 512
 
@@ -155,12 +138,8 @@ def certify_agent(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Accurac
     options = options or VerifyOptions()
     accuracy = Accuracy(accuracy)
     if not spec.binary:  # more than two symbols: dpverify-mary-certificate/1
-        from dpverify.verifiers.multisymbol.certify import symbol_certificate
-
         return symbol_certificate(spec, agent_spec, accuracy, options)
     if use_orbit_certificate(spec, agent_spec, options):
-        from dpverify.verifiers.multiparty.orbit import orbit_certificate
-
         return orbit_certificate(spec, agent_spec, accuracy, options).to_json(spec.name)
     table = tabulate(spec, agent_spec)
     lower, upper = lambda_brackets(spec.lambdas_exact, spec.epsilons_exact)
@@ -187,10 +166,10 @@ def certify_agent(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Accurac
 
     def solved_hints() -> dict:
         if orbits.count == n and DENSE_FROM_INPUTS <= n <= MAX_DENSE_INPUTS:
-            return _dense_hints(spec, _unit_gain(table.gain), party, bits)
+            return _dense_hints(spec, units_of(table.gain_exact).unit, party, bits)
         if estimate > options.max_nonzeros:
             raise too_large
-        hints = _solve_hints(spec, _unit_gain(table.gain), party, orbits, bits, options)
+        hints = _solve_hints(spec, units_of(table.gain_exact).unit, party, orbits, bits, options)
         # None: the hint LP failed on a problem small enough for the exact simplex alone
         return hints if hints is not None else {b: None for b in bits}
 
@@ -225,25 +204,23 @@ def _hints_from_result(spec: MultipartySpec, party: int, result: AgentResult) ->
 
 
 def _dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list) -> dict:
-    """Hints on all inputs from the dense interior-point method (verify.worst_ipm), for a
-    worst case without symmetry on DENSE_FROM_INPUTS to MAX_DENSE_INPUTS inputs."""
+    """Hints on all inputs from the dense interior-point method (theory/worst_ipm.py), for
+    a worst case without symmetry on DENSE_FROM_INPUTS to MAX_DENSE_INPUTS inputs."""
     out = {}
     for b in bits:
         relevant = None if b is None else own_bits(spec.parties, party) == b
-        found = dense_worst(spec.lambdas, gain, relevant)
-        rel = np.arange(spec.num_inputs) if relevant is None else np.flatnonzero(relevant)
-        out[b] = WorstHint(rule=found.rule, prior=found.prior, x_orbits=rel)
+        lp = WorstLp.over_inputs(spec.lambdas, gain, relevant)
+        found = dense_worst(lp)
+        out[b] = WorstHint(rule=found.rule, prior=found.prior, x_orbits=lp.rows)
     return out
 
 
 def _normalised(p: np.ndarray | None) -> np.ndarray | None:
-    if p is None:
+    """A float prior hint made a distribution; None (no hint) when it is not finite or has
+    no mass to speak of (theory/exact_rows.py)."""
+    if p is None or not np.isfinite(p).all() or not has_mass(p, 1e-9):
         return None
-    p = np.clip(p, 0.0, None)
-    total = float(p.sum())
-    if not np.isfinite(total) or total <= 1e-9:
-        return None
-    return p / total
+    return clean_distribution(p)
 
 
 def _solve_hints(spec: MultipartySpec, gain: np.ndarray, party: int, orbits: Orbits,
@@ -255,93 +232,43 @@ def _solve_hints(spec: MultipartySpec, gain: np.ndarray, party: int, orbits: Orb
     try:
         for b in bits:
             relevant = None if b is None else own_bits(k, party) == b
-            if orbits.count < spec.num_inputs:
-                out[b] = _reduced_hint(spec.lambdas, gain, orbits, relevant, options)
-            else:
-                out[b] = _full_hint(spec.lambdas, gain, relevant, options)
+            out[b] = _rr_hint(spec.lambdas, gain, orbits, relevant, options)
     except SolverError:
-        if all(exact_rows(orbits, relevant_orbit_count(orbits, party, b))
-               <= MAX_EXACT_ROWS for b in bits):
+        if all(exact_rows(orbits, party, b) <= MAX_EXACT_ROWS for b in bits):
             return None
         raise
     return out
 
 
-def _unit_gain(gain: np.ndarray) -> np.ndarray:
-    """The gains mapped affinely to [0, 1]: the optimal rules and minimax priors are the same
-    (every accuracy moves by the same affine map), and the hint LPs stay well scaled
-    whatever the scale of the user's gains."""
-    lo, hi = float(np.min(gain)), float(np.max(gain))
-    return (gain - lo) / (hi - lo) if hi > lo else np.zeros_like(gain)
+def basis_finder(options: VerifyOptions) -> FloatBasisFinder:
+    """The HiGHS basis finder (dpverify.lp.basis) within the options' time and threads."""
+    return float_basis_finder(time_limit=options.time_limit, threads=options.threads)
 
 
-def basis_finder(options: VerifyOptions):
-    """A BasisFinder (theory.certificates.worst) backed by HiGHS: the optimal basis of the
-    float twin of an exact standard-form LP, rows scaled to a largest entry of 1. Only a
-    starting point: the exact simplex checks and repairs it."""
+def _rr_hint(lambdas, gain: np.ndarray, orbits: Orbits, relevant, options) -> WorstHint:
+    """RR's worst-case LP (theory/worst_lp.py) in floats, its rule and dual prior: on orbits
+    (dense, rows scaled: a row a reads acc_a(Q) - t >= 0, and scaling it changes nothing;
+    entries HiGHS cannot keep are dropped: this LP only gives hints, the certificate is
+    exact), else on all inputs in chain form."""
 
-    def find(rows: np.ndarray, rhs: np.ndarray, cost: np.ndarray):
-        scale = np.max(np.abs(rows), axis=1)
-        scale[scale == 0] = 1.0
-        b = LpBuilder()
-        cols = b.add_cols(rows.shape[1], cost=cost)
-        eq = b.add_rows(rows.shape[0], rhs / scale, rhs / scale)
-        b.add_matrix(eq, cols, rows / scale[:, None])
-        # entries HiGHS cannot keep are dropped: a hint needs no more
-        lp = b.build(maximize=True, name="exact-twin", drop_tiny=True)
-        sol = solve(lp, "highs", time_limit=options.time_limit, threads=options.threads)
-        if not sol.optimal or sol.basic_columns is None:
-            return None
-        cols = np.flatnonzero(sol.basic_columns)
-        return cols.tolist() if cols.size == rows.shape[0] else None
+    def solve_(lp):  # the module's `solve`, looked up at each call
+        return solve(lp, options.backend, time_limit=options.time_limit,
+                     threads=options.threads)
 
-    return find
-
-
-def _check(sol, what: str) -> None:
-    if not sol.optimal:
+    if orbits.count < gain.shape[0]:
+        lp = WorstLp.over_input_orbits(lambdas, orbits, gain, relevant)
+        found = solve_float(lp, solve_, form="dense", scale_rows=True, drop_tiny=True,
+                            name="rr-worst-orbits")
+        what = "randomized-response worst-case (orbits)"
+    else:
+        lp = WorstLp.over_inputs(lambdas, gain, relevant)
+        found = solve_float(lp, solve_, form="chain", name="rr-worst")
+        what = "randomized-response worst-case"
+    if not found.ok:
+        sol = found.solution
         raise SolverError(f"{what} LP for the certificate: {sol.status.value} ({sol.message})")
-
-
-def _reduced_hint(lambdas, gain: np.ndarray, orbits: Orbits, relevant, options) -> WorstHint:
-    """RR's worst-case LP on orbits (KOV eq. 4/6 reduced by symmetry), solved in floats."""
-    A, G, x_orbits = reduced_rr_data(lambdas, gain, orbits, relevant)
-    rx, r = A.shape
-    m = G.shape[1]
-    coef = (A[:, :, None] * G[:, None, :]).reshape(rx, r * m)
-    # a row a reads  acc_a(q) - t >= 0: scaling it by c_a > 0 is the same constraint (its
-    # dual scales by 1 / c_a, undone below); entries HiGHS cannot keep are dropped: this LP
-    # only gives hints, the certificate is exact
-    scale = np.max(np.abs(coef), axis=1)
-    scale[scale == 0] = 1.0
-    b = LpBuilder()
-    q = b.add_cols(r * m)
-    t = b.add_cols(1, cost=1.0, lo=-np.inf)
-    x_rows = b.add_rows(rx, 0.0, np.inf)
-    b.add_matrix(x_rows, q, coef / scale[:, None])
-    b.add(x_rows, t[0], -1.0 / scale)
-    sums = b.add_rows(r, 1.0, 1.0)
-    b.add(np.repeat(sums, m), q, 1.0)
-    lp = b.build(maximize=True, name="rr-worst-orbits", drop_tiny=True)
-    sol = solve(lp, options.backend, time_limit=options.time_limit, threads=options.threads)
-    _check(sol, "randomized-response worst-case (orbits)")
-    rule = np.clip(sol.x[: r * m].reshape(r, m), 0.0, None)
-    prior = _normalised(-sol.row_duals[:rx] / scale)
-    return WorstHint(rule=rule, prior=prior, x_orbits=x_orbits)
-
-
-def _full_hint(lambdas, gain: np.ndarray, relevant, options) -> WorstHint:
-    """RR's worst-case LP on all inputs (chain form), its rule and dual prior."""
-    n = gain.shape[0]
-    factors = [rr_channel(lam) for lam in lambdas]
-    built = rr_worst_lp(factors, gain, relevant, "chain")
-    sol = solve(built.lp, options.backend, time_limit=options.time_limit,
-                threads=options.threads)
-    _check(sol, "randomized-response worst-case")
-    rule = np.clip(np.stack([sol.x[q] for q in built.blocks], axis=1), 0.0, None)
-    rel = np.arange(n) if relevant is None else np.flatnonzero(relevant)
-    prior = _normalised(-sol.row_duals[built.input_rows[rel]])
-    return WorstHint(rule=rule, prior=prior, x_orbits=rel)
+    return WorstHint(rule=np.clip(found.rule, 0.0, None), prior=_normalised(found.masses),
+                     x_orbits=lp.rows)
 
 
 __all__ = ["UNPROVED", "certificate_filename", "certify_agent", "dump_certificate",

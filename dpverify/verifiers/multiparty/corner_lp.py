@@ -13,11 +13,13 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-from dpverify.lp import LpSolution, solve
+from dpverify.lp import LinearProgram, LpSolution, solve
+from dpverify.lp.builder import chain_nonzeros
 from dpverify.lp.highs import SMALL_MATRIX_VALUE
 from dpverify.lp.model import LpStatus
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
@@ -28,13 +30,14 @@ from dpverify.theory.decision import (
     party_average_rule,
     party_label_gains,
 )
+from dpverify.theory.exact_rows import clean_stochastic
 from dpverify.theory.rr import kron_apply, random_rank_one, rr_channel, segment_grid
+from dpverify.theory.units import Units, units_of
+from dpverify.theory.worst_lp import WorstLp, solve_float
 from dpverify.verifiers.multiparty.lps import (
     BuiltLp,
     PointFamily,
-    chain_nonzeros,
     relaxed_lp,
-    rr_worst_lp,
 )
 from dpverify.verifiers.multiparty.settle import METHOD_LP, METHOD_PROOF, corner_weights, settle
 from dpverify.verifiers.options import VerifyOptions, check_limit
@@ -46,7 +49,7 @@ def corner_family(lambdas: Sequence[float]) -> PointFamily:
     return PointFamily(factors=tuple(rr_channel(lam) for lam in lambdas))
 
 
-def _num_outputs(spec: MultipartySpec, agent: AgentSpec) -> int:
+def num_outputs(spec: MultipartySpec, agent: AgentSpec) -> int:
     """|Y| without tabulating when k is large (a lower bound is enough to refuse)."""
     table = tabulated(spec, agent)
     if table is not None:
@@ -59,7 +62,7 @@ def _num_outputs(spec: MultipartySpec, agent: AgentSpec) -> int:
     return 2
 
 
-def _agent_nonzeros(spec: MultipartySpec, agent: AgentSpec, options: VerifyOptions,
+def agent_nonzeros(spec: MultipartySpec, agent: AgentSpec, options: VerifyOptions,
                     m: int) -> int:
     """Non-zeros of the largest LP built for one agent with m outputs."""
     k, n = spec.parties, spec.num_inputs
@@ -82,7 +85,7 @@ def _agent_nonzeros(spec: MultipartySpec, agent: AgentSpec, options: VerifyOptio
 
 def estimate_nonzeros(spec: MultipartySpec, options: VerifyOptions) -> int:
     """The non-zeros of the largest LP the verifier would build, computed without building."""
-    return max(_agent_nonzeros(spec, agent, options, _num_outputs(spec, agent))
+    return max(agent_nonzeros(spec, agent, options, num_outputs(spec, agent))
                for agent in spec.agents)
 
 
@@ -101,8 +104,13 @@ FLOAT_LP_SECONDS = 20.0
 
 def _solve(built: BuiltLp, options: VerifyOptions,
            feasibility_tol: float | None = None) -> LpSolution:
+    return _solve_lp(built.lp, options, feasibility_tol)
+
+
+def _solve_lp(lp: LinearProgram, options: VerifyOptions,
+              feasibility_tol: float | None = None) -> LpSolution:
     limit = options.time_limit if options.time_limit is not None else FLOAT_LP_SECONDS
-    return solve(built.lp, options.backend, time_limit=limit, threads=options.threads,
+    return solve(lp, options.backend, time_limit=limit, threads=options.threads,
                  feasibility_tol=feasibility_tol)
 
 
@@ -135,16 +143,17 @@ def _rr_candidate(lambdas: Sequence[float], gain: np.ndarray, party: int, worst:
     masks = [None] if party == 0 else [own_bit_mask(k, party, b) for b in (0, 1)]
     values, rules = [], []
     for mask in masks:
-        built = rr_worst_lp(factors, gain, mask, options.form)
-        sol = _solve(built, options, feasibility_tol)
-        if not sol.optimal:
-            return sol
-        rule = np.clip(np.stack([sol.x[q] for q in built.blocks], axis=1), 0.0, None)
-        rule /= rule.sum(axis=1, keepdims=True)
+        found = solve_float(WorstLp.over_inputs(lambdas, gain, mask),
+                            lambda lp: _solve_lp(lp, options, feasibility_tol),
+                            form=options.form, name="rr-worst", by_output=True)
+        if not found.ok:
+            return found.solution
+        rule = clean_stochastic(found.rule)
         per_input = (kron_apply(factors, rule) * gain).sum(axis=1)
         values.append(float(per_input[mask].min() if mask is not None else per_input.min()))
         rules.append(rule)
-    # a party's worst case: the minimum over its own bit (KOV eq. 4)
+    # a party's worst case: the minimum over its own bit (KOV eq. 4); every rule is a
+    # distribution per row (clean_stochastic), so no value is NaN
     return min(values), (rules[0] if party == 0 else np.stack(rules))
 
 
@@ -230,10 +239,10 @@ def verify_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
     settled exactly (settle.py) whenever they do not agree."""
     start = time.perf_counter()
     table = tabulate(spec, agent)
-    check_limit(spec.source, _agent_nonzeros(spec, agent, options, len(table.outputs)),
+    check_limit(spec.source, agent_nonzeros(spec, agent, options, len(table.outputs)),
                 options, f"parties = {spec.parties} and {len(table.outputs)} outputs")
-    lo, span = float(np.min(table.gain)), float(np.ptp(table.gain))
-    unit = (table.gain - lo) / span if span > 0 else np.zeros_like(table.gain)
+    units = units_of(table.gain_exact)
+    unit = units.unit
     worst = accuracy is Accuracy.WORST
     lambdas = spec.lambdas
     label_gains = unit if agent.party == 0 else party_label_gains(unit, agent.party)[0]
@@ -244,25 +253,24 @@ def verify_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
         floats, verdict = _Floats(), Verdict.ERROR
         why = ("a privacy level is beyond what a float LP keeps (1/(1+lambda) below "
                f"{SMALL_MATRIX_VALUE:g})")
-    scale = span if span > 0 else 1.0
-    relaxed = None if floats.relaxed is None else lo + scale * floats.relaxed
-    value = None if floats.rr is None else lo + scale * floats.rr
+    relaxed = None if floats.relaxed is None else units.user(floats.relaxed)
+    value = None if floats.rr is None else units.user(floats.rr)
     method, reason, extra, rule = METHOD_LP, "", {}, floats.rule
     if verdict is not Verdict.OPTIMAL:
         hint = AgentResult(agent.name, accuracy.value, relaxed, value, verdict, 0.0,
                            rule=floats.rule, pi=floats.pi)
         witness = None if floats.theta is None else (floats.theta, worst)
-        settled = settle(spec, agent, accuracy, options, why, span, witness, hint)
+        settled = settle(spec, agent, accuracy, options, why, witness, hint)
         verdict, reason, method = settled.verdict, settled.reason, METHOD_PROOF
         relaxed, value = settled.relaxed, settled.rr
         extra["proof"] = settled.proof
         rule = settled.rule if settled.rule is not None else rule
-    elif _imprecise(relaxed, value, span):
+    elif _imprecise(floats, units):
         # The floats are accurate to about 1e-9 of the gains' range; a value near 0 needs
         # the exact certificate for its digits (the verdict stands either way).
         why = ("the value is small beside the gains' range, so the float LPs give few of "
                "its digits")
-        settled = settle(spec, agent, accuracy, options, why, span)
+        settled = settle(spec, agent, accuracy, options, why)
         if settled.verdict is Verdict.OPTIMAL:
             reason, method = settled.reason, METHOD_PROOF
             relaxed, value = settled.relaxed, settled.rr
@@ -270,14 +278,14 @@ def verify_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
             rule = settled.rule if settled.rule is not None else rule
     if options.grid >= 2 or options.samples > 0:
         fields, interior_verdict, note = _interior(spec, agent, accuracy, label_gains, worst,
-                                                   floats.relaxed, options, span)
+                                                   floats.relaxed, options, units)
         extra.update(fields)
         if interior_verdict is not None:
             verdict = worst_verdict([verdict, interior_verdict])
         reason = "; ".join(r for r in (reason, note) if r)
     result = AgentResult(agent.name, accuracy.value, relaxed, value, verdict,
                          time.perf_counter() - start, reason=reason, rule=rule,
-                         outputs=table.outputs, mu=_in_units(floats, lo, scale), pi=floats.pi,
+                         outputs=table.outputs, mu=_in_units(floats, units), pi=floats.pi,
                          method=method, extra=extra)
     if options.certify and "proof" not in extra:
         from dpverify.verifiers.multiparty.certify import (
@@ -293,21 +301,22 @@ def verify_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
 IMPRECISE_FRACTION = 1e-3
 
 
-def _imprecise(relaxed: float | None, value: float | None, span: float) -> bool:
-    if relaxed is None or value is None or span <= 0:
+def _imprecise(floats: _Floats, units: Units) -> bool:
+    """Whether a value (in the user's units) is below IMPRECISE_FRACTION of the range."""
+    if floats.relaxed is None or floats.rr is None or units.constant:
         return False
-    return min(abs(relaxed), abs(value)) < IMPRECISE_FRACTION * span
+    return min(abs(units.to_user(Fraction(v))) for v in (floats.relaxed, floats.rr)) \
+        < Fraction(IMPRECISE_FRACTION) * units.span
 
 
-def _in_units(floats: _Floats, lo: float, span: float) -> np.ndarray | None:
-    """The relaxed LP's duals mu for the user's gains w = lo + span w': mu = span mu' +
-    lo pi (pi uniform for the average). The corner inequalities and sum(mu) = optimum carry
-    over by linearity (theory.md, "Certificates")."""
+def _in_units(floats: _Floats, units: Units) -> np.ndarray | None:
+    """The relaxed LP's duals mu for the user's gains (theory/units.py, `dual_to_user`;
+    pi uniform for the average)."""
     if floats.mu is None:
         return None
     n = floats.mu.shape[0]
     prior = floats.pi if floats.pi is not None else np.full(n, 1.0 / n)
-    return span * floats.mu + lo * prior
+    return units.dual_to_user(floats.mu, prior)
 
 
 def interior_families(lambdas: Sequence[float], options: VerifyOptions) -> list[PointFamily]:
@@ -328,7 +337,7 @@ def interior_families(lambdas: Sequence[float], options: VerifyOptions) -> list[
 
 def _interior(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
               label_gains: np.ndarray, worst: bool, corner_optimum: float | None,
-              options: VerifyOptions, span: float
+              options: VerifyOptions, units: Units
               ) -> tuple[dict[str, Any], Verdict | None, str]:
     """The relaxed LP over grid / sampled rank-one points, against the corner optimum
     (normalised units inside; the reported interior optimum is in the user's units).
@@ -339,8 +348,6 @@ def _interior(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
     exact witness confirms it (settle.py); else the verdict is `error` (undecided).
     Returns (the result's interior fields, a verdict to combine or None, a note).
     """
-    lo = float(np.min(tabulate(spec, agent).gain))
-    scale = span if span > 0 else 1.0
     built = relaxed_lp(label_gains, interior_families(spec.lambdas, options), worst,
                        options.form)
     sol = _solve(built, options)
@@ -351,13 +358,13 @@ def _interior(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
         sol = tight if tight.optimal or not sol.optimal else sol
     out: dict[str, Any] = {"interior_points": {"grid": options.grid, "samples": options.samples,
                                      "seed": options.seed},
-                 "interior_optimum": lo + scale * sol.objective if sol.optimal else None}
+                 "interior_optimum": units.user(sol.objective) if sol.optimal else None}
     if sol.optimal and corner_optimum is not None and \
             abs(sol.objective - corner_optimum) <= options.tol:
         return out, None, ""
     if not sol.optimal:  # no float interior optimum: the certificate bounds every point
         why = f"interior points: {_failed('interior-point', sol)}"
-        settled = settle(spec, agent, accuracy, options, why, span)
+        settled = settle(spec, agent, accuracy, options, why)
         if settled.verdict is Verdict.OPTIMAL:
             return out, None, (f"{why}; the exact certificate bounds every rank-one DP "
                                "point by the corner optimum")
@@ -370,10 +377,10 @@ def _interior(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
         points = interior_families(spec.lambdas, options)[0].dense()
         theta = corner_weights(spec.lambdas, points @ columns)
     why = "interior points moved the float relaxed optimum"
-    settled = settle(spec, agent, accuracy, options, why, span,
+    settled = settle(spec, agent, accuracy, options, why,
                      None if theta is None else (theta, worst))
     if settled.verdict is Verdict.OPTIMAL:
-        rise = scale * (sol.objective - (corner_optimum or 0.0))
+        rise = units.user_width(sol.objective - (corner_optimum or 0.0))
         return out, None, (f"interior points: a float rise of {rise:.3g} is refuted: the "
                            "exact certificate bounds every rank-one DP point")
     return out, settled.verdict, f"interior points: {settled.reason}"

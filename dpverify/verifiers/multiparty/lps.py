@@ -1,8 +1,7 @@
-"""The LPs of the multi-party verifier, built as numpy / scipy.sparse arrays.
-
-* The relaxed protocol LP (theory.md, "The relaxed protocol LP"; KOV 2015, proof of
-  Theorem 3.1): columns P_label = sum_s theta[s, label] T_s over rank-one DP points T_s.
-* The worst-case decision-rule LP for randomized response (KOV 2015, eqs. (4) and (6)).
+"""The relaxed protocol LP of the multi-party verifier, built as numpy / scipy.sparse arrays
+(theory.md, "The relaxed protocol LP"; KOV 2015, proof of Theorem 3.1): columns
+P_label = sum_s theta[s, label] T_s over rank-one DP points T_s. (RR's worst-case
+decision-rule LP, KOV eqs. (4) and (6), is theory/worst_lp.py.)
 
 Point families: a *product* family (one 2 x m_i factor matrix per party, every product of
 columns is a point: the corners, or an m-point grid) or *explicit* columns (random samples).
@@ -19,7 +18,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 from dpverify.lp.builder import LpBuilder
 from dpverify.lp.model import LinearProgram
@@ -54,45 +52,17 @@ class PointFamily:
 class BuiltLp:
     """An LP and where its rows of interest are.
 
-    `input_rows[x]`: the row of input x's constraint (relaxed: sum_label P_label[x] = 1,
-    whose duals are mu; RR: the worst-case row of x, whose negated duals are pi).
+    `input_rows[x]`: the row of input x's constraint sum_label P_label[x] = 1, whose duals
+    are mu.
     `worst_rows[x]`: the relaxed LP's worst-case rows (-1 where absent).
     `outputs`: for each label or output, the column indices of its primary block
-    (relaxed: theta of each family; RR: Q[., y]).
+    (theta of each family).
     """
 
     lp: LinearProgram
     input_rows: np.ndarray
     worst_rows: np.ndarray
     blocks: tuple[np.ndarray, ...]
-
-
-class _Builder(LpBuilder):
-    """The shared builder with the chain form of a product family."""
-
-    def chain(self, factors: Sequence[np.ndarray],
-              lo: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
-        """Columns z_0 (the family's theta) and z_k = (F_1 (x) ... (x) F_k) z_0.
-
-        Pass j: z_j = (I_{2^(j-1)} (x) F_j (x) I_{rest}) z_{j-1}, as equality rows.
-        Consecutive factors are first multiplied out in blocks of CHAIN_BLOCK parties.
-        """
-        factors = grouped(factors)
-        dims = [f.shape[1] for f in factors]
-        z0 = self.add_cols(int(np.prod(dims)), lo=lo)
-        prev = z0
-        left = 1
-        for j, f in enumerate(factors):
-            right = int(np.prod(dims[j + 1:]))
-            B = sp.kron(sp.kron(sp.identity(left, format="csr"), sp.csr_matrix(f)),
-                        sp.identity(right, format="csr"))
-            nxt = self.add_cols(B.shape[0], lo=lo)
-            rows = self.add_rows(B.shape[0], 0.0, 0.0)
-            self.add(rows, nxt, 1.0)
-            self.add_matrix(rows, prev, -B)
-            prev = nxt
-            left *= f.shape[0]
-        return z0, prev
 
 
 def relaxed_lp(
@@ -110,7 +80,7 @@ def relaxed_lp(
     if form not in FORMS:
         raise ValueError(f"unknown LP form {form!r}")
     n, num_labels = label_gains.shape
-    b = _Builder()
+    b = LpBuilder()
     input_rows = b.add_rows(n, 1.0, 1.0)
     worst_rows = b.add_rows(n, 0.0, np.inf) if worst else np.full(n, -1)
     blocks = []
@@ -136,89 +106,3 @@ def relaxed_lp(
         b.add(worst_rows, t, -1.0)
     lp = b.build(maximize=True, name=f"relaxed-{'worst' if worst else 'average'}")
     return BuiltLp(lp, input_rows, worst_rows, tuple(blocks))
-
-
-def rr_worst_lp(
-    lambdas_factors: Sequence[np.ndarray],
-    gain: np.ndarray,
-    relevant: np.ndarray | None = None,
-    form: str = "chain",
-) -> BuiltLp:
-    """Worst-case decision rule for a fixed protocol P = F_1 (x) ... (x) F_k (KOV eqs. 4, 6).
-
-    maximise t  s.t.  sum_tau sum_y P[x, tau] w(f(x), y) Q[tau, y] >= t  for relevant x,
-                      sum_y Q[tau, y] = 1,  Q >= 0.
-    `relevant` masks the inputs (a party's own bit); default all.
-    """
-    n, m = gain.shape
-    if relevant is None:
-        relevant = np.ones(n, dtype=bool)
-    rel = np.flatnonzero(relevant)
-    b = _Builder()
-    x_rows = b.add_rows(rel.size, 0.0, np.inf)
-    full = np.full(n, -1)
-    full[rel] = x_rows
-    blocks = []
-    sums = None
-    P = None if form == "chain" else kron_apply(lambdas_factors, np.eye(n))
-    for y in range(m):
-        if form == "chain":
-            q, z = b.chain(lambdas_factors)
-            b.add(x_rows, z[rel], gain[rel, y])
-        else:
-            assert P is not None
-            q = b.add_cols(n)
-            b.add_matrix(x_rows, q, P[rel] * gain[rel, y][:, None])
-        blocks.append(q)
-        if sums is None:
-            sums = b.add_rows(q.size, 1.0, 1.0)
-        b.add(sums, q, 1.0)
-    t = b.add_cols(1, cost=1.0, lo=-np.inf)
-    b.add(x_rows, t, -1.0)
-    lp = b.build(maximize=True, name="rr-worst")
-    return BuiltLp(lp, full, np.full(n, -1), tuple(blocks))
-
-
-# Parties per pass of the chain. Measured at k = 10 (observer XOR, HiGHS IPM): blocks of
-# 3 solve the average LP in 2.3 s and the worst-case LP in 7.5 s, against 12.5 s and 23 s
-# with one party per pass (and 24 s and 17 s with blocks of 2).
-CHAIN_BLOCK = 3
-
-
-# A block is only multiplied out while its entries stay above this (a product of small
-# entries, as at lambda = 1e4, would otherwise fall below what HiGHS keeps).
-CHAIN_BLOCK_MIN_ENTRY = 1e-8
-
-
-def grouped(factors: Sequence[np.ndarray], block: int = CHAIN_BLOCK) -> list[np.ndarray]:
-    """F_1 (x) ... (x) F_k regrouped: runs of up to `block` consecutive factors multiplied
-    out, as long as the product's smallest non-zero entry stays >= CHAIN_BLOCK_MIN_ENTRY."""
-    if any(f.shape != (2, 2) for f in factors):
-        return list(factors)  # grids (2 x m factors) would only grow: keep one per pass
-    out: list[np.ndarray] = []
-    size = 0
-    for f in factors:
-        if out and size < block:
-            product = np.kron(out[-1], f)
-            nonzero = np.abs(product[product != 0])
-            if nonzero.size == 0 or nonzero.min() >= CHAIN_BLOCK_MIN_ENTRY:
-                out[-1], size = product, size + 1
-                continue
-        out.append(f)
-        size = 1
-    return out
-
-
-def chain_nonzeros(dims_in: Sequence[int], dims_out: Sequence[int],
-                   block: int = CHAIN_BLOCK) -> int:
-    """Non-zeros of one chain (for the size guard): a pass over a block of parties has
-    one row per entry of its output and (its input width + 1) non-zeros per row."""
-    if all(d == 2 for d in dims_in):  # the corners: blocks of parties, as in `grouped`
-        dims_in = [math.prod(dims_in[i:i + block]) for i in range(0, len(dims_in), block)]
-        dims_out = [math.prod(dims_out[i:i + block]) for i in range(0, len(dims_out), block)]
-    total = 0
-    size = math.prod(dims_in)
-    for j in range(len(dims_in)):
-        size = size // dims_in[j] * dims_out[j]
-        total += size * (dims_in[j] + 1)
-    return total

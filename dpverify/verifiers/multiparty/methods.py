@@ -26,11 +26,11 @@ PROOF_HINT_NONZEROS = 600_000
 
 def _lp_estimate(spec: MultipartySpec, agent: AgentSpec, options: VerifyOptions) -> int | None:
     """Non-zeros of the full corner LP, or None when 2^k inputs are too many to tabulate."""
-    from dpverify.verifiers.multiparty.corner_lp import _agent_nonzeros, _num_outputs
+    from dpverify.verifiers.multiparty.corner_lp import agent_nonzeros, num_outputs
 
     if spec.parties > MAX_TABULATED_PARTIES:
         return None
-    return _agent_nonzeros(spec, agent, options, _num_outputs(spec, agent))
+    return agent_nonzeros(spec, agent, options, num_outputs(spec, agent))
 
 
 def _orbit_fit(spec: MultipartySpec, agent: AgentSpec, worst: bool,
@@ -114,9 +114,8 @@ def _by_proof(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
 
     start = time.perf_counter()
     table = tabulate(spec, agent)
-    span = float(table.gain.max() - table.gain.min())
     budget = replace(options, max_nonzeros=max(options.max_nonzeros, PROOF_HINT_NONZEROS))
-    settled = settle(spec, agent, accuracy, budget, "", span)
+    settled = settle(spec, agent, accuracy, budget, "")
     return AgentResult(agent.name, accuracy.value, settled.relaxed, settled.rr,
                        settled.verdict, time.perf_counter() - start,
                        reason=settled.reason.removeprefix("; "), rule=settled.rule,

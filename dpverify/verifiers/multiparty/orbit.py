@@ -19,15 +19,10 @@ k = 1000): no float LP ever decides a verdict here; floats only propose.
 
 from __future__ import annotations
 
-import math
 import time
 from fractions import Fraction
 
-import numpy as np
-
 from dpverify.errors import SizeLimitError
-from dpverify.lp import LpSolution, solve
-from dpverify.lp.builder import LpBuilder
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
 from dpverify.spec.numbers import parse_rational
 from dpverify.spec.symmetric import Symmetry, agent_symmetry, orbit_table
@@ -37,14 +32,13 @@ from dpverify.theory.orbits.certificates import (
     OrbitProblem,
     average_certificate,
 )
-from dpverify.theory.orbits.space import OrbitSpace, class_matrix_t, denominator, pq
+from dpverify.theory.units import units_of
+from dpverify.verifiers.multiparty.orbit_worst import orbit_worst_certificate
 from dpverify.verifiers.options import VerifyOptions
+from dpverify.verifiers.proof import proof_summary
 from dpverify.verifiers.result import AgentResult, Verdict
 
 METHOD_ORBIT = "orbit"
-
-# Floats of K[W, J] are built (for the worst case's LP hints) up to this many orbits.
-MAX_FLOAT_ORBITS = 1200
 
 
 def orbit_problem(spec: MultipartySpec, agent: AgentSpec) -> tuple[OrbitProblem, Symmetry]:
@@ -90,8 +84,6 @@ def orbit_certificate(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy
     lower, upper, exact = class_lambdas(spec, problem.classes)
     if not worst:
         return average_certificate(agent.name, problem, lower, upper, exact)
-    from dpverify.verifiers.multiparty.orbit_worst import orbit_worst_certificate
-
     return orbit_worst_certificate(agent.name, problem, lower, upper, exact, options)
 
 
@@ -100,13 +92,13 @@ def verify_orbit_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accurac
     """One (agent, accuracy) by the orbit method: the exact certificate decides, the
     independent checker confirms."""
     from dpverify.checker import check_certificate
-    from dpverify.verifiers.multiparty.certify import proof_summary
 
     start = time.perf_counter()
-    cert = orbit_certificate(spec, agent, accuracy, options).to_json(spec.name)
+    found = orbit_certificate(spec, agent, accuracy, options)
+    cert = found.to_json(spec.name)
     value, bound = parse_rational(cert["lower"]["value"]), parse_rational(cert["upper"]["bound"])
     checked = check_certificate(spec, cert)
-    span = _span(cert)
+    tol = units_of(found.gain).tolerance(options.tol)
     proof = proof_summary(cert)
     how = "exact orbit certificate (python-flint integers), checked independently"
     if not checked.ok:
@@ -114,7 +106,7 @@ def verify_orbit_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accurac
                                           f"independent check ({checked.message})")
     elif cert["status"] == "proved-optimal":
         verdict, reason = Verdict.OPTIMAL, f"proved by the {how}"
-    elif cert["status"] == "bracket" and bound - value <= Fraction(options.tol) * span:
+    elif cert["status"] == "bracket" and bound - value <= tol:
         verdict, reason = Verdict.OPTIMAL, (f"bracketed within {float(bound - value):.3g} "
                                             f"by the {how}")
     else:
@@ -124,92 +116,3 @@ def verify_orbit_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accurac
     return AgentResult(agent.name, accuracy.value, float(bound), float(value), verdict,
                        time.perf_counter() - start, reason=reason, method=METHOD_ORBIT,
                        extra={"proof": proof})
-
-
-def _span(cert: dict) -> Fraction:
-    flat = [parse_rational(w) for row in cert["gain"] for w in row]
-    span = max(flat) - min(flat)
-    return span if span > 0 else Fraction(1)
-
-
-def float_orbit_lp_fits(space: OrbitSpace) -> bool:
-    return space.count <= MAX_FLOAT_ORBITS
-
-
-MAX_COLUMN_ROUNDS = 30
-TIGHT = 1e-10  # the hints are solved tightly: they become the certificate's bounds
-
-
-def orbit_rr_worst_lp(K: np.ndarray, gain: np.ndarray, relevant: np.ndarray, options
-                      ) -> tuple[np.ndarray, np.ndarray] | None:
-    """RR's worst-case decision LP on orbits (KOV eq. 6; eq. 4 per own bit), in floats:
-    maximise t s.t. sum_{J, y} K[W, J] gain(W, y) Q[J, y] >= t for the relevant input
-    orbits W, sum_y Q[J, y] = 1. Solved by column generation over the outputs: each corner
-    orbit starts with its three best outputs under the uniform prior, and a column (J, y)
-    joins while its reduced cost (from the duals) is positive. Returns (Q, the prior's mass
-    on the relevant orbits) or None when the solver fails (the caller falls back)."""
-    count, m = gain.shape
-    rows_w = np.flatnonzero(relevant)
-    coef = K[rows_w][:, :, None] * gain[rows_w][:, None, :]  # [W, J, y]
-    scale = np.max(np.abs(coef.reshape(rows_w.size, -1)), axis=1)
-    scale[scale == 0] = 1.0
-    coef = coef / scale[:, None, None]
-    start = np.argsort(-coef.sum(axis=0), axis=1)[:, :min(3, m)]
-    columns = {(int(j), int(y)) for j in range(count) for y in start[j]}
-    for _ in range(MAX_COLUMN_ROUNDS):
-        order = sorted(columns)
-        sol = _solve_columns(coef, order, scale, options)
-        if not sol.optimal:
-            return None
-        duals_w, duals_j = sol.row_duals[:rows_w.size], sol.row_duals[rows_w.size:]
-        reduced = -(np.einsum("w,wjy->jy", duals_w, coef) + duals_j[:, None])
-        fresh = {(int(j), int(y)) for j, y in zip(*np.nonzero(reduced > 1e-11), strict=True)}
-        if not fresh - columns:
-            break
-        columns |= fresh
-    rule = np.zeros((count, m))
-    for (j, y), value in zip(order, sol.x[:len(order)], strict=True):
-        rule[j, y] = max(value, 0.0)
-    prior = np.zeros(count)
-    prior[rows_w] = np.clip(-sol.row_duals[:rows_w.size] / scale, 0.0, None)
-    return rule, prior
-
-
-def _solve_columns(coef: np.ndarray, order: list[tuple[int, int]], scale: np.ndarray,
-                   options) -> LpSolution:
-    """The LP restricted to the columns `order` (rows: input orbits, then corner orbits)."""
-    n_w, count, _ = coef.shape
-    b = LpBuilder()
-    q = b.add_cols(len(order))
-    t = b.add_cols(1, cost=1.0, lo=-np.inf)
-    x_rows = b.add_rows(n_w, 0.0, np.inf)
-    js = np.array([j for j, _ in order])
-    ys = np.array([y for _, y in order])
-    b.add_matrix(x_rows, q, coef[:, js, ys])
-    b.add(x_rows, t[0], -1.0 / scale)
-    sums = b.add_rows(count, 1.0, 1.0)
-    b.add(sums[js], q, 1.0)
-    return solve(b.build(maximize=True, name="rr-worst-on-orbits", drop_tiny=True),
-                 options.backend, time_limit=options.time_limit, threads=options.threads,
-                 feasibility_tol=TIGHT)
-
-
-def float_spread_matrix(space: OrbitSpace) -> np.ndarray:
-    """K[W, J] = |J| M[W, J] / |W| in floats (each entry correctly rounded from the exact
-    integers; entries below the float range are 0): for the LP hints."""
-    out = np.ones((1, 1))
-    for n, lam in zip(space.sizes, space.lambdas, strict=True):
-        out = np.kron(out, _class_spread(n, Fraction(lam)))
-    return out
-
-
-def _class_spread(n: int, lam: Fraction) -> np.ndarray:
-    p, q = pq(lam)
-    den = denominator(p, q, n)
-    rows = class_matrix_t(p, q, n).entries()  # row j, column w
-    out = np.empty((n + 1, n + 1))
-    for j in range(n + 1):
-        cj = math.comb(n, j)
-        for w in range(n + 1):
-            out[w, j] = cj * int(rows[j * (n + 1) + w]) / (math.comb(n, w) * den)
-    return out

@@ -1,8 +1,9 @@
 """A minimax prior and a worst-case rule on orbits, for the orbit certificate (worst case).
 
 Per sub-problem (the observer; or one own bit of a party, KOV eq. 4), RR's worst-case LP on
-orbits is solved in floats (verifiers/multiparty/orbit.py) for a rule and a prior; then, when it is
-small, exactly (theory/orbits/lp.py, the revised simplex from the float basis), so that the
+orbits (theory/worst_lp.py, over_class_orbits) is solved in floats, by column generation,
+for a rule and a prior; then, when it is small, exactly (the revised simplex from the float
+basis), so that the
 certificate proves the optimum; otherwise the float solution is rationalised, and the
 certificate brackets the optimum (both of its ends are exact whatever the rule and prior).
 A party's worst case is the smaller of its two own bits' (KOV eq. 4): the prior of the
@@ -15,9 +16,26 @@ from fractions import Fraction
 
 import numpy as np
 
-from dpverify.theory.orbits.certificates import OrbitProblem
-from dpverify.theory.orbits.lp import exact_orbit_worst
-from dpverify.verifiers.multiparty.certify import basis_finder
+from dpverify.lp import solve
+from dpverify.lp.basis import float_basis_finder
+from dpverify.theory.exact_rows import (
+    exact_distribution,
+    exact_stochastic,
+    snap,
+)
+from dpverify.theory.orbits.certificates import (
+    OrbitProblem,
+    argmax_rule,
+    label_scores,
+    worst_certificate,
+)
+from dpverify.theory.orbits.space import OrbitArray
+from dpverify.theory.worst_lp import (
+    WorstLp,
+    solve_exact,
+    solve_float_columns,
+    spread_floats,
+)
 from dpverify.verifiers.options import VerifyOptions
 
 # The exact revised simplex keeps its rows x rows systems small: used while the orbit LP of
@@ -44,20 +62,16 @@ def orbit_worst_certificate(agent: str, problem: OrbitProblem, lower, upper, exa
     rationalised float solution of the orbit LP (solved tightly); and when that leaves a
     bracket (rational lambdas: any gap; lambdas from epsilon: wider than half of --tol)
     and the LP is small, its exact solution (the revised simplex from the float basis)."""
-    from dpverify.theory.orbits.certificates import worst_certificate
-
     cert = uniform_candidate(agent, problem, lower, upper, exact)
     if cert is not None:
         return cert
-    unit, _, _ = problem.unit()
-    gain = [list(row) for row in unit.fractions()]
+    gain = [list(row) for row in problem.units.exact]
     parts = _relevant(problem)
     prior, rule, notes = _float_hints(problem, gain, parts, upper, options)
     cert = worst_certificate(agent, problem, lower, upper, exact, prior, rule, notes)
-    span = problem.unit()[2]
     settled = cert.status == "proved-optimal" or (
         not exact and cert.status == "bracket"
-        and cert.width <= Fraction(options.tol) * span / 2)
+        and cert.width <= problem.units.tolerance(options.tol) / 2)
     small = all(len(r) + len(gain) <= MAX_EXACT_ROWS for r in parts) and \
         len(gain) * len(gain[0]) <= MAX_EXACT_COLUMNS
     if settled or not small:
@@ -70,18 +84,10 @@ def uniform_candidate(agent: str, problem: OrbitProblem, lower, upper, exact: bo
     """The worst-case certificate of the uniform prior (on the own bit with the smaller
     value, for a party) and RR's argmax rule, when it closes: the bounds meet exactly, or
     (lambdas from epsilon) within the brackets of e^eps; else None."""
-    from dpverify.theory.orbits.certificates import (
-        argmax_rule,
-        label_scores,
-        worst_certificate,
-    )
-    from dpverify.theory.orbits.space import OrbitArray
-
-    unit, _, _ = problem.unit()
     space = problem.space(lower)
     sizes = space.orbit_sizes()
     prior = OrbitArray(np.array(sizes, dtype=object)[:, None], 2 ** space.parties)
-    rule = argmax_rule(problem, label_scores(problem, space, unit, prior))
+    rule = argmax_rule(problem, label_scores(problem, space, problem.unit_gain, prior))
     best = None
     for relevant in _relevant(problem):
         total = sum(sizes[w] for w in relevant)
@@ -99,67 +105,60 @@ def uniform_candidate(agent: str, problem: OrbitProblem, lower, upper, exact: bo
 
 def _exact_hints(problem: OrbitProblem, gain, parts, lower, upper, options):
     """Exactly optimal rules (at the lower lambdas) and prior (at the upper lambdas)."""
-    finder = basis_finder(options)
+    finder = float_basis_finder(time_limit=options.time_limit, threads=options.threads)
     rules, priors, values = [], [], []
     for relevant in parts:
-        rule, mass, value, basis = exact_orbit_worst(problem.space(lower), gain, relevant,
-                                                     finder)
+        found = solve_exact(WorstLp.over_class_orbits(problem.space(lower), relevant,
+                                                      gain_exact=gain), basis_finder=finder)
+        masses = found.masses
         if tuple(upper) != tuple(lower):
-            mass = exact_orbit_worst(problem.space(upper), gain, relevant, finder, basis)[1]
-        rules.append(tuple(tuple(r) for r in rule))
+            masses = solve_exact(WorstLp.over_class_orbits(problem.space(upper), relevant,
+                                                           gain_exact=gain),
+                                 basis=found.basis, basis_finder=finder).masses
+        mass = [Fraction(0)] * len(gain)
+        for w, v in zip(relevant, masses, strict=True):
+            mass[w] = v
+        rules.append(tuple(tuple(r) for r in found.rule))
         priors.append(mass)
-        values.append(value)
+        values.append(found.value)
     best = min(range(len(parts)), key=lambda b: values[b])
     decision = rules[0] if problem.own is None else tuple(rules)
     return priors[best], decision, ()
 
 
-def _float_hints(problem: OrbitProblem, gain, parts, upper, options):
-    """The rationalised float solutions of the orbit LPs (a valid, weaker certificate)."""
-    from dpverify.verifiers.multiparty.orbit import float_spread_matrix, orbit_rr_worst_lp
+# The float hints are solved tightly: they become the certificate's bounds.
+TIGHT = 1e-10
 
+
+def _float_hints(problem: OrbitProblem, gain, parts, upper, options):
+    """The rationalised float solutions of the orbit LPs (a valid, weaker certificate),
+    by column generation (theory/worst_lp.py, solve_float_columns)."""
     space = problem.space(upper)
-    K = float_spread_matrix(space)
     g = np.array([[float(v) for v in row] for row in gain])
+    K = spread_floats(space)
+
+    def solve_(lp):
+        return solve(lp, options.backend, time_limit=options.time_limit,
+                     threads=options.threads, feasibility_tol=TIGHT)
+
     rules, priors, values = [], [], []
     for relevant in parts:
-        mask = np.zeros(len(gain), dtype=bool)
-        mask[relevant] = True
-        found = orbit_rr_worst_lp(K, g, mask, options)
-        if found is None:  # no hint: RR's first output everywhere, the uniform prior
+        found = solve_float_columns(WorstLp.over_class_orbits(space, relevant, g), solve_,
+                                    name="rr-worst-on-orbits")
+        prior = np.zeros(len(gain))
+        if found.ok:
+            rule = np.clip(found.rule, 0.0, None)
+            prior[relevant] = np.clip(found.masses, 0.0, None)
+        else:  # no hint: RR's first output everywhere, the uniform prior
             rule = np.zeros_like(g)
             rule[:, 0] = 1.0
-            prior = mask.astype(float)
-        else:
-            rule, prior = found
-        rules.append(_rational_rows(rule))
-        priors.append(_rational_mass(prior, relevant))
+            prior[relevant] = 1.0
+        rounding = snap(RATIONAL_DENOMINATOR)
+        rules.append(tuple(map(tuple, exact_stochastic(rule, rounding=rounding))))
+        priors.append(exact_distribution(prior, relevant, rounding=rounding))
         values.append(float(np.min(((K @ rule) * g).sum(axis=1)[relevant])))
     best = min(range(len(parts)), key=lambda b: values[b])
     decision = rules[0] if problem.own is None else tuple(rules)
     notes = ("the certificate brackets the optimum with the rationalised float rule and "
              "prior of the worst-case LP on orbits",)
     return priors[best], decision, notes
-
-
-def _rational_rows(rule: np.ndarray) -> tuple:
-    out = []
-    for row in rule.tolist():
-        r = [Fraction(max(v, 0.0)).limit_denominator(RATIONAL_DENOMINATOR) for v in row]
-        total = sum(r)
-        if total == 0:
-            r = [Fraction(int(j == int(np.argmax(row)))) for j in range(len(row))]
-            total = Fraction(1)
-        out.append(tuple(v / total for v in r))
-    return tuple(out)
-
-
-def _rational_mass(prior: np.ndarray, relevant: list[int]) -> list[Fraction]:
-    mass = [Fraction(0)] * len(prior)
-    for w in relevant:
-        mass[w] = Fraction(max(float(prior[w]), 0.0)).limit_denominator(RATIONAL_DENOMINATOR)
-    total = sum(mass)
-    if total == 0:
-        return [Fraction(1, len(relevant)) if w in set(relevant) else Fraction(0)
-                for w in range(len(prior))]
-    return [v / total for v in mass]

@@ -31,8 +31,11 @@ from dpverify.spec.numbers import parse_rational
 from dpverify.spec.tables import tabulate
 from dpverify.theory.certificates import own_bits
 from dpverify.theory.exact import Scaled, lambda_brackets, rr_apply
+from dpverify.theory.exact_rows import exact_stochastic
 from dpverify.theory.rr import kron_apply
+from dpverify.theory.units import units_of
 from dpverify.verifiers.options import VerifyOptions
+from dpverify.verifiers.proof import proof_summary
 from dpverify.verifiers.result import Verdict
 
 METHOD_LP = "lp"
@@ -52,14 +55,14 @@ class Settled:
 
 
 def settle(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
-           options: VerifyOptions, why: str, span: float,
+           options: VerifyOptions, why: str,
            witness: tuple[np.ndarray, bool] | None = None, hint_result=None) -> Settled:
-    """Settle one (agent, accuracy) exactly. `why` says why the floats could not decide;
-    `span` is the range of the agent's gains (the tolerance is relative to it); `witness`
-    is (the relaxed LP's corner weights theta[s, label] as floats, worst) when there is a
-    relaxed solution to turn into an exact witness."""
+    """Settle one (agent, accuracy) exactly. `why` says why the floats could not decide
+    (the tolerance is relative to the range of the agent's gains); `witness` is (the relaxed
+    LP's corner weights theta[s, label] as floats, worst) when there is a relaxed solution
+    to turn into an exact witness."""
     from dpverify.checker import check_certificate
-    from dpverify.verifiers.multiparty.certify import certify_agent, proof_summary
+    from dpverify.verifiers.multiparty.certify import certify_agent
 
     try:
         cert = certify_agent(spec, agent, accuracy, hint_result, options)
@@ -72,7 +75,8 @@ def settle(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
     if not checked.ok:  # the construction and the checker disagree: a bug, never a pass
         return Settled(Verdict.ERROR, f"undecided: {why}; the exact certificate fails the "
                        f"independent check ({checked.message})", None, None, proof)
-    tol = Fraction(options.tol) * Fraction(span if span > 0 else 1)
+    table = tabulate(spec, agent)
+    tol = units_of(table.gain_exact).tolerance(options.tol)
     width = bound - value
     if cert["status"] == "proved-optimal" or (cert["status"] == "bracket" and width <= tol):
         how = ("proves the optimum exactly" if cert["status"] == "proved-optimal"
@@ -82,7 +86,6 @@ def settle(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
                        _float_rule(cert["lower"]["decision"]))
     if witness is not None:
         lower = lambda_brackets(spec.lambdas_exact, spec.epsilons_exact)[0]
-        table = tabulate(spec, agent)
         theta, worst = witness
         reached = witness_value(lower, table.gain_exact, agent.party, theta, worst)
         if reached > bound:
@@ -121,16 +124,9 @@ def label_gain_table(gain_exact: Sequence[Sequence[Fraction]], party: int) -> li
 def exact_corner_weights(theta: np.ndarray) -> list[list[Fraction]]:
     """theta[s, label] made an exact protocol: clipped at 0 and each corner's row normalised
     (exactly) to sum 1. Since the corners are the columns of P_RR, whose rows sum to 1, the
-    labels of every input then sum to 1: an exactly feasible point of the relaxed LP."""
-    out = []
-    for row in np.clip(np.asarray(theta, dtype=np.float64), 0.0, None).tolist():
-        exact = [Fraction(v) for v in row]
-        total = sum(exact)
-        if total == 0:
-            exact = [Fraction(1)] + [Fraction(0)] * (len(row) - 1)
-            total = Fraction(1)
-        out.append([v / total for v in exact])
-    return out
+    labels of every input then sum to 1: an exactly feasible point of the relaxed LP
+    (theory/exact_rows.py)."""
+    return exact_stochastic(theta)
 
 
 def witness_value(lambdas: Sequence[Fraction], gain_exact, party: int, theta: np.ndarray,

@@ -18,11 +18,13 @@ from fractions import Fraction
 import numpy as np
 
 from dpverify.lp import solve
+from dpverify.lp.builder import chain_nonzeros
 from dpverify.lp.highs import SMALL_MATRIX_VALUE
 from dpverify.spec.model import AgentSpec, MultipartySpec
+from dpverify.theory.exact_rows import exact_distribution, has_mass, snap
 from dpverify.theory.symbols.certificate import SNAP_DENOMINATOR, repaired_upper
 from dpverify.theory.symbols.rays import ray_count, ray_matrix, symbol_label_gains
-from dpverify.verifiers.multiparty.lps import PointFamily, chain_nonzeros, relaxed_lp
+from dpverify.verifiers.multiparty.lps import PointFamily, relaxed_lp
 from dpverify.verifiers.options import VerifyOptions, check_limit
 
 TIGHT_FEASIBILITY = 1e-10  # as verifiers/multiparty/corner_lp.py: well below the verdict tolerance
@@ -103,14 +105,9 @@ def exact_priors(n: int, pi: np.ndarray | None) -> list[list[Fraction]]:
     rationals an exact optimum when the data are rational). Empty when it has no mass."""
     if pi is None:
         return [[Fraction(1, n)] * n]
-    out = []
-    for exact in ([Fraction(float(v)) for v in np.clip(pi, 0.0, None)],
-                  [Fraction(float(v)).limit_denominator(SNAP_DENOMINATOR)
-                   for v in np.clip(pi, 0.0, None)]):
-        total = sum(exact, Fraction(0))
-        if total > 0:
-            out.append([v / total for v in exact])
-    return out
+    if not has_mass(pi):
+        return []
+    return [exact_distribution(pi), exact_distribution(pi, rounding=snap(SNAP_DENOMINATOR))]
 
 
 @dataclass(frozen=True, eq=False)

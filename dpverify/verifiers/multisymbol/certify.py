@@ -1,9 +1,9 @@
 """Certificates for inputs with more than two symbols (`dpverify-mary-certificate/1`;
-docs/theory.md, section 6.5): the exact bound of verifiers/multisymbol/verifier.py as (prior, mu),
-and
-the best protocol found (a witness, or m-ary RR) with its exact decision rule as the lower
-bound. Every certificate is checked by the construction and then by the independent
-checker (dpverify/mary_checker.py) before it is reported.
+docs/theory.md, section 6.5): the exact bound of an outcome (outcome.py) as (prior, mu),
+and the best protocol found (a witness, or m-ary RR) with its exact decision rule as the
+lower bound. Every certificate is checked by the construction and then by the independent
+checker (dpverify/checker/symbols.py) before it is reported; `dpverify certify` runs the
+verifier for it (verifier.py, `symbol_certificate`).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from dpverify.theory.symbols.certificate import (
     upper_holds,
 )
 from dpverify.theory.units import Units
-from dpverify.verifiers.multisymbol.verifier import Outcome, symbol_outcome
-from dpverify.verifiers.options import VerifyOptions
+from dpverify.verifiers.multisymbol.outcome import Outcome
+from dpverify.verifiers.proof import proof_summary
 
 
 def build_certificate(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
@@ -34,10 +34,9 @@ def build_certificate(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy
         return None
     table = tabulate(spec, agent)
     lower, upper = lambda_brackets(spec.lambdas_exact, spec.epsilons_exact)
-    lo, span = units.lo, units.span
     prior = out.bound.prior
-    mu = [span * v + lo * p for v, p in zip(out.bound.mu, prior, strict=True)]
-    bound = span * out.bound.bound + lo
+    mu = units.dual_to_user(out.bound.mu, prior)
+    bound = units.to_user(out.bound.bound)
     decision = out.best_rule[0] if agent.party == 0 else out.best_rule
     gain = [list(row) for row in table.gain_exact]
     accuracies = protocol_accuracies(out.best_channels, decision, gain, spec.alphabets,
@@ -58,25 +57,9 @@ def build_certificate(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy
         decision=tuple(decision), value=value, status=str(status), notes=tuple(notes))
 
 
-def symbol_certificate(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy | str,
-                       options: VerifyOptions) -> dict:
-    """`dpverify certify` for more than two symbols: the certificate JSON object (no
-    witness file is written; the certificate holds the protocol)."""
-    accuracy = Accuracy(accuracy)
-    out = symbol_outcome(spec, agent, accuracy, options, None)
-    if out.certificate is None:
-        from dpverify.errors import SolverError
-
-        raise SolverError(f"{spec.source}: {agent.name} {accuracy.value}: no certificate: "
-                          f"{out.reason}")
-    return out.certificate
-
-
 def proof_of(out: Outcome) -> dict[str, Any]:
     """`verify --certify`: the certificate's status and width (it was checked
     independently when the outcome was decided)."""
-    from dpverify.verifiers.multiparty.certify import proof_summary
-
     if out.certificate is None:
         return {"status": str(UNPROVED), "width": None, "reason": out.reason}
     return proof_summary(out.certificate)

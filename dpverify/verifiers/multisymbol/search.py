@@ -24,6 +24,7 @@ import numpy as np
 
 from dpverify.lp import solve
 from dpverify.lp.builder import LpBuilder
+from dpverify.theory.exact_rows import clean_distribution, clean_stochastic
 from dpverify.theory.protocols.transcripts import Transcripts, relevant_masks
 from dpverify.theory.symbols.noninteractive import (
     binary_channels,
@@ -161,9 +162,7 @@ def channel_lp(objective: Objective, A: np.ndarray, party: int, options: VerifyO
                 time_limit=options.time_limit, threads=options.threads, feasibility_tol=1e-10)
     if not sol.optimal:
         return None
-    C = np.clip(sol.x[cols].reshape(m, M), 0.0, None)
-    C = merged_outputs(C / C.sum(axis=1, keepdims=True))
-    return C / C.sum(axis=1, keepdims=True)
+    return clean_stochastic(merged_outputs(clean_stochastic(sol.x[cols].reshape(m, M))))
 
 
 def climb(objective: Objective, start: Sequence[np.ndarray], origin: str,
@@ -215,7 +214,7 @@ def support_channels(objective: Objective, theta: np.ndarray) -> list[np.ndarray
         C = staircase_channel(rays, score)
         if C is None:
             return None
-        out.append(C / C.sum(axis=1, keepdims=True))
+        out.append(clean_stochastic(C))
     return out
 
 
@@ -248,7 +247,7 @@ def search(objective: Objective, theta: np.ndarray | None, restarts: int, seed: 
     best: Candidate | None = None
     bayes = None
     if objective.worst and prior is not None and np.isfinite(prior).all() and prior.sum() > 0:
-        weights = np.clip(prior, 0.0, None) / np.clip(prior, 0.0, None).sum()
+        weights = clean_distribution(prior)
         bayes = Objective(objective.alphabets, objective.lambdas,
                           objective.gain * (weights * len(weights))[:, None], objective.party,
                           worst=False)

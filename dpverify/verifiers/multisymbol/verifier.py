@@ -23,7 +23,6 @@ Verdicts (`optimal`, `gap`, `open`, or `error`, never guessed):
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -40,37 +39,20 @@ from dpverify.theory.symbols.noninteractive import (
 )
 from dpverify.theory.units import Units, units_of
 from dpverify.verifiers.multisymbol.bound import (
-    ExactBound,
     check_bound_size,
     exact_bound,
     float_bound,
     label_gains,
 )
+from dpverify.verifiers.multisymbol.certify import build_certificate, proof_of
+from dpverify.verifiers.multisymbol.outcome import Outcome
 from dpverify.verifiers.multisymbol.search import Objective, search
-from dpverify.verifiers.multisymbol.witness import witness_value, write_witness
+from dpverify.verifiers.multisymbol.witness import witness_text, witness_value, write_witness
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.protocol_value import protocol_value
 from dpverify.verifiers.result import AgentResult, ProblemResult, Verdict
 
 METHOD_RAYS = "rays"
-
-
-@dataclass
-class Outcome:
-    """One agent and accuracy, exactly, in normalised gains (module docstring)."""
-
-    verdict: Verdict = Verdict.ERROR
-    reason: str = ""
-    bound: ExactBound | None = None
-    rr_low: Fraction | None = None
-    rr_high: Fraction | None = None
-    best: Fraction | None = None
-    best_channels: list | None = None  # exact channels of the best protocol (RR's or not)
-    best_rule: list | None = None  # its exact decision rule[a][o][y]
-    origin: str = "rr"
-    witness: Path | None = None
-    notes: list[str] = field(default_factory=list)
-    certificate: dict | None = None  # dpverify-mary-certificate/1, checked independently
 
 
 def _rr(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy, units: Units,
@@ -93,13 +75,9 @@ def _witness(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy, units: 
     path = None
     if directory is not None:
         path = write_witness(directory, spec, agent, accuracy, channels, note)
-        valued = witness_value(path, spec, agent, accuracy, lower, units.lo, units.span,
-                               options)
+        valued = witness_value(path, spec, agent, accuracy, lower, units, options)
     else:
-        from dpverify.verifiers.multisymbol.witness import witness_text
-
-        valued = witness_value("<witness>", spec, agent, accuracy, lower, units.lo,
-                               units.span, options,
+        valued = witness_value("<witness>", spec, agent, accuracy, lower, units, options,
                                text=witness_text(spec, agent, accuracy, channels, note))
     if valued.value is None:
         out.notes.append(f"the best protocol found was refused as a witness: {valued.reason}")
@@ -119,7 +97,7 @@ def decide(out: Outcome, tol: float, units: Units | None = None) -> None:
     bound, rr, best = out.bound.bound, out.rr_low, out.best
 
     def shown(v: Fraction) -> str:
-        return f"{float(units.lo + units.span * v) if units else float(v):.12g}"
+        return f"{units.user(v) if units else float(v):.12g}"
 
     interval = f"[{shown(best)}, {shown(bound)}]"
     if rr > bound:
@@ -149,7 +127,7 @@ def decide(out: Outcome, tol: float, units: Units | None = None) -> None:
 
 def _exact(v: Fraction, units: Units | None) -> str:
     """An exact value in the user's units: "p/q" when short, else its float."""
-    user = units.lo + units.span * v if units else v
+    user = units.to_user(v) if units else v
     return text if len(text := rational_text(user)) <= 24 else f"{float(user):.12g}"
 
 
@@ -192,7 +170,6 @@ def _certified(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy, out: 
     with its rule), checked by the independent checker (dpverify/mary_checker.py): a
     verdict stands only when it passes. A failure is a bug, and the verdict `error`."""
     from dpverify.checker import check_certificate
-    from dpverify.verifiers.multisymbol.certify import build_certificate
 
     cert = build_certificate(spec, agent, accuracy, out, units)
     if cert is None:
@@ -200,8 +177,8 @@ def _certified(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy, out: 
     data = cert.to_json(spec.name)
     checked = check_certificate(spec, data)
     value, bound = cert.value, cert.bound
-    best, upper = units.lo + units.span * (out.best or 0), units.lo + units.span * (
-        out.bound.bound if out.bound else 0)
+    best = units.to_user(out.best or 0)
+    upper = units.to_user(out.bound.bound if out.bound else 0)
     if not checked.ok or value != best or bound != upper:
         out.verdict = Verdict.ERROR
         out.reason = ("the exact certificate of this result fails the independent check "
@@ -230,10 +207,22 @@ def verify_symbol_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accura
         units.user(out.rr_low), out.verdict, time.perf_counter() - start, reason=reason,
         outputs=tabulate(spec, agent).outputs, method=METHOD_RAYS, extra=extra)
     if options.certify and out.bound is not None:
-        from dpverify.verifiers.multisymbol.certify import proof_of
-
         extra["proof"] = proof_of(out)
     return result
+
+
+def symbol_certificate(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy | str,
+                       options: VerifyOptions) -> dict:
+    """`dpverify certify` for more than two symbols: the certificate JSON object (no
+    witness file is written; the certificate holds the protocol)."""
+    accuracy = Accuracy(accuracy)
+    out = symbol_outcome(spec, agent, accuracy, options, None)
+    if out.certificate is None:
+        from dpverify.errors import SolverError
+
+        raise SolverError(f"{spec.source}: {agent.name} {accuracy.value}: no certificate: "
+                          f"{out.reason}")
+    return out.certificate
 
 
 def check_symbol_size(spec: MultipartySpec, options: VerifyOptions) -> None:
@@ -252,7 +241,8 @@ def verify_multisymbol(spec: MultipartySpec, options: VerifyOptions) -> ProblemR
     return ProblemResult(spec.name, spec.source, spec.kind, tuple(results), header)
 
 
-__all__ = ["METHOD_RAYS", "decide", "symbol_outcome", "units_of", "verify_multisymbol"]
+__all__ = ["METHOD_RAYS", "Outcome", "decide", "symbol_certificate", "symbol_outcome", "units_of",
+           "verify_multisymbol"]
 
 
 def symbol_bound(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,

@@ -28,6 +28,7 @@ from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
 from dpverify.spec.protocol_writer import protocol_text
 from dpverify.spec.tables import tabulate
 from dpverify.theory.protocols.transcripts import achieved_lambdas, transcripts
+from dpverify.theory.units import Units
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.protocol_value import protocol_value
 
@@ -81,10 +82,10 @@ def write_witness(directory: Path, spec: MultipartySpec, agent: AgentSpec,
 
 
 def witness_value(source: Path | str, spec: MultipartySpec, agent: AgentSpec,
-                  accuracy: Accuracy, lower: Sequence[Fraction], lo: Fraction, span: Fraction,
+                  accuracy: Accuracy, lower: Sequence[Fraction], units: Units,
                   options: VerifyOptions, *, text: str | None = None) -> WitnessValue:
     """The value of the witness at `source` (or of its `text`), recomputed from the file
-    (module docstring), in the gains normalised as w' = (w - lo) / span; refused when the
+    (module docstring), in the problem's normalised gains `units`; refused when the
     file is not a protocol for this problem's inputs and agent, or when some party's
     achieved level exceeds `lower` (its rational lower bracket)."""
     try:
@@ -106,9 +107,8 @@ def witness_value(source: Path | str, spec: MultipartySpec, agent: AgentSpec,
     if table.gain_exact != tabulate(spec, agent).gain_exact:
         return WitnessValue(None, reason=f"the witness's {agent.name} computes another "
                                          "function or gain than the problem's")
-    exact = [[(v - lo) / span for v in row] for row in table.gain_exact]
-    unit = np.array([[float(v) for v in row] for row in exact], dtype=np.float64)
-    value = protocol_value(tr, unit, exact, agent.party, accuracy is Accuracy.WORST, options)
+    value = protocol_value(tr, units.unit, units.exact, agent.party,
+                           accuracy is Accuracy.WORST, options)
     if not value.ok or value.rule_exact is None:
         return WitnessValue(None, reason=f"the witness's value could not be computed "
                                          f"({value.failure or 'no exact rule'})")

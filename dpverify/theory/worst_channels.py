@@ -1,0 +1,148 @@
+"""The protocol's matrix C[a, c] in RR's worst-case decision LP (theory/worst_lp.py), in the
+four descriptions of its rows and columns: C = P_RR on the inputs (`KronChannel`), its sums
+over orbits of outputs at representative inputs (`OrbitSumChannel`), the spread K of the
+classes' orbits (`ClassChannel`, theory/orbits/space.py), or an explicit protocol's P(t | x)
+(`TranscriptChannel`). Each gives C exactly (integers over a denominator per row) and as
+floats, computed on demand; only exact solves of small LPs ask for the exact C.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+from fractions import Fraction
+
+import numpy as np
+
+from dpverify.theory.exact import Scaled, lambda_pq, rr_apply
+from dpverify.theory.orbits.space import OrbitSpace, class_matrix_t, denominator
+from dpverify.theory.rr import kron_apply, rr_channel
+
+
+class Channel:
+    """C[a, c] for the rows of one block: exact (integers over a positive denominator per
+    row) or as floats, computed on demand."""
+
+    columns: int
+    factors: tuple[np.ndarray, ...] | None = None  # Kronecker factors (over_inputs only)
+
+    def exact(self) -> tuple[np.ndarray, np.ndarray]:
+        """(num, den): C[a, c] = num[a, c] / den[a], Python integers (object arrays)."""
+        raise NotImplementedError
+
+    def floats(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def live(self, exact: bool) -> np.ndarray:
+        """The columns in the LP (every one, unless some row never reaches it)."""
+        return np.arange(self.columns)
+
+
+class KronChannel(Channel):
+    def __init__(self, lambdas: Sequence, rows: np.ndarray):
+        self.lambdas, self.rows = tuple(lambdas), rows
+        self.columns = 1 << len(self.lambdas)
+        self.kron = tuple(rr_channel(float(lam)) for lam in self.lambdas)
+        self.factors = self.kron
+
+    @functools.cached_property
+    def _exact(self) -> tuple[np.ndarray, np.ndarray]:
+        n = self.columns
+        P = rr_apply(self.lambdas, Scaled(np.eye(n, dtype=np.int64).astype(object), 1))
+        return P.num[self.rows], np.full(self.rows.size, P.den, dtype=object)
+
+    def exact(self):
+        return self._exact
+
+    def floats(self) -> np.ndarray:
+        return kron_apply(self.kron, np.eye(self.columns))[self.rows]
+
+
+class OrbitSumChannel(Channel):
+    def __init__(self, lambdas: Sequence, ids: np.ndarray, count: int, reps: np.ndarray):
+        self.lambdas, self.ids, self.columns, self.reps = tuple(lambdas), ids, count, reps
+
+    def _indicator(self, dtype):
+        ind = np.zeros((self.ids.size, self.columns), dtype=dtype)
+        ind[np.arange(self.ids.size), self.ids] = 1
+        return ind
+
+    @functools.cached_property
+    def _exact(self) -> tuple[np.ndarray, np.ndarray]:
+        A = rr_apply(self.lambdas, Scaled(self._indicator(object), 1))
+        return A.num[self.reps], np.full(self.reps.size, A.den, dtype=object)
+
+    def exact(self):
+        return self._exact
+
+    def floats(self) -> np.ndarray:
+        SP = kron_apply([rr_channel(float(lam)) for lam in self.lambdas],
+                        self._indicator(np.float64))
+        return SP[self.reps]
+
+
+@functools.lru_cache(maxsize=8)
+def spread_exact(space: OrbitSpace) -> tuple[np.ndarray, np.ndarray]:
+    """K[W, J] = num[W, J] / den[W] exactly: a Kronecker product of the classes' blocks
+    comb(n, j) M_c[w, j] / comb(n, w) (theory/orbits/space.py)."""
+    num = np.ones((1, 1), dtype=object)
+    den = np.ones(1, dtype=object)
+    for n, lam in zip(space.sizes, space.lambdas, strict=True):
+        p, q = lambda_pq(lam)
+        rows = class_matrix_t(p, q, n).entries()  # row j, column w
+        block = np.array([[math.comb(n, j) * int(rows[j * (n + 1) + w]) for j in range(n + 1)]
+                          for w in range(n + 1)], dtype=object)
+        num = np.kron(num, block)
+        den = np.kron(den, np.array([math.comb(n, w) * denominator(p, q, n)
+                                     for w in range(n + 1)], dtype=object))
+    return num, den
+
+
+@functools.lru_cache(maxsize=8)
+def spread_floats(space: OrbitSpace) -> np.ndarray:
+    """K[W, J] in floats: each class's block correctly rounded from its exact integers
+    (entries below the float range become 0), then their Kronecker product."""
+    out: np.ndarray = np.ones((1, 1))
+    for n, lam in zip(space.sizes, space.lambdas, strict=True):
+        p, q = lambda_pq(Fraction(lam))
+        den = denominator(p, q, n)
+        rows = class_matrix_t(p, q, n).entries()  # row j, column w
+        block = np.empty((n + 1, n + 1))
+        for j in range(n + 1):
+            cj = math.comb(n, j)
+            for w in range(n + 1):
+                block[w, j] = cj * int(rows[j * (n + 1) + w]) / (math.comb(n, w) * den)
+        out = np.kron(out, block)
+    return out
+
+
+class ClassChannel(Channel):
+    def __init__(self, space: OrbitSpace, rows: np.ndarray):
+        self.space, self.rows, self.columns = space, rows, space.count
+
+    def exact(self):
+        num, den = spread_exact(self.space)
+        return num[self.rows], den[self.rows]
+
+    def floats(self) -> np.ndarray:
+        return spread_floats(self.space)[self.rows]
+
+
+class TranscriptChannel(Channel):
+    def __init__(self, tr, mask: np.ndarray):
+        self.tr, self.mask, self.columns = tr, mask, int(tr.num.shape[1])
+
+    def exact(self):
+        if not self.tr.exact:
+            raise ValueError("a float protocol has no exact coefficients")
+        num = self.tr.num[self.mask]
+        return num, np.full(num.shape[0], self.tr.den, dtype=object)
+
+    def floats(self) -> np.ndarray:
+        return self.tr.floats()[self.mask]
+
+    def live(self, exact: bool) -> np.ndarray:
+        if exact:
+            return np.flatnonzero(np.any(self.exact()[0] != 0, axis=0))
+        return np.flatnonzero(np.any(self.floats() > 0, axis=0))

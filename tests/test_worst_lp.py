@@ -1,0 +1,156 @@
+"""RR's worst-case decision LP, written once (dpverify/theory/worst_lp.py): the same exact
+optimum through its four descriptions (inputs, input orbits, class orbits, transcripts), the
+float solves against the exact one, the dual prior's bound against the rule's value, and
+negative controls (a perturbed rule, a perturbed prior)."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from dpverify.lp import solve
+from dpverify.lp.basis import float_basis_finder
+from dpverify.spec import loads
+from dpverify.spec.tables import tabulate
+from dpverify.theory.certificates import symmetry_orbits
+from dpverify.theory.decision import own_bit_mask
+from dpverify.theory.exact_lp import simplex_from_basis
+from dpverify.theory.symbols.noninteractive import exact_transcripts, rr_exact_channels
+from dpverify.theory.units import units_of
+from dpverify.theory.worst_lp import (
+    WorstLp,
+    prior_bound,
+    rule_value,
+    solve_exact,
+    solve_float,
+    solve_float_columns,
+    standard_form,
+)
+from dpverify.verifiers.multiparty.orbit import orbit_problem
+
+LAMBDA = Fraction(2)
+K = 4
+PROBLEM = (f'[problem]\nparties = {K}\nlambda = "{LAMBDA}"\n[observer]\nfunction = "sum"\n'
+           'gain = "-abs"\n[[party]]\nindex = 1\nfunction = "majority"\n')
+
+
+def _solve(lp):
+    return solve(lp, "highs", feasibility_tol=1e-10)
+
+
+def four_descriptions(agent_index: int):
+    """The same block (the observer; party 1's own bit 1) in the four descriptions."""
+    spec = loads(PROBLEM)
+    agent = spec.agents[agent_index]
+    lambdas = [LAMBDA] * K
+    units = units_of(tabulate(spec, agent).gain_exact)
+    mask = None if agent.party == 0 else own_bit_mask(K, agent.party, 1)
+    orbits = symmetry_orbits(lambdas, units.exact, agent.party)
+    problem, _ = orbit_problem(spec, agent)
+    bits = problem.own_bits()
+    relevant = [w for w in range(len(problem.gain)) if bits is None or bits[w] == 1]
+    tr = exact_transcripts((2,) * K, rr_exact_channels((2,) * K, lambdas))
+    block = np.ones(1 << K, dtype=bool) if mask is None else mask
+    return {
+        "inputs": WorstLp.over_inputs(lambdas, units.unit, mask, gain_exact=units.exact),
+        "input orbits": WorstLp.over_input_orbits(lambdas, orbits, units.unit, mask,
+                                                  gain_exact=units.exact),
+        "class orbits": WorstLp.over_class_orbits(
+            problem.space([LAMBDA] * len(problem.classes)), relevant,
+            np.array([[float(v) for v in row] for row in problem.units.exact]),
+            gain_exact=problem.units.exact),
+        "transcripts": WorstLp.over_transcripts(tr, block, units.unit,
+                                                gain_exact=units.exact),
+    }
+
+
+@pytest.mark.parametrize("agent_index", [0, 1], ids=["observer", "party-own-bit-1"])
+def test_the_four_descriptions_have_one_exact_optimum(agent_index):
+    lps = four_descriptions(agent_index)
+    assert lps["input orbits"].rows.size < lps["inputs"].rows.size  # a real reduction
+    found = {name: solve_exact(lp) for name, lp in lps.items()}
+    values = {name: f.value for name, f in found.items()}
+    assert len(set(values.values())) == 1, values
+    value = values["inputs"]
+    assert 0 < value < 1
+    for name, lp in lps.items():
+        f = found[name]
+        assert sum(f.masses) == 1 and min(f.masses) >= 0, name
+        assert all(sum(row) == 1 and min(row) >= 0 for row in f.rule), name
+        # the rule's value and the prior's bound, each computed apart, meet (LP duality)
+        assert rule_value(lp, f.rule) == value == prior_bound(lp, f.masses), name
+    # the optimal basis is a start that needs no pivot, and the crash basis is feasible
+    lp = lps["class orbits"]
+    form = standard_form(lp)
+    assert simplex_from_basis(form.rows, form.rhs, form.cost, found["class orbits"].basis
+                              ).pivots == 0
+    assert simplex_from_basis(form.rows, form.rhs, form.cost, form.crash).value == value
+    finder = float_basis_finder()
+    assert solve_exact(lp, basis_finder=finder).value == value
+
+
+def test_a_perturbed_rule_or_prior_proves_less():
+    """Negative controls: moving mass in one row of the optimal rule loses accuracy at some
+    input; a prior off the optimum bounds from above by more."""
+    lp = four_descriptions(0)["transcripts"]
+    found = solve_exact(lp)
+    rule = [list(row) for row in found.rule]
+    row = next(i for i, r in enumerate(rule) if max(r) == 1 and lp.m > 1)
+    top = rule[row].index(Fraction(1))
+    rule[row][top], rule[row][(top + 1) % lp.m] = Fraction(1, 2), Fraction(1, 2)
+    assert rule_value(lp, rule) < found.value
+    uniform = [Fraction(1)] * lp.rows.size
+    assert prior_bound(lp, uniform) > found.value
+    point = [Fraction(int(a == 0)) for a in range(lp.rows.size)]
+    assert prior_bound(lp, point) > found.value
+
+
+@pytest.mark.parametrize("agent_index", [0, 1], ids=["observer", "party-own-bit-1"])
+def test_float_solves_agree_with_the_exact_optimum(agent_index):
+    lps = four_descriptions(agent_index)
+    value = float(solve_exact(lps["inputs"]).value)
+    solves = [("inputs", {"form": "chain"}), ("inputs", {"form": "dense"}),
+              ("inputs", {"form": "dense", "by_output": True}),
+              ("input orbits", {"scale_rows": True, "drop_tiny": True}),
+              ("transcripts", {"sums_first": True}), ("class orbits", {})]
+    for name, kwargs in solves:
+        found = solve_float(lps[name], _solve, **kwargs)
+        assert found.ok and found.objective == pytest.approx(value, abs=1e-9), (name, kwargs)
+        masses = np.clip(found.masses, 0.0, None)
+        assert masses.sum() == pytest.approx(1.0, abs=1e-8), (name, kwargs)
+        assert found.rule.shape == (lps[name].channel.columns, lps[name].m)
+    found = solve_float_columns(lps["class orbits"], _solve, name="columns")
+    assert found.ok and found.objective == pytest.approx(value, abs=1e-9)
+
+
+def test_a_failed_float_solve_says_so():
+    lp = four_descriptions(0)["inputs"]
+
+    def failing(program):
+        from dpverify.lp import LpSolution, LpStatus
+
+        return LpSolution(LpStatus.TIME_LIMIT, math.nan, np.zeros(0), np.zeros(0), 0.0,
+                          "fake", "simulated")
+
+    found = solve_float(lp, failing)
+    assert not found.ok and found.solution.status.value == "time-limit"
+    assert np.isnan(found.masses).all()
+
+
+def test_transcripts_outside_the_block_stay_out_of_the_lp():
+    """A block reaches only some transcripts (its own bit is released exactly at lambda =
+    infinity): the others are not in the LP and decide the first output."""
+    lambdas = [Fraction(10**6), Fraction(2)]
+    tr = exact_transcripts((2, 2), rr_exact_channels((2, 2), lambdas))
+    tr = type(tr)(tr.alphabets, tr.sizes, np.where(tr.num < 10, 0, tr.num), tr.den, True)
+    table = [[Fraction(int(x % 2 == y)) for y in (0, 1)] for x in range(4)]
+    lp = WorstLp.over_transcripts(tr, own_bit_mask(2, 1, 0), gain_exact=table)
+    live = lp.channel.live(exact=True)
+    assert 0 < live.size < tr.num.shape[1] and lp.exact_rows() == live.size + 2
+    found = solve_exact(lp)
+    dead = sorted(set(range(tr.num.shape[1])) - set(live.tolist()))
+    assert all(found.rule[t] == [1, 0] for t in dead)
+    assert rule_value(lp, found.rule) == found.value == prior_bound(lp, found.masses)
