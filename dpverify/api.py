@@ -15,8 +15,8 @@ the command line only parses, prints and exits. A function for one problem (`ver
 (`verify_paths`, ...) exist side by side.
 
 Every function takes the command line's options by their names (`tol`, `backend`,
-`max_nonzeros`, `lp_form`, `method`, `max_orbit_work`, `grid`, `samples`, `seed`,
-`certify`, `restarts`, `witness_dir`), takes callbacks (or a `listener`) where the
+`max_nonzeros`, `lp_form`, `method`, `max_orbit_work`, `cross_check`, `grid`, `samples`,
+`seed`, `certify`, `restarts`, `witness_dir`), takes callbacks (or a `listener`) where the
 command line prints progress, and raises one family of exceptions,
 `dpverify.DpverifyError`: a `SpecError` for a problem that is not valid (the one line the
 command line prints after `dpverify: `), an `OptionError` for a bad option, a
@@ -94,14 +94,15 @@ class VerifyKwargs(TypedDict, total=False):
     tol: float  # verdict tolerance, relative to the range of the gains; default 1e-9
     backend: Literal["highs", "cvxpy"]
     max_nonzeros: int  # size guard: larger LPs are refused (SizeLimitError)
-    lp_form: Literal["chain", "dense"]
+    lp_form: str  # defaults.LpForm: auto (dense for small problems, else chain), chain, dense
     grid: int  # interior rank-one points on an m-point grid (0: off, else >= 2)
     samples: int  # random interior rank-one points
     seed: int
     certify: bool  # build and check exact certificates
     time_limit: float | None  # seconds per LP solve
     threads: int | None  # HiGHS threads
-    method: str  # how multi-party problems are verified: auto, lp, orbit or proof
+    method: str  # defaults.Method: how problems on bits are verified: auto, lp, orbit, proof
+    cross_check: bool  # bits: verify by the exact proof and by the LP, compare the two
     max_orbit_work: int  # size guard of the orbit method
     restarts: int  # inputs with more than two symbols: random starts of the protocol search
     witness_dir: str  # where witness protocol files are written ("": the default)

@@ -77,6 +77,7 @@ def write_problems(folder: Path, n: int, start: int = 0) -> list[Path]:
     return paths
 
 
+# Slow by the corner LP (--method lp: XOR at k = 12, worst case), not by the default proof
 SLOW = """[problem]
 name = "slow"
 parties = 12
@@ -433,7 +434,7 @@ def test_timeout_replaces_the_worker_and_goes_on(tmp_path: Path) -> None:
     folder = tmp_path / "p"
     write_problems(folder, 3)
     (folder / "slow.toml").write_text(SLOW)
-    options = VerifyOptions(max_nonzeros=10**9)
+    options = VerifyOptions(max_nonzeros=10**9, method="lp")  # the LP route is the slow one
     start = time.perf_counter()
     with Store(tmp_path / "s.sqlite") as store:
         report = run_batch([folder], options, store=store, jobs=2, timeout=1.5)

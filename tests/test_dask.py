@@ -91,7 +91,7 @@ def test_dask_timeout_restarts_the_worker(cluster, tmp_path: Path) -> None:
     folder = tmp_path / "p"
     write_problems(folder, 3)
     (folder / "slow.toml").write_text(SLOW)
-    report = run_batch([folder], VerifyOptions(max_nonzeros=10**9), store=None,
+    report = run_batch([folder], VerifyOptions(max_nonzeros=10**9, method="lp"), store=None,
                        executor=cluster, timeout=2)
     by_name = {Path(i.source).name: i for i in report.items}
     assert by_name.pop("slow.toml").reason == "timeout"

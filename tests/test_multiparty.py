@@ -504,7 +504,7 @@ def _no_exact_path(monkeypatch) -> None:
     def refuse(*args, **kwargs):
         raise SolverError("simulated: no certificate")
 
-    monkeypatch.setattr(certify, "certify_agent", refuse)
+    monkeypatch.setattr(certify, "certificate_for", refuse)
 
 
 def test_solver_failure_is_settled_by_the_exact_certificate(monkeypatch) -> None:
@@ -580,13 +580,13 @@ def test_solver_failure_exits_3_from_the_cli(monkeypatch, write_toml) -> None:
     monkeypatch.setattr(multiparty, "solve", _failing_solve())
     _no_exact_path(monkeypatch)
     path = write_toml(XOR3, "xor3")
-    run = CliRunner().invoke(main, ["verify", "--json", str(path)])
+    run = CliRunner().invoke(main, ["verify", "--method", "lp", "--json", str(path)])
     assert run.exit_code == 3, run.output
     data = json.loads(run.stdout)
     data = data[0] if isinstance(data, list) else data
     assert data["verdict"] == "error"
     assert {r["verdict"] for r in data["results"]} == {"error"}
-    table = CliRunner().invoke(main, ["verify", str(path)])
+    table = CliRunner().invoke(main, ["verify", "--method", "lp", str(path)])
     assert table.exit_code == 3
     rows = [line for line in table.stdout.splitlines() if line.startswith(("observer", "party"))]
     assert len(rows) == 4 and all("error" in r and "optimal" not in r for r in rows)
@@ -623,15 +623,14 @@ def test_forty_parties_refused_at_once_by_the_lp_method(write_toml) -> None:
 def test_max_nonzeros_sets_the_limit(write_toml) -> None:
     text = problem(4, "epsilon = 1.0", observer('"xor"'), party(1, '"sum"'))
     spec = loads(text)
-    estimate = estimate_nonzeros(spec, VerifyOptions())
+    estimate = estimate_nonzeros(spec, VerifyOptions(form="chain"))
     assert estimate > 0
     path = write_toml(text, "small")
-    below = CliRunner().invoke(main, ["verify", "--method", "lp", "--max-nonzeros",
-                                      str(estimate - 1), str(path)])
+    lp = ["verify", "--method", "lp", "--lp-form", "chain"]
+    below = CliRunner().invoke(main, [*lp, "--max-nonzeros", str(estimate - 1), str(path)])
     assert below.exit_code == 3
     assert f"the limit is {estimate - 1:,} non-zeros" in below.stderr
-    at = CliRunner().invoke(main, ["verify", "--method", "lp", "--max-nonzeros", str(estimate),
-                                   str(path)])
+    at = CliRunner().invoke(main, [*lp, "--max-nonzeros", str(estimate), str(path)])
     assert at.exit_code == 0, at.output
 
 
@@ -670,7 +669,7 @@ def test_a_float_lp_past_its_time_limit_is_settled_exactly(monkeypatch):
     monkeypatch.setattr(multiparty, "solve", counted)
     spec = load_text('[problem]\nname = "x4"\nparties = 4\nepsilon = 0.1\n'
                      'accuracy = "worst"\n[observer]\nfunction = "xor"\n')
-    result = run(spec, Options()).results[0]
+    result = run(spec, Options(method="lp")).results[0]
     assert result.verdict.value == "optimal" and result.method == "proof"
     assert "time limit" in result.reason
     assert calls and all(limit == 1e-9 for limit in calls)

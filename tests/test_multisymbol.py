@@ -208,7 +208,7 @@ def test_witness_is_valued_again_by_hand(tmp_path: Path) -> None:
     result = verify_symbol_agent(spec, spec.agents[0], Accuracy.AVERAGE,
                                  VerifyOptions(restarts=2, witness_dir=str(tmp_path)))
     assert result.verdict is Verdict.GAP
-    doc = tomllib.loads(Path(result.extra["witness"]).read_text())
+    doc = tomllib.loads(Path(result.witness).read_text())
     channels = [[[Fraction(v) for v in row] for row in rnd["kernel"]] for rnd in doc["round"]]
     for C in channels:  # exactly lambda-DP, rows distributions
         assert all(sum(row) == 1 for row in C)
@@ -221,7 +221,7 @@ def test_witness_is_valued_again_by_hand(tmp_path: Path) -> None:
             scores[max(x1, x2)] += channels[0][x1][o[0]] * channels[1][x2][o[1]]
         total += max(scores)
     assert total / 9 == Fraction(47, 72)
-    assert result.extra["best_value"] == float(Fraction(47, 72))
+    assert result.best_value == float(Fraction(47, 72))
     assert result.rr_value == pytest.approx(139 / 225, abs=1e-15)
 
 
@@ -268,8 +268,9 @@ def test_a_witness_is_refused_unless_it_is_dp_and_for_this_problem(
 def test_mutated_mary_certificates_are_rejected() -> None:
     spec = load(GAP)
     out = symbol_outcome(spec, spec.agents[0], Accuracy.AVERAGE, FAST)
-    cert = out.certificate
-    assert cert is not None and cert["format"] == "dpverify-mary-certificate/1"
+    assert out.certificate is not None and out.checked
+    cert = out.certificate.to_json(spec.name)
+    assert cert["format"] == "dpverify-mary-certificate/1"
     good = check_certificate(spec, cert)
     assert good.ok and good.value == Fraction(47, 72) and cert["status"] == "proved-optimal"
 

@@ -20,13 +20,14 @@ from dpverify.console.protocols import (
     VALUE_COLUMNS,
     VERDICT_COLUMNS,
     audit_table,
-    file_json,
     protocol_table,
     rules_tables,
     verdict_text,
 )
 from dpverify.console.tables import natural_width, print_table
 from dpverify.console.verify import VerifyView
+from dpverify.console.views import result_json
+from dpverify.verifiers.audit.result import MechanismResult
 
 LONG_LEVEL = 30  # characters: a longer exact level is shown as about its float in a table
 
@@ -160,14 +161,14 @@ class AuditView(VerifyView):
         result = self._to_print(file_result)
         if result is None:
             return
-        if result.kind == "mechanism":
+        if result.results and isinstance(result.results[0], MechanismResult):
             print_mechanism(self.out, result)
-        else:
+        else:  # a protocol's results (AuditResult), or none: it was refused
             print_protocol(self.out, result, show_rules=self.show_rules)
 
     def report(self, report: Any) -> None:
         self.__exit__()
         if self.as_json:
-            print_json([file_json(f, rules=self.show_rules) for f in report.files])
+            print_json([result_json(f, rules=self.show_rules) for f in report.files])
         else:
             self.out.print(summary(report.counts(), len(report.files), report.seconds))

@@ -19,12 +19,12 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
 
+from dpverify.defaults import LpForm
 from dpverify.lp import LinearProgram, LpSolution, solve
 from dpverify.lp.highs import SMALL_MATRIX_VALUE
 from dpverify.spec.count_model import CountSpec
@@ -63,62 +63,9 @@ from dpverify.verifiers.count.lps import (
     repaired_mechanism,
     t_range,
 )
-from dpverify.verifiers.options import VerifyOptions, check_limit
-from dpverify.verifiers.result import ProblemResult, Verdict
-
-
-@dataclass(frozen=True, eq=False)
-class CountResult:
-    """The one result of a count problem (spec.md: `agent` "consumer", `accuracy`
-    "minimax" or "bayes", `mechanism_optimum` and `geometric_value`)."""
-
-    agent: str
-    accuracy: str
-    mechanism_optimum: float | None
-    geometric_value: float | None
-    hypothesis: str  # "monotone" or "not-monotone": is l(i, r) non-decreasing in |i - r|?
-    verdict: Verdict
-    seconds: float
-    reason: str = ""
-    mechanism: np.ndarray | None = None  # an optimal alpha-DP mechanism x*[i, r]
-    post_processing: np.ndarray | None = None  # T[k, r]: G T is the candidate mechanism
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    rule = None  # count results have no multi-party decision rule
-    # the LPs, with rigorous brackets (a gap is confirmed in exact arithmetic)
-    method = "lp"
-
-    @property
-    def gap(self) -> float | None:
-        if self.mechanism_optimum is None or self.geometric_value is None:
-            return None
-        return self.geometric_value - self.mechanism_optimum
-
-    @property
-    def optimum(self) -> float | None:
-        """The value `[expect]` entries are compared with: the optimal mechanism's loss."""
-        return self.mechanism_optimum
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "agent": self.agent, "accuracy": self.accuracy,
-            "mechanism_optimum": _num(self.mechanism_optimum),
-            "geometric_value": _num(self.geometric_value),
-            "gap": _num(self.gap), "verdict": self.verdict.value,
-            "hypothesis": self.hypothesis, "method": self.method,
-            "seconds": round(self.seconds, 4),
-        }
-        if self.reason:
-            out["reason"] = self.reason
-        out.update(self.extra)
-        return out
-
-
-def _num(x: float | None) -> float | None:
-    if x is None or not np.isfinite(x):
-        return None
-    return float(x)
-
+from dpverify.verifiers.count.result import CountResult
+from dpverify.verifiers.options import VerifyOptions, check_limit, lp_form
+from dpverify.verifiers.result import Bracket, ProblemResult, Verdict
 
 # --------------------------------------------------------------------------------------
 # Sizes
@@ -139,7 +86,7 @@ def estimate_nonzeros(spec: CountSpec, options: VerifyOptions) -> int:
 def post_processing_nonzeros(spec: CountSpec, options: VerifyOptions) -> int:
     """Non-zeros of the direct post-processing LP (count_lps.post_processing_lp)."""
     N, s = spec.n + 1, len(spec.side_information)
-    if options.form == "dense":
+    if lp_form(options) == LpForm.DENSE:
         return N * N + s * (N * N + 1)
     return 7 * N * N + s * (3 * N + 1)
 
@@ -314,7 +261,7 @@ def _geometric_side(loss: np.ndarray, spec: CountSpec, prior: np.ndarray | None,
     if found.T is None or found.q is None:  # the direct LP over T (GS section 4.2) instead
         if post_processing_nonzeros(spec, options) > options.max_nonzeros:
             return _undecided("post-processing", found.solution)
-        lp = post_processing_lp(loss, spec.alpha, side, options.form)
+        lp = post_processing_lp(loss, spec.alpha, side, lp_form(options))
         sol = _solve(lp, options)
         if not sol.optimal:
             return _undecided("post-processing", sol)
@@ -361,24 +308,26 @@ def _verify_consumer(spec: CountSpec, options: VerifyOptions) -> CountResult:
             f"the optimal-mechanism LP reports a loss of {units(m.value):.12g}, outside "
             f"[{units(m.lower):.12g}, {units(m.upper):.12g}], which its own duals and "
             "solution prove: it was solved inaccurately")
-    extra: dict[str, Any] = {}
     if verdict is Verdict.GAP:
         verdict, reason = _confirm_gap(spec, exact_loss, loss, sides, options.tol)
+    # the optimal mechanism's loss is reported within its bracket when it decides nothing
+    # or when its LP drops alpha (duals and a repaired mechanism: rigorous, in floats)
+    bounds = Bracket.of(units(sides.mechanism.lower), units(sides.mechanism.upper))
+    shown = False
     if verdict is Verdict.ERROR and reason.startswith("undecided"):
         reason += f"; alpha^n = {spec.alpha ** spec.n:.3g}"
-        extra["mechanism_bounds"] = [units(sides.mechanism.lower), units(sides.mechanism.upper)]
+        shown = True
     note = _note(verdict, violation, spec.model)
     if 0 < spec.alpha < SMALL_MATRIX_VALUE and spec.n > 0:
         note = "; ".join(x for x in (note, (
             f"alpha = {spec.alpha:.3g} is below what a float LP keeps, so the optimal "
             "mechanism's loss is known within `mechanism_bounds` only")) if x)
-        extra["mechanism_bounds"] = [units(sides.mechanism.lower), units(sides.mechanism.upper)]
-    if note:
-        extra["note"] = note
+        shown = True
     return CountResult("consumer", spec.model, units(sides.mechanism.value),
                        units(sides.geometric.value), hypothesis, verdict,
                        time.perf_counter() - start, reason=reason, mechanism=sides.x,
-                       post_processing=sides.T, extra=extra)
+                       post_processing=sides.T, note=note,
+                       mechanism_bounds=bounds if shown else None)
 
 
 # Float rounding of the brackets: sums of at most a few thousand non-negative terms in

@@ -11,17 +11,19 @@ independently.
 from __future__ import annotations
 
 import json
-from typing import Any
+import time
+from dataclasses import replace
 
 import numpy as np
 
+from dpverify.defaults import LpForm, Method
 from dpverify.errors import SizeLimitError, SolverError
 from dpverify.filenames import file_stem
 from dpverify.lp import solve
 from dpverify.lp.basis import FloatBasisFinder, float_basis_finder
 from dpverify.lp.builder import chain_nonzeros
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
-from dpverify.spec.tables import tabulate
+from dpverify.spec.tables import MAX_TABULATED_PARTIES, tabulate
 from dpverify.theory.certificates import (
     MAX_EXACT_ROWS,
     PROVED,
@@ -35,16 +37,25 @@ from dpverify.theory.certificates import (
     trivial_orbits,
     worst_certificate,
 )
+from dpverify.theory.certificates.format import Certificate
 from dpverify.theory.exact import lambda_brackets
 from dpverify.theory.exact_rows import clean_distribution, has_mass
+from dpverify.theory.orbits.certificates import OrbitCertificate
 from dpverify.theory.units import units_of
 from dpverify.theory.worst_ipm import MAX_DENSE_INPUTS, dense_worst
 from dpverify.theory.worst_lp import WorstLp, solve_float
-from dpverify.verifiers.multiparty.orbit import orbit_certificate
+from dpverify.verifiers.multiparty.orbit import ORBIT
+from dpverify.verifiers.multiparty.routes import (
+    ALL_INPUTS_PARTIES,
+    CertificateRoute,
+    choose,
+    reduces,
+    wanted,
+)
 from dpverify.verifiers.multisymbol.verifier import symbol_certificate
 from dpverify.verifiers.options import VerifyOptions
-from dpverify.verifiers.proof import proof_summary
-from dpverify.verifiers.result import AgentResult
+from dpverify.verifiers.proof import exact_verdict, proof_of, unproved
+from dpverify.verifiers.result import AgentResult, Proof, Verdict
 
 # The reduced (orbit) LP is dense, about |orbits|^2 * |Y| non-zeros, against about
 # 3 k 2^k |Y| for the chain-form LP on all inputs: use it while |orbits|^2 <= 16 * 2^k.
@@ -77,17 +88,15 @@ def dump_certificate(cert: dict) -> str:
 
 def proof_for(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Accuracy | str,
               agent_result: AgentResult | None = None,
-              options: VerifyOptions | None = None) -> dict[str, Any]:
-    """`verify --certify`: the proof summary of one result, never raising for a limit or a
-    solver failure (those give `unproved` with the reason)."""
+              options: VerifyOptions | None = None) -> Proof:
+    """`verify --certify`: the proof of one result, never raising for a limit or a solver
+    failure (those give `unproved` with the reason)."""
     try:
-        cert = certify_agent(spec, agent_spec, accuracy, agent_result, options)
+        cert = certificate_for(spec, agent_spec, accuracy, agent_result, options)
     except (SizeLimitError, SolverError) as exc:
-        return {"status": UNPROVED, "width": None, "reason": str(exc)}
-    summary = proof_summary(cert)
-    if cert.get("notes"):
-        summary["reason"] = "; ".join(cert["notes"])
-    return summary
+        return unproved(str(exc))
+    proof = proof_of(cert)
+    return replace(proof, reason="; ".join(cert.notes)) if cert.notes else proof
 
 
 def estimate_worst_nonzeros(spec: MultipartySpec, agent: AgentSpec, orbits: Orbits) -> int:
@@ -108,47 +117,119 @@ def _use_reduced(orbits: Orbits, n: int) -> bool:
 # k = 12) rather than HiGHS on the chain-form LP (14 s at k = 10, minutes at k = 11).
 DENSE_FROM_INPUTS = 512
 
-# The certificate on all 2^k inputs is used up to this many parties (k = 16: ~0.5 s for the
-# average case); beyond, or with --method orbit, a symmetric problem gets an orbit
-# certificate (dpverify-orbit-certificate/1).
-ALL_INPUTS_PARTIES = 16
+class ProofRoute:
+    """RR's exact certificate on all 2^k inputs (method `proof`), checked independently:
+    the route `auto` tries first (KOV Theorem 3.1 says it closes), while the inputs can
+    be tabulated; beyond ALL_INPUTS_PARTIES (routes.py) a problem with a symmetry is proved
+    on its orbits instead."""
+
+    method = Method.PROOF
+
+    def fits(self, spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
+             options: VerifyOptions) -> str | None:
+        if spec.parties > MAX_TABULATED_PARTIES:
+            return (f"the certificate on all inputs takes at most {MAX_TABULATED_PARTIES} "
+                    f"parties (2^{spec.parties} inputs)")
+        if spec.parties > ALL_INPUTS_PARTIES and reduces(spec, agent) is not None:
+            return (f"beyond {ALL_INPUTS_PARTIES} parties a symmetric problem is proved on "
+                    "its orbits, not on all 2^k inputs")
+        return None
+
+    def certificate(self, spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
+                    hint: AgentResult | None, options: VerifyOptions) -> Certificate:
+        return all_inputs_certificate(spec, agent, accuracy, hint, options)
+
+    def verify(self, spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
+               options: VerifyOptions) -> AgentResult:
+        """The certificate decides, the independent checker confirms (the LP's float hints
+        for the worst case get a larger budget: they run once per agent)."""
+        start = time.perf_counter()
+        table = tabulate(spec, agent)
+        budget = replace(options, max_nonzeros=max(options.max_nonzeros, PROOF_HINT_NONZEROS))
+
+        def result(verdict: Verdict, reason: str, proof: Proof, cert: Certificate | None = None,
+                   rule: np.ndarray | None = None) -> AgentResult:
+            return AgentResult(
+                agent.name, accuracy.value, None if cert is None else float(cert.bound),
+                None if cert is None else float(cert.value), verdict,
+                time.perf_counter() - start, reason=reason, rule=rule, outputs=table.outputs,
+                method=Method.PROOF, proof=proof)
+
+        try:
+            cert = self.certificate(spec, agent, accuracy, None, budget)
+        except (SizeLimitError, SolverError) as exc:
+            return result(Verdict.ERROR, f"undecided: no exact certificate: {exc}",
+                          unproved(str(exc)))
+        decided = exact_verdict(spec, cert, units_of(table.gain_exact).tolerance(options.tol))
+        if not decided.checked:
+            return result(Verdict.ERROR, f"undecided: the exact certificate {decided.how}",
+                          decided.proof)
+        if decided.verdict is Verdict.OPTIMAL:
+            return result(Verdict.OPTIMAL, f"the exact certificate {decided.how} (checked "
+                          "independently)", decided.proof, cert, float_rule(cert))
+        return result(Verdict.ERROR, f"undecided: the exact certificate {decided.how}",
+                      decided.proof, cert)
 
 
-def use_orbit_certificate(spec: MultipartySpec, agent: AgentSpec,
-                          options: VerifyOptions) -> bool:
-    from dpverify.spec.symmetric import agent_symmetry
+PROOF = ProofRoute()
+# The exact certificate on all 2^k inputs solves RR's worst-case LP in floats for hints;
+# its LP may be larger than the verifier's own (it runs once per agent).
+PROOF_HINT_NONZEROS = 600_000
+# What certifies (`dpverify certify`, and the exact settling of the LP's verdicts), in
+# order: the certificate on all inputs, else on orbits (routes.choose)
+CERTIFICATE_ROUTES: tuple[CertificateRoute, ...] = (PROOF, ORBIT)
 
-    if options.method == "proof" or (options.method != "orbit"
-                                     and spec.parties <= ALL_INPUTS_PARTIES):
-        return False
-    symmetry = agent_symmetry(spec, agent)
-    return symmetry is not None and symmetry.orbit_count < 2 ** min(spec.parties, 62)
+
+def float_rule(cert: Certificate) -> np.ndarray | None:
+    """The certificate's decision rule on all inputs as floats (None for a rule on orbits:
+    it has no row per input)."""
+    if isinstance(cert, OrbitCertificate):
+        return None
+    return np.array(cert.decision, dtype=np.float64)
+
+
+def certificate_for(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Accuracy | str,
+                    agent_result: AgentResult | None = None,
+                    options: VerifyOptions | None = None) -> Certificate:
+    """The exact certificate (typed) of one agent and accuracy, by the route `choose`
+    takes among CERTIFICATE_ROUTES (`--method proof|orbit` asks for one; `auto` and `lp`
+    take the first that fits); more than two symbols: dpverify-mary-certificate/1.
+    SizeLimitError (a limit) or SolverError (a failed LP) when there is none."""
+    options = options or VerifyOptions()
+    accuracy = Accuracy(accuracy)
+    if not spec.binary:  # more than two symbols: dpverify-mary-certificate/1
+        return symbol_certificate(spec, agent_spec, accuracy, options)
+    route, _ = choose(wanted(CERTIFICATE_ROUTES, options), spec, agent_spec, accuracy,
+                      options)
+    return route.certificate(spec, agent_spec, accuracy, agent_result, options)
 
 
 def certify_agent(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Accuracy | str,
                   agent_result: AgentResult | None = None,
                   options: VerifyOptions | None = None) -> dict:
-    """The certificate JSON object (docs/format.md) for one agent and accuracy.
+    """The certificate JSON object (docs/format.md) for one agent and accuracy: what
+    `certify` writes (`certificate_for`, as JSON).
 
     Checked exactly before it is returned; when the exact construction could not close the
     gap the status is `bracket` (a valid, weaker certificate) or `unproved` (with `notes`).
     `agent_result` (from verify_agent) supplies float hints for the worst case when the
     problem has no symmetry to reduce by; otherwise RR's decision LP is solved here.
     """
-    options = options or VerifyOptions()
-    accuracy = Accuracy(accuracy)
-    if not spec.binary:  # more than two symbols: dpverify-mary-certificate/1
-        return symbol_certificate(spec, agent_spec, accuracy, options)
-    if use_orbit_certificate(spec, agent_spec, options):
-        return orbit_certificate(spec, agent_spec, accuracy, options).to_json(spec.name)
+    return certificate_for(spec, agent_spec, accuracy, agent_result, options).to_json(
+        spec.name)
+
+
+def all_inputs_certificate(spec: MultipartySpec, agent_spec: AgentSpec,
+                           accuracy: Accuracy, agent_result: AgentResult | None,
+                           options: VerifyOptions) -> Certificate:
+    """RR's exact certificate on all 2^k inputs (dpverify-certificate/1)."""
     table = tabulate(spec, agent_spec)
     lower, upper = lambda_brackets(spec.lambdas_exact, spec.epsilons_exact)
     exact = lower == upper
     party = agent_spec.party
     if accuracy is Accuracy.AVERAGE:
-        cert = average_certificate(agent_spec.name, table.outputs, table.gain_exact, party,
+        return average_certificate(agent_spec.name, table.outputs, table.gain_exact, party,
                                    lower, upper, exact)
-        return cert.to_json(spec.name)
 
     keys = spec.lambdas_exact if spec.lambdas_exact is not None else spec.epsilons_exact
     assert keys is not None  # the loader sets one of them
@@ -184,7 +265,7 @@ def certify_agent(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Accurac
         # the verifier's hints (relaxed-LP prior) did not close it: RR's own LP and dual
         cert = worst_certificate(agent_spec.name, table.outputs, table.gain_exact, party,
                                  lower, upper, exact, orbits, solved_hints(), finder)
-    return cert.to_json(spec.name)
+    return cert
 
 
 def _hints_from_result(spec: MultipartySpec, party: int, result: AgentResult) -> dict | None:
@@ -257,12 +338,12 @@ def _rr_hint(lambdas, gain: np.ndarray, orbits: Orbits, relevant, options) -> Wo
 
     if orbits.count < gain.shape[0]:
         lp = WorstLp.over_input_orbits(lambdas, orbits, gain, relevant)
-        found = solve_float(lp, solve_, form="dense", scale_rows=True, drop_tiny=True,
+        found = solve_float(lp, solve_, form=LpForm.DENSE, scale_rows=True, drop_tiny=True,
                             name="rr-worst-orbits")
         what = "randomized-response worst-case (orbits)"
     else:
         lp = WorstLp.over_inputs(lambdas, gain, relevant)
-        found = solve_float(lp, solve_, form="chain", name="rr-worst")
+        found = solve_float(lp, solve_, form=LpForm.CHAIN, name="rr-worst")
         what = "randomized-response worst-case"
     if not found.ok:
         sol = found.solution
@@ -271,5 +352,5 @@ def _rr_hint(lambdas, gain: np.ndarray, orbits: Orbits, relevant, options) -> Wo
                      x_orbits=lp.rows)
 
 
-__all__ = ["UNPROVED", "certificate_filename", "certify_agent", "dump_certificate",
-           "proof_for", "proof_summary"]
+__all__ = ["CERTIFICATE_ROUTES", "PROOF", "UNPROVED", "certificate_filename",
+           "certificate_for", "certify_agent", "dump_certificate", "proof_for"]

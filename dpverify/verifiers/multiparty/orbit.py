@@ -22,10 +22,11 @@ from __future__ import annotations
 import time
 from fractions import Fraction
 
+from dpverify.defaults import Method
 from dpverify.errors import SizeLimitError
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
-from dpverify.spec.numbers import parse_rational
 from dpverify.spec.symmetric import Symmetry, agent_symmetry, orbit_table
+from dpverify.theory.certificates.format import PROVED
 from dpverify.theory.exact import lambda_brackets
 from dpverify.theory.orbits.certificates import (
     OrbitCertificate,
@@ -34,11 +35,10 @@ from dpverify.theory.orbits.certificates import (
 )
 from dpverify.theory.units import units_of
 from dpverify.verifiers.multiparty.orbit_worst import orbit_worst_certificate
+from dpverify.verifiers.multiparty.routes import reduces
 from dpverify.verifiers.options import VerifyOptions
-from dpverify.verifiers.proof import proof_summary
+from dpverify.verifiers.proof import exact_verdict
 from dpverify.verifiers.result import AgentResult, Verdict
-
-METHOD_ORBIT = "orbit"
 
 
 def orbit_problem(spec: MultipartySpec, agent: AgentSpec) -> tuple[OrbitProblem, Symmetry]:
@@ -69,50 +69,91 @@ def class_lambdas(spec: MultipartySpec, classes) -> tuple[list[Fraction], list[F
             lower == upper)
 
 
+def orbit_fit(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
+              options: VerifyOptions) -> str | None:
+    """Why the orbit method does not fit (None when it does): no symmetry that reduces
+    the problem, or too much exact work (`work_limit`)."""
+    symmetry = reduces(spec, agent)
+    if symmetry is None:
+        return "the function has no symmetry to reduce by"
+    return work_limit(spec, agent, symmetry, accuracy, options)
+
+
+def work_limit(spec: MultipartySpec, agent: AgentSpec, symmetry: Symmetry,
+               accuracy: Accuracy, options: VerifyOptions) -> str | None:
+    """The one guard of the orbit method's exact work (--max-orbit-work), for choosing it
+    and for building its certificate alike: why it is too large, or None."""
+    work = orbit_work(symmetry, outputs_estimate(spec, agent), accuracy is Accuracy.WORST)
+    if work > options.max_orbit_work:
+        return (f"the orbit method needs about {work:.3g} units of exact work "
+                f"({symmetry.orbit_count:,} orbits); the limit is "
+                f"{options.max_orbit_work:.3g} (raise it with --max-orbit-work)")
+    return None
+
+
+def outputs_estimate(spec: MultipartySpec, agent: AgentSpec) -> int:
+    """The number of outputs without tabulating (for the work estimate)."""
+    from dpverify.spec.symmetric import count_values, is_count_function
+
+    if agent.outputs is not None:
+        return len(agent.outputs)
+    if is_count_function(agent.function):
+        return len(set(count_values(agent.function, spec.parties)))
+    return 2
+
+
 def orbit_certificate(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy | str,
                       options: VerifyOptions) -> OrbitCertificate:
-    """The exact orbit certificate of one agent and accuracy."""
-    problem, symmetry = orbit_problem(spec, agent)
+    """The exact orbit certificate of one agent and accuracy (SizeLimitError without a
+    symmetry, or beyond the work limit)."""
     accuracy = Accuracy(accuracy)
-    worst = accuracy is Accuracy.WORST
-    work = orbit_work(symmetry, len(problem.outputs), worst)
-    if work > options.max_orbit_work:
-        raise SizeLimitError(
-            f"{spec.source}: too large for the orbit method: {symmetry.orbit_count:,} orbits "
-            f"({work:.3g} units of exact work); the limit is {options.max_orbit_work:.3g} "
-            "(raise it with --max-orbit-work)")
+    problem, symmetry = orbit_problem(spec, agent)
+    why = work_limit(spec, agent, symmetry, accuracy, options)
+    if why is not None:
+        raise SizeLimitError(f"{spec.source}: {agent.name}: {why}")
     lower, upper, exact = class_lambdas(spec, problem.classes)
-    if not worst:
+    if accuracy is not Accuracy.WORST:
         return average_certificate(agent.name, problem, lower, upper, exact)
     return orbit_worst_certificate(agent.name, problem, lower, upper, exact, options)
+
+
+HOW = "exact orbit certificate (python-flint integers)"
 
 
 def verify_orbit_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
                        options: VerifyOptions) -> AgentResult:
     """One (agent, accuracy) by the orbit method: the exact certificate decides, the
     independent checker confirms."""
-    from dpverify.checker import check_certificate
-
     start = time.perf_counter()
     found = orbit_certificate(spec, agent, accuracy, options)
-    cert = found.to_json(spec.name)
-    value, bound = parse_rational(cert["lower"]["value"]), parse_rational(cert["upper"]["bound"])
-    checked = check_certificate(spec, cert)
-    tol = units_of(found.gain).tolerance(options.tol)
-    proof = proof_summary(cert)
-    how = "exact orbit certificate (python-flint integers), checked independently"
-    if not checked.ok:
-        verdict, reason = Verdict.ERROR, (f"undecided: the {how.split(',')[0]} fails the "
-                                          f"independent check ({checked.message})")
-    elif cert["status"] == "proved-optimal":
-        verdict, reason = Verdict.OPTIMAL, f"proved by the {how}"
-    elif cert["status"] == "bracket" and bound - value <= tol:
-        verdict, reason = Verdict.OPTIMAL, (f"bracketed within {float(bound - value):.3g} "
-                                            f"by the {how}")
+    decided = exact_verdict(spec, found, units_of(found.gain).tolerance(options.tol))
+    if decided.verdict is Verdict.OPTIMAL:
+        what = ("proved" if found.status == PROVED else
+                f"bracketed within {float(found.bound - found.value):.3g}")
+        reason = f"{what} by the {HOW}, checked independently"
     else:
-        verdict, reason = Verdict.ERROR, (
-            f"undecided: the {how.split(',')[0]} brackets the optimum in "
-            f"[{float(value):.12g}, {float(bound):.12g}], wider than --tol")
-    return AgentResult(agent.name, accuracy.value, float(bound), float(value), verdict,
-                       time.perf_counter() - start, reason=reason, method=METHOD_ORBIT,
-                       extra={"proof": proof})
+        reason = f"undecided: the {HOW} {decided.how}"
+    return AgentResult(agent.name, accuracy.value, float(found.bound), float(found.value),
+                       decided.verdict, time.perf_counter() - start, reason=reason,
+                       method=Method.ORBIT, proof=decided.proof)
+
+
+class OrbitRoute:
+    """The orbit method (module docstring)."""
+
+    method = Method.ORBIT
+
+    def fits(self, spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
+             options: VerifyOptions) -> str | None:
+        return orbit_fit(spec, agent, accuracy, options)
+
+    def verify(self, spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
+               options: VerifyOptions) -> AgentResult:
+        return verify_orbit_agent(spec, agent, accuracy, options)
+
+    def certificate(self, spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
+                    hint: AgentResult | None, options: VerifyOptions) -> OrbitCertificate:
+        return orbit_certificate(spec, agent, accuracy, options)
+
+
+ORBIT = OrbitRoute()

@@ -19,15 +19,13 @@ beyond what a float LP keeps, the verdict is settled here, never guessed:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
 
 from dpverify.errors import SizeLimitError, SolverError
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
-from dpverify.spec.numbers import parse_rational
 from dpverify.spec.tables import tabulate
 from dpverify.theory.certificates import own_bits
 from dpverify.theory.exact import Scaled, lambda_brackets, rr_apply
@@ -35,22 +33,19 @@ from dpverify.theory.exact_rows import exact_stochastic
 from dpverify.theory.rr import kron_apply
 from dpverify.theory.units import units_of
 from dpverify.verifiers.options import VerifyOptions
-from dpverify.verifiers.proof import proof_summary
-from dpverify.verifiers.result import Verdict
-
-METHOD_LP = "lp"
-METHOD_PROOF = "proof"
+from dpverify.verifiers.proof import exact_verdict, unproved
+from dpverify.verifiers.result import Proof, Verdict
 
 
 @dataclass(frozen=True)
 class Settled:
-    """An exactly settled result: values in the user's units, and the proof summary."""
+    """An exactly settled result: values in the user's units, and the proof."""
 
     verdict: Verdict
     reason: str
     relaxed: float | None
     rr: float | None
-    proof: dict[str, Any] = field(default_factory=dict)
+    proof: Proof | None = None
     rule: np.ndarray | None = None  # the certificate's decision rule (RR's), as floats
 
 
@@ -61,29 +56,23 @@ def settle(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
     (the tolerance is relative to the range of the agent's gains); `witness` is (the relaxed
     LP's corner weights theta[s, label] as floats, worst) when there is a relaxed solution
     to turn into an exact witness."""
-    from dpverify.checker import check_certificate
-    from dpverify.verifiers.multiparty.certify import certify_agent
+    from dpverify.verifiers.multiparty.certify import certificate_for, float_rule
 
     try:
-        cert = certify_agent(spec, agent, accuracy, hint_result, options)
+        cert = certificate_for(spec, agent, accuracy, hint_result, options)
     except (SizeLimitError, SolverError) as exc:
         return Settled(Verdict.ERROR, f"undecided: {why}; no exact certificate: {exc}",
-                       None, None, {"status": "unproved", "width": None, "reason": str(exc)})
-    proof = proof_summary(cert)
-    value, bound = parse_rational(cert["lower"]["value"]), parse_rational(cert["upper"]["bound"])
-    checked = check_certificate(spec, cert)
-    if not checked.ok:  # the construction and the checker disagree: a bug, never a pass
-        return Settled(Verdict.ERROR, f"undecided: {why}; the exact certificate fails the "
-                       f"independent check ({checked.message})", None, None, proof)
+                       None, None, unproved(str(exc)))
     table = tabulate(spec, agent)
-    tol = units_of(table.gain_exact).tolerance(options.tol)
-    width = bound - value
-    if cert["status"] == "proved-optimal" or (cert["status"] == "bracket" and width <= tol):
-        how = ("proves the optimum exactly" if cert["status"] == "proved-optimal"
-               else f"brackets the optimum within {float(width):.3g}")
-        return Settled(Verdict.OPTIMAL, f"{why}; the exact certificate {how} (checked "
-                       "independently)", float(bound), float(value), proof,
-                       _float_rule(cert["lower"]["decision"]))
+    decided = exact_verdict(spec, cert, units_of(table.gain_exact).tolerance(options.tol))
+    value, bound = cert.value, cert.bound
+    if not decided.checked:  # the construction and the checker disagree: a bug, never a pass
+        return Settled(Verdict.ERROR, f"undecided: {why}; the exact certificate "
+                       f"{decided.how}", None, None, decided.proof)
+    if decided.verdict is Verdict.OPTIMAL:
+        return Settled(Verdict.OPTIMAL, f"{why}; the exact certificate {decided.how} (checked "
+                       "independently)", float(bound), float(value), decided.proof,
+                       float_rule(cert))
     if witness is not None:
         lower = lambda_brackets(spec.lambdas_exact, spec.epsilons_exact)[0]
         theta, worst = witness
@@ -93,21 +82,10 @@ def settle(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
                 f"a protocol made exactly feasible from the relaxed LP's solution reaches "
                 f"{float(reached):.12g}, above the exact upper bound {float(bound):.12g} on "
                 "randomized response: this contradicts Kairouz-Oh-Viswanath Theorem 3.1 and "
-                "the certificate; please report it"), float(reached), float(value), proof)
-    return Settled(Verdict.ERROR, (
-        f"undecided: {why}; the exact certificate brackets the optimum in "
-        f"[{float(value):.12g}, {float(bound):.12g}] (width {float(width):.3g}), wider than "
-        "--tol"), float(bound), float(value), proof)
-
-
-def _float_rule(decision) -> np.ndarray:
-    """A certificate's decision rule ("p/q" strings, Q[tau][y] or Q[b][tau][y]) as floats."""
-    def convert(item):
-        if isinstance(item, list):
-            return [convert(v) for v in item]
-        return float(parse_rational(item))
-
-    return np.array(convert(decision), dtype=np.float64)
+                "the certificate; please report it"), float(reached), float(value),
+                decided.proof)
+    return Settled(Verdict.ERROR, f"undecided: {why}; the exact certificate {decided.how}",
+                   float(bound), float(value), decided.proof)
 
 
 def label_gain_table(gain_exact: Sequence[Sequence[Fraction]], party: int) -> list[list]:
