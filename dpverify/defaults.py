@@ -41,12 +41,12 @@ class LpForm(enum.StrEnum):
 BACKENDS = ("highs", "cvxpy")  # LP backends (lp/solve.py dispatches on these names)
 METHODS = tuple(m.value for m in SELECTABLE)
 LP_FORMS = tuple(f.value for f in LpForm)
-# `--method auto`: RR's exact certificate on all 2^k inputs is the route up to this many
-# parties for every problem (k = 16: about half a second for the average case at rational
-# levels); beyond, a problem that the orbit method reduces is proved on its orbits, one
-# without symmetry on all inputs while they can be tabulated (spec/tables.py,
-# MAX_TABULATED_PARTIES); verifiers/multiparty/routes.py
-ALL_INPUTS_PARTIES = 16
+# `--method auto` (and `certify`): RR's exact certificate on all 2^k inputs is the first
+# route up to this many parties for every problem; beyond, a problem that the orbit
+# method reduces is proved on its orbits first (measured: verifiers/multiparty/certify.py,
+# certificate_routes), one without symmetry on all inputs while they can be tabulated
+# (spec/tables.py, MAX_TABULATED_PARTIES)
+ALL_INPUTS_PARTIES = 8
 # `--lp-form auto`: the dense corner LP below this many parties, when it fits
 # (benchmarks/bench_forms.py on a 2-core machine: up to k = 8 the dense form solves a
 # party's `sum` under -abs 1.2 to 3 times faster than chain, a random table about as fast

@@ -91,10 +91,10 @@ METHOD = click.option("--method", type=click.Choice(METHODS), default=Method.AUT
                       show_default=True,
                       help="How to verify: the full corner LP (lp), the symmetry-reduced "
                            "exact orbit method (orbit), the exact certificate on all inputs "
-                           "(proof), or auto: proof while the 2^k inputs can be tabulated "
-                           f"(a symmetric problem beyond {ALL_INPUTS_PARTIES} parties by "
-                           "orbits), else orbit, else lp; the next one when a method does "
-                           "not decide.")
+                           "(proof), or auto: the exact routes first (proof, then orbit; "
+                           f"orbit first for a symmetric problem beyond {ALL_INPUTS_PARTIES} "
+                           "parties), then lp, each where it fits; the next one when a "
+                           "method does not decide.")
 MAX_ORBIT_WORK = click.option("--max-orbit-work", type=click.IntRange(min=1),
                               default=DEFAULT_MAX_ORBIT_WORK, show_default=True,
                               help="Refuse orbit problems needing more exact work (about "

@@ -28,10 +28,11 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from dpverify.defaults import Method
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
 from dpverify.spec.numbers import rational_text
 from dpverify.spec.tables import tabulate
@@ -79,6 +80,16 @@ class ApproxResult:
     origin: str = ""
     search_starts: int = 0
     search_steps: int = 0
+
+    method: ClassVar[str] = Method.RAYS  # the four-ray LP's exact bound (the Result protocol)
+
+    @property
+    def optimum(self) -> float | None:
+        """The value `[expect]` entries are compared with: the proved bound."""
+        return self.relaxed_optimum
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.to_json()
 
     def to_json(self) -> dict[str, Any]:
         return {"agent": self.agent, "accuracy": self.accuracy,

@@ -49,7 +49,6 @@ from dpverify.verifiers.multiparty.routes import (
     ALL_INPUTS_PARTIES,
     CertificateRoute,
     choose,
-    reduces,
     wanted,
 )
 from dpverify.verifiers.multisymbol.verifier import symbol_certificate
@@ -118,10 +117,9 @@ def _use_reduced(orbits: Orbits, n: int) -> bool:
 DENSE_FROM_INPUTS = 512
 
 class ProofRoute:
-    """RR's exact certificate on all 2^k inputs (method `proof`), checked independently:
-    the route `auto` tries first (KOV Theorem 3.1 says it closes), while the inputs can
-    be tabulated; beyond ALL_INPUTS_PARTIES (routes.py) a problem with a symmetry is proved
-    on its orbits instead."""
+    """RR's exact certificate on all 2^k inputs (method `proof`), checked independently,
+    while the inputs can be tabulated: the route `auto` tries first (KOV Theorem 3.1 says
+    it closes), after the orbit method beyond ALL_INPUTS_PARTIES (`certificate_routes`)."""
 
     method = Method.PROOF
 
@@ -130,9 +128,6 @@ class ProofRoute:
         if spec.parties > MAX_TABULATED_PARTIES:
             return (f"the certificate on all inputs takes at most {MAX_TABULATED_PARTIES} "
                     f"parties (2^{spec.parties} inputs)")
-        if spec.parties > ALL_INPUTS_PARTIES and reduces(spec, agent) is not None:
-            return (f"beyond {ALL_INPUTS_PARTIES} parties a symmetric problem is proved on "
-                    "its orbits, not on all 2^k inputs")
         return None
 
     def certificate(self, spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
@@ -175,9 +170,18 @@ PROOF = ProofRoute()
 # The exact certificate on all 2^k inputs solves RR's worst-case LP in floats for hints;
 # its LP may be larger than the verifier's own (it runs once per agent).
 PROOF_HINT_NONZEROS = 600_000
-# What certifies (`dpverify certify`, and the exact settling of the LP's verdicts), in
-# order: the certificate on all inputs, else on orbits (routes.choose)
-CERTIFICATE_ROUTES: tuple[CertificateRoute, ...] = (PROOF, ORBIT)
+
+
+def certificate_routes(spec: MultipartySpec) -> tuple[CertificateRoute, ...]:
+    """The routes that certify, in order of preference: the certificate on all inputs,
+    then on orbits; beyond ALL_INPUTS_PARTIES parties the orbit certificate first, for a
+    problem its symmetry reduces (the orbit method does not fit one it does not): on a
+    2-core machine it takes the same 0.6 s at any k, where the certificate on all 2^k
+    inputs of a majority and a party's `sum` under -abs takes 1.2 s at k = 8, 4 s at
+    k = 10, 29 s at k = 12. `verify` (methods.py) and `certify` and the exact settling
+    (`certificate_for`) all choose in this order, so they take the same method for the
+    same agent."""
+    return (ORBIT, PROOF) if spec.parties > ALL_INPUTS_PARTIES else (PROOF, ORBIT)
 
 
 def float_rule(cert: Certificate) -> np.ndarray | None:
@@ -192,14 +196,14 @@ def certificate_for(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Accur
                     agent_result: AgentResult | None = None,
                     options: VerifyOptions | None = None) -> Certificate:
     """The exact certificate (typed) of one agent and accuracy, by the route `choose`
-    takes among CERTIFICATE_ROUTES (`--method proof|orbit` asks for one; `auto` and `lp`
+    takes among `certificate_routes` (`--method proof|orbit` asks for one; `auto` and `lp`
     take the first that fits); more than two symbols: dpverify-mary-certificate/1.
     SizeLimitError (a limit) or SolverError (a failed LP) when there is none."""
     options = options or VerifyOptions()
     accuracy = Accuracy(accuracy)
     if not spec.binary:  # more than two symbols: dpverify-mary-certificate/1
         return symbol_certificate(spec, agent_spec, accuracy, options)
-    route, _ = choose(wanted(CERTIFICATE_ROUTES, options), spec, agent_spec, accuracy,
+    route, _ = choose(wanted(certificate_routes(spec), options), spec, agent_spec, accuracy,
                       options)
     return route.certificate(spec, agent_spec, accuracy, agent_result, options)
 
@@ -352,5 +356,5 @@ def _rr_hint(lambdas, gain: np.ndarray, orbits: Orbits, relevant, options) -> Wo
                      x_orbits=lp.rows)
 
 
-__all__ = ["CERTIFICATE_ROUTES", "PROOF", "UNPROVED", "certificate_filename",
+__all__ = ["PROOF", "certificate_routes", "UNPROVED", "certificate_filename",
            "certificate_for", "certify_agent", "dump_certificate", "proof_for"]

@@ -1,16 +1,17 @@
 """Which method verifies an agent of a problem on bits (docs/theory.md, "Methods"), and
 the cross-check of two of them.
 
-`--method auto` (the default) takes the fastest sound route: RR's exact certificate on
-all 2^k inputs (`proof`, certify.PROOF), checked independently, wherever it fits (KOV's
-Theorem 3.1 says it closes); the orbit method (`orbit`, orbit.ORBIT) for a symmetric
-problem beyond ALL_INPUTS_PARTIES or where the proof does not fit; and the corner LP
-against RR's decision LPs (`lp`, corner_lp.LP) only when neither fits, or does not close
-(a verdict `error`: the next route that fits is tried, and the reason says why). With
-interior points (--grid, --samples) the LP goes first, since they are checked on it.
-`--method lp|orbit|proof` takes that route alone. The choice is routes.choose, the one
-that `certify` and the exact settling take too (certify.py, CERTIFICATE_ROUTES). A problem
-is refused only when no route fits, with the limits named.
+`--method auto` (the default) takes the fastest sound route: an exact certificate of RR's
+optimality, checked independently, wherever one fits (KOV's Theorem 3.1 says it closes):
+on all 2^k inputs (`proof`, certify.PROOF) while they can be tabulated, or on the orbits
+of a symmetry (`orbit`, orbit.ORBIT), which goes first beyond ALL_INPUTS_PARTIES parties
+(certify.certificate_routes); and the corner LP against RR's decision LPs (`lp`,
+corner_lp.LP) only when neither fits, or closes (a verdict `error`: the next route that
+fits is tried, and the reason says why). With interior points (--grid, --samples) the LP
+goes first, since they are checked on it. `--method lp|orbit|proof` takes that route
+alone. The choice is routes.choose over these routes in this order, as for `certify` and
+the exact settling (certify.certificate_for), so both take the same method for the same
+agent. A problem is refused only when no route fits, with the limits named.
 
 `--cross-check` verifies each agent by an exact route and by the LP (whichever of the two
 was not chosen) and compares them: the same verdict and both values within --tol, or the
@@ -26,28 +27,27 @@ from dpverify.defaults import Method
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
 from dpverify.spec.tables import tabulate
 from dpverify.theory.units import units_of
-from dpverify.verifiers.multiparty.certify import CERTIFICATE_ROUTES, PROOF
+from dpverify.verifiers.multiparty.certify import certificate_routes
 from dpverify.verifiers.multiparty.corner_lp import LP
-from dpverify.verifiers.multiparty.orbit import ORBIT
 from dpverify.verifiers.multiparty.routes import Route, choose, fitting, wanted
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.result import AgentResult, CrossCheck, ProblemResult, Verdict
 
-ROUTES: tuple[Route, ...] = (PROOF, ORBIT, LP)  # what `auto` tries, in order
-INTERIOR_ROUTES: tuple[Route, ...] = (LP, PROOF, ORBIT)  # with --grid or --samples
 
-
-def verify_routes(options: VerifyOptions) -> list[Route]:
-    """The routes `verify` may take, in order of preference (module docstring)."""
+def verify_routes(spec: MultipartySpec, options: VerifyOptions) -> list[Route]:
+    """The routes `verify` may take, in order of preference (module docstring): the exact
+    ones in the order that certifies (certify.certificate_routes), then the LP; the LP
+    first with interior points."""
+    exact: tuple[Route, ...] = certificate_routes(spec)
     interior = options.grid >= 2 or options.samples > 0
-    return wanted(INTERIOR_ROUTES if interior else ROUTES, options)
+    return wanted((LP, *exact) if interior else (*exact, LP), options)
 
 
 def choose_method(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
                   options: VerifyOptions) -> tuple[Method, str]:
     """(the method `verify` takes for this agent and accuracy, why the routes before it
     did not fit); SizeLimitError when none fits."""
-    route, why = choose(verify_routes(options), spec, agent, accuracy, options)
+    route, why = choose(verify_routes(spec, options), spec, agent, accuracy, options)
     return route.method, why
 
 
@@ -64,12 +64,11 @@ def plan(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
          options: VerifyOptions) -> Plan:
     """The plan (SizeLimitError, before any work, when no route fits; with --cross-check,
     when the second route does not fit)."""
-    routes = tuple(fitting(verify_routes(options), spec, agent, accuracy, options))
+    routes = tuple(fitting(verify_routes(spec, options), spec, agent, accuracy, options))
     if not options.cross_check:
         return Plan(routes)
     first = routes[0][0]
-    second = [LP] if first is not LP else wanted(CERTIFICATE_ROUTES, replace(
-        options, method=Method.AUTO))
+    second = [LP] if first is not LP else list(certificate_routes(spec))
     other, _ = choose(second, spec, agent, accuracy, options)
     return Plan(routes[:1], other)
 
