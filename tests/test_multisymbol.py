@@ -374,3 +374,19 @@ def test_no_xor_closed_form_for_symbols() -> None:
 
     assert closed_forms(load(SHIPPED / "xor-3x2.toml")) == {}
     assert closed_forms(load(ROOT / "problems" / "xor-2.toml"))
+
+
+def test_survey_runs_through_the_batch_runner(tmp_path: Path, monkeypatch) -> None:
+    """Each case is a problem run by runner/batch.py: a time limit per case gives `error`
+    rows with the batch's reason instead of a hang, and the m-ary witnesses the cases
+    write do not land in the working directory."""
+    from dpverify.research.survey import SurveyPlan, run_survey
+
+    monkeypatch.chdir(tmp_path)
+    plan = SurveyPlan(3, 1, (Fraction(1),), accuracies=("average",))
+    done = run_survey(plan, FAST, jobs=1)
+    assert {r.verdict for r in done.results} == {"optimal", "gap"}
+    assert not (tmp_path / ".dpverify").exists()
+    stopped = run_survey(plan, FAST, jobs=1, timeout=1e-6)  # control: the limit bites
+    assert {r.verdict for r in stopped.results} == {"error"}
+    assert all("timeout" in r.reason for r in stopped.results)
