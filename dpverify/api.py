@@ -324,7 +324,7 @@ def check(paths: Paths, *, store: PathLike | Store | None = None,
     with their `[expect]` tables (`expect_tol`: |got - expected| <= T * max(1,
     |expected|); `digits`: the digits written may widen it; `strict`: a problem without
     `[expect]` is a failure); `update` writes the values that do not hold into the files.
-    `report.mismatches`, `report.exit_code()`."""
+    `report.mismatches`, `report.exit_status()`."""
     from dpverify.runner.check import run_check
 
     chosen = make_options(**options)

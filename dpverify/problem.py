@@ -212,6 +212,8 @@ class Problem:
                 table.pop(key, None)
             table.update({k: v for k, v in given.items() if v is not None})
         if parties is not None:
+            if table["name"] == f"multiparty-{table.get('parties')}":  # the builder's default
+                table["name"] = f"multiparty-{parties}"
             table["parties"] = parties
             for key in ("epsilon", "lambda"):
                 table[key] = _one_level(table, key, parties, self.source)

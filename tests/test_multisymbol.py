@@ -320,7 +320,7 @@ def test_check_accepts_expected_open_and_gap_verdicts(tmp_path: Path, inline_exe
     with Store(tmp_path / "s.sqlite") as store:
         report = run_check([SHIPPED], VerifyOptions(witness_dir=str(tmp_path)), store=store,
                            executor=inline_executor)
-    assert report.exit_code() == 0 and not report.mismatches
+    assert report.exit_status() == 0 and not report.mismatches
     verdicts = {item.problem: item.verdict for item in report.batch.items}
     assert verdicts == {"xor-3x2": "optimal", "max-3x2-gap": "gap", "max-3x2-open": "open",
                         "one-party-122": "gap", "max-3x2-gap-witness": "optimal"}
@@ -330,7 +330,7 @@ def test_check_accepts_expected_open_and_gap_verdicts(tmp_path: Path, inline_exe
     with Store(tmp_path / "t.sqlite") as store:
         report = run_check([open_problem], VerifyOptions(), store=store,
                            executor=inline_executor)
-    assert report.exit_code() == 1 and "open" in report.mismatches[0].note
+    assert report.exit_status() == 1 and "open" in report.mismatches[0].note
 
 
 def test_survey_classes_count_like_every_function(tmp_path: Path) -> None:

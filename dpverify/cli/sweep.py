@@ -89,4 +89,4 @@ def sweep(ctx, problem, epsilon, lambda_, alpha, parties, plot_path, as_csv, as_
     if plot_path is not None:
         result.plot(plot_path)
         click.echo(f"wrote {plot_path}", err=data)
-    sys.exit(result.exit_code())
+    sys.exit(result.exit_status())

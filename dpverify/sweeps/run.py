@@ -103,7 +103,7 @@ class Sweep:
     def counts(self) -> Counter[str]:
         return Counter(p.category for p in self.points)
 
-    def exit_code(self) -> ExitStatus:
+    def exit_status(self) -> ExitStatus:
         return verdict_status((p.category for p in self.points), interrupted=self.interrupted)
 
     @property
