@@ -380,12 +380,14 @@ def check_scheduler(address: str) -> str:
 
 def sweep(problem: Problem | PathLike, *, epsilon: Levels | None = None,
           lambda_: Levels | None = None, alpha: Levels | None = None,
+          delta: Levels | None = None,
           parties: str | int | Iterable[int] | None = None, jobs: int | None = None,
           store: PathLike | Store | None = None,
           timeout: float | None = DEFAULT_TIMEOUT, force: bool = False,
           scheduler: str | None = None, listener: Listener | None = None,
           **options: Unpack[VerifyKwargs]) -> Sweep:
-    """Verify `problem` over a range of privacy levels (`epsilon`, `lambda_` or `alpha`:
+    """Verify `problem` over a range of privacy levels (`epsilon`, `lambda_`, `alpha`, or
+    a multi-party problem's `delta`:
     `"start:stop:count"`, `"a,b,c"` or a sequence) and/or numbers of `parties`
     (`"2:12"`, a list, or a range), every point a full verification, in parallel as in
     `batch`. Returns a Sweep: `.points`, `.rows()` (one per point, agent and accuracy),
@@ -394,9 +396,10 @@ def sweep(problem: Problem | PathLike, *, epsilon: Levels | None = None,
     from dpverify.sweeps.run import run_sweep
 
     given = [(v, spec) for v, spec in ((Variable.EPSILON, epsilon), (Variable.LAMBDA, lambda_),
-                                       (Variable.ALPHA, alpha)) if spec is not None]
+                                       (Variable.ALPHA, alpha), (Variable.DELTA, delta))
+             if spec is not None]
     if len(given) > 1:
-        raise OptionError("sweep one privacy level at a time: epsilon, lambda or alpha")
+        raise OptionError("sweep one privacy level at a time: epsilon, lambda, alpha or delta")
     level = parse_levels(given[0][1], given[0][0]) if given else None
     k_axis = parse_parties(parties) if parties is not None else None
     chosen = make_options(**options)

@@ -38,10 +38,12 @@ FORMATS = ("png", "svg", "pdf")
 INSTALL = ".venv/bin/pip install -e '.[plot]'"
 X_LABELS = {"epsilon": r"privacy level $\varepsilon$",
             "lambda": r"$\lambda = e^{\varepsilon}$",
-            "alpha": r"$\alpha = e^{-\varepsilon}$", "parties": "number of parties k"}
+            "alpha": r"$\alpha = e^{-\varepsilon}$", "parties": "number of parties k",
+            "delta": r"approximate privacy $\delta$"}
 # marker, colour, size; `optimal` hollow, so the curve shows through. A verdict not listed
 # (none of a sweep's today) is drawn as an error.
 VERDICT_MARKERS = {"optimal": ("o", "#1a7f37", 26), "gap": ("X", "#d62728", 70),
+                   "interaction-helps": ("P", "#c2185b", 60),
                    "open": ("D", "#8250df", 40), "error": ("^", "#ff7f0e", 55)}
 NO_RESULTS = ("no results", "")  # the one panel of a sweep none of whose points has results
 # Colours of the curves of several k: none green or red, the verdicts' colours.
@@ -50,6 +52,8 @@ BOUND_STYLE: dict[str, Any] = {"lw": 5, "alpha": 0.35, "solid_capstyle": "round"
 VALUE_STYLE: dict[str, Any] = {"lw": 1.4}
 CLOSED_STYLE: dict[str, Any] = {"ls": ":", "lw": 2.0, "color": "black"}
 EXPANSION_STYLE: dict[str, Any] = {"ls": "--", "lw": 1.2, "color": "0.35"}
+# delta > 0: the best interactive protocol found (a witness), between RR and the bound
+BEST_STYLE: dict[str, Any] = {"ls": "-.", "lw": 1.6, "marker": ".", "markersize": 4}
 
 
 class Sweep(Protocol):
@@ -259,7 +263,7 @@ def _multiparty_figure(sweep: Sweep, rows: list[dict[str, Any]], title: str | No
     nrows, ncols, size = _grid_of(max(1, len(panels)), 5.2, 3.5)
     figure = Figure(figsize=size, layout="constrained")
     axes = figure.subplots(nrows, ncols, squeeze=False).ravel()
-    drawn: dict[str, bool] = {"closed": False, "expansion": False}
+    drawn: dict[str, bool] = {"closed": False, "expansion": False, "best": False}
     seen: set[str] = set()
     for ax, panel in zip(axes, panels, strict=False):
         for i, k in enumerate(series):
@@ -279,11 +283,17 @@ def _multiparty_figure(sweep: Sweep, rows: list[dict[str, Any]], title: str | No
     for ax in axes[len(panels):]:
         ax.set_visible(False)
     single = len(series) == 1
+    approximate = drawn["best"]  # delta > 0: the four-ray bound, RR(epsilon, delta)
     handles: list[Any] = [
-        Line2D([], [], color="C0" if single else "0.4", label="bound: relaxed LP optimum",
-               **BOUND_STYLE),
-        Line2D([], [], color="C1" if single else "0.4", label="randomized response",
-               **VALUE_STYLE)]
+        Line2D([], [], color="C0" if single else "0.4",
+               label="bound: four-ray LP (interactive)" if approximate
+               else "bound: relaxed LP optimum", **BOUND_STYLE),
+        Line2D([], [], color="C1" if single else "0.4",
+               label="RR(epsilon, delta): best non-interactive" if approximate
+               else "randomized response", **VALUE_STYLE)]
+    if approximate:
+        handles.append(Line2D([], [], color="C2" if single else "0.4",
+                              label="best interactive protocol found", **BEST_STYLE))
     if drawn["closed"]:
         handles.append(Line2D([], [], label=f"closed form ({CLOSED_FORM})", **CLOSED_STYLE))
     if drawn["expansion"]:
@@ -295,7 +305,8 @@ def _multiparty_figure(sweep: Sweep, rows: list[dict[str, Any]], title: str | No
                            label=f"k = {k}") for i, k in enumerate(series)]
     _legend(figure, handles, columns=4 if ncols > 1 else 3)
     figure.suptitle(title or f"{sweep.problem}: the bound and randomized response against "
-                    f"{sweep.x}")
+                    f"{sweep.x}" + (", and the best interactive protocol" if approximate
+                                   else ""))
     return figure
 
 
@@ -307,6 +318,13 @@ def _draw_multiparty(ax: Axes, sweep: Sweep, rows: list[dict[str, Any]],
     value = [_value(r, "rr_value") for r in rows]
     ax.plot(*_valued(xs, bound), color=colors[0], gid=_gid("bound", panel, k), **BOUND_STYLE)
     ax.plot(*_valued(xs, value), color=colors[1], gid=_gid("rr", panel, k), **VALUE_STYLE)
+    best = [_value(r, "best_value") for r in rows]
+    if any(not math.isnan(b) for b in best):  # delta > 0 (docs/theory.md, section 7)
+        # a point at delta = 0 has no search: RR is the best protocol known there
+        best = [v if math.isnan(b) else b for b, v in zip(best, value, strict=True)]
+        ax.plot(*_valued(xs, best), color="C2" if colors[0] == "C0" else colors[0],
+                gid=_gid("best", panel, k), **BEST_STYLE)
+        drawn["best"] = True
     closed = [_value(r, "closed_form") for r in rows]
     if any(not math.isnan(c) for c in closed):
         ax.plot(*_valued(xs, closed), gid=_gid("closed_form", panel, k), **CLOSED_STYLE)

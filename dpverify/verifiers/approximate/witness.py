@@ -154,9 +154,12 @@ def witness_text(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
 
 def witness_name(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy) -> str:
     """`<problem>.<agent>.<accuracy>.witness.toml` (agent `observer` or `party-i`; the
-    problem's name made one plain file name component, `dpverify.filenames.file_stem`)."""
-    return f"{file_stem(spec.name)}.{agent.name.replace(':', '-')}.{accuracy.value}" \
-           ".witness.toml"
+    problem's name made one plain file name component, `dpverify.filenames.file_stem`).
+    A sweep's point (source `file.toml@delta=0.1`, sweeps/points.py) adds its place to the
+    name, so that the points of one sweep do not overwrite each other's witnesses."""
+    base, _, place = spec.source.rpartition("@")
+    name = f"{spec.name}@{place}" if base and "=" in place else spec.name
+    return f"{file_stem(name)}.{agent.name.replace(':', '-')}.{accuracy.value}.witness.toml"
 
 
 def write_witness(directory: Path, filename: str, text: str) -> Path:
