@@ -89,9 +89,9 @@ def sweep(ctx, problem, epsilon, lambda_, alpha, delta, parties, plot_path, as_c
     # stdout carries the rows only; progress and per-point lines go to stderr.
     with BatchProgress(err, err, quiet=quiet, label="sweeping", noun="point") as progress:
         result = api.sweep(problem, epsilon=epsilon, lambda_=lambda_, alpha=alpha,
-                           delta=delta, parties=parties, jobs=jobs, store=store_path, timeout=timeout or None,
-                           force=force, scheduler=scheduler, listener=progress,
-                           **solver_options(**solver))
+                           delta=delta, parties=parties, jobs=jobs, store=store_path,
+                           timeout=timeout or None, force=force, scheduler=scheduler,
+                           listener=progress, **solver_options(**solver))
     print_sweep(out, result, "csv" if as_csv else "json" if as_json else "table", quiet=quiet)
     for message in result.notes:
         note(message)
