@@ -72,6 +72,7 @@ if TYPE_CHECKING:
     from dpverify.spec.count_model import MechanismSpec
     from dpverify.sweeps.run import Sweep
     from dpverify.theory.count.geometric import Derivation
+    from dpverify.verifiers.audit.profile import PrivacyProfile
     from dpverify.verifiers.count.release import Release
     from dpverify.verifiers.options import VerifyOptions
     from dpverify.verifiers.result import ProblemResult
@@ -79,7 +80,8 @@ if TYPE_CHECKING:
 __all__ = ["MechanismDerivation", "VerifyKwargs", "__version__", "audit", "audit_paths",
            "batch", "build_id", "certify", "certify_paths", "check", "check_cert",
            "check_plot", "check_scheduler", "derive", "falsify", "family", "load",
-           "make_options", "new", "open_store", "option_problem", "plot", "release",
+           "make_options", "new", "open_store", "option_problem", "plot", "plot_profile",
+           "privacy_profile", "release",
            "results", "survey", "survey_epsilons", "sweep", "verify", "verify_paths"]
 
 Levels = str | Iterable[float | int | str]
@@ -290,6 +292,41 @@ def audit_paths(paths: Paths, *, on_start: Callable[[Path], None] | None = None,
     from dpverify.runner.audit_files import audit_paths as run
 
     return run(_paths(paths), make_options(**options), on_start=on_start, on_result=on_result)
+
+
+def privacy_profile(protocol: Problem | PathLike, *, epsilons: Levels | None = None
+                    ) -> PrivacyProfile:
+    """The privacy profile delta_i(epsilon) of every party of a protocol file, as
+    `dpverify audit --profile` prints it: the achieved delta at e^epsilon on a grid of
+    `epsilons` (`"start:stop:count"`, `"a,b,c"` or a sequence; decimals are exact; default
+    0 to twice the largest claimed epsilon, 21 points), each an exact bracket
+    (docs/theory.md, "Approximate privacy"). `.to_json()`; `plot_profile` draws it."""
+    from dpverify.errors import SpecError
+    from dpverify.spec.protocol_model import ProtocolSpec
+    from dpverify.sweeps.axes import Variable, parse_levels
+    from dpverify.verifiers.audit.profile import protocol_profile
+
+    loaded = _problem(protocol)
+    if not isinstance(loaded.spec, ProtocolSpec):
+        raise SpecError(loaded.source, "problem.kind", str(loaded.spec.kind),
+                        'a privacy profile is of a protocol file (kind = "protocol")')
+    grid = None
+    if epsilons is not None:
+        values = parse_levels(epsilons, Variable.EPSILON).values
+        grid = [Fraction(repr(v)) if isinstance(v, float) else Fraction(str(v))
+                for v in values]
+        if any(not 0 <= e <= 700 for e in grid):
+            raise OptionError(f"--epsilons {epsilons!r}: each epsilon must be in [0, 700]")
+    return protocol_profile(loaded.spec, grid)
+
+
+def plot_profile(profiles: Sequence[PrivacyProfile], path: PathLike | None = None, *,
+                 title: str | None = None) -> Figure:
+    """Draw privacy profiles (one panel per protocol: delta_i(epsilon) per party, the claims
+    marked) into `path` (.png, .svg or .pdf) when given. Needs `dpverify[plot]`."""
+    from dpverify.plotting import plot_profiles
+
+    return plot_profiles(profiles, path, title=title)
 
 
 # -- many problems ----------------------------------------------------------------------------

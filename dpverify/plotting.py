@@ -19,6 +19,7 @@ import dataclasses
 import math
 import os
 from collections.abc import Sequence
+from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -416,3 +417,53 @@ def _hypothesis(rows: list[dict[str, Any]]) -> str:
     if kinds == {"monotone"}:
         return " (monotone loss)"
     return ""
+
+
+# -- privacy profiles (audit --profile) -----------------------------------------------------
+class Profile(Protocol):
+    """What a profile plot reads (dpverify.verifiers.audit.profile.PrivacyProfile)."""
+
+    @property
+    def problem(self) -> str: ...
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+def plot_profiles(profiles: Sequence[Profile], path: str | os.PathLike[str] | None = None,
+                  *, title: str | None = None) -> Figure:
+    """The privacy profiles delta_i(epsilon) of protocols (docs/theory.md, "Approximate
+    privacy"): one panel per protocol, one curve per party (the upper ends of the exact
+    brackets), each party's claim (epsilon_i, delta_i) marked; saved to `path` when given.
+    Lines carry gids `profile|<problem>|<party>` and `claim|<problem>|<party>`."""
+    fmt = check_plot_path(path) if path is not None else None
+    if not profiles:
+        raise InputError("no privacy profile to draw (no protocol file was audited)")
+    matplotlib = require_matplotlib()
+    from matplotlib.figure import Figure
+
+    with matplotlib.rc_context({"svg.hashsalt": "dpverify", "font.size": 9}):
+        nrows, ncols, size = _grid_of(len(profiles), 5.2, 3.5)
+        figure = Figure(figsize=size, layout="constrained")
+        axes = figure.subplots(nrows, ncols, squeeze=False).ravel()
+        for ax, profile in zip(axes, profiles, strict=False):
+            data = profile.to_json()
+            for i, party in enumerate(data["parties"]):
+                color = SERIES_COLORS[i % len(SERIES_COLORS)]
+                ax.plot(data["epsilons"], party["deltas"], color=color, lw=1.6,
+                        label=f"party {party['party']}",
+                        gid=f"profile|{profile.problem}|{party['party']}")
+                ax.scatter([party["claimed_epsilon"]], [float(Fraction(party["claimed_delta"]))],
+                           marker="*", s=80, color=color, zorder=5,
+                           gid=f"claim|{profile.problem}|{party['party']}")
+            ax.set_title(profile.problem)
+            ax.set_xlabel(X_LABELS["epsilon"])
+            ax.set_ylabel(r"achieved $\delta(\varepsilon)$")
+            ax.grid(alpha=0.3)
+            ax.legend(frameon=False, fontsize=8)
+        for ax in axes[len(profiles):]:
+            ax.set_visible(False)
+        figure.suptitle(title or r"privacy profiles $\delta_i(\varepsilon)$ (stars: the "
+                                 r"claimed $(\varepsilon_i, \delta_i)$)")
+        if path is not None and fmt is not None:
+            _save(figure, Path(path), fmt)
+    return figure

@@ -180,6 +180,20 @@ def summary(counts: Any, total: int, seconds: float) -> str:
     return f"{total} file{'s' if total != 1 else ''}: {', '.join(parts)} ({seconds:.2f} s)"
 
 
+# -- privacy profiles ---------------------------------------------------------------------
+def profile_table(profile: Any) -> Table:
+    """Per epsilon of the grid, every party's achieved delta (the upper end of its exact
+    bracket: what a claim must be at least to be proved met)."""
+    data = profile.to_json()
+    parties = data["parties"]
+    table = audit_table(f"{profile.problem}: privacy profile delta(epsilon)  "
+                        f"({profile.source})",
+                        ["epsilon"] + [f"party {p['party']}" for p in parties])
+    for j, eps in enumerate(data["epsilons"]):
+        table.add_row(fmt(eps, 6), *(fmt(p["deltas"][j]) for p in parties))
+    return table
+
+
 # -- the listener -------------------------------------------------------------------------
 
 
@@ -189,6 +203,11 @@ class AuditView(VerifyView):
     Use as a context manager so the spinner is always taken down."""
 
     verb = "auditing"
+    profiles: dict[str, Any]  # source -> PrivacyProfile (audit --profile)
+
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.profiles = {}
 
     def finished(self, file_result: Any) -> None:
         result = self._to_print(file_result)
@@ -202,6 +221,16 @@ class AuditView(VerifyView):
     def report(self, report: Any) -> None:
         self.__exit__()
         if self.as_json:
-            print_json([file_json(f, rules=self.show_rules) for f in report.files])
-        else:
-            self.out.print(summary(report.counts(), len(report.files), report.seconds))
+            files = []
+            for f in report.files:
+                obj = file_json(f, rules=self.show_rules)
+                if f.source in self.profiles:
+                    obj["privacy_profile"] = self.profiles[f.source].to_json()
+                files.append(obj)
+            print_json(files)
+            return
+        if not self.quiet:
+            for profile in self.profiles.values():
+                print_table(self.out, profile_table(profile))
+                self.out.print()
+        self.out.print(summary(report.counts(), len(report.files), report.seconds))
