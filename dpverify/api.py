@@ -73,6 +73,7 @@ if TYPE_CHECKING:
     from dpverify.sweeps.run import Sweep
     from dpverify.theory.count.geometric import Derivation
     from dpverify.verifiers.audit.profile import PrivacyProfile
+    from dpverify.verifiers.count.approximate import DeltaDerivation
     from dpverify.verifiers.count.release import Release
     from dpverify.verifiers.options import VerifyOptions
     from dpverify.verifiers.result import ProblemResult
@@ -474,7 +475,7 @@ class MechanismDerivation:
     from the geometric mechanism (`derivation`: both tests, their violations and T)."""
 
     mechanism: MechanismSpec
-    derivation: Derivation
+    derivation: Derivation | DeltaDerivation  # the second when the file claims delta > 0
 
     @property
     def derivable(self) -> bool | None:
@@ -489,13 +490,20 @@ class MechanismDerivation:
 def derive(mechanism: PathLike, *, tol: float = 1e-9) -> MechanismDerivation:
     """Can the mechanism of a mechanism file (a path, or its text) be derived from the
     geometric mechanism (Gupte-Sundararajan Theorem 2)? As `dpverify derive`: exact when
-    alpha and every entry are exact, else in floating point with `tol`."""
+    alpha and every entry are exact, else in floating point with `tol`. A file that claims
+    `delta` > 0 gets a DeltaDerivation instead: its (epsilon, delta) privacy and whether it
+    serves every consumer of two adjacent answers (docs/theory.md, "Approximate
+    privacy")."""
     from dpverify.spec.count_loader import load_mechanism, loads_mechanism
     from dpverify.theory.count.geometric import as_exact_array
     from dpverify.theory.count.geometric import derive as derivation
 
     spec = (loads_mechanism(mechanism) if isinstance(mechanism, str) and _is_text(mechanism)
             else load_mechanism(_paths(mechanism)[0]))
+    if spec.approximate:  # (epsilon, delta): verifiers/count/approximate.py
+        from dpverify.verifiers.count.approximate import delta_derivation
+
+        return MechanismDerivation(spec, delta_derivation(spec, tol))
     if spec.exact and spec.alpha_exact is not None:
         return MechanismDerivation(spec, derivation(as_exact_array(spec.matrix),
                                                     spec.alpha_exact))

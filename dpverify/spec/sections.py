@@ -102,6 +102,23 @@ def deltas(problem: Table, k: int) -> tuple[Fraction, ...]:
     return tuple(out)
 
 
+def count_delta(table: Table) -> Fraction:
+    """A count's (or a mechanism's) `delta`: one number in [0, 1), exact rationals
+    allowed; 0 (pure epsilon-DP) when absent. Every pair of adjacent answers is held to it
+    (docs/theory.md, "Approximate privacy")."""
+    if not table.has("delta"):
+        return Fraction(0)
+    value = table.get("delta")
+    if isinstance(value, list):
+        raise table.error("delta", value, "a count has one delta (a number in [0, 1)), not "
+                                          "a list")
+    delta = exact_number(table, "delta", value)
+    if not 0 <= delta < 1:
+        raise table.error("delta", value, "delta must be a number in [0, 1) (0: pure "
+                                          "epsilon-DP)")
+    return delta
+
+
 def count_levels(table: Table) -> tuple[float, Fraction | None, Fraction | None]:
     """`epsilon` >= 0 or `alpha` = e^-epsilon in [0, 1] (GS Definition 2; theory.md 2).
 
