@@ -134,4 +134,4 @@ def parse_mechanism(table: Table, *, default_name: str) -> MechanismSpec:
                             + ("" if exact else f" (within {STOCHASTIC_TOL:g})"))
     return MechanismSpec(name=name, description=description, source=source, n=n, alpha=alpha,
                          alpha_exact=alpha_exact, epsilon_exact=epsilon_exact, matrix=rows,
-                         exact=exact, delta=delta)
+                         exact=exact, delta=delta, float_entries=floats)

@@ -123,3 +123,4 @@ class MechanismSpec(CountPrivacy):
 
     matrix: tuple[tuple[Fraction, ...], ...] = ()
     exact: bool = False
+    float_entries: bool = False  # some entry was a TOML float (a rounded decimal)

@@ -236,9 +236,9 @@ def delta_derivation(mech: MechanismSpec, tol: float = 1e-9) -> DeltaDerivation:
     exact on the matrix's values (TOML floats as their binary values, rows divided by their
     exact sums, the claims then met within `tol`)."""
     x = [[Fraction(v) for v in row] for row in mech.matrix]
-    if not mech.exact:
+    if mech.float_entries:
         x = [[v / sum(row, Fraction(0)) for v in row] for row in x]
-    slack = Fraction(0) if mech.exact else Fraction(tol)
+    slack = Fraction(tol) if mech.float_entries else Fraction(0)
     levels = _lambda_bracket(mech)
     if levels is None:
         achieved = (Fraction(0), Fraction(0))
@@ -248,4 +248,4 @@ def delta_derivation(mech: MechanismSpec, tol: float = 1e-9) -> DeltaDerivation:
     line = mech.delta + slack
     private = True if achieved[1] <= line else False if achieved[0] > line else None
     pairs = tuple(_pair(x, i, levels, mech.delta, slack) for i in range(mech.n))
-    return DeltaDerivation(mech.delta, achieved, private, pairs, mech.exact, tol)
+    return DeltaDerivation(mech.delta, achieved, private, pairs, not mech.float_entries, tol)
