@@ -116,9 +116,12 @@ class ApproxResult:
                  "rr_value_exact": _exact_text(self.rr_value_exact),
                  "best_value_exact": _exact_text(self.best_value_exact)}
         out.update({k: v for k, v in exact.items() if v is not None})
-        if self.witness_deltas:
-            out["witness_deltas"] = [rational_text(b.upper) if b.exact else
-                                     [rational_text(b.lower), rational_text(b.upper)]
+        if self.witness_deltas:  # "p/q" when short, else floats; [lower, upper] brackets
+            def short(v: Fraction) -> str | float:
+                return _exact_text(v) or float(v)
+
+            out["witness_deltas"] = [short(b.upper) if b.exact else
+                                     [short(b.lower), short(b.upper)]
                                      for b in self.witness_deltas]
         out["search"] = {"origin": self.origin, "starts": self.search_starts,
                          "steps": self.search_steps}
