@@ -139,12 +139,12 @@ def test_the_xor_example_at_epsilon_one(accuracy):
     assert result.relaxed_optimum_exact >= result.best_value_exact > result.rr_value_exact
     assert result.deltas == (D, D) and result.to_json()["delta"] == ["1/10", "1/10"]
     # the witness, re-checked from its text alone: (1, 1/10)-DP for both parties
-    assert result.witness is not None
-    wspec, claimed = read_protocol_text(result.witness)
+    assert result.witness_text is not None
+    wspec, claimed = read_protocol_text(result.witness_text)
     assert claimed == (D, D) and wspec.epsilons_exact == (F(1), F(1))
     assert all(b.meets(D) is True for b in protocol_deltas(wspec))
     units = units_of(tabulate(spec, spec.agents[0]).gain_exact)
-    again = check_witness(result.witness, spec, spec.agents[0], accuracy, [D, D], units,
+    again = check_witness(result.witness_text, spec, spec.agents[0], accuracy, [D, D], units,
                           OPTIONS)
     assert again.value == result.best_value_exact
 
@@ -187,7 +187,7 @@ def test_at_delta_zero_rr_is_optimal():
         for accuracy in spec.accuracies:
             result = approximate_result(spec, agent, accuracy, [F(0)] * 3, OPTIONS)
             assert result.verdict is ApproxVerdict.OPTIMAL, result.reason
-            assert result.witness is None and result.search_starts == 0
+            assert result.witness_text is None and result.search_starts == 0
 
 
 def test_the_verdicts_from_exact_numbers():

@@ -30,7 +30,8 @@ from dpverify.console.tables import print_table
 SLOWEST = 5
 CATEGORIES = ("optimal", "gap", "error", "invalid")
 # shown in the counts only when they occur (protocol audits)
-MORE_CATEGORIES = ("suboptimal", "not-private", "contradiction", "open", "internal")
+MORE_CATEGORIES = ("suboptimal", "not-private", "contradiction", "interaction-helps", "open",
+                   "internal")
 STYLE = {**VERDICT_STYLE, "invalid": "bold magenta"}
 
 

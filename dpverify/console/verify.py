@@ -52,6 +52,10 @@ def problem_table(result: Any, *, show_proof: bool = False, show_grid: bool = Fa
                    fmt_gap(r.gap, gap_digits), r.hypothesis, _verdict(r.verdict.value)]
             table.add_row(*row, *([f"{r.seconds:.3f}"] if seconds else []))
         return table
+    if "delta" in result.header:  # delta > 0: its own columns (console/approximate.py)
+        from dpverify.console.approximate import approximate_table
+
+        return approximate_table(result, seconds=seconds, gap_digits=gap_digits, method=method)
     # alphabets > 2: the best protocol found, between RR and the bound (docs/theory.md 6)
     show_best = any("best_value" in r.extra for r in result.results)
     columns = ["agent", "accuracy", "relaxed optimum", "RR value"] + ["best found"] * show_best
@@ -130,7 +134,7 @@ def summary_line(report: Any) -> str:
     counts = report.counts()
     parts = [f"{counts.get(v, 0)} {v}" for v in ("optimal", "gap", "error")]
     parts += [f"{counts[v]} {v}" for v in ("suboptimal", "not-private", "contradiction",
-                                           "open") if counts.get(v)]
+                                           "interaction-helps", "open") if counts.get(v)]
     if counts.get("invalid"):
         parts.append(f"{counts['invalid']} invalid")
     n = len(report.files)
