@@ -43,7 +43,7 @@ def test_dask_matches_local_pool(cluster, tmp_path: Path) -> None:
         assert store.count() == 10
     with LocalPool(2) as pool:
         local = run_batch([folder], VerifyOptions(), store=None, executor=pool)
-    assert on_dask.exit_code() == local.exit_code() == 0
+    assert on_dask.exit_status() == local.exit_status() == 0
     a = {i.source: comparable(i.result) for i in on_dask.items}
     b = {i.source: comparable(i.result) for i in local.items}
     assert set(a) == {str(p) for p in paths} and a == b
@@ -98,4 +98,4 @@ def test_dask_timeout_restarts_the_worker(cluster, tmp_path: Path) -> None:
     assert all(i.verdict == "optimal" for i in by_name.values())
     # The cluster still has two workers and still works.
     again = run_batch([folder / "p01.toml"], VerifyOptions(), store=None, executor=cluster)
-    assert again.exit_code() == 0 and cluster._client is not None
+    assert again.exit_status() == 0 and cluster._client is not None

@@ -14,6 +14,7 @@ from rich.console import Console
 from dpverify.console.verify import common_method, print_problem
 from dpverify.console.views import ANY, VIEWS, BitsView, CountView, ProtocolView, view_of
 from dpverify.spec import load, loads
+from dpverify.verifiers.approximate.result import ApproxResult
 from dpverify.verifiers.audit.result import AuditResult, MechanismResult
 from dpverify.verifiers.count.result import CountResult
 from dpverify.verifiers.dispatch import verify_spec
@@ -68,7 +69,7 @@ def test_each_result_type_has_its_view():
         assert isinstance(view_of(problem), view)
     assert view_of(ProblemResult("p", "p.toml", "x", ())) is ANY
     assert set(VIEWS) == {AgentResult, SymbolResult, CountResult, AuditResult,
-                          MechanismResult}
+                          MechanismResult, ApproxResult}
 
 
 @dataclass(frozen=True)

@@ -58,9 +58,15 @@ def print_problem(console: Console, result: Any, **kw: Any) -> None:
     if method and "method" not in {str(c.header) for c in shown.columns}:
         console.print(f"  method: {method} (every result)")
     view = view_of(result)
-    for r in result.results:
-        for line in view.notes(r):
-            console.print(f"  {r.agent} {r.accuracy}: {line}")
+    notes = [(r, view.notes(r)) for r in result.results]
+    shared = {tuple(lines) for _, lines in notes}
+    if len(notes) > 1 and len(shared) == 1:  # the same note under every result: once
+        for line in shared.pop():
+            console.print(f"  every result: {line}")
+    else:
+        for r, lines in notes:
+            for line in lines:
+                console.print(f"  {r.agent} {r.accuracy}: {line}")
     if result.reason:
         console.print(f"  {result.reason}")
     console.print()
@@ -71,7 +77,7 @@ def summary_line(report: Any) -> str:
     counts = report.counts()
     parts = [f"{counts.get(v, 0)} {v}" for v in ("optimal", "gap", "error")]
     parts += [f"{counts[v]} {v}" for v in ("suboptimal", "not-private", "contradiction",
-                                           "open") if counts.get(v)]
+                                           "interaction-helps", "open") if counts.get(v)]
     if counts.get("invalid"):
         parts.append(f"{counts['invalid']} invalid")
     n = len(report.files)

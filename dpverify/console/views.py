@@ -17,9 +17,11 @@ from rich.table import Table
 from rich.text import Text
 
 from dpverify.console import VERDICT_STYLE
+from dpverify.console.approximate import approximate_table
 from dpverify.console.numbers import fmt, fmt_gap, json_output
 from dpverify.console.protocols import protocol_rules_json, protocol_table, rules_tables
 from dpverify.console.rules import rule_label
+from dpverify.verifiers.approximate.result import ApproxResult
 from dpverify.verifiers.audit.result import AuditResult, MechanismResult
 from dpverify.verifiers.count.result import CountResult
 from dpverify.verifiers.result import AgentResult, Proof, SymbolResult
@@ -210,9 +212,21 @@ class MechanismView(ResultView):
                 "verdict": verdict_cell(r.verdict.value)}
 
 
+class ApproximateView(ResultView):
+    """delta > 0 (ApproxResult): the four-ray bound, RR(epsilon, delta) and the best
+    interactive protocol found (console/approximate.py, `approximate_table`)."""
+
+    def table(self, result: Any, *, seconds: bool = True, gap_digits: int = 2,
+              method: bool = True, show_proof: bool = False,
+              show_grid: bool = False) -> Table:
+        return approximate_table(result, seconds=seconds, gap_digits=gap_digits,
+                                 method=method)
+
+
 VIEWS: dict[type, ResultView] = {
     AgentResult: BitsView(), SymbolResult: SymbolView(), CountResult: CountView(),
     AuditResult: ProtocolView(), MechanismResult: MechanismView(),
+    ApproxResult: ApproximateView(),
 }
 ANY = ResultView()
 

@@ -28,17 +28,21 @@ class Verdict(enum.StrEnum):
     # between the best protocol found and the bound; whether m-ary RR is optimal is not
     # decided (exit status 3, with `error`)
     OPEN = "open"
+    # approximate privacy (verifiers/approximate/): an exactly private interactive protocol
+    # beats every non-interactive one, RR(epsilon, delta) (a finding: exit status 1)
+    INTERACTION_HELPS = "interaction-helps"
 
 
 # `open` ranks with the undecided, just below `error`, as its exit status (3) says
-_RANK = {Verdict.OPTIMAL: 0, Verdict.SUBOPTIMAL: 1, Verdict.GAP: 2, Verdict.NOT_PRIVATE: 3,
-         Verdict.CONTRADICTION: 4, Verdict.OPEN: 5, Verdict.ERROR: 6}
+_RANK = {Verdict.OPTIMAL: 0, Verdict.SUBOPTIMAL: 1, Verdict.GAP: 2,
+         Verdict.INTERACTION_HELPS: 3, Verdict.NOT_PRIVATE: 4, Verdict.CONTRADICTION: 5,
+         Verdict.OPEN: 6, Verdict.ERROR: 7}
 # Exit statuses are decided in one place for every command: dpverify.status.
 
 
 def worst_verdict(verdicts) -> Verdict:
     """A problem's verdict is the worst of its results (optimal < suboptimal < gap <
-    not-private < contradiction < open < error)."""
+    interaction-helps < not-private < contradiction < open < error)."""
     out = Verdict.OPTIMAL
     for v in verdicts:
         if _RANK[v] > _RANK[out]:

@@ -80,6 +80,10 @@ class AuditResult:
     outputs: tuple = ()
     transcripts: tuple[str, ...] = ()  # the transcripts' labels, the rule's rows
     relaxed_optimum_exact: Fraction | None = None
+    # delta > 0 (docs/theory.md, "Approximate privacy"): the claimed deltas ("p/q") and the
+    # bound the protocol is measured against, the four-ray LP's
+    deltas: tuple[str, ...] | None = None
+    bound: str | None = None
 
     @property
     def optimum(self) -> float | None:
@@ -111,6 +115,9 @@ class AuditResult:
             out["protocol_value_bounds"] = [_num(v) for v in self.protocol_value_bounds]
         if self.reason:
             out["reason"] = self.reason
+        if self.deltas is not None:
+            out["delta"] = list(self.deltas)
+            out["bound"] = self.bound
         return plain(out)
 
     def to_dict(self) -> dict[str, Any]:

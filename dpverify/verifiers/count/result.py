@@ -39,6 +39,8 @@ class CountResult:
     post_processing: np.ndarray | None = None  # T[k, r]: G T is the candidate mechanism
     note: str = ""
     mechanism_bounds: Bracket | None = None
+    delta: str | None = None  # delta > 0 (theory.md section 7): delta as "p/q"
+    best: str | None = None  # with delta: "geometric" or "lp", the best mechanism found
 
     rule: ClassVar[None] = None  # count results have no multi-party decision rule
     # the LPs, with rigorous brackets (a gap is confirmed in exact arithmetic)
@@ -67,6 +69,9 @@ class CountResult:
         }
         if self.reason:
             out["reason"] = self.reason
+        if self.delta is not None:
+            out["delta"] = self.delta
+            out["best"] = self.best
         if self.mechanism_bounds is not None:
             out["mechanism_bounds"] = self.mechanism_bounds.to_json()
         if self.note:
