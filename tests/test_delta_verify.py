@@ -192,3 +192,32 @@ def test_the_shipped_problems_say_what_they_expect(tmp_path):
             r = values[(e.agent, e.accuracy)]
             assert r.verdict.value == e.verdict, (path.name, r.reason)
             assert r.optimum == pytest.approx(float(e.value), abs=1e-9)
+
+
+def test_options_that_do_not_apply_to_delta_get_a_note(write_toml, tmp_path):
+    """--certify, --grid (and the other corner-LP options) do nothing with delta > 0:
+    a note says so; --seed seeds the protocol search, so it gets no "no effect" note
+    there, and still gets it on a problem without a search (the negative control)."""
+    path = write_toml(XOR, "xor")
+    res = CliRunner().invoke(main, ["verify", "-q", "--certify", "--grid", "3", "--seed",
+                                    "4", "--witness-dir", str(tmp_path), str(path)])
+    assert res.exit_code == ExitStatus.FAILED, res.output
+    assert "--certify, --grid do not apply to delta > 0" in res.stderr
+    assert "--seed" not in res.stderr
+    pure = write_toml(XOR.replace('delta = "1/10"\n', ""), "pure")
+    res = CliRunner().invoke(main, ["verify", "-q", "--seed", "4", str(pure)])
+    assert res.exit_code == 0 and "--seed has no effect" in res.stderr
+    assert "do not apply" not in res.stderr
+
+
+def test_check_update_writes_the_exact_bound(tmp_path):
+    """`check --update` on a delta > 0 problem writes the four-ray bound exactly ("31/40"),
+    not its float (0.775), as it does for certified pure problems."""
+    text = (SHIPPED / "bit-1-delta.toml").read_text(encoding="utf-8")
+    path = tmp_path / "bit.toml"
+    path.write_text(text[:text.index("[expect")], encoding="utf-8")
+    res = CliRunner().invoke(main, ["check", "--update", "--jobs", "1", str(path)])
+    assert res.exit_code == 0, res.output
+    written = {(e.agent, e.accuracy): e.value for e in load(path).expect}
+    assert written[("observer", "average")] == 0.775, written
+    assert 'average = "31/40"' in path.read_text(encoding="utf-8")

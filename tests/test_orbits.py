@@ -233,6 +233,29 @@ def test_a_mu_shift_that_keeps_the_bound_is_caught():
     assert not result.ok and "corner inequality" in result.message
 
 
+def test_an_orbit_bound_mismatch_names_the_weighted_sum():
+    """The orbit checker's bound is sum_W |W| mu_W (one mu per orbit, |W| inputs each),
+    and its message says so rather than a plain sum(mu)."""
+    spec = _k1000()
+    cert = orbit_certificate(spec, spec.agents[0], "average", OPTIONS).to_json(spec.name)
+    cert["upper"]["bound"] = "1"
+    result = check_certificate(spec, cert)
+    assert not result.ok and "sum_W |W| mu_W" in result.message, result.message
+
+
+def test_a_pure_certificate_fails_against_a_delta_problem():
+    """Certificates prove RR optimal under pure epsilon-DP: against the same problem with
+    delta > 0 (where interaction can help, docs/theory.md section 7) every one fails, while
+    the pure problem accepts it (the positive control)."""
+    pure = loads('[problem]\nparties = 12\nlambda = "2"\n[observer]\nfunction = "majority"\n')
+    approximate = loads('[problem]\nparties = 12\nlambda = "2"\ndelta = "1/100"\n'
+                        '[observer]\nfunction = "majority"\n')
+    cert = orbit_certificate(pure, pure.agents[0], "average", OPTIONS).to_json(pure.name)
+    assert check_certificate(pure, cert).ok
+    result = check_certificate(approximate, cert)
+    assert not result.ok and "delta > 0" in result.message, result.message
+
+
 # --------------------------------------------------------------------------- files
 
 

@@ -49,6 +49,12 @@ def check_certificate(spec, cert: dict) -> CheckResult:
     check = CHECKERS.get(fmt) if isinstance(fmt, str) else None
     if check is None:
         raise CertificateFormatError(f"`format` must be one of {', '.join(CHECKERS)}")
+    deltas = getattr(spec, "deltas", ())
+    if any(deltas):  # every format proves RR optimal under pure epsilon-DP only
+        return CheckResult(False, (
+            "the problem has delta > 0 (approximate privacy), and a certificate proves "
+            "randomized response optimal under pure epsilon-DP only (KOV Theorem 3.1): it "
+            "certifies a different problem"))
     try:
         return check(spec, cert)
     except CheckFailed as exc:

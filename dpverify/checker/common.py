@@ -242,7 +242,8 @@ def prior_mu_bound(upper: dict, mass: list[int], parties: int, accuracy: str
                           "for the average accuracy")
     total_mu = sum((u * s for u, s in zip(mu, mass, strict=True)), Fraction(0))
     if total_mu != bound:
-        raise CheckFailed(f"upper.bound = {show(bound)} but sum(mu) = {show(total_mu)}")
+        total = "sum(mu)" if all(s == 1 for s in mass) else "sum_W |W| mu_W"
+        raise CheckFailed(f"upper.bound = {show(bound)} but {total} = {show(total_mu)}")
     return prior, mu, bound
 
 

@@ -80,7 +80,8 @@ SAMPLES = click.option("--samples", type=click.IntRange(min=0), default=0,
                        help="Add N random rank-one DP points.")
 SEED = click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
                     help="Seed for --samples, and for the random starts of the protocol "
-                         "search on inputs with more than two symbols (--restarts).")
+                         "search (--restarts) on inputs with more than two symbols or "
+                         "with delta > 0.")
 CERTIFY = click.option("--certify", is_flag=True,
                        help="Also build and check exact certificates (multi-party problems).")
 CROSS_CHECK = click.option("--cross-check", is_flag=True,
@@ -101,11 +102,12 @@ MAX_ORBIT_WORK = click.option("--max-orbit-work", type=click.IntRange(min=1),
                                    "orbits x parties x outputs integer operations).")
 RESTARTS = click.option("--restarts", type=click.IntRange(min=0), default=DEFAULT_RESTARTS,
                         show_default=True,
-                        help="Alphabets > 2: random starts of the search for protocols that "
-                             "beat m-ary randomized response (besides RR, binary mechanisms "
-                             "and the LP's support).")
+                        help="Alphabets > 2 and delta > 0: random starts of the search for "
+                             "protocols that beat randomized response (besides RR itself, "
+                             "binary mechanisms and the LP's support).")
 WITNESS_DIR = click.option("--witness-dir", type=click.Path(file_okay=False), default=None,
-                           help="Alphabets > 2: where witness protocol files are written "
+                           help="Alphabets > 2 and delta > 0: where the protocol files of "
+                                "witnesses that beat RR are written "
                                 f"(default {DEFAULT_WITNESS_DIR}).")
 QUIET = click.option("--quiet", "-q", is_flag=True, help="Print only the summary.")
 NO_COLOR = click.option("--no-color", is_flag=True, help="No colours.")

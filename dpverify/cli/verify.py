@@ -17,6 +17,7 @@ from dpverify.cli.options import (
     SOLVER_OPTIONS,
     add_options,
     consoles,
+    given,
     json_option,
     note,
     note_unused_seed,
@@ -69,8 +70,19 @@ def verify(ctx, paths, tol, backend, max_nonzeros, lp_form, method, max_orbit_wo
         report = api.verify_paths(paths, on_start=view.started, on_result=view.finished,
                                   timeout=timeout or None, **options)
         view.report(report)
-    if not any(not getattr(f.spec, "binary", True) for f in report.files):
-        note_unused_seed(ctx, samples)  # alphabets > 2: --seed seeds the protocol search
+    # delta > 0 (multi-party): the four-ray bound and a protocol search, no corner LP
+    approximate = [f.source for f in report.files
+                   if getattr(f.spec, "approximate", False) and f.result.kind != "count"]
+    if not approximate and not any(not getattr(f.spec, "binary", True) for f in report.files):
+        note_unused_seed(ctx, samples)  # alphabets > 2 and delta > 0: it seeds the search
+    ignored = [flag for flag, name in (("--certify", "certify"), ("--method", "method"),
+                                       ("--grid", "grid"), ("--samples", "samples"),
+                                       ("--cross-check", "cross_check"),
+                                       ("--lp-form", "lp_form")) if given(ctx, name)]
+    if approximate and ignored:
+        note(f"{', '.join(ignored)} {'does' if len(ignored) == 1 else 'do'} not apply to "
+             f"delta > 0 (the four-ray bound and a protocol search): "
+             f"{', '.join(approximate)}")
     for skipped in report.skipped:
         note(f"skipped {skipped.source}: {skipped.reason}")
     counts = [f.source for f in report.files if f.result.kind == "count"]

@@ -33,6 +33,7 @@ import tomlkit
 import tomlkit.items
 from tomlkit.exceptions import TOMLKitError
 
+from dpverify.defaults import Method
 from dpverify.errors import DpverifyError
 from dpverify.runner.batch import BatchItem, BatchReport
 from dpverify.runner.fingerprint import build_id
@@ -257,12 +258,16 @@ def _write_atomically(path: Path, text: str) -> None:
 
 def exact_values(result: dict[str, Any]) -> dict[tuple[str, str], str]:
     """Exact optima a result carries: a proof with status `proved-optimal` and an exact
-    `value` "p/q" (from `--certify`, when the verifier records it), or an audited
-    protocol's exact accuracy (`protocol_value_exact`)."""
+    `value` "p/q" (from `--certify`, when the verifier records it), an audited
+    protocol's exact accuracy (`protocol_value_exact`), or with delta > 0 the exact
+    four-ray bound (`relaxed_optimum_exact`, the value `[expect]` compares)."""
     out: dict[tuple[str, str], str] = {}
     for r in result.get("results", ()):
         if isinstance(r.get("protocol_value_exact"), str):
             out[(str(r.get("agent")), str(r.get("accuracy")))] = r["protocol_value_exact"]
+        if r.get("method") == Method.FOUR_RAY and isinstance(r.get("relaxed_optimum_exact"),
+                                                             str):  # delta > 0: the bound
+            out[(str(r.get("agent")), str(r.get("accuracy")))] = r["relaxed_optimum_exact"]
         proof = r.get("proof")
         if isinstance(proof, dict) and proof.get("status") == "proved-optimal" \
                 and isinstance(proof.get("value"), str):
