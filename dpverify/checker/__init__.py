@@ -13,7 +13,8 @@ certificates, so the answers do not depend on what was checked before
 
 * `dpverify-certificate/1`, all 2^k inputs of a problem on bits: checker/bits.py;
 * `dpverify-orbit-certificate/1`, on orbits of classes of parties: checker/orbits.py;
-* `dpverify-mary-certificate/1`, more than two symbols: checker/symbols.py.
+* `dpverify-mary-certificate/1`, more than two symbols: checker/symbols.py;
+* `dpverify-delta-certificate/1`, the four-ray bound with delta > 0: checker/delta.py.
 """
 
 from __future__ import annotations
@@ -30,14 +31,16 @@ from dpverify.checker.common import (
     CheckFailed,
     CheckResult,
 )
+from dpverify.checker.delta import DELTA_FORMAT, check_delta
 from dpverify.checker.orbits import check_orbits
 from dpverify.checker.symbols import check_symbols
 from dpverify.spec.numbers import parse_integer
 
-__all__ = ["FORMAT", "MARY_FORMAT", "ORBIT_FORMAT", "STATUSES", "CertificateFormatError",
-           "CheckFailed", "CheckResult", "check_certificate", "read_certificate"]
+__all__ = ["DELTA_FORMAT", "FORMAT", "MARY_FORMAT", "ORBIT_FORMAT", "STATUSES",
+           "CertificateFormatError", "CheckFailed", "CheckResult", "check_certificate", "read_certificate"]
 
-CHECKERS = {FORMAT: check_bits, ORBIT_FORMAT: check_orbits, MARY_FORMAT: check_symbols}
+CHECKERS = {FORMAT: check_bits, ORBIT_FORMAT: check_orbits, MARY_FORMAT: check_symbols,
+            DELTA_FORMAT: check_delta}
 
 
 def check_certificate(spec, cert: dict) -> CheckResult:
@@ -50,7 +53,7 @@ def check_certificate(spec, cert: dict) -> CheckResult:
     if check is None:
         raise CertificateFormatError(f"`format` must be one of {', '.join(CHECKERS)}")
     deltas = getattr(spec, "deltas", ())
-    if any(deltas):  # every format proves RR optimal under pure epsilon-DP only
+    if any(deltas) and fmt != DELTA_FORMAT:  # the others prove pure epsilon-DP only
         return CheckResult(False, (
             "the problem has delta > 0 (approximate privacy), and a certificate proves "
             "randomized response optimal under pure epsilon-DP only (KOV Theorem 3.1): it "

@@ -1,0 +1,85 @@
+"""`dpverify certify` and `verify --certify` with delta > 0: the four-ray bound as a
+certificate file (`dpverify-delta-certificate/1`, theory/approx/format.py; docs/format.md,
+"Certificates with delta"; docs/theory.md, section 7.4).
+
+Upper side: the four-ray LP solved in floats (bound.py), its duals made exact at the upper
+rational brackets of e^epsilon (theory/approx/certificate.py), mapped to the user's units
+(w = lo + span w': mu = span mu' + lo prior, nu = span nu', bound = span bound' + lo).
+Lower side: the product of the parties' RR(epsilon_i, delta_i) at the lower brackets with
+its optimal rule, exactly (noninteractive.py). Every certificate is checked exactly by the
+construction (check_dual_bound) and again by the independent checker before a verdict
+rests on it (verifiers/proof.py, exact_verdict).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from dpverify.errors import SolverError
+from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
+from dpverify.spec.tables import tabulate
+from dpverify.theory.approx.certificate import check_dual_bound, exact_label_gains, hockey_keys
+from dpverify.theory.approx.format import DeltaCertificate
+from dpverify.theory.certificates.format import BRACKET, PROVED, UNPROVED
+from dpverify.theory.exact import lambda_brackets
+from dpverify.theory.units import units_of
+from dpverify.verifiers.approximate.bound import (
+    bound_nonzeros,
+    exact_ray_bound,
+    float_ray_bound,
+)
+from dpverify.verifiers.approximate.noninteractive import rr_value
+from dpverify.verifiers.approximate.problem import refuse_symbols
+from dpverify.verifiers.options import VerifyOptions, check_limit
+
+
+def delta_certificate(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy | str,
+                      options: VerifyOptions) -> DeltaCertificate:
+    """The certificate of one agent and accuracy of a problem on bits with delta > 0.
+    SizeLimitError (exit 3) beyond --max-nonzeros, as `verify` refuses it; SolverError
+    when the LP gives no duals or RR's value is not exact."""
+    accuracy = Accuracy(accuracy)
+    refuse_symbols(spec)
+    deltas = tuple(Fraction(d) for d in spec.deltas)
+    table = tabulate(spec, agent)
+    worst = accuracy is Accuracy.WORST
+    party = agent.party
+    labels = len(table.outputs) ** (1 if party == 0 else 2)
+    check_limit(spec.source, bound_nonzeros(spec.parties, deltas, labels, worst), options,
+                f"parties = {spec.parties} and {labels} labels (four rays per party, "
+                "delta > 0)")
+    units = units_of(table.gain_exact)
+    lower, upper = lambda_brackets(spec.lambdas_exact, spec.epsilons_exact)
+    what = f"{spec.source}: {agent.name} {accuracy.value}"
+    floats = float_ray_bound(spec.lambdas, deltas, units.unit, party, worst, options)
+    dual = exact_ray_bound(floats, upper, deltas, units.exact, party)
+    if dual is None:
+        raise SolverError(f"{what}: no certificate: {floats.failure or 'no duals'}")
+    rr = rr_value(lower, deltas, units, party, worst, options)
+    if rr.rule_exact is None or rr.lower_exact is None:
+        raise SolverError(f"{what}: no certificate: RR(epsilon, delta)'s value is not "
+                          f"exact ({rr.failure or 'no exact rule'})")
+    notes = []
+    if not check_dual_bound(dual, exact_label_gains(units.exact, party)):
+        notes.append("self-check failed: the four-ray dual inequalities do not hold")
+    mu = units.dual_to_user(list(dual.mu), list(dual.prior))
+    nu = [units.span * v for v in dual.nu]
+    bound = units.to_user(dual.bound)
+    value = units.to_user(rr.lower_exact)
+    exact = spec.lambdas_exact is not None or all(e == 0 for e in spec.epsilons_exact or ())
+    if notes or value > bound:
+        status = UNPROVED
+    elif exact and tuple(lower) == tuple(upper) and value == bound:
+        status = PROVED
+    else:
+        status = BRACKET
+    decision = rr.rule_exact[0] if party == 0 else rr.rule_exact
+    return DeltaCertificate(
+        agent=agent.name, accuracy=accuracy.value, outputs=tuple(table.outputs),
+        gain=tuple(tuple(r) for r in table.gain_exact), upper_lambdas=tuple(upper),
+        prior=tuple(dual.prior), mu=tuple(mu), bound=bound, lower_lambdas=tuple(lower),
+        decision=tuple(decision), value=value, status=str(status), notes=tuple(notes),
+        deltas=deltas, rows=tuple(hockey_keys(upper, deltas)), nu=tuple(nu))
+
+
+__all__ = ["delta_certificate"]
