@@ -1,7 +1,7 @@
 """`verify` with delta > 0 end to end (issue 20): the approximate route of
 verifiers/dispatch.py, its table and JSON (spec.md, "Approximate privacy"), witness files
 under --witness-dir that `audit` confirms, exit statuses, `[expect]` verdicts and `check`,
-the refusals (more than two symbols, certify, falsify), and delta = 0 unchanged."""
+the refusals (more than two symbols, falsify), certify's size guard, and delta = 0 unchanged."""
 
 from __future__ import annotations
 
@@ -173,11 +173,17 @@ def test_an_unknown_expected_verdict_is_still_refused(load_toml):
         load_toml(XOR + '[expect.observer]\naverage = 0.6\nverdict = "helps"\n')
 
 
-def test_certify_and_falsify_refuse_delta(write_toml, tmp_path):
+def test_certify_writes_delta_certificates_and_falsify_refuses_delta(write_toml, tmp_path):
+    """certify writes the four-ray bound's certificates (dpverify-delta-certificate/1,
+    tests/test_delta_certificates.py); beyond --max-nonzeros it refuses naming the limit
+    (exit 3), as verify does; falsify (pure epsilon-DP) still refuses delta > 0."""
     path = write_toml(XOR, "xor")
     got = run("certify", str(path), "-o", str(tmp_path / "c"))
-    assert got.exit_code == ExitStatus.UNDECIDED and "pure epsilon-DP" in got.output
-    assert not list((tmp_path / "c").glob("*.json")) if (tmp_path / "c").exists() else True
+    assert got.exit_code == ExitStatus.OK, got.output
+    assert len(list((tmp_path / "c").glob("*.cert.json"))) == 2
+    got = run("certify", str(path), "-o", str(tmp_path / "d"), "--max-nonzeros", "100")
+    assert got.exit_code == ExitStatus.UNDECIDED and "--max-nonzeros" in got.output
+    assert not list((tmp_path / "d").glob("*.json"))
     got = run("falsify", str(path), "--protocols", "2")
     assert got.exit_code == ExitStatus.BAD_INPUT and "delta > 0" in got.output
 
@@ -195,14 +201,15 @@ def test_the_shipped_problems_say_what_they_expect(tmp_path):
 
 
 def test_options_that_do_not_apply_to_delta_get_a_note(write_toml, tmp_path):
-    """--certify, --grid (and the other corner-LP options) do nothing with delta > 0:
-    a note says so; --seed seeds the protocol search, so it gets no "no effect" note
+    """--grid (and the other corner-LP options) do nothing with delta > 0: a note says so;
+    --certify applies (the bound's certificate: no note); --seed seeds the protocol search, so it gets no "no effect" note
     there, and still gets it on a problem without a search (the negative control)."""
     path = write_toml(XOR, "xor")
     res = CliRunner().invoke(main, ["verify", "-q", "--certify", "--grid", "3", "--seed",
                                     "4", "--witness-dir", str(tmp_path), str(path)])
     assert res.exit_code == ExitStatus.FAILED, res.output
-    assert "--certify, --grid do not apply to delta > 0" in res.stderr
+    assert "--grid does not apply to delta > 0" in res.stderr
+    assert "--certify" not in res.stderr
     assert "--seed" not in res.stderr
     pure = write_toml(XOR.replace('delta = "1/10"\n', ""), "pure")
     res = CliRunner().invoke(main, ["verify", "-q", "--seed", "4", str(pure)])

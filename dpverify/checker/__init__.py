@@ -37,7 +37,8 @@ from dpverify.checker.symbols import check_symbols
 from dpverify.spec.numbers import parse_integer
 
 __all__ = ["DELTA_FORMAT", "FORMAT", "MARY_FORMAT", "ORBIT_FORMAT", "STATUSES",
-           "CertificateFormatError", "CheckFailed", "CheckResult", "check_certificate", "read_certificate"]
+           "CertificateFormatError", "CheckFailed", "CheckResult", "check_certificate",
+           "read_certificate"]
 
 CHECKERS = {FORMAT: check_bits, ORBIT_FORMAT: check_orbits, MARY_FORMAT: check_symbols,
             DELTA_FORMAT: check_delta}

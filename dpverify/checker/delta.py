@@ -243,10 +243,10 @@ def lower_bound(k: int, party: int, accuracy: str, lower: dict, lo: list[Fractio
     acc: list[Fraction] = []
     for x in range(n):
         b = 0 if party == 0 else (x >> (k - party)) & 1
-        rule = Q[b]
+        q_b = Q[b]
         total = Fraction(0)
         for y in range(m):
-            mass = sum(P[x][t] * rule[t][y] for t in range(transcripts) if P[x][t])
+            mass = sum(P[x][t] * q_b[t][y] for t in range(transcripts) if P[x][t])
             total += gain[x][y] * mass
         acc.append(total / (scale * qden))
     value = min(acc) if accuracy == "worst" else sum(acc, Fraction(0)) / n

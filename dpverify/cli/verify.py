@@ -75,7 +75,7 @@ def verify(ctx, paths, tol, backend, max_nonzeros, lp_form, method, max_orbit_wo
                    if getattr(f.spec, "approximate", False) and f.result.kind != "count"]
     if not approximate and not any(not getattr(f.spec, "binary", True) for f in report.files):
         note_unused_seed(ctx, samples)  # alphabets > 2 and delta > 0: it seeds the search
-    ignored = [flag for flag, name in (("--certify", "certify"), ("--method", "method"),
+    ignored = [flag for flag, name in (("--method", "method"),
                                        ("--grid", "grid"), ("--samples", "samples"),
                                        ("--cross-check", "cross_check"),
                                        ("--lp-form", "lp_form")) if given(ctx, name)]

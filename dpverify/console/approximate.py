@@ -18,7 +18,7 @@ from dpverify.console.numbers import fmt, fmt_gap
 from dpverify.console.tables import print_table
 from dpverify.spec.numbers import rational_text
 
-TEXT_COLUMNS = ("agent", "accuracy", "verdict", "method")
+TEXT_COLUMNS = ("agent", "accuracy", "verdict", "proof", "method")
 
 
 def delta_text(deltas: Any) -> str:
@@ -31,13 +31,15 @@ def delta_text(deltas: Any) -> str:
 
 
 def approximate_table(result: Any, *, seconds: bool = True, gap_digits: int = 2,
-                      method: bool = True, **_: Any) -> Table:
+                      method: bool = True, show_proof: bool = False, **_: Any) -> Table:
     """One problem's results (`seconds`, `gap_digits` and `method` as in
-    console/verify.py's `problem_table`, for narrow terminals). `gap` is the bound minus
-    the non-interactive value: how much room interaction could have."""
+    console/verify.py's `problem_table`, for narrow terminals; `show_proof`: the bound's
+    certificate, --certify). `gap` is the bound minus the non-interactive value: how much
+    room interaction could have."""
     title = f"{result.problem}  ({result.source})  {delta_text(result.header.get('delta'))}"
     columns = ["agent", "accuracy", "bound", "non-interactive", "best found", "gap",
-               "verdict"] + ["method"] * method + ["seconds"] * seconds
+               "verdict"] + ["proof"] * show_proof + ["method"] * method + \
+        ["seconds"] * seconds
     table = Table(title=title.rstrip(), title_justify="left", show_edge=False, pad_edge=False)
     for col in columns:
         table.add_column(col, justify="left" if col in TEXT_COLUMNS else "right")
@@ -46,10 +48,23 @@ def approximate_table(result: Any, *, seconds: bool = True, gap_digits: int = 2,
             r.agent, r.accuracy, fmt(r.relaxed_optimum), fmt(r.rr_value), fmt(r.best_value),
             fmt_gap(r.gap, gap_digits),
             Text(r.verdict.value, style=VERDICT_STYLE.get(r.verdict.value, ""))]
+        row += [proof_text(r.proof)] * show_proof
         row += [r.method] * method
         row += [f"{r.seconds:.3f}"] * seconds
         table.add_row(*row)
     return table
+
+
+def proof_text(proof: Any) -> str:
+    """The bound's certificate in a cell: `proved` (RR(epsilon, delta) attains the bound),
+    `bracket +-width` (the bound and RR's value, checked), `unproved`, or `-`."""
+    if proof is None:
+        return "-"
+    if proof.status == "proved-optimal":
+        return "proved"
+    if proof.status == "bracket":
+        return f"bracket +-{proof.width or 0:.1e}"
+    return "unproved"
 
 
 # -- derive with delta (verifiers/count/approximate.py) ----------------------------------

@@ -220,7 +220,7 @@ class ApproximateView(ResultView):
               method: bool = True, show_proof: bool = False,
               show_grid: bool = False) -> Table:
         return approximate_table(result, seconds=seconds, gap_digits=gap_digits,
-                                 method=method)
+                                 method=method, show_proof=show_proof)
 
 
 VIEWS: dict[type, ResultView] = {

@@ -22,8 +22,10 @@ from fractions import Fraction
 
 import numpy as np
 
+from dpverify.errors import SizeLimitError
 from dpverify.lp import solve
 from dpverify.lp.builder import LpBuilder
+from dpverify.spec.model import MultipartySpec
 from dpverify.theory.approx.certificate import DualBound, dual_bound, exact_label_gains
 from dpverify.theory.approx.rays import RayLpData, lp_nonzeros, ray_lp_data
 from dpverify.verifiers.options import VerifyOptions
@@ -48,6 +50,18 @@ class FloatRayBound:
 def bound_nonzeros(k: int, deltas: Sequence[Fraction], labels: int, worst: bool) -> int:
     """The LP's non-zeros, estimated before anything is built (for --max-nonzeros)."""
     return lp_nonzeros(k, deltas, labels, worst)
+
+
+def refuse_symbols(spec: MultipartySpec) -> None:
+    """SizeLimitError (exit 3, undecided) for delta > 0 with some alphabet > 2."""
+    if spec.approximate and not spec.binary:
+        raise SizeLimitError(
+            f"{spec.source}: approximate privacy (delta > 0) is verified for parties holding "
+            f"bits only, and this problem has alphabets {list(spec.alphabets)}: "
+            "RR(epsilon, delta), the four-ray bound and the interactive search are built "
+            "for two symbols (docs/theory.md, \"Approximate privacy\"); give delta = 0 "
+            "(pure epsilon-DP, the ray-product method of more than two symbols) or "
+            "alphabet = 2")
 
 
 def float_ray_bound(lambdas: Sequence[float], deltas: Sequence[Fraction], gain: np.ndarray,

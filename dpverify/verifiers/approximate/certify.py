@@ -13,9 +13,10 @@ rests on it (verifiers/proof.py, exact_verdict).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from fractions import Fraction
 
-from dpverify.errors import SolverError
+from dpverify.errors import SizeLimitError, SolverError
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
 from dpverify.spec.tables import tabulate
 from dpverify.theory.approx.certificate import check_dual_bound, exact_label_gains, hockey_keys
@@ -24,18 +25,23 @@ from dpverify.theory.certificates.format import BRACKET, PROVED, UNPROVED
 from dpverify.theory.exact import lambda_brackets
 from dpverify.theory.units import units_of
 from dpverify.verifiers.approximate.bound import (
+    FloatRayBound,
     bound_nonzeros,
     exact_ray_bound,
     float_ray_bound,
+    refuse_symbols,
 )
 from dpverify.verifiers.approximate.noninteractive import rr_value
-from dpverify.verifiers.approximate.problem import refuse_symbols
 from dpverify.verifiers.options import VerifyOptions, check_limit
+from dpverify.verifiers.proof import exact_verdict, unproved
+from dpverify.verifiers.result import Proof
 
 
 def delta_certificate(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy | str,
-                      options: VerifyOptions) -> DeltaCertificate:
-    """The certificate of one agent and accuracy of a problem on bits with delta > 0.
+                      options: VerifyOptions, floats: FloatRayBound | None = None
+                      ) -> DeltaCertificate:
+    """The certificate of one agent and accuracy of a problem on bits with delta > 0
+    (`floats`: the four-ray LP already solved by `verify`, else it is solved here).
     SizeLimitError (exit 3) beyond --max-nonzeros, as `verify` refuses it; SolverError
     when the LP gives no duals or RR's value is not exact."""
     accuracy = Accuracy(accuracy)
@@ -51,7 +57,8 @@ def delta_certificate(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy
     units = units_of(table.gain_exact)
     lower, upper = lambda_brackets(spec.lambdas_exact, spec.epsilons_exact)
     what = f"{spec.source}: {agent.name} {accuracy.value}"
-    floats = float_ray_bound(spec.lambdas, deltas, units.unit, party, worst, options)
+    if floats is None:
+        floats = float_ray_bound(spec.lambdas, deltas, units.unit, party, worst, options)
     dual = exact_ray_bound(floats, upper, deltas, units.exact, party)
     if dual is None:
         raise SolverError(f"{what}: no certificate: {floats.failure or 'no duals'}")
@@ -82,4 +89,25 @@ def delta_certificate(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy
         deltas=deltas, rows=tuple(hockey_keys(upper, deltas)), nu=tuple(nu))
 
 
-__all__ = ["delta_certificate"]
+def delta_proof(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
+                options: VerifyOptions, floats: FloatRayBound | None = None
+                ) -> tuple[Proof, str]:
+    """`verify --certify` with delta > 0: the certificate built and checked by the
+    independent checker, as the result's `proof`; and, when the checker rejects it (a bug:
+    the bound rests on the same dual), why, for the verdict `error`. A limit or a solver
+    failure gives `unproved` with the reason, and no failure."""
+    try:
+        cert = delta_certificate(spec, agent, accuracy, options, floats)
+    except (SizeLimitError, SolverError) as exc:
+        return unproved(str(exc)), ""
+    decided = exact_verdict(spec, cert, units_of(tabulate(spec, agent).gain_exact)
+                            .tolerance(options.tol))
+    proof = decided.proof
+    if cert.notes:
+        proof = replace(proof, reason="; ".join(cert.notes))
+    if not decided.checked:
+        return proof, f"the certificate of the bound {decided.how}: a bug, please report it"
+    return proof, ""
+
+
+__all__ = ["delta_certificate", "delta_proof"]

@@ -13,26 +13,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from dpverify.defaults import DEFAULT_WITNESS_DIR
-from dpverify.errors import SizeLimitError
 from dpverify.spec.model import Accuracy, MultipartySpec
 from dpverify.spec.numbers import rational_text
 from dpverify.spec.tables import tabulate
-from dpverify.verifiers.approximate.bound import bound_nonzeros
+from dpverify.verifiers.approximate.bound import bound_nonzeros, refuse_symbols
 from dpverify.verifiers.approximate.verifier import approximate_result
 from dpverify.verifiers.options import VerifyOptions, check_limit
 from dpverify.verifiers.result import ProblemResult
-
-
-def refuse_symbols(spec: MultipartySpec) -> None:
-    """SizeLimitError (exit 3, undecided) for delta > 0 with some alphabet > 2."""
-    if spec.approximate and not spec.binary:
-        raise SizeLimitError(
-            f"{spec.source}: approximate privacy (delta > 0) is verified for parties holding "
-            f"bits only, and this problem has alphabets {list(spec.alphabets)}: "
-            "RR(epsilon, delta), the four-ray bound and the interactive search are built "
-            "for two symbols (docs/theory.md, \"Approximate privacy\"); give delta = 0 "
-            "(pure epsilon-DP, the ray-product method of more than two symbols) or "
-            "alphabet = 2")
 
 
 def check_sizes(spec: MultipartySpec, options: VerifyOptions) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 from dpverify.defaults import Method
 from dpverify.spec.numbers import rational_text
 from dpverify.theory.approx.hockey import DeltaBracket
-from dpverify.verifiers.result import Verdict
+from dpverify.verifiers.result import Proof, Verdict
 
 # The verdicts are those of every result (verifiers/result.py): optimal, interaction-helps
 # (a finding: exit status 1), open (undecided: exit status 3) and error.
@@ -51,6 +51,7 @@ class ApproxResult:
     search_steps: int = 0
     witness_text: str | None = None
     method: str = Method.FOUR_RAY  # the four-ray bound (docs/theory.md)
+    proof: Proof | None = None  # --certify: dpverify-delta-certificate/1, checked
 
     @property
     def optimum(self) -> float | None:
@@ -88,6 +89,8 @@ class ApproxResult:
                                      for b in self.witness_deltas]
         out["search"] = {"origin": self.origin, "starts": self.search_starts,
                          "steps": self.search_steps}
+        if self.proof is not None:
+            out["proof"] = self.proof.to_json()
         if self.reason:
             out["reason"] = self.reason
         return out

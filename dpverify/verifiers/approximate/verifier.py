@@ -37,6 +37,7 @@ from dpverify.theory.approx.hockey import DeltaBracket
 from dpverify.theory.exact import lambda_brackets
 from dpverify.theory.units import Units, units_of
 from dpverify.verifiers.approximate.bound import bound_nonzeros, proved_ray_bound
+from dpverify.verifiers.approximate.certify import delta_proof
 from dpverify.verifiers.approximate.noninteractive import noninteractive_value
 from dpverify.verifiers.approximate.result import ApproxResult
 from dpverify.verifiers.approximate.search import ApproxObjective, search
@@ -167,6 +168,11 @@ def approximate_result(spec: MultipartySpec, agent: AgentSpec, accuracy: Accurac
             _witness(spec, agent, accuracy, deltas, lower, report.best, units, options, nums,
                      directory)
     verdict, reason = decide(nums, options.tol, units)
+    proof = None
+    if options.certify and nums.bound is not None:
+        proof, failure = delta_proof(spec, agent, accuracy, options, floats)
+        if failure:
+            verdict, reason = Verdict.ERROR, failure
     if nums.witness_path is not None:
         reason += f"; the witness is {nums.witness_path} (`dpverify audit` checks it)"
     user = _user(units)
@@ -178,7 +184,7 @@ def approximate_result(spec: MultipartySpec, agent: AgentSpec, accuracy: Accurac
         best_value_exact=user(nums.best), witness_deltas=nums.witness_deltas,
         origin=nums.origin if nums.witness else "rr",
         search_starts=report.starts if report else 0,
-        search_steps=report.steps if report else 0, witness_text=nums.witness)
+        search_steps=report.steps if report else 0, witness_text=nums.witness, proof=proof)
 
 
 def _user(units: Units):

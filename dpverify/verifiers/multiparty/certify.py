@@ -44,6 +44,7 @@ from dpverify.theory.orbits.certificates import OrbitCertificate
 from dpverify.theory.units import units_of
 from dpverify.theory.worst_ipm import MAX_DENSE_INPUTS, dense_worst
 from dpverify.theory.worst_lp import WorstLp, solve_float
+from dpverify.verifiers.approximate.certify import delta_certificate
 from dpverify.verifiers.multiparty.orbit import ORBIT
 from dpverify.verifiers.multiparty.routes import (
     ALL_INPUTS_PARTIES,
@@ -197,10 +198,13 @@ def certificate_for(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Accur
                     options: VerifyOptions | None = None) -> Certificate:
     """The exact certificate (typed) of one agent and accuracy, by the route `choose`
     takes among `certificate_routes` (`--method proof|orbit` asks for one; `auto` and `lp`
-    take the first that fits); more than two symbols: dpverify-mary-certificate/1.
+    take the first that fits); more than two symbols: dpverify-mary-certificate/1; delta > 0:
+    dpverify-delta-certificate/1 (the four-ray bound, under the same size guard as verify).
     SizeLimitError (a limit) or SolverError (a failed LP) when there is none."""
     options = options or VerifyOptions()
     accuracy = Accuracy(accuracy)
+    if spec.approximate:  # delta > 0: dpverify-delta-certificate/1
+        return delta_certificate(spec, agent_spec, accuracy, options)
     if not spec.binary:  # more than two symbols: dpverify-mary-certificate/1
         return symbol_certificate(spec, agent_spec, accuracy, options)
     route, _ = choose(wanted(certificate_routes(spec), options), spec, agent_spec, accuracy,
