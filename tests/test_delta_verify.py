@@ -202,8 +202,9 @@ def test_the_shipped_problems_say_what_they_expect(tmp_path):
 
 def test_options_that_do_not_apply_to_delta_get_a_note(write_toml, tmp_path):
     """--grid (and the other corner-LP options) do nothing with delta > 0: a note says so;
-    --certify applies (the bound's certificate: no note); --seed seeds the protocol search, so it gets no "no effect" note
-    there, and still gets it on a problem without a search (the negative control)."""
+    --certify applies (the bound's certificate: no note); --seed seeds the protocol
+    search, so it gets no "no effect" note there, and still gets it on a problem without a
+    search (the negative control)."""
     path = write_toml(XOR, "xor")
     res = CliRunner().invoke(main, ["verify", "-q", "--certify", "--grid", "3", "--seed",
                                     "4", "--witness-dir", str(tmp_path), str(path)])

@@ -69,10 +69,17 @@ def certificate_filename(problem: str, agent: str, accuracy: str) -> str:
 
 
 def dump_certificate(cert: dict) -> str:
-    """The certificate as JSON text: one key per line, one matrix row per line."""
+    """The certificate as JSON text: one key per line, one matrix row per line (one line
+    per row of scalars nested in a list, such as a delta certificate's nu rows)."""
 
     def scalar_list(v) -> bool:
         return isinstance(v, list) and not any(isinstance(x, (list, dict)) for x in v)
+
+    def flat_dict(v) -> bool:
+        return isinstance(v, dict) and scalar_list(list(v.values()))
+
+    def row(v) -> str:
+        return json.dumps(v, separators=(", ", ": "))
 
     def render(v, indent: str) -> str:
         inner = indent + "  "
@@ -80,7 +87,8 @@ def dump_certificate(cert: dict) -> str:
             items = [f"{inner}{json.dumps(key)}: {render(val, inner)}" for key, val in v.items()]
             return "{\n" + ",\n".join(items) + "\n" + indent + "}"
         if isinstance(v, list) and not scalar_list(v):
-            return "[\n" + ",\n".join(inner + render(x, inner) for x in v) + "\n" + indent + "]"
+            return "[\n" + ",\n".join(inner + (row(x) if flat_dict(x) else render(x, inner))
+                                       for x in v) + "\n" + indent + "]"
         return json.dumps(v, separators=(", ", ": "))
 
     return render(cert, "") + "\n"
