@@ -38,6 +38,10 @@ def certify(paths, out_dir, backend, max_nonzeros, method, max_orbit_work, as_js
     accuracy, each an exact proof of an upper bound (a prior and mu over the inputs) and a
     lower bound (randomized response with an explicit decision rule).
 
+    With delta > 0 (a problem on bits): the four-ray bound over interactive protocols
+    (`dpverify-delta-certificate/1`: mu, and nu per hockey-stick row) against the product of
+    RR(epsilon, delta) with its rule, within --max-nonzeros as for `verify`.
+
     Status `proved-optimal` (bounds equal, exact lambdas), `bracket` (lambdas given through
     epsilon: bounds at rationals around e^epsilon; or a valid certificate whose bounds the
     exact construction could not close, with `notes`) or `unproved` (the certificate does
