@@ -79,7 +79,8 @@ def audit(paths, tol, backend, max_nonzeros, require_optimal, show_rules, profil
     out, err = consoles(no_color)
     with AuditView(out, err, as_json=as_json, quiet=quiet, show_rules=show_rules) as view:
         report = api.audit_paths(paths, on_start=view.started, on_result=view.finished,
-                                 tol=tol, backend=backend, max_nonzeros=max_nonzeros)
+                                 on_stage=view.stage, tol=tol, backend=backend,
+                                 max_nonzeros=max_nonzeros)
         if profile or plot_path:
             view.profiles = {f.source: api.privacy_profile(f.source, epsilons=epsilons)
                              for f in report.files if f.result is not None

@@ -67,7 +67,7 @@ def verify(ctx, paths, tol, backend, max_nonzeros, lp_form, method, max_orbit_wo
     with VerifyView(out, err, as_json=as_json, quiet=quiet, show_rules=show_rules,
                     show_proof=certify, show_grid=bool(grid or samples)) as view:
         report = api.verify_paths(paths, on_start=view.started, on_result=view.finished,
-                                  timeout=timeout or None, **options)
+                                  on_stage=view.stage, timeout=timeout or None, **options)
         view.report(report)
     if not any(not getattr(f.spec, "binary", True) for f in report.files):
         note_unused_seed(ctx, samples)  # alphabets > 2: --seed seeds the protocol search

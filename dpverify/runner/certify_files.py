@@ -30,6 +30,7 @@ from dpverify.verifiers.multiparty.certify import (
     dump_certificate,
 )
 from dpverify.verifiers.options import VerifyOptions
+from dpverify.verifiers.progress import stage
 
 # Certificates prove pure epsilon-DP optimality; with delta > 0 `verify` proves the
 # (epsilon, delta) bound (docs/theory.md, "Approximate privacy").
@@ -147,6 +148,7 @@ def _certify_spec(spec: MultipartySpec, folder: Path | None, options: VerifyOpti
         raise SizeLimitError(f"{spec.source}: {APPROXIMATE}")
     for agent in spec.agents:
         for accuracy in spec.accuracies:
+            stage(spec.name, agent.name, accuracy.value, "certificate")
             try:
                 cert = certify_agent(spec, agent, accuracy, options=options)
             except DpverifyError as exc:
