@@ -52,6 +52,10 @@ def test_dask_matches_local_pool(cluster, tmp_path: Path) -> None:
     assert workers and all(":" in w for w in workers)
 
 
+# A second LocalCluster (seconds): the cluster's results are test_dask_matches_local_pool's,
+# the CLI's --scheduler reaching make_executor is test_batch's scheduler tests' and
+# test_scripts' (scheduler="local" through the API).
+@pytest.mark.slow
 def test_cli_scheduler_local(tmp_path: Path) -> None:
     folder = tmp_path / "p"
     write_problems(folder, 4)
