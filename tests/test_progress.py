@@ -55,7 +55,7 @@ def test_certify_and_audit_report_stages(tmp_path) -> None:
     report = api.certify_paths([PROBLEMS / "xor-2.toml"], tmp_path, on_stage=certified.append)
     assert [(e.agent, e.accuracy) for e in certified] == [
         (c.agent, c.accuracy) for c in report.certificates]
-    assert {e.method for e in certified} == {"certificate"}
+    assert {e.method for e in certified} == {"proof"}  # the route certify takes
     audited: list[Stage] = []
     protocol = next((PROBLEMS / "protocols").glob("*.toml"))
     api.audit_paths([protocol], on_stage=audited.append)
