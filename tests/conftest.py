@@ -28,6 +28,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "slow: long-running tests (opt in with --runslow)")
     config.addinivalue_line("markers", "fresh_pool: batches of this test start their own "
                             "worker processes (not the session's warm pool)")
+    import budget  # tests/budget.py: the property tests' examples, all with --runslow
+
+    budget.FULL = bool(config.getoption("--runslow"))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
