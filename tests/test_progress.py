@@ -82,8 +82,8 @@ def test_the_line_on_a_terminal_shows_the_file_the_stage_and_the_seconds() -> No
         line = view.activity.text()
         assert view.activity.running
     assert not view.activity.running  # taken down on the way out
-    assert line.split() == ["0", "s", "verifying", "x.toml", "·", "party:2", "average,",
-                            "method", "orbit"]
+    assert line.split() == ["0", "s", "party:2", "average,", "method", "orbit",
+                            "(verifying", "x.toml)"]
     assert "verifying x.toml" in buffer.getvalue()  # drawn on the terminal
 
 

@@ -1,11 +1,11 @@
 """One progress line for the commands that work on one problem at a time (`verify`,
-`audit`, `certify`): a spinner, what is being done (`verifying problems/xor-2.toml`), the
-stage the verifiers last reported (`observer worst, method proof`:
-dpverify.verifiers.progress) and the seconds since the file started, redrawn while it
-runs. Only on a terminal and never with --json or --quiet: `Activity(enabled=False)` does
-nothing, so a pipe, a file or click's CliRunner gets no extra byte. It is transient: taken
-down before the results are printed (`stop`, or leaving the `with` block). Batches show
-their own bar (console/batch.py), since their stages happen in worker processes.
+`audit`, `certify`): a spinner, the seconds since the file started, the stage the
+verifiers last reported (`observer worst, method proof`: dpverify.verifiers.progress) and
+what is being done (`verifying problems/xor-2.toml`), redrawn while it runs. Only on a
+terminal and never with --json or --quiet: `Activity(enabled=False)` does nothing, so a
+pipe, a file or click's CliRunner gets no extra byte. It is transient: taken down before
+the results are printed (`stop`, or leaving the `with` block). Batches show their own bar
+(console/batch.py), since their stages happen in worker processes.
 """
 
 from __future__ import annotations
@@ -27,12 +27,14 @@ class _Line:
         self.since = time.monotonic()
 
     def __rich__(self) -> Text:
-        # the seconds first, so that a narrow terminal cuts the stage, never the clock
+        # the seconds first and the stage before the file: a narrow terminal cuts the path
         line = Text(no_wrap=True, overflow="ellipsis")
         line.append(f"{time.monotonic() - self.since:3.0f} s", style="dim")
-        line.append(f"  {self.what}")
         if self.stage:
-            line.append(f" · {self.stage}", style="cyan")
+            line.append(f"  {self.stage}", style="cyan")
+            line.append(f"  ({self.what})")
+        else:
+            line.append(f"  {self.what}")
         return line
 
 
