@@ -33,7 +33,9 @@ run: $(STAMP)
 	  $(BIN)/dpverify check problems/ --quiet; status=$$?; \
 	fi; exit $$status
 
-# two workers (pytest-xdist), a test file per worker at a time: about 80 s on 2 cores
+# two workers (pytest-xdist), a test file per worker at a time: measured on 2 cores shared
+# with another job's test run (load 3-4), 84 s (154 s before issue 19's pass), 108 s with a
+# CPU hog on top (253 s before); less on an idle machine. `--runslow` adds the slow tests
 test: $(TEST_STAMP)
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 

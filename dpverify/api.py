@@ -76,6 +76,7 @@ if TYPE_CHECKING:
     from dpverify.verifiers.count.approximate import DeltaDerivation
     from dpverify.verifiers.count.release import Release
     from dpverify.verifiers.options import VerifyOptions
+    from dpverify.verifiers.progress import Stage
     from dpverify.verifiers.result import ProblemResult
 
 __all__ = ["MechanismDerivation", "VerifyKwargs", "__version__", "audit", "audit_paths",
@@ -194,18 +195,22 @@ def verify(problem: Problem | PathLike, *, timeout: float | None = None,
 
 def verify_paths(paths: Paths, *, on_start: Callable[[Path], None] | None = None,
                  on_result: Callable[[FileResult], None] | None = None,
+                 on_stage: Callable[[Stage], None] | None = None,
                  timeout: float | None = None,
                  **options: Unpack[VerifyKwargs]) -> VerifyReport:
     """What `dpverify verify PATHS` does: every problem file under `paths` (directories
     searched for *.toml, hidden ones left out) verified one after another, with
-    `on_start(path)` before and `on_result(file_result)` after each. Invalid files and
-    refused problems are results too (`report.files`); `report.exit_status()` is the
-    command's; a problem still running after `timeout` seconds has verdict `error`, reason
-    `timeout`. InputError when `paths` hold no problem file."""
+    `on_start(path)` before and `on_result(file_result)` after each, and `on_stage(stage)`
+    as each agent, accuracy and method starts (dpverify.verifiers.progress.Stage). Invalid
+    files and refused problems are results too (`report.files`); `report.exit_status()` is
+    the command's; a problem still running after `timeout` seconds has verdict `error`,
+    reason `timeout`. InputError when `paths` hold no problem file."""
     from dpverify.runner.files import verify_paths as run
+    from dpverify.verifiers.progress import listening
 
-    return run(_paths(paths), make_options(**options), on_start=on_start, on_result=on_result,
-               timeout=timeout)
+    with listening(on_stage):
+        return run(_paths(paths), make_options(**options), on_start=on_start,
+                   on_result=on_result, timeout=timeout)
 
 
 # -- certificates -----------------------------------------------------------------------------
@@ -236,15 +241,18 @@ def certify(problem: Problem | PathLike, out_dir: PathLike | None = None, *,
 def certify_paths(paths: Paths, out_dir: PathLike = ".", *,
                   on_certificate: Callable[[CertificateRecord], None] | None = None,
                   on_message: Callable[[str], None] | None = None,
+                  on_stage: Callable[[Stage], None] | None = None,
                   **options: Unpack[VerifyKwargs]) -> CertifyReport:
     """What `dpverify certify PATHS` does: a certificate file per agent and accuracy of
     every multi-party problem under `paths`, written into `out_dir`; `on_certificate`
-    hears of each as it is written, `on_message` of each file or certificate that fails.
-    `report.exit_status()` is the command's."""
+    hears of each as it is written, `on_message` of each file or certificate that fails,
+    `on_stage` of each certificate as it starts. `report.exit_status()` is the command's."""
     from dpverify.runner.certify_files import certify_paths as run
+    from dpverify.verifiers.progress import listening
 
-    return run(_paths(paths), _paths(out_dir)[0], make_options(**options),
-               on_certificate=on_certificate, on_message=on_message)
+    with listening(on_stage):
+        return run(_paths(paths), _paths(out_dir)[0], make_options(**options),
+                   on_certificate=on_certificate, on_message=on_message)
 
 
 def check_cert(problem: PathLike, certificates: Paths) -> CertificateChecks:
@@ -287,13 +295,17 @@ def audit(protocol: Problem | PathLike, **options: Unpack[VerifyKwargs]) -> Prob
 
 def audit_paths(paths: Paths, *, on_start: Callable[[Path], None] | None = None,
                 on_result: Callable[[FileResult], None] | None = None,
+                on_stage: Callable[[Stage], None] | None = None,
                 **options: Unpack[VerifyKwargs]) -> VerifyReport:
     """What `dpverify audit PATHS` does: every protocol and mechanism file under `paths`
     (directories searched as `verify_paths` searches them), with the callbacks of
     `verify_paths`; `report.exit_status()` is the command's."""
     from dpverify.runner.audit_files import audit_paths as run
+    from dpverify.verifiers.progress import listening
 
-    return run(_paths(paths), make_options(**options), on_start=on_start, on_result=on_result)
+    with listening(on_stage):
+        return run(_paths(paths), make_options(**options), on_start=on_start,
+                   on_result=on_result)
 
 
 def privacy_profile(protocol: Problem | PathLike, *, epsilons: Levels | None = None

@@ -1,8 +1,9 @@
 """Shared test set-up: the `slow` marker behind `--runslow`, derandomized property tests,
-and problem-file helpers."""
+problem-file helpers, and batch worker pools kept warm for the session."""
 
 from __future__ import annotations
 
+import os
 import textwrap
 from pathlib import Path
 
@@ -25,6 +26,11 @@ def pytest_configure(config: pytest.Config) -> None:
     # pyproject.toml declares the marker too; repeating it keeps `--strict-markers` happy
     # when the tests run from another rootdir.
     config.addinivalue_line("markers", "slow: long-running tests (opt in with --runslow)")
+    config.addinivalue_line("markers", "fresh_pool: batches of this test start their own "
+                            "worker processes (not the session's warm pool)")
+    import budget  # tests/budget.py: the property tests' examples, all with --runslow
+
+    budget.FULL = bool(config.getoption("--runslow"))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -80,3 +86,59 @@ def inline_executor():
             return []
 
     return InlineExecutor()
+
+
+# -- warm worker pools ---------------------------------------------------------------------
+# A batch, check, sweep or survey run in this process starts a pool of spawned workers,
+# each importing dpverify, numpy and scipy afresh: most of the time of a small batch. The
+# tests share one pool per worker count for the session instead (the pool's workers run
+# the same `run_task` on the same tasks; nothing of a test reaches them but its tasks).
+# Tests about the pool's own life (timeouts that kill workers, crashes, Ctrl-C) are
+# marked `fresh_pool`, and those that pass their own executor or run the CLI in a
+# subprocess get real new processes anyway.
+@pytest.fixture(scope="session")
+def _warm_pools():
+    pools: dict[int, object] = {}
+    yield pools
+    for pool in pools.values():
+        pool.shut()  # type: ignore[attr-defined]
+
+
+@pytest.fixture(autouse=True)
+def _share_warm_pools(request, _warm_pools, monkeypatch):
+    if request.node.get_closest_marker("fresh_pool") is not None:
+        yield
+        return
+    from dpverify.runner import batch
+    from dpverify.runner.executors import local
+
+    make_executor = local.make_executor
+
+    class WarmPool(local.LocalPool):
+        def drain(self) -> None:
+            self._poll_starts({})  # the start times of earlier tests' tasks: not ours
+
+        def close(self) -> None:  # the run is over: keep the workers, restore the env
+            self.drain()
+            for key, value in self._saved_env.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+            self._saved_env = {}
+
+        def shut(self) -> None:
+            local.LocalPool.close(self)
+
+    def warm(jobs=None, scheduler=None):
+        if scheduler:
+            return make_executor(jobs, scheduler)
+        n = max(1, jobs or local.usable_cpus())
+        pool = _warm_pools.get(n)
+        if pool is None:
+            pool = _warm_pools[n] = WarmPool(n)
+        pool.drain()
+        return pool
+
+    monkeypatch.setattr(batch, "make_executor", warm)
+    yield

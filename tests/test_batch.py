@@ -430,6 +430,7 @@ def test_batch_takes_the_interior_and_certificate_options(tmp_path: Path) -> Non
 
 
 # -- limits: timeout, a dead worker ------------------------------------------------------------
+@pytest.mark.fresh_pool  # a pool's own timeouts: its workers killed and replaced
 def test_timeout_replaces_the_worker_and_goes_on(tmp_path: Path) -> None:
     folder = tmp_path / "p"
     write_problems(folder, 3)

@@ -153,8 +153,8 @@ def test_a_spinner_only_on_a_terminal(terminal, flags, spins) -> None:
     err = Console(file=io.StringIO(), force_terminal=terminal)
     with VerifyView(out, err, **flags) as view:
         view.started(Path("x.toml"))
-        assert (view._status is not None) is spins
-    assert view._status is None  # taken down on the way out
+        assert view.activity.running is spins
+    assert not view.activity.running  # taken down on the way out
 
 
 def test_no_spinner_in_a_pipe(tmp_path) -> None:

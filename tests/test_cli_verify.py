@@ -333,16 +333,31 @@ def files_below(folder: Path) -> dict[Path, int]:
     return {p: p.stat().st_mtime_ns for p in folder.rglob("*") if p.is_file()}
 
 
-def test_verify_dot_at_the_repository_root(monkeypatch, tmp_path) -> None:
+# The checkout itself with --runslow (every shipped problem, seconds); by default a tree of
+# the same shape: pyproject.toml, the mechanism example, a gap, a witness and the open one.
+ROOT_SAMPLE = ("pyproject.toml", "examples/geometric-remap.toml", "problems/xor-2.toml",
+               "problems/count/parity-gap-6.toml", "problems/multisymbol/max-3x2-gap.toml",
+               "problems/multisymbol/max-3x2-open.toml")
+
+
+@pytest.mark.parametrize("where", ["sample", pytest.param("checkout", marks=pytest.mark.slow)])
+def test_verify_dot_at_the_repository_root(monkeypatch, tmp_path, where) -> None:
     """`verify .` skips pyproject.toml and the mechanism example instead of failing; the
     shipped counterexamples would make it exit 1, and the open instance with three symbols
     (problems/multisymbol/max-3x2-open.toml) makes it exit 3, as `make run` says. It
     writes nothing into the checkout: its witness files go to tmp_path."""
-    monkeypatch.chdir(ROOT)
-    before = files_below(ROOT / ".dpverify")
-    run = invoke("verify", "--quiet", "--witness-dir", str(tmp_path), ".")
-    assert files_below(ROOT / ".dpverify") == before  # the suite leaves the checkout alone
-    assert list(tmp_path.glob("*.witness.toml"))  # the witnesses were written, there
+    root = ROOT
+    if where == "sample":
+        root = tmp_path / "checkout"
+        for name in ROOT_SAMPLE:
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_bytes((ROOT / name).read_bytes())
+    witnesses = tmp_path / "witnesses"
+    monkeypatch.chdir(root)
+    before = files_below(root / ".dpverify")
+    run = invoke("verify", "--quiet", "--witness-dir", str(witnesses), ".")
+    assert files_below(root / ".dpverify") == before  # the suite leaves the checkout alone
+    assert list(witnesses.glob("*.witness.toml"))  # the witnesses were written, there
     assert run.exit_code == 3, run.output
     assert "1 open" in run.stdout and " 0 error" in run.stdout
     assert "invalid" not in run.stdout

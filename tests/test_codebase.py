@@ -8,6 +8,7 @@ inside the trusted base."""
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 from pathlib import Path
 
@@ -247,6 +248,7 @@ def module_name(path: Path) -> str:
 NAMES = {module_name(p): p for p in MODULES}
 
 
+@functools.cache  # each file parsed once per run (several tests ask for every module)
 def imports_of(path: Path, *, type_checking: bool = False) -> list[tuple[str, str | None]]:
     """(module, name) for every dpverify import of a file, at the top or inside functions:
     `from m import n` gives (m.n, None) when m.n is a module, else (m, n); `import m` gives
@@ -343,7 +345,9 @@ def strongly_connected(edges: dict[str, set[str]]) -> list[set[str]]:
     return found
 
 
-CYCLES = strongly_connected(graph())
+@functools.cache  # computed by the first test that asks, not at collection on every worker
+def cycles() -> list[set[str]]:
+    return strongly_connected(graph())
 
 
 
@@ -355,7 +359,7 @@ def test_imports_point_down_the_layers(name):
 
 @pytest.mark.parametrize("name", sorted(NAMES))
 def test_no_module_is_in_an_import_cycle(name):
-    cycle = next((c for c in CYCLES if name in c), set())
+    cycle = next((c for c in cycles() if name in c), set())
     assert not cycle, f"{name} is in an import cycle with {sorted(cycle - {name})}"
 
 

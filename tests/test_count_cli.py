@@ -297,10 +297,15 @@ def test_release_check_too_large_is_exit_3(runner):
 
 
 def test_release_without_check_on_a_large_n(runner):
-    result = run(runner, "release", "--n", 200, "--alphas", "0.1,0.2,0.3,0.4", "--answer", 1,
+    # n = 50 is already far too large to check (51^5 joint entries > MAX_JOINT_ENTRIES:
+    # test_release_check_too_large_is_exit_3); n = 200 took seconds more for nothing new
+    result = run(runner, "release", "--n", 50, "--alphas", "0.1,0.2,0.3,0.4", "--answer", 1,
                  "--seed", 1, "--json")
     assert result.exit_code == 0
     assert json.loads(result.output)["ok"] is True
+    checked = run(runner, "release", "--n", 50, "--alphas", "0.1,0.2,0.3,0.4", "--answer", 1,
+                  "--check")
+    assert checked.exit_code == 3  # control: this n is one the check refuses
 
 
 def test_release_exact_alphas_from_decimals():

@@ -18,7 +18,6 @@ from dpverify.cli import main
 from dpverify.errors import InputError
 from dpverify.runner import Store, run_batch
 from dpverify.runner.executors.dask import DaskExecutor
-from dpverify.runner.executors.local import LocalPool
 from dpverify.verifiers.options import VerifyOptions
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -41,8 +40,7 @@ def test_dask_matches_local_pool(cluster, tmp_path: Path) -> None:
     with Store(tmp_path / "dask.sqlite") as store:
         on_dask = run_batch([folder], VerifyOptions(), store=store, executor=cluster)
         assert store.count() == 10
-    with LocalPool(2) as pool:
-        local = run_batch([folder], VerifyOptions(), store=None, executor=pool)
+    local = run_batch([folder], VerifyOptions(), store=None, jobs=2)  # a local pool
     assert on_dask.exit_status() == local.exit_status() == 0
     a = {i.source: comparable(i.result) for i in on_dask.items}
     b = {i.source: comparable(i.result) for i in local.items}
@@ -52,6 +50,10 @@ def test_dask_matches_local_pool(cluster, tmp_path: Path) -> None:
     assert workers and all(":" in w for w in workers)
 
 
+# A second LocalCluster (seconds): the cluster's results are test_dask_matches_local_pool's,
+# the CLI's --scheduler reaching make_executor is test_batch's scheduler tests' and
+# test_scripts' (scheduler="local" through the API).
+@pytest.mark.slow
 def test_cli_scheduler_local(tmp_path: Path) -> None:
     folder = tmp_path / "p"
     write_problems(folder, 4)

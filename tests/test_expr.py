@@ -19,6 +19,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -330,7 +331,7 @@ def test_power_bound_boundaries() -> None:
     assert "too large" in failure("x1 + 1", ["x1"], x1=2**5000)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(base=st.integers(-(2**20), 2**20), exponent=st.integers(-300, 300))
 def test_power_rule_matches_bound(base: int, exponent: int) -> None:
     expression = compile_expression("b ** e", ["b", "e"])
@@ -587,7 +588,7 @@ def _check_against_python(text: str, env: dict[str, object]) -> None:
     assert type(got) is type(expected), text
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     text=INT_EXPRESSIONS.filter(lambda t: t.count("**") <= 3),
     values=st.tuples(*[st.integers(-20, 20)] * len(INT_NAMES)),
@@ -611,7 +612,7 @@ FRACTION_EXPRESSIONS = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     text=FRACTION_EXPRESSIONS.filter(lambda t: t.count("**") <= 2),
     values=st.tuples(*[_FRACTION_VALUES] * len(FRACTION_NAMES)),
@@ -635,7 +636,7 @@ def test_fraction_expressions_agree_with_python(
         assert powered.evaluate(env) == _normalised(Fraction(base) ** negative_power)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(a=_FRACTION_VALUES, b=_FRACTION_VALUES, c=_FRACTION_VALUES)
 def test_division_agrees_with_fractions(a, b, c) -> None:
     env = {"a": a, "b": b, "c": c}
@@ -706,7 +707,7 @@ _TOKENS = [
 ]
 
 
-@settings(max_examples=400, deadline=1000)
+@settings(max_examples=examples(400), deadline=1000)
 @given(st.lists(st.sampled_from(_TOKENS), max_size=14).map("".join))
 def test_arbitrary_text_fails_only_with_expression_error(text: str) -> None:
     env = {"x1": 3, "x": (1, 2, 3), "a": Fraction(1, 3)}

@@ -377,6 +377,7 @@ def test_no_xor_closed_form_for_symbols() -> None:
     assert closed_forms(load(ROOT / "problems" / "xor-2.toml"))
 
 
+@pytest.mark.fresh_pool  # the control's limit bites on workers still starting
 def test_survey_runs_through_the_batch_runner(tmp_path: Path, monkeypatch) -> None:
     """Each case is a problem run by runner/batch.py: a time limit per case gives `error`
     rows with the batch's reason instead of a hang, and the m-ary witnesses the cases

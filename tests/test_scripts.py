@@ -53,8 +53,14 @@ def run(text: str, how: str, tmp_path: Path) -> subprocess.CompletedProcess:
                           cwd=tmp_path, timeout=300, check=False)
 
 
+# A guarded script is the easy case (a spawned worker imports it as __mp_main__ and skips
+# its body); the unguarded one, which a worker would run again, is the hard one and stays in
+# the default run. Each variant is a real process with two pools: seconds each.
+GUARDED = pytest.param(True, id="guarded", marks=pytest.mark.slow)
+
+
 @pytest.mark.parametrize("how", ["file", "stdin"])
-@pytest.mark.parametrize("guarded", [False, True], ids=["unguarded", "guarded"])
+@pytest.mark.parametrize("guarded", [pytest.param(False, id="unguarded"), GUARDED])
 def test_batch_and_sweep_in_a_script_give_the_results(tmp_path, how, guarded):
     pytest.importorskip("matplotlib")
     done = run(script(guarded), how, tmp_path)

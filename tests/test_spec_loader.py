@@ -14,6 +14,7 @@ import re
 from fractions import Fraction
 
 import pytest
+from budget import examples
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -682,13 +683,13 @@ def _loads_or_spec_error(text: str) -> None:
         assert "parties" in str(exc)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(documents)
 def test_garbage_documents_raise_only_spec_errors(document) -> None:
     _loads_or_spec_error(render(document))
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated_documents())
 def test_mutated_documents_raise_only_spec_errors(document) -> None:
     _loads_or_spec_error(render(document))
@@ -702,7 +703,7 @@ def test_valid_documents_mostly_load(document) -> None:
     _loads_or_spec_error(render(document))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.text(alphabet=st.sampled_from(list('[]{}=".,\n abc123-+_:#\'\\e')), max_size=60))
 def test_garbage_text_raises_only_spec_errors(text) -> None:
     _loads_or_spec_error(text)

@@ -144,7 +144,10 @@ gain = {{ matrix = {matrix} }}
 """
 
 
-@pytest.mark.parametrize("scale", [1, Fraction(1, 10**9)])
+# Gains scaled by 1e-9 check all that scale 1 checks, and that the width scales (seconds
+# each): scale 1 with --runslow.
+@pytest.mark.parametrize("scale", [pytest.param(1, marks=pytest.mark.slow),
+                                   Fraction(1, 10**9)])
 def test_a_worst_case_without_symmetry_is_bracketed_and_checked(scale):
     """k = 9, distinct epsilons, a random 3-valued table: no symmetry, so the hints come
     from the dense method (n = 512 >= DENSE_FROM_INPUTS); the certificate is a bracket of

@@ -79,11 +79,13 @@ def audit(paths, tol, backend, max_nonzeros, require_optimal, show_rules, profil
     out, err = consoles(no_color)
     with AuditView(out, err, as_json=as_json, quiet=quiet, show_rules=show_rules) as view:
         report = api.audit_paths(paths, on_start=view.started, on_result=view.finished,
-                                 tol=tol, backend=backend, max_nonzeros=max_nonzeros)
+                                 on_stage=view.stage, tol=tol, backend=backend,
+                                 max_nonzeros=max_nonzeros)
         if profile or plot_path:
-            view.profiles = {f.source: api.privacy_profile(f.source, epsilons=epsilons)
-                             for f in report.files if f.result is not None
-                             and f.result.kind == "protocol"}
+            for f in report.files:
+                if f.result is not None and f.result.kind == "protocol":
+                    view.activity.start(f"profiling {f.source}")  # a terminal only
+                    view.profiles[f.source] = api.privacy_profile(f.source, epsilons=epsilons)
         view.report(report)
     if plot_path is not None:
         api.plot_profile(list(view.profiles.values()), plot_path)

@@ -59,6 +59,7 @@ def certify(paths, out_dir, backend, max_nonzeros, method, max_orbit_work, as_js
         certify_summary,
         skipped_line,
     )
+    from dpverify.console.progress import Activity
 
     out, _ = consoles(no_color)
 
@@ -66,11 +67,19 @@ def certify(paths, out_dir, backend, max_nonzeros, method, max_orbit_work, as_js
         if not (as_json or quiet):
             out.print(certificate_line(record))
 
-    report = api.certify_paths(
-        paths, out_dir, on_certificate=written,
-        on_message=lambda message: click.echo(f"dpverify: {message}", err=True),
-        backend=backend, max_nonzeros=max_nonzeros, method=method,
-        max_orbit_work=max_orbit_work)
+    def failed(message: str) -> None:
+        activity.stop()  # the line on stderr, not through the progress line
+        click.echo(f"dpverify: {message}", err=True)
+
+    def started(stage) -> None:  # each certificate: its problem, agent, accuracy, clock
+        activity.start(f"certifying {stage.problem}")
+        activity.stage(stage)
+
+    with Activity(out, enabled=out.is_terminal and not (as_json or quiet)) as activity:
+        report = api.certify_paths(
+            paths, out_dir, on_certificate=written, on_message=failed, on_stage=started,
+            backend=backend, max_nonzeros=max_nonzeros, method=method,
+            max_orbit_work=max_orbit_work)
     if as_json:
         print_json([certificate_json(record) for record in report.certificates])
     else:

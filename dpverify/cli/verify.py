@@ -68,7 +68,7 @@ def verify(ctx, paths, tol, backend, max_nonzeros, lp_form, method, max_orbit_wo
     with VerifyView(out, err, as_json=as_json, quiet=quiet, show_rules=show_rules,
                     show_proof=certify, show_grid=bool(grid or samples)) as view:
         report = api.verify_paths(paths, on_start=view.started, on_result=view.finished,
-                                  timeout=timeout or None, **options)
+                                  on_stage=view.stage, timeout=timeout or None, **options)
         view.report(report)
     # delta > 0 (multi-party): the four-ray bound and a protocol search, no corner LP
     approximate = [f.source for f in report.files

@@ -1,7 +1,7 @@
 """What `dpverify verify` shows: a table per problem, a summary line, decision rules, JSON.
 
 `VerifyView` listens to `dpverify.runner.files.verify_paths`: it prints each problem as it
-finishes and, on a terminal only, shows a spinner while a problem is being solved.
+finishes and, on a terminal only, shows a progress line while a problem is being solved.
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any, Self
 
 from rich.console import Console
-from rich.status import Status
 from rich.table import Table
 
 from dpverify.console import print_json
+from dpverify.console.progress import Activity
 from dpverify.console.tables import compact, print_table
 from dpverify.console.views import VIEWS, result_json, view_of
 from dpverify.verifiers.result import AgentResult
@@ -98,8 +98,9 @@ def rule_json(agent_result: Any) -> dict[str, Any] | None:
 # -- the listener ---------------------------------------------------------------------------
 class VerifyView:
     """Prints what `verify_paths` reports: each problem's table as it finishes (unless
-    `as_json` or `quiet`), and on a terminal a spinner while a problem is solved. Use as a
-    context manager so the spinner is always taken down."""
+    `as_json` or `quiet`), and on a terminal a progress line while a problem is solved
+    (console/progress.py: the file, the stage it hears through `stage`, the seconds). Use
+    as a context manager so the progress line is always taken down."""
 
     def __init__(self, out: Console, err: Console, *, as_json: bool = False,
                  quiet: bool = False, show_rules: bool = False, show_proof: bool = False,
@@ -107,28 +108,22 @@ class VerifyView:
         self.out, self.err = out, err
         self.as_json, self.quiet, self.show_rules = as_json, quiet, show_rules
         self.table_options = {"show_proof": show_proof, "show_grid": show_grid}
-        self.spinner = out.is_terminal and not (as_json or quiet)
-        self._status: Status | None = None
+        self.activity = Activity(out, enabled=out.is_terminal and not (as_json or quiet))
 
     def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._status is not None:
-            self._status.stop()
-            self._status = None
+        self.activity.stop()
 
-    verb = "verifying"  # the spinner's word
+    verb = "verifying"  # the progress line's word
 
     def started(self, path: Path) -> None:
-        if not self.spinner:
-            return
-        message = f"{self.verb} {path}"
-        if self._status is None:
-            self._status = self.out.status(message)
-            self._status.start()
-        else:
-            self._status.update(message)
+        self.activity.start(f"{self.verb} {path}")
+
+    def stage(self, stage: Any) -> None:
+        """A stage of the problem being solved (dpverify.verifiers.progress.Stage)."""
+        self.activity.stage(stage)
 
     def _to_print(self, file_result: Any) -> Any | None:
         """A finished file's result when its tables are to be printed; a file that could

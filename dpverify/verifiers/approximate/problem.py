@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dpverify.defaults import DEFAULT_WITNESS_DIR
+from dpverify.defaults import DEFAULT_WITNESS_DIR, Method
 from dpverify.spec.model import Accuracy, MultipartySpec
 from dpverify.spec.numbers import rational_text
 from dpverify.spec.tables import tabulate
 from dpverify.verifiers.approximate.bound import bound_nonzeros, refuse_symbols
 from dpverify.verifiers.approximate.verifier import approximate_result
 from dpverify.verifiers.options import VerifyOptions, check_limit
+from dpverify.verifiers.progress import stage
 from dpverify.verifiers.result import ProblemResult
 
 
@@ -47,9 +48,12 @@ def verify_approximate(spec: MultipartySpec, options: VerifyOptions) -> ProblemR
     refuse_symbols(spec)
     check_sizes(spec, options)
     directory = witness_directory(options)
-    results = [approximate_result(spec, agent, accuracy, spec.deltas, options,
-                                  directory=directory)
-               for agent in spec.agents for accuracy in spec.accuracies]
+    results = []
+    for agent in spec.agents:
+        for accuracy in spec.accuracies:
+            stage(spec.name, agent.name, accuracy.value, Method.FOUR_RAY)
+            results.append(approximate_result(spec, agent, accuracy, spec.deltas, options,
+                                              directory=directory))
     header = {"parties": spec.parties, "lambdas": list(spec.lambdas),
               "delta": delta_list(spec)}
     return ProblemResult(spec.name, spec.source, spec.kind, tuple(results), header)

@@ -54,6 +54,7 @@ from dpverify.verifiers.audit.bounds import (
 from dpverify.verifiers.audit.result import AuditResult, efficiency, rational_text
 from dpverify.verifiers.multiparty.corner_lp import check_size
 from dpverify.verifiers.options import VerifyOptions
+from dpverify.verifiers.progress import stage
 from dpverify.verifiers.protocol_value import BRACKET, FLOAT, ProtocolValue, protocol_value
 from dpverify.verifiers.result import ProblemResult, Verdict
 
@@ -177,8 +178,11 @@ def audit_protocol(spec: ProtocolSpec, options: VerifyOptions) -> ProblemResult:
     priv = privacy(spec, classes.levels(), options.tol)
     tr, why = valued(spec, classes)
     labels = tuple(transcript_labels(tuple(r.messages for r in spec.rounds)))
-    results = [_audit_agent(spec, agent, accuracy, tr, why, priv, labels, options)
-               for agent in spec.agents for accuracy in spec.accuracies]
+    results = []
+    for agent in spec.agents:
+        for accuracy in spec.accuracies:
+            stage(spec.name, agent.name, accuracy.value, "audit")
+            results.append(_audit_agent(spec, agent, accuracy, tr, why, priv, labels, options))
     return ProblemResult(spec.name, spec.source, spec.kind, tuple(results),
                          _header(spec, tr, priv))
 
@@ -200,8 +204,12 @@ def _audit_delta(spec: ProtocolSpec, options: VerifyOptions) -> ProblemResult:
     tr, why = valued(spec, classes)
     priv = delta_privacy(spec, tr, why, options.tol)
     labels = tuple(transcript_labels(tuple(r.messages for r in spec.rounds)))
-    results = [audit_delta_agent(spec, agent, accuracy, tr, why, priv, labels, options)
-               for agent in spec.agents for accuracy in spec.accuracies]
+    results = []
+    for agent in spec.agents:
+        for accuracy in spec.accuracies:
+            stage(spec.name, agent.name, accuracy.value, "audit")
+            results.append(audit_delta_agent(spec, agent, accuracy, tr, why, priv, labels,
+                                             options))
     header = {k: v for k, v in _header(spec, tr, pure).items() if k != "privacy_notes"}
     return ProblemResult(spec.name, spec.source, spec.kind, tuple(results),
                          {**header, **delta_header(priv)})

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.defaults import LpForm
+from dpverify.defaults import LpForm, Method
 from dpverify.lp import LinearProgram, LpSolution, solve
 from dpverify.lp.highs import SMALL_MATRIX_VALUE
 from dpverify.spec.count_model import CountSpec
@@ -73,6 +73,7 @@ from dpverify.verifiers.count.lps import (
 )
 from dpverify.verifiers.count.result import CountResult
 from dpverify.verifiers.options import VerifyOptions, check_limit, lp_form
+from dpverify.verifiers.progress import stage
 from dpverify.verifiers.result import Bracket, ProblemResult, Verdict
 
 # --------------------------------------------------------------------------------------
@@ -170,6 +171,7 @@ def verify_count(spec: CountSpec, options: VerifyOptions) -> ProblemResult:
     if spec.approximate:  # (epsilon, delta): docs/theory.md, "Approximate privacy"
         header["delta"] = rational_text(spec.delta)
     check_size(spec, options)
+    stage(spec.name, "consumer", spec.model.value, Method.LP)
     result = _verify_consumer(spec, options)
     return ProblemResult(spec.name, spec.source, spec.kind, (result,), header)
 

@@ -31,6 +31,7 @@ from dpverify.verifiers.multiparty.certify import certificate_routes
 from dpverify.verifiers.multiparty.corner_lp import LP
 from dpverify.verifiers.multiparty.routes import Route, choose, fitting, wanted
 from dpverify.verifiers.options import VerifyOptions
+from dpverify.verifiers.progress import stage
 from dpverify.verifiers.result import AgentResult, CrossCheck, ProblemResult, Verdict
 
 
@@ -80,6 +81,7 @@ def verify_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
     passed: list[str] = []
     result: AgentResult | None = None
     for index, (route, why) in enumerate(routes):
+        stage(spec.name, agent.name, accuracy.value, route.method)
         result = route.verify(spec, agent, accuracy, options)
         before = "; ".join(x for x in (why, *passed) if x)
         if before:
@@ -96,6 +98,7 @@ def cross_check(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
                 options: VerifyOptions, first: AgentResult, other: Route) -> AgentResult:
     """`first` with the second route's numbers (`cross_check`) and, when the two disagree
     (another verdict, or a value farther than --tol), the verdict `error`."""
+    stage(spec.name, agent.name, accuracy.value, f"{other.method} (cross-check)")
     second = other.verify(spec, agent, accuracy, options)
     tol = float(units_of(tabulate(spec, agent).gain_exact).tolerance(options.tol))
 

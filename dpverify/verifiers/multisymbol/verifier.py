@@ -26,7 +26,7 @@ import time
 from fractions import Fraction
 from pathlib import Path
 
-from dpverify.defaults import DEFAULT_WITNESS_DIR
+from dpverify.defaults import DEFAULT_WITNESS_DIR, Method
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
 from dpverify.spec.numbers import rational_text
 from dpverify.spec.tables import tabulate
@@ -49,6 +49,7 @@ from dpverify.verifiers.multisymbol.outcome import Outcome
 from dpverify.verifiers.multisymbol.search import Objective, search
 from dpverify.verifiers.multisymbol.witness import witness_text, witness_value, write_witness
 from dpverify.verifiers.options import VerifyOptions
+from dpverify.verifiers.progress import stage
 from dpverify.verifiers.protocol_value import protocol_value
 from dpverify.verifiers.result import ProblemResult, SymbolResult, Verdict
 
@@ -228,8 +229,11 @@ def verify_multisymbol(spec: MultipartySpec, options: VerifyOptions) -> ProblemR
     header = {"parties": spec.parties, "lambdas": list(spec.lambdas),
               "alphabets": list(spec.alphabets)}
     check_symbol_size(spec, options)
-    results = [verify_symbol_agent(spec, agent, accuracy, options)
-               for agent in spec.agents for accuracy in spec.accuracies]
+    results = []
+    for agent in spec.agents:
+        for accuracy in spec.accuracies:
+            stage(spec.name, agent.name, accuracy.value, Method.RAYS)
+            results.append(verify_symbol_agent(spec, agent, accuracy, options))
     return ProblemResult(spec.name, spec.source, spec.kind, tuple(results), header)
 
 
