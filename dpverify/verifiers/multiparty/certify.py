@@ -11,6 +11,8 @@ independently.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -35,12 +37,19 @@ from dpverify.theory.certificates import (
     trivial_orbits,
     worst_certificate,
 )
-from dpverify.theory.exact import lambda_brackets
+from dpverify.theory.certificates.interval import (
+    IntervalCertificate,
+    average_interval,
+    worst_interval,
+)
+from dpverify.theory.certificates.interval import prior_bound as interval_prior_bound
+from dpverify.theory.certificates.repair import rationalised_prior, rationalised_rule, uniform_prior
+from dpverify.theory.exact import coarse_brackets, lambda_brackets
 from dpverify.theory.exact_rows import clean_distribution, has_mass
 from dpverify.theory.units import units_of
 from dpverify.theory.worst_ipm import MAX_DENSE_INPUTS, dense_worst
 from dpverify.theory.worst_lp import WorstLp, solve_float
-from dpverify.verifiers.multiparty.orbit import orbit_certificate
+from dpverify.verifiers.multiparty.orbit import orbit_certificate, orbit_interval_certificate
 from dpverify.verifiers.multisymbol.verifier import symbol_certificate
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.proof import proof_summary
@@ -125,66 +134,187 @@ def use_orbit_certificate(spec: MultipartySpec, agent: AgentSpec,
     return symmetry is not None and symmetry.orbit_count < 2 ** min(spec.parties, 62)
 
 
+def brackets(spec: MultipartySpec, options: VerifyOptions, fine: bool
+             ) -> tuple[tuple[Fraction, ...], tuple[Fraction, ...]]:
+    """The lambdas of a certificate: exact, or brackets of e^eps, coarse as the tolerance
+    allows (theory/exact.py, coarse_brackets: they cost at most a quarter of --tol) or the
+    fine ones (64 bits)."""
+    if fine:
+        return lambda_brackets(spec.lambdas_exact, spec.epsilons_exact)
+    return coarse_brackets(spec.lambdas_exact, spec.epsilons_exact, options.tol)
+
+
 def certify_agent(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Accuracy | str,
                   agent_result: AgentResult | None = None,
-                  options: VerifyOptions | None = None) -> dict:
+                  options: VerifyOptions | None = None, *, fine: bool = False) -> dict:
     """The certificate JSON object (docs/format.md) for one agent and accuracy.
 
     Checked exactly before it is returned; when the exact construction could not close the
     gap the status is `bracket` (a valid, weaker certificate) or `unproved` (with `notes`).
     `agent_result` (from verify_agent) supplies float hints for the worst case when the
-    problem has no symmetry to reduce by; otherwise RR's decision LP is solved here.
+    problem has no symmetry to reduce by; otherwise RR's decision LP is solved here. The
+    brackets of e^eps are the coarse ones the tolerance allows, or the fine ones (`fine`).
     """
     options = options or VerifyOptions()
     accuracy = Accuracy(accuracy)
     if not spec.binary:  # more than two symbols: dpverify-mary-certificate/1
         return symbol_certificate(spec, agent_spec, accuracy, options)
     if use_orbit_certificate(spec, agent_spec, options):
-        return orbit_certificate(spec, agent_spec, accuracy, options).to_json(spec.name)
+        return orbit_certificate(spec, agent_spec, accuracy, options,
+                                 fine=fine).to_json(spec.name)
     table = tabulate(spec, agent_spec)
-    lower, upper = lambda_brackets(spec.lambdas_exact, spec.epsilons_exact)
+    lower, upper = brackets(spec, options, fine)
     exact = lower == upper
     party = agent_spec.party
     if accuracy is Accuracy.AVERAGE:
         cert = average_certificate(agent_spec.name, table.outputs, table.gain_exact, party,
                                    lower, upper, exact)
         return cert.to_json(spec.name)
+    plan = _worst_plan(spec, agent_spec, options, agent_result)
+    finder = basis_finder(options)
+    cert = worst_certificate(agent_spec.name, table.outputs, table.gain_exact, party, lower,
+                             upper, exact, plan.orbits, plan.given or plan.solved(), finder)
+    if plan.given is not None and cert.status != PROVED and exact and plan.fits:
+        # the verifier's hints (relaxed-LP prior) did not close it: RR's own LP and dual
+        cert = worst_certificate(agent_spec.name, table.outputs, table.gain_exact, party,
+                                 lower, upper, exact, plan.orbits, plan.solved(), finder)
+    return cert.to_json(spec.name)
 
+
+@dataclass
+class _WorstPlan:
+    """What a worst-case certificate on all inputs needs: the orbits of its LP, the hints
+    the verifier gave (`given`), and RR's own LP solved on demand (`solved`, once)."""
+
+    spec: MultipartySpec
+    agent: str
+    table: Any
+    party: int
+    orbits: Orbits
+    bits: list
+    estimate: int
+    options: VerifyOptions
+    given: dict | None
+    too_large: SizeLimitError
+    _solved: dict | None = None
+
+    @property
+    def fits(self) -> bool:
+        return self.estimate <= self.options.max_nonzeros
+
+    def solved(self) -> dict:
+        if self._solved is None:
+            self._solved = self._solve()
+        return self._solved
+
+    def _solve(self) -> dict:
+        n = self.spec.num_inputs
+        unit = units_of(self.table.gain_exact).unit
+        if self.orbits.count == n and DENSE_FROM_INPUTS <= n <= MAX_DENSE_INPUTS:
+            return _dense_hints(self.spec, unit, self.party, self.bits)
+        if not self.fits:
+            raise self.too_large
+        hints = _solve_hints(self.spec, unit, self.party, self.orbits, self.bits,
+                             self.options)
+        # None: the hint LP failed on a problem small enough for the exact simplex alone
+        return hints if hints is not None else {b: None for b in self.bits}
+
+
+def _worst_plan(spec: MultipartySpec, agent_spec: AgentSpec, options: VerifyOptions,
+                agent_result: AgentResult | None) -> _WorstPlan:
+    table = tabulate(spec, agent_spec)
+    party = agent_spec.party
     keys = spec.lambdas_exact if spec.lambdas_exact is not None else spec.epsilons_exact
     assert keys is not None  # the loader sets one of them
     n = spec.num_inputs
     orbits = symmetry_orbits(keys, table.gain_exact, party)
     if not _use_reduced(orbits, n):
         orbits = trivial_orbits(spec.parties)
-    bits = [None] if party == 0 else [0, 1]
     estimate = estimate_worst_nonzeros(spec, agent_spec, orbits)
     too_large = SizeLimitError(
         f"{spec.source}: the worst-case certificate of {agent_spec.name} needs an LP with "
         f"about {estimate:.3g} non-zeros; the limit is {options.max_nonzeros:,} "
         f"(raise it with --max-nonzeros), and the dense method takes at most "
         f"{MAX_DENSE_INPUTS} inputs without symmetry")
-
-    def solved_hints() -> dict:
-        if orbits.count == n and DENSE_FROM_INPUTS <= n <= MAX_DENSE_INPUTS:
-            return _dense_hints(spec, units_of(table.gain_exact).unit, party, bits)
-        if estimate > options.max_nonzeros:
-            raise too_large
-        hints = _solve_hints(spec, units_of(table.gain_exact).unit, party, orbits, bits, options)
-        # None: the hint LP failed on a problem small enough for the exact simplex alone
-        return hints if hints is not None else {b: None for b in bits}
-
     given = None
     if orbits.count == n and agent_result is not None and agent_result.rule is not None:
         given = _hints_from_result(spec, party, agent_result)
-    finder = basis_finder(options)
-    cert = worst_certificate(agent_spec.name, table.outputs, table.gain_exact, party, lower,
-                             upper, exact, orbits, given or solved_hints(), finder)
-    if given is not None and cert.status != PROVED and exact \
-            and estimate <= options.max_nonzeros:
-        # the verifier's hints (relaxed-LP prior) did not close it: RR's own LP and dual
-        cert = worst_certificate(agent_spec.name, table.outputs, table.gain_exact, party,
-                                 lower, upper, exact, orbits, solved_hints(), finder)
-    return cert.to_json(spec.name)
+    return _WorstPlan(spec, agent_spec.name, table, party, orbits, [None] if party == 0 else [0, 1],
+                      estimate, options, given, too_large)
+
+
+# Without symmetry the certificate on all inputs is built in floats (an interval bracket,
+# theory/certificates/interval.py) before exact rationals whenever the lambdas come from
+# epsilon (the exact certificate is a bracket too), and with exact lambdas from this many
+# parties on (an exact certificate on 2^13 inputs takes seconds; 2^20, minutes).
+INTERVAL_FROM_PARTIES = 13
+
+
+def use_interval(spec: MultipartySpec, agent_spec: AgentSpec, options: VerifyOptions) -> bool:
+    """Whether `verify` tries the interval certificate before the exact one."""
+    if not spec.binary:
+        return False
+    return spec.lambdas_exact is None or spec.parties >= INTERVAL_FROM_PARTIES or \
+        use_orbit_certificate(spec, agent_spec, options)
+
+
+def interval_certificate(spec: MultipartySpec, agent_spec: AgentSpec,
+                         accuracy: Accuracy | str, agent_result: AgentResult | None = None,
+                         options: VerifyOptions | None = None) -> IntervalCertificate:
+    """The certificate's bracket in outward-rounded arithmetic (`verify`; `certify` keeps
+    exact certificates): at the fine brackets of e^eps (floats cost nothing more there);
+    the average case directly; the worst case from the float hints (RR's worst-case LP:
+    its rule, and the better of its prior and the uniform one), rationalised."""
+    options = options or VerifyOptions()
+    accuracy = Accuracy(accuracy)
+    if use_orbit_certificate(spec, agent_spec, options):
+        return orbit_interval_certificate(spec, agent_spec, accuracy, options)
+    table = tabulate(spec, agent_spec)
+    lower, upper = lambda_brackets(spec.lambdas_exact, spec.epsilons_exact)
+    party = agent_spec.party
+    if accuracy is Accuracy.AVERAGE:
+        return average_interval(agent_spec.name, table.outputs, table.gain_exact, party,
+                                lower, upper)
+    plan = _worst_plan(spec, agent_spec, options, agent_result)
+    best = None
+    for hints in ([plan.given] if plan.given is not None else []) + [None]:
+        found = _interval_from_hints(plan, hints if hints is not None else plan.solved(),
+                                     lower, upper)
+        if found is not None and (best is None or found.width < best.width):
+            best = found
+        if best is not None and best.width <= units_of(table.gain_exact).tolerance(
+                options.tol) / 2:
+            break
+    if best is None:
+        raise SolverError("no float hints for the interval certificate")
+    return best
+
+
+def _interval_from_hints(plan: _WorstPlan, hints: dict, lower, upper
+                         ) -> IntervalCertificate | None:
+    """The rationalised hints' bracket in floats; None when a sub-problem has no hint."""
+    if any(hints[b] is None for b in plan.bits):
+        return None
+    n = plan.spec.num_inputs
+    table = plan.table
+    unit = units_of(table.gain_exact).unit
+    rules, priors = {}, []
+    for b in plan.bits:
+        hint = hints[b]
+        rules[b] = rationalised_rule(plan.orbits, hint.rule)
+        relevant = None if b is None else own_bits(plan.spec.parties, plan.party) == b
+        candidates = [uniform_prior(n, relevant)]
+        fallback = rationalised_prior(plan.orbits, hint, n)
+        if fallback is not None:
+            candidates.insert(0, fallback)
+        priors.extend(candidates)
+    bounds = [interval_prior_bound(upper, unit, plan.party, p) for p in priors]
+    prior = priors[min(range(len(priors)), key=bounds.__getitem__)]
+    decision = rules[None] if plan.party == 0 else (rules[0], rules[1])
+    return worst_interval(plan.agent, table.outputs, table.gain_exact, plan.party,
+                          lower, upper, prior, decision,
+                          ("the bracket of the rationalised float rule and prior of RR's "
+                           "worst-case LP, in floats with bounded rounding",))
 
 
 def _hints_from_result(spec: MultipartySpec, party: int, result: AgentResult) -> dict | None:

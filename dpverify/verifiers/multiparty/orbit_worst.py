@@ -12,6 +12,7 @@ sub-problem with the smaller value is used, and each own bit keeps its own rule.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
@@ -28,6 +29,12 @@ from dpverify.theory.orbits.certificates import (
     argmax_rule,
     label_scores,
     worst_certificate,
+)
+from dpverify.theory.orbits.interval import (
+    average_interval,
+    rule_accuracies,
+    uniform_scores,
+    worst_interval,
 )
 from dpverify.theory.orbits.space import OrbitArray
 from dpverify.theory.worst_lp import (
@@ -78,6 +85,35 @@ def orbit_worst_certificate(agent: str, problem: OrbitProblem, lower, upper, exa
         return cert
     prior, rule, notes = _exact_hints(problem, gain, parts, lower, upper, options)
     return worst_certificate(agent, problem, lower, upper, exact, prior, rule, notes)
+
+
+def orbit_worst_interval(agent: str, problem: OrbitProblem, lower, upper,
+                         options: VerifyOptions):
+    """The worst-case orbit certificate in arb balls (theory/orbits/interval.py): the
+    uniform prior (for a party, on the own bit with the smaller bound) with RR's argmax
+    rule, kept when its bracket is within half of --tol; else the rationalised float
+    solution of the orbit LP (guarded by --max-orbit-work: orbits^2 x outputs), the
+    narrower of the two."""
+    scores = uniform_scores(problem, upper)
+    _, decision = average_interval(agent, problem, lower, upper, scores_up=scores)
+    value = min(rule_accuracies(problem, lower, decision))
+    bits = [None] if problem.own is None else [0, 1]
+    best = min((worst_interval(agent, problem, lower, upper, None, decision,
+                               uniform_bit=b, scores_up=scores, value=value) for b in bits),
+               key=lambda c: c.bound)
+    half = problem.units.tolerance(options.tol) / 2
+    if best.width <= half:
+        return best
+    count, m = len(problem.gain), len(problem.outputs)
+    if count * count * m > options.max_orbit_work:
+        return replace(best, notes=(*best.notes, (
+            f"the worst-case LP on {count:,} orbits (about {count * count * m:.3g} "
+            f"coefficients) is over --max-orbit-work ({options.max_orbit_work:.3g}): the "
+            "uniform prior's bracket")))
+    gain = [list(row) for row in problem.units.exact]
+    prior, rule, notes = _float_hints(problem, gain, _relevant(problem), upper, options)
+    cert = worst_interval(agent, problem, lower, upper, prior, rule, notes)
+    return cert if cert.width < best.width else best
 
 
 def uniform_candidate(agent: str, problem: OrbitProblem, lower, upper, exact: bool):

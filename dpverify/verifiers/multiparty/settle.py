@@ -60,34 +60,84 @@ def settle(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
     """Settle one (agent, accuracy) exactly. `why` says why the floats could not decide
     (the tolerance is relative to the range of the agent's gains); `witness` is (the relaxed
     LP's corner weights theta[s, label] as floats, worst) when there is a relaxed solution
-    to turn into an exact witness."""
+    to turn into an exact witness.
+
+    In this order: the interval certificate (outward-rounded floats, where exact rationals
+    are the cost: certify.use_interval), then the exact one at the coarse brackets of
+    e^eps the tolerance allows, refined to the fine brackets when those cannot decide
+    (never `optimal` from a bracket wider than the tolerance)."""
+    from dpverify.verifiers.multiparty.certify import use_interval
+
+    table = tabulate(spec, agent)
+    tol = units_of(table.gain_exact).tolerance(options.tol)
+    if use_interval(spec, agent, options):
+        found = _by_interval(spec, agent, accuracy, options, why, hint_result, tol)
+        if found is not None:
+            return found
+    return _by_exact(spec, agent, accuracy, options, why, witness, hint_result, tol)
+
+
+def _by_interval(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
+                 options: VerifyOptions, why: str, hint_result, tol: Fraction
+                 ) -> Settled | None:
+    """`optimal` from a checked interval certificate within the tolerance; an error when
+    the checker rejects it (a bug, never a pass); None (go exact) otherwise."""
+    from dpverify.checker import check_certificate
+    from dpverify.verifiers.multiparty.certify import interval_certificate
+
+    try:
+        found = interval_certificate(spec, agent, accuracy, hint_result, options)
+    except (SizeLimitError, SolverError):
+        return None
+    cert = found.to_json(spec.name)
+    proof = proof_summary(cert)
+    checked = check_certificate(spec, cert)
+    if not checked.ok:
+        return Settled(Verdict.ERROR, f"undecided: {why}; the interval certificate fails the "
+                       f"independent check ({checked.message})", None, None, proof)
+    if cert["status"] == "bracket" and found.width <= tol:
+        return Settled(Verdict.OPTIMAL, f"{why}; the interval certificate brackets the "
+                       f"optimum within {float(found.width):.3g} (outward-rounded floating "
+                       "point, checked independently)", float(found.bound), float(found.value),
+                       proof, found.rule)
+    return None
+
+
+def _by_exact(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
+              options: VerifyOptions, why: str, witness, hint_result, tol: Fraction
+              ) -> Settled:
+    """The exact certificate: coarse brackets of e^eps first, the fine ones when the
+    coarse bracket is wider than the tolerance; then a gap only with an exact witness."""
     from dpverify.checker import check_certificate
     from dpverify.verifiers.multiparty.certify import certify_agent
 
-    try:
-        cert = certify_agent(spec, agent, accuracy, hint_result, options)
-    except (SizeLimitError, SolverError) as exc:
-        return Settled(Verdict.ERROR, f"undecided: {why}; no exact certificate: {exc}",
-                       None, None, {"status": "unproved", "width": None, "reason": str(exc)})
-    proof = proof_summary(cert)
-    value, bound = parse_rational(cert["lower"]["value"]), parse_rational(cert["upper"]["bound"])
-    checked = check_certificate(spec, cert)
-    if not checked.ok:  # the construction and the checker disagree: a bug, never a pass
-        return Settled(Verdict.ERROR, f"undecided: {why}; the exact certificate fails the "
-                       f"independent check ({checked.message})", None, None, proof)
-    table = tabulate(spec, agent)
-    tol = units_of(table.gain_exact).tolerance(options.tol)
-    width = bound - value
-    if cert["status"] == "proved-optimal" or (cert["status"] == "bracket" and width <= tol):
-        how = ("proves the optimum exactly" if cert["status"] == "proved-optimal"
-               else f"brackets the optimum within {float(width):.3g}")
-        return Settled(Verdict.OPTIMAL, f"{why}; the exact certificate {how} (checked "
-                       "independently)", float(bound), float(value), proof,
-                       _float_rule(cert["lower"]["decision"]))
+    refine = (False, True) if spec.lambdas_exact is None else (False,)
+    for fine in refine:
+        try:
+            cert = certify_agent(spec, agent, accuracy, hint_result, options, fine=fine)
+        except (SizeLimitError, SolverError) as exc:
+            return Settled(Verdict.ERROR, f"undecided: {why}; no exact certificate: {exc}",
+                           None, None, {"status": "unproved", "width": None,
+                                        "reason": str(exc)})
+        proof = proof_summary(cert)
+        value = parse_rational(cert["lower"]["value"])
+        bound = parse_rational(cert["upper"]["bound"])
+        checked = check_certificate(spec, cert)
+        if not checked.ok:  # the construction and the checker disagree: a bug, never a pass
+            return Settled(Verdict.ERROR, f"undecided: {why}; the exact certificate fails the "
+                           f"independent check ({checked.message})", None, None, proof)
+        width = bound - value
+        if cert["status"] == "proved-optimal" or (cert["status"] == "bracket" and width <= tol):
+            how = ("proves the optimum exactly" if cert["status"] == "proved-optimal"
+                   else f"brackets the optimum within {float(width):.3g}")
+            return Settled(Verdict.OPTIMAL, f"{why}; the exact certificate {how} (checked "
+                           "independently)", float(bound), float(value), proof,
+                           _float_rule(cert["lower"]["decision"]))
     if witness is not None:
         lower = lambda_brackets(spec.lambdas_exact, spec.epsilons_exact)[0]
         theta, worst = witness
-        reached = witness_value(lower, table.gain_exact, agent.party, theta, worst)
+        reached = witness_value(lower, tabulate(spec, agent).gain_exact, agent.party, theta,
+                                worst)
         if reached > bound:
             return Settled(Verdict.GAP, (
                 f"a protocol made exactly feasible from the relaxed LP's solution reaches "
