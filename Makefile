@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: run test lint bench figures clean
+.PHONY: run test lint bench figures docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +52,11 @@ bench: $(STAMP)
 # The gallery of the README (docs/figures/*.png), through the Python API; needs the plot extra.
 figures: $(TEST_STAMP)
 	$(BIN)/python benchmarks/figures.py --jobs 2
+
+# Rewrite the outputs shown in README.md and docs/*.md from real runs (tests/test_docs.py
+# checks them); after a change of output, run this and review the diff. Slow examples too.
+docs: $(TEST_STAMP)
+	$(BIN)/python tests/test_docs.py --update --slow README.md docs/*.md
 
 clean:
 	rm -rf $(VENV) .pytest_cache .dpverify

@@ -187,9 +187,9 @@ def two_parties(rng: np.random.Generator, count: int, restarts: int, out_dir: st
             worst_err = max(worst_err, abs(result.relaxed_optimum - exact))
             verdicts.append(result.verdict.value)
             rr_high = value_by_hand(rr_exact(lam), table, worst)[1]
-            if "witness" in result.extra:
-                dp, value = check_witness(result.extra["witness"], lam, table, worst)
-                if not dp or abs(value - result.extra["best_value"]) > BAR_TOL:
+            if result.witness is not None:
+                dp, value = check_witness(result.witness, lam, table, worst)
+                if not dp or abs(value - result.best_value) > BAR_TOL:
                     bad += 1
                 if result.verdict.value == "gap" and value > rr_high:
                     gaps_backed += 1

@@ -46,6 +46,8 @@ if TYPE_CHECKING:
         make_options,
         new,
         plot,
+        plot_profile,
+        privacy_profile,
         release,
         results,
         survey,
@@ -65,8 +67,8 @@ if TYPE_CHECKING:
 _MODULES = {
     "dpverify.api": ("load", "verify", "verify_paths", "certify", "certify_paths", "check_cert",
                      "audit", "audit_paths", "batch", "check", "results", "sweep", "plot",
-                     "derive", "release", "new", "falsify", "survey", "make_options",
-                     "VerifyKwargs", "MechanismDerivation"),
+                     "derive", "release", "new", "falsify", "survey", "privacy_profile",
+                     "plot_profile", "make_options", "VerifyKwargs", "MechanismDerivation"),
     "dpverify.problem": ("Problem", "Agent", "Consumer"),
     "dpverify.verifiers.result": ("ProblemResult", "AgentResult", "Verdict"),
     "dpverify.verifiers.count.verifier": ("CountResult",),
@@ -83,7 +85,8 @@ __all__ = ["AgentResult", "Agent", "BatchItem", "BatchResult", "CertificateRecor
            "SolverError", "SpecError", "Sweep", "SweepPoint", "Verdict", "VerifyKwargs",
            "VerifyOptions", "__version__", "audit", "audit_paths", "batch", "certify",
            "certify_paths", "check", "check_cert", "derive", "falsify", "load", "make_options",
-           "new", "plot", "release", "results", "survey", "sweep", "verify", "verify_paths"]
+           "new", "plot", "plot_profile", "privacy_profile", "release", "results", "survey",
+           "sweep", "verify", "verify_paths"]
 
 
 def __getattr__(name: str) -> Any:

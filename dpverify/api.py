@@ -15,8 +15,8 @@ the command line only parses, prints and exits. A function for one problem (`ver
 (`verify_paths`, ...) exist side by side.
 
 Every function takes the command line's options by their names (`tol`, `backend`,
-`max_nonzeros`, `lp_form`, `method`, `max_orbit_work`, `grid`, `samples`, `seed`,
-`certify`, `restarts`, `witness_dir`), takes callbacks (or a `listener`) where the
+`max_nonzeros`, `lp_form`, `method`, `max_orbit_work`, `cross_check`, `grid`, `samples`,
+`seed`, `certify`, `restarts`, `witness_dir`), takes callbacks (or a `listener`) where the
 command line prints progress, and raises one family of exceptions,
 `dpverify.DpverifyError`: a `SpecError` for a problem that is not valid (the one line the
 command line prints after `dpverify: `), an `OptionError` for a bad option, a
@@ -72,6 +72,8 @@ if TYPE_CHECKING:
     from dpverify.spec.count_model import MechanismSpec
     from dpverify.sweeps.run import Sweep
     from dpverify.theory.count.geometric import Derivation
+    from dpverify.verifiers.audit.profile import PrivacyProfile
+    from dpverify.verifiers.count.approximate import DeltaDerivation
     from dpverify.verifiers.count.release import Release
     from dpverify.verifiers.options import VerifyOptions
     from dpverify.verifiers.result import ProblemResult
@@ -79,7 +81,8 @@ if TYPE_CHECKING:
 __all__ = ["MechanismDerivation", "VerifyKwargs", "__version__", "audit", "audit_paths",
            "batch", "build_id", "certify", "certify_paths", "check", "check_cert",
            "check_plot", "check_scheduler", "derive", "falsify", "family", "load",
-           "make_options", "new", "open_store", "option_problem", "plot", "release",
+           "make_options", "new", "open_store", "option_problem", "plot", "plot_profile",
+           "privacy_profile", "release",
            "results", "survey", "survey_epsilons", "sweep", "verify", "verify_paths"]
 
 Levels = str | Iterable[float | int | str]
@@ -94,14 +97,15 @@ class VerifyKwargs(TypedDict, total=False):
     tol: float  # verdict tolerance, relative to the range of the gains; default 1e-9
     backend: Literal["highs", "cvxpy"]
     max_nonzeros: int  # size guard: larger LPs are refused (SizeLimitError)
-    lp_form: Literal["chain", "dense"]
+    lp_form: str  # defaults.LpForm: auto (dense for small problems, else chain), chain, dense
     grid: int  # interior rank-one points on an m-point grid (0: off, else >= 2)
     samples: int  # random interior rank-one points
     seed: int
     certify: bool  # build and check exact certificates
     time_limit: float | None  # seconds per LP solve
     threads: int | None  # HiGHS threads
-    method: str  # how multi-party problems are verified: auto, lp, orbit or proof
+    method: str  # defaults.Method: how problems on bits are verified: auto, lp, orbit, proof
+    cross_check: bool  # bits: verify by the exact proof and by the LP, compare the two
     max_orbit_work: int  # size guard of the orbit method
     restarts: int  # inputs with more than two symbols: random starts of the protocol search
     witness_dir: str  # where witness protocol files are written ("": the default)
@@ -292,6 +296,41 @@ def audit_paths(paths: Paths, *, on_start: Callable[[Path], None] | None = None,
     return run(_paths(paths), make_options(**options), on_start=on_start, on_result=on_result)
 
 
+def privacy_profile(protocol: Problem | PathLike, *, epsilons: Levels | None = None
+                    ) -> PrivacyProfile:
+    """The privacy profile delta_i(epsilon) of every party of a protocol file, as
+    `dpverify audit --profile` prints it: the achieved delta at e^epsilon on a grid of
+    `epsilons` (`"start:stop:count"`, `"a,b,c"` or a sequence; decimals are exact; default
+    0 to twice the largest claimed epsilon, 21 points), each an exact bracket
+    (docs/theory.md, "Approximate privacy"). `.to_json()`; `plot_profile` draws it."""
+    from dpverify.errors import SpecError
+    from dpverify.spec.protocol_model import ProtocolSpec
+    from dpverify.sweeps.axes import Variable, parse_levels
+    from dpverify.verifiers.audit.profile import protocol_profile
+
+    loaded = _problem(protocol)
+    if not isinstance(loaded.spec, ProtocolSpec):
+        raise SpecError(loaded.source, "problem.kind", str(loaded.spec.kind),
+                        'a privacy profile is of a protocol file (kind = "protocol")')
+    grid = None
+    if epsilons is not None:
+        values = parse_levels(epsilons, Variable.EPSILON).values
+        grid = [Fraction(repr(v)) if isinstance(v, float) else Fraction(str(v))
+                for v in values]
+        if any(not 0 <= e <= 700 for e in grid):
+            raise OptionError(f"--epsilons {epsilons!r}: each epsilon must be in [0, 700]")
+    return protocol_profile(loaded.spec, grid)
+
+
+def plot_profile(profiles: Sequence[PrivacyProfile], path: PathLike | None = None, *,
+                 title: str | None = None) -> Figure:
+    """Draw privacy profiles (one panel per protocol: delta_i(epsilon) per party, the claims
+    marked) into `path` (.png, .svg or .pdf) when given. Needs `dpverify[plot]`."""
+    from dpverify.plotting import plot_profiles
+
+    return plot_profiles(profiles, path, title=title)
+
+
 # -- many problems ----------------------------------------------------------------------------
 def batch(paths: Paths, *, jobs: int | None = None, store: PathLike | Store | None = None,
           timeout: float | None = DEFAULT_TIMEOUT, force: bool = False,
@@ -324,7 +363,7 @@ def check(paths: Paths, *, store: PathLike | Store | None = None,
     with their `[expect]` tables (`expect_tol`: |got - expected| <= T * max(1,
     |expected|); `digits`: the digits written may widen it; `strict`: a problem without
     `[expect]` is a failure); `update` writes the values that do not hold into the files.
-    `report.mismatches`, `report.exit_code()`."""
+    `report.mismatches`, `report.exit_status()`."""
     from dpverify.runner.check import run_check
 
     chosen = make_options(**options)
@@ -380,12 +419,14 @@ def check_scheduler(address: str) -> str:
 
 def sweep(problem: Problem | PathLike, *, epsilon: Levels | None = None,
           lambda_: Levels | None = None, alpha: Levels | None = None,
+          delta: Levels | None = None,
           parties: str | int | Iterable[int] | None = None, jobs: int | None = None,
           store: PathLike | Store | None = None,
           timeout: float | None = DEFAULT_TIMEOUT, force: bool = False,
           scheduler: str | None = None, listener: Listener | None = None,
           **options: Unpack[VerifyKwargs]) -> Sweep:
-    """Verify `problem` over a range of privacy levels (`epsilon`, `lambda_` or `alpha`:
+    """Verify `problem` over a range of privacy levels (`epsilon`, `lambda_`, `alpha`, or
+    a multi-party problem's `delta`:
     `"start:stop:count"`, `"a,b,c"` or a sequence) and/or numbers of `parties`
     (`"2:12"`, a list, or a range), every point a full verification, in parallel as in
     `batch`. Returns a Sweep: `.points`, `.rows()` (one per point, agent and accuracy),
@@ -394,9 +435,10 @@ def sweep(problem: Problem | PathLike, *, epsilon: Levels | None = None,
     from dpverify.sweeps.run import run_sweep
 
     given = [(v, spec) for v, spec in ((Variable.EPSILON, epsilon), (Variable.LAMBDA, lambda_),
-                                       (Variable.ALPHA, alpha)) if spec is not None]
+                                       (Variable.ALPHA, alpha), (Variable.DELTA, delta))
+             if spec is not None]
     if len(given) > 1:
-        raise OptionError("sweep one privacy level at a time: epsilon, lambda or alpha")
+        raise OptionError("sweep one privacy level at a time: epsilon, lambda, alpha or delta")
     level = parse_levels(given[0][1], given[0][0]) if given else None
     k_axis = parse_parties(parties) if parties is not None else None
     chosen = make_options(**options)
@@ -434,7 +476,7 @@ class MechanismDerivation:
     from the geometric mechanism (`derivation`: both tests, their violations and T)."""
 
     mechanism: MechanismSpec
-    derivation: Derivation
+    derivation: Derivation | DeltaDerivation  # the second when the file claims delta > 0
 
     @property
     def derivable(self) -> bool | None:
@@ -449,13 +491,20 @@ class MechanismDerivation:
 def derive(mechanism: PathLike, *, tol: float = 1e-9) -> MechanismDerivation:
     """Can the mechanism of a mechanism file (a path, or its text) be derived from the
     geometric mechanism (Gupte-Sundararajan Theorem 2)? As `dpverify derive`: exact when
-    alpha and every entry are exact, else in floating point with `tol`."""
+    alpha and every entry are exact, else in floating point with `tol`. A file that claims
+    `delta` > 0 gets a DeltaDerivation instead: its (epsilon, delta) privacy and whether it
+    serves every consumer of two adjacent answers (docs/theory.md, "Approximate
+    privacy")."""
     from dpverify.spec.count_loader import load_mechanism, loads_mechanism
     from dpverify.theory.count.geometric import as_exact_array
     from dpverify.theory.count.geometric import derive as derivation
 
     spec = (loads_mechanism(mechanism) if isinstance(mechanism, str) and _is_text(mechanism)
             else load_mechanism(_paths(mechanism)[0]))
+    if spec.approximate:  # (epsilon, delta): verifiers/count/approximate.py
+        from dpverify.verifiers.count.approximate import delta_derivation
+
+        return MechanismDerivation(spec, delta_derivation(spec, tol))
     if spec.exact and spec.alpha_exact is not None:
         return MechanismDerivation(spec, derivation(as_exact_array(spec.matrix),
                                                     spec.alpha_exact))

@@ -12,25 +12,47 @@ from pathlib import Path
 
 
 class Method(enum.StrEnum):
-    """How a multi-party problem on bits is verified (docs/theory.md, "Methods"). `auto`
-    chooses; the others are the routes themselves."""
+    """How a result was decided, and (`auto`, `lp`, `orbit`, `proof`: `SELECTABLE`) how
+    `--method` asks a multi-party problem on bits to be verified (docs/theory.md,
+    "Methods"). `auto` chooses (verifiers/multiparty/methods.py); the others are the
+    routes themselves. A result's `method` field holds one of these values."""
 
     AUTO = "auto"
     LP = "lp"  # the relaxed corner LP against RR's decision LPs (two float computations)
     ORBIT = "orbit"  # the problem on symmetry orbits, with an exact orbit certificate
     PROOF = "proof"  # RR's exact certificate on all 2^k inputs, checked independently
+    RAYS = "rays"  # more than two symbols: the exact ray-product bound (results only)
+    FOUR_RAY = "four-ray"  # delta > 0: the exact four-ray bound (results only)
+
+
+SELECTABLE = (Method.AUTO, Method.LP, Method.ORBIT, Method.PROOF)  # `--method` choices
 
 
 class LpForm(enum.StrEnum):
-    """How a family of product points enters an LP (docs/theory.md, the chain form)."""
+    """How a family of product points enters an LP (docs/theory.md, the chain form).
+    `auto` (the default) chooses by size: dense below `DENSE_BELOW_PARTIES` parties when
+    the dense LP fits `--max-nonzeros`, else chain (verifiers/multiparty/lps.py,
+    `lp_form`); problems of other kinds take chain."""
 
+    AUTO = "auto"
     CHAIN = "chain"
     DENSE = "dense"
 
 
 BACKENDS = ("highs", "cvxpy")  # LP backends (lp/solve.py dispatches on these names)
-METHODS = tuple(m.value for m in Method)
+METHODS = tuple(m.value for m in SELECTABLE)
 LP_FORMS = tuple(f.value for f in LpForm)
+# `--method auto` (and `certify`): RR's exact certificate on all 2^k inputs is the first
+# route up to this many parties for every problem; beyond, a problem that the orbit
+# method reduces is proved on its orbits first (measured: verifiers/multiparty/certify.py,
+# certificate_routes), one without symmetry on all inputs while they can be tabulated
+# (spec/tables.py, MAX_TABULATED_PARTIES)
+ALL_INPUTS_PARTIES = 8
+# `--lp-form auto`: the dense corner LP below this many parties, when it fits
+# (benchmarks/bench_forms.py on a 2-core machine: up to k = 8 the dense form solves a
+# party's `sum` under -abs 1.2 to 3 times faster than chain, a random table about as fast
+# or up to 1.7 times faster; from k = 9 on chain's O(k 2^k) non-zeros win)
+DENSE_BELOW_PARTIES = 9
 
 DEFAULT_TOL = 1e-9  # the verdict tolerance, relative to the range of the gains
 # Under a minute on a 2-core machine (benchmarks/bench_xor.py): observer XOR at k = 10

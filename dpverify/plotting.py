@@ -19,6 +19,7 @@ import dataclasses
 import math
 import os
 from collections.abc import Sequence
+from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -38,10 +39,12 @@ FORMATS = ("png", "svg", "pdf")
 INSTALL = ".venv/bin/pip install -e '.[plot]'"
 X_LABELS = {"epsilon": r"privacy level $\varepsilon$",
             "lambda": r"$\lambda = e^{\varepsilon}$",
-            "alpha": r"$\alpha = e^{-\varepsilon}$", "parties": "number of parties k"}
+            "alpha": r"$\alpha = e^{-\varepsilon}$", "parties": "number of parties k",
+            "delta": r"approximate privacy $\delta$"}
 # marker, colour, size; `optimal` hollow, so the curve shows through. A verdict not listed
 # (none of a sweep's today) is drawn as an error.
 VERDICT_MARKERS = {"optimal": ("o", "#1a7f37", 26), "gap": ("X", "#d62728", 70),
+                   "interaction-helps": ("P", "#c2185b", 60),
                    "open": ("D", "#8250df", 40), "error": ("^", "#ff7f0e", 55)}
 NO_RESULTS = ("no results", "")  # the one panel of a sweep none of whose points has results
 # Colours of the curves of several k: none green or red, the verdicts' colours.
@@ -50,6 +53,8 @@ BOUND_STYLE: dict[str, Any] = {"lw": 5, "alpha": 0.35, "solid_capstyle": "round"
 VALUE_STYLE: dict[str, Any] = {"lw": 1.4}
 CLOSED_STYLE: dict[str, Any] = {"ls": ":", "lw": 2.0, "color": "black"}
 EXPANSION_STYLE: dict[str, Any] = {"ls": "--", "lw": 1.2, "color": "0.35"}
+# delta > 0: the best interactive protocol found (a witness), between RR and the bound
+BEST_STYLE: dict[str, Any] = {"ls": "-.", "lw": 1.6, "marker": ".", "markersize": 4}
 
 
 class Sweep(Protocol):
@@ -259,7 +264,7 @@ def _multiparty_figure(sweep: Sweep, rows: list[dict[str, Any]], title: str | No
     nrows, ncols, size = _grid_of(max(1, len(panels)), 5.2, 3.5)
     figure = Figure(figsize=size, layout="constrained")
     axes = figure.subplots(nrows, ncols, squeeze=False).ravel()
-    drawn: dict[str, bool] = {"closed": False, "expansion": False}
+    drawn: dict[str, bool] = {"closed": False, "expansion": False, "best": False}
     seen: set[str] = set()
     for ax, panel in zip(axes, panels, strict=False):
         for i, k in enumerate(series):
@@ -279,11 +284,17 @@ def _multiparty_figure(sweep: Sweep, rows: list[dict[str, Any]], title: str | No
     for ax in axes[len(panels):]:
         ax.set_visible(False)
     single = len(series) == 1
+    approximate = drawn["best"]  # delta > 0: the four-ray bound, RR(epsilon, delta)
     handles: list[Any] = [
-        Line2D([], [], color="C0" if single else "0.4", label="bound: relaxed LP optimum",
-               **BOUND_STYLE),
-        Line2D([], [], color="C1" if single else "0.4", label="randomized response",
-               **VALUE_STYLE)]
+        Line2D([], [], color="C0" if single else "0.4",
+               label="bound: four-ray LP (interactive)" if approximate
+               else "bound: relaxed LP optimum", **BOUND_STYLE),
+        Line2D([], [], color="C1" if single else "0.4",
+               label="RR(epsilon, delta): best non-interactive" if approximate
+               else "randomized response", **VALUE_STYLE)]
+    if approximate:
+        handles.append(Line2D([], [], color="C2" if single else "0.4",
+                              label="best interactive protocol found", **BEST_STYLE))
     if drawn["closed"]:
         handles.append(Line2D([], [], label=f"closed form ({CLOSED_FORM})", **CLOSED_STYLE))
     if drawn["expansion"]:
@@ -295,7 +306,8 @@ def _multiparty_figure(sweep: Sweep, rows: list[dict[str, Any]], title: str | No
                            label=f"k = {k}") for i, k in enumerate(series)]
     _legend(figure, handles, columns=4 if ncols > 1 else 3)
     figure.suptitle(title or f"{sweep.problem}: the bound and randomized response against "
-                    f"{sweep.x}")
+                    f"{sweep.x}" + (", and the best interactive protocol" if approximate
+                                   else ""))
     return figure
 
 
@@ -307,6 +319,13 @@ def _draw_multiparty(ax: Axes, sweep: Sweep, rows: list[dict[str, Any]],
     value = [_value(r, "rr_value") for r in rows]
     ax.plot(*_valued(xs, bound), color=colors[0], gid=_gid("bound", panel, k), **BOUND_STYLE)
     ax.plot(*_valued(xs, value), color=colors[1], gid=_gid("rr", panel, k), **VALUE_STYLE)
+    best = [_value(r, "best_value") for r in rows]
+    if any(not math.isnan(b) for b in best):  # delta > 0 (docs/theory.md, section 7)
+        # a point at delta = 0 has no search: RR is the best protocol known there
+        best = [v if math.isnan(b) else b for b, v in zip(best, value, strict=True)]
+        ax.plot(*_valued(xs, best), color="C2" if colors[0] == "C0" else colors[0],
+                gid=_gid("best", panel, k), **BEST_STYLE)
+        drawn["best"] = True
     closed = [_value(r, "closed_form") for r in rows]
     if any(not math.isnan(c) for c in closed):
         ax.plot(*_valued(xs, closed), gid=_gid("closed_form", panel, k), **CLOSED_STYLE)
@@ -398,3 +417,53 @@ def _hypothesis(rows: list[dict[str, Any]]) -> str:
     if kinds == {"monotone"}:
         return " (monotone loss)"
     return ""
+
+
+# -- privacy profiles (audit --profile) -----------------------------------------------------
+class Profile(Protocol):
+    """What a profile plot reads (dpverify.verifiers.audit.profile.PrivacyProfile)."""
+
+    @property
+    def problem(self) -> str: ...
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+def plot_profiles(profiles: Sequence[Profile], path: str | os.PathLike[str] | None = None,
+                  *, title: str | None = None) -> Figure:
+    """The privacy profiles delta_i(epsilon) of protocols (docs/theory.md, "Approximate
+    privacy"): one panel per protocol, one curve per party (the upper ends of the exact
+    brackets), each party's claim (epsilon_i, delta_i) marked; saved to `path` when given.
+    Lines carry gids `profile|<problem>|<party>` and `claim|<problem>|<party>`."""
+    fmt = check_plot_path(path) if path is not None else None
+    if not profiles:
+        raise InputError("no privacy profile to draw (no protocol file was audited)")
+    matplotlib = require_matplotlib()
+    from matplotlib.figure import Figure
+
+    with matplotlib.rc_context({"svg.hashsalt": "dpverify", "font.size": 9}):
+        nrows, ncols, size = _grid_of(len(profiles), 5.2, 3.5)
+        figure = Figure(figsize=size, layout="constrained")
+        axes = figure.subplots(nrows, ncols, squeeze=False).ravel()
+        for ax, profile in zip(axes, profiles, strict=False):
+            data = profile.to_json()
+            for i, party in enumerate(data["parties"]):
+                color = SERIES_COLORS[i % len(SERIES_COLORS)]
+                ax.plot(data["epsilons"], party["deltas"], color=color, lw=1.6,
+                        label=f"party {party['party']}",
+                        gid=f"profile|{profile.problem}|{party['party']}")
+                ax.scatter([party["claimed_epsilon"]], [float(Fraction(party["claimed_delta"]))],
+                           marker="*", s=80, color=color, zorder=5,
+                           gid=f"claim|{profile.problem}|{party['party']}")
+            ax.set_title(profile.problem)
+            ax.set_xlabel(X_LABELS["epsilon"])
+            ax.set_ylabel(r"achieved $\delta(\varepsilon)$")
+            ax.grid(alpha=0.3)
+            ax.legend(frameon=False, fontsize=8)
+        for ax in axes[len(profiles):]:
+            ax.set_visible(False)
+        figure.suptitle(title or r"privacy profiles $\delta_i(\varepsilon)$ (stars: the "
+                                 r"claimed $(\varepsilon_i, \delta_i)$)")
+        if path is not None and fmt is not None:
+            _save(figure, Path(path), fmt)
+    return figure

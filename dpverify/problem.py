@@ -146,11 +146,13 @@ class Problem:
                    observer: Agent | str | Mapping[str, Any] | None = None,
                    party: Mapping[int, Agent | str | Mapping[str, Any]] | None = None,
                    accuracy: str | Sequence[str] | None = None, name: str | None = None,
-                   description: str = "") -> Problem:
+                   description: str = "",
+                   delta: Number | Sequence[Number] | None = None) -> Problem:
         """A multi-party problem (Kairouz-Oh-Viswanath): `parties` bits, each private at
         `epsilon` (or `lambda_ = e^epsilon`; one value, or one per party), an `observer`
         and party agents `party={index: Agent(...)}`. An agent given as a string is its
-        function with the indicator gain.
+        function with the indicator gain. `delta` (one value or one per party) makes the
+        privacy approximate, (epsilon, delta)-DP (docs/theory.md, section 7).
 
         >>> Problem.multiparty(parties=5, epsilon=1.0, observer=Agent(function="majority"))
         <Problem 'multiparty-5' kind=multiparty parties=5 source='<Problem.multiparty>'>
@@ -161,7 +163,7 @@ class Problem:
         if description:
             table["description"] = description
         table["parties"] = parties
-        _privacy(table, epsilon=epsilon, lambda_=lambda_)
+        _privacy(table, epsilon=epsilon, lambda_=lambda_, delta=delta)
         if accuracy is not None:
             table["accuracy"] = accuracy if isinstance(accuracy, str) else list(accuracy)
         document: dict[str, Any] = {"problem": table}
@@ -176,10 +178,10 @@ class Problem:
     @classmethod
     def count(cls, n: int, *, alpha: Number | None = None, epsilon: Number | None = None,
               consumer: Consumer | None = None, name: str | None = None,
-              description: str = "") -> Problem:
+              description: str = "", delta: Number | None = None) -> Problem:
         """A count-query problem (Gupte-Sundararajan): answers 0..n at privacy `alpha`
         (`= e^-epsilon`, or give `epsilon`), and one `consumer` (default: the minimax
-        consumer with the absolute loss)."""
+        consumer with the absolute loss); `delta` makes the privacy (epsilon, delta)."""
         table: dict[str, Any] = {}
         if name is not None:
             table["name"] = name
@@ -191,6 +193,8 @@ class Problem:
             table["alpha"] = alpha
         if epsilon is not None:
             table["epsilon"] = epsilon
+        if delta is not None:
+            table["delta"] = delta
         document = {"problem": table, "consumer": (consumer or Consumer()).table()}
         default = f"count-{n}" if isinstance(n, int) else "count"
         return cls.from_document(document, source="<Problem.count>", default_name=default)
@@ -212,6 +216,8 @@ class Problem:
                 table.pop(key, None)
             table.update({k: v for k, v in given.items() if v is not None})
         if parties is not None:
+            if table["name"] == f"multiparty-{table.get('parties')}":  # the builder's default
+                table["name"] = f"multiparty-{parties}"
             table["parties"] = parties
             for key in ("epsilon", "lambda"):
                 table[key] = _one_level(table, key, parties, self.source)
@@ -246,8 +252,8 @@ def _one_level(table: dict[str, Any], key: str, parties: int, source: str) -> An
                     f"parties = {parties}: give one level for every party")
 
 
-def _privacy(table: dict[str, Any], *, epsilon: Any, lambda_: Any) -> None:
-    for key, value in (("epsilon", epsilon), ("lambda", lambda_)):
+def _privacy(table: dict[str, Any], *, epsilon: Any, lambda_: Any, delta: Any = None) -> None:
+    for key, value in (("epsilon", epsilon), ("lambda", lambda_), ("delta", delta)):
         if value is None:
             continue
         is_list = isinstance(value, Sequence) and not isinstance(value, str)

@@ -30,6 +30,8 @@ class ExitStatus(enum.IntEnum):
 
 
 # The one sentence every command's --help ends with (cli/__init__.py), and docs/format.md.
+# Its list of findings is not exhaustive (`interaction-helps` is one, FAILED_CATEGORIES):
+# a help text wraps a hyphenated word at its hyphen.
 EXIT_STATUS_RULE = (
     "Exit status: 0 every verdict as claimed (optimal); 1 a finding against the claim "
     "(gap, suboptimal, not-private, contradiction, a mismatch); 2 bad input; 3 undecided "
@@ -66,7 +68,8 @@ UNDECIDED_CATEGORIES = ("error", "open")
 
 def verdict_status(categories: Iterable[str], *, interrupted: bool = False) -> ExitStatus:
     """The exit status for problems in these categories: a verdict (`optimal`,
-    `suboptimal`, `gap`, `not-private`, `contradiction`, `open` or `error`: could not
+    `suboptimal`, `gap`, `not-private`, `contradiction`, `interaction-helps`, `open` or
+    `error`: could not
     decide), `invalid` (not a valid problem file) or `internal` (a bug met while the
     problem was verified, as a batch worker reports it)."""
     counts = Counter(categories)

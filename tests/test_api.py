@@ -149,6 +149,10 @@ def test_a_problem_built_in_code_equals_its_file():
 def test_the_builders_of_the_issue():
     majority = Problem.multiparty(parties=5, epsilon=1.0, observer=Agent(function="majority"))
     assert majority.name == "multiparty-5" and majority.spec.parties == 5
+    # the builder's default name follows the parties; a name given stays
+    assert majority.replace(parties=7).name == "multiparty-7"
+    named = Problem.multiparty(parties=5, epsilon=1.0, observer="xor", name="mine")
+    assert named.replace(parties=3).name == "mine"
     result = dpverify.verify(majority, tol=1e-9)
     assert result.verdict == "optimal"
     expected = {"average": 0.6716547315136133, "worst": 0.6029342355439434}  # majority-5

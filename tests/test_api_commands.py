@@ -73,10 +73,10 @@ def test_check_gives_the_json_of_the_command(tmp_path):
     code, printed = cli("check", folder, "--json", "--store", tmp_path / "a.sqlite", "-j", "1")
     report = dpverify.check(folder, store=tmp_path / "b.sqlite", jobs=1)
     assert check_json(report) == printed
-    assert report.exit_code() == code == 1  # the wrong expectation is a mismatch
+    assert report.exit_status() == code == 1  # the wrong expectation is a mismatch
     assert [m.source for m in report.mismatches] == [str(folder / "wrong.toml")]
     loose = dpverify.check(folder, store=None, jobs=1, expect_tol=1.0)
-    assert loose.exit_code() == 0 and not loose.mismatches  # control: the tolerance bites
+    assert loose.exit_status() == 0 and not loose.mismatches  # control: the tolerance bites
 
 
 # -- certificates -----------------------------------------------------------------------------

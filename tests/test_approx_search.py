@@ -23,7 +23,6 @@ from dpverify.verifiers.approximate.bound import exact_ray_bound, float_ray_boun
 from dpverify.verifiers.approximate.search import ApproxObjective, climb, starts
 from dpverify.verifiers.approximate.verifier import (
     ApproxNumbers,
-    ApproxVerdict,
     approximate_result,
     decide,
 )
@@ -35,6 +34,7 @@ from dpverify.verifiers.approximate.witness import (
     witness_text,
 )
 from dpverify.verifiers.options import VerifyOptions
+from dpverify.verifiers.result import Verdict
 
 OPTIONS = VerifyOptions()
 D = F(1, 10)
@@ -132,19 +132,19 @@ def test_the_xor_example_at_epsilon_one(accuracy):
     c, w = 0.1 + 0.9 * p, 0.9 * (1 - p)
     assert interactive == pytest.approx(0.6460985201653, abs=1e-12)
     assert c * c + w * w == pytest.approx(0.6330792123022, abs=1e-12)
-    assert result.verdict is ApproxVerdict.INTERACTION_HELPS
+    assert result.verdict is Verdict.INTERACTION_HELPS
     assert result.rr_value == pytest.approx(c * c + w * w, abs=1e-12)
     assert result.best_value == pytest.approx(interactive, abs=1e-9)
     assert result.relaxed_optimum >= result.best_value > result.rr_value
     assert result.relaxed_optimum_exact >= result.best_value_exact > result.rr_value_exact
     assert result.deltas == (D, D) and result.to_json()["delta"] == ["1/10", "1/10"]
     # the witness, re-checked from its text alone: (1, 1/10)-DP for both parties
-    assert result.witness is not None
-    wspec, claimed = read_protocol_text(result.witness)
+    assert result.witness_text is not None
+    wspec, claimed = read_protocol_text(result.witness_text)
     assert claimed == (D, D) and wspec.epsilons_exact == (F(1), F(1))
     assert all(b.meets(D) is True for b in protocol_deltas(wspec))
     units = units_of(tabulate(spec, spec.agents[0]).gain_exact)
-    again = check_witness(result.witness, spec, spec.agents[0], accuracy, [D, D], units,
+    again = check_witness(result.witness_text, spec, spec.agents[0], accuracy, [D, D], units,
                           OPTIONS)
     assert again.value == result.best_value_exact
 
@@ -186,8 +186,8 @@ def test_at_delta_zero_rr_is_optimal():
     for agent in spec.agents:
         for accuracy in spec.accuracies:
             result = approximate_result(spec, agent, accuracy, [F(0)] * 3, OPTIONS)
-            assert result.verdict is ApproxVerdict.OPTIMAL, result.reason
-            assert result.witness is None and result.search_starts == 0
+            assert result.verdict is Verdict.OPTIMAL, result.reason
+            assert result.witness_text is None and result.search_starts == 0
 
 
 def test_the_verdicts_from_exact_numbers():
@@ -196,15 +196,15 @@ def test_the_verdicts_from_exact_numbers():
     def verdict(bound, low, high, best):
         return decide(ApproxNumbers(bound, low, high, best), 1e-9, units)[0]
 
-    assert verdict(F(3, 4), F(3, 4), F(3, 4), F(3, 4)) is ApproxVerdict.OPTIMAL
-    assert verdict(F(4, 5), F(3, 4), F(3, 4), F(79, 100)) is ApproxVerdict.INTERACTION_HELPS
-    assert verdict(F(4, 5), F(3, 4), F(3, 4), F(3, 4)) is ApproxVerdict.OPEN
-    assert verdict(F(3, 4), F(4, 5), F(4, 5), F(4, 5)) is ApproxVerdict.ERROR  # RR > bound
-    assert verdict(F(3, 4), F(1, 2), F(1, 2), F(4, 5)) is ApproxVerdict.ERROR  # witness >
-    assert verdict(None, F(1, 2), F(1, 2), F(1, 2)) is ApproxVerdict.ERROR
+    assert verdict(F(3, 4), F(3, 4), F(3, 4), F(3, 4)) is Verdict.OPTIMAL
+    assert verdict(F(4, 5), F(3, 4), F(3, 4), F(79, 100)) is Verdict.INTERACTION_HELPS
+    assert verdict(F(4, 5), F(3, 4), F(3, 4), F(3, 4)) is Verdict.OPEN
+    assert verdict(F(3, 4), F(4, 5), F(4, 5), F(4, 5)) is Verdict.ERROR  # RR > bound
+    assert verdict(F(3, 4), F(1, 2), F(1, 2), F(4, 5)) is Verdict.ERROR  # witness >
+    assert verdict(None, F(1, 2), F(1, 2), F(1, 2)) is Verdict.ERROR
     # a witness within --tol of RR's upper end is no finding
     assert verdict(F(4, 5), F(3, 4), F(3, 4) + F(1, 10**10), F(3, 4) + F(1, 10**10)) \
-        is ApproxVerdict.OPEN
+        is Verdict.OPEN
 
 
 @pytest.mark.slow
@@ -217,7 +217,7 @@ def test_four_parties_both_accuracies_within_the_bar(function):
     for accuracy in spec.accuracies:
         result = approximate_result(spec, spec.agents[0], accuracy, [D] * 4, OPTIONS,
                                     restarts=20, always_search=True)
-        assert result.verdict in (ApproxVerdict.INTERACTION_HELPS, ApproxVerdict.OPEN)
+        assert result.verdict in (Verdict.INTERACTION_HELPS, Verdict.OPEN)
         assert result.relaxed_optimum >= result.best_value >= result.rr_value
     assert time.perf_counter() - start < 60
 

@@ -77,6 +77,7 @@ def write_problems(folder: Path, n: int, start: int = 0) -> list[Path]:
     return paths
 
 
+# Slow by the corner LP (--method lp: XOR at k = 12, worst case), not by the default proof
 SLOW = """[problem]
 name = "slow"
 parties = 12
@@ -173,7 +174,7 @@ def test_second_run_skips_everything(thirty) -> None:
     assert again == before  # the stored objects, printed again, identical
     with Store(store) as s:
         report = run_batch([root / "problems"], VerifyOptions(), store=s)
-    assert report.skipped == 30 and report.workers == 0 and report.exit_code() == 0
+    assert report.skipped == 30 and report.workers == 0 and report.exit_status() == 0
     assert all(item.cached for item in report.items)
     # Other options are another key: nothing is skipped (InlineExecutor: no pool needed).
     with Store(store) as s:
@@ -213,7 +214,7 @@ def test_invalid_file_is_reported_and_exit_2(tmp_path: Path) -> None:
     with Store(tmp_path / "s.sqlite") as store:
         report = run_batch([tmp_path / "p"], VerifyOptions(), store=store,
                            executor=InlineExecutor())
-    assert report.exit_code() == 2
+    assert report.exit_status() == 2
     bad = {Path(i.source).name: i for i in report.items if i.invalid}
     assert set(bad) == {"bad.toml", "binary.toml"}
     assert "partys" in bad["bad.toml"].reason and "\n" not in bad["bad.toml"].reason
@@ -224,7 +225,7 @@ def test_invalid_file_is_reported_and_exit_2(tmp_path: Path) -> None:
     with Store(tmp_path / "s.sqlite") as store:
         again = run_batch([tmp_path / "p"], VerifyOptions(), store=store,
                           executor=InlineExecutor())
-    assert again.exit_code() == 2 and again.skipped == 3  # the unreadable file is re-read
+    assert again.exit_status() == 2 and again.skipped == 3  # the unreadable file is re-read
 
 
 def test_verify_and_batch_report_an_invalid_file_alike(tmp_path: Path) -> None:
@@ -267,7 +268,7 @@ def test_identical_files_python_cannot_parse_are_invalid_under_both_names(tmp_pa
     categories = sorted((Path(i.source).name, i.category) for i in report.items)
     assert categories == [("a.toml", "invalid"), ("b.toml", "invalid"), ("c.toml", "optimal")]
     assert all("nested too deeply" in i.reason for i in report.items if i.invalid)
-    assert report.exit_code() == 2
+    assert report.exit_status() == 2
 
 
 def test_exit_codes() -> None:
@@ -275,7 +276,7 @@ def test_exit_codes() -> None:
         return BatchItem("x.toml", "h", status, {"verdict": verdict, "results": []})
 
     def exit_code(*items: BatchItem, interrupted: bool = False) -> int:
-        return BatchReport(items=list(items), interrupted=interrupted).exit_code()
+        return BatchReport(items=list(items), interrupted=interrupted).exit_status()
 
     assert exit_code(item("optimal")) == 0
     assert exit_code(item("optimal"), item("gap")) == 1
@@ -312,8 +313,8 @@ def test_a_bug_in_a_worker_is_an_internal_error_exit_4(tmp_path: Path, monkeypat
         row = store.get(item.content_hash, options_key(VerifyOptions().key()), build_id())
     assert item.status == status and item.verdict == "error"
     assert item.category == ("internal" if exit_code == 4 else "error")
-    assert report.exit_code() == exit_code
-    assert check_report(report).exit_code() == exit_code
+    assert report.exit_status() == exit_code
+    assert check_report(report).exit_status() == exit_code
     assert row is not None and not row.final  # retried by the next run
     if exit_code == 4:
         assert item.reason.startswith("internal error: RuntimeError: boom")
@@ -433,7 +434,7 @@ def test_timeout_replaces_the_worker_and_goes_on(tmp_path: Path) -> None:
     folder = tmp_path / "p"
     write_problems(folder, 3)
     (folder / "slow.toml").write_text(SLOW)
-    options = VerifyOptions(max_nonzeros=10**9)
+    options = VerifyOptions(max_nonzeros=10**9, method="lp")  # the LP route is the slow one
     start = time.perf_counter()
     with Store(tmp_path / "s.sqlite") as store:
         report = run_batch([folder], options, store=store, jobs=2, timeout=1.5)
@@ -444,7 +445,7 @@ def test_timeout_replaces_the_worker_and_goes_on(tmp_path: Path) -> None:
     assert slow.status == TIMEOUT and slow.verdict == "error" and slow.reason == "timeout"
     assert 1.5 <= slow.seconds < 5
     assert all(i.verdict == "optimal" for i in by_name.values()) and len(by_name) == 3
-    assert report.exit_code() == 3
+    assert report.exit_status() == 3
     assert rows[str(folder / "slow.toml")].status == TIMEOUT  # stored, to be retried
     assert elapsed < 25
 
@@ -465,7 +466,7 @@ def test_dead_worker_is_an_error_and_the_batch_goes_on(tmp_path: Path) -> None:
     # reaps the process first (the race that once made this "worker died" alone).
     assert crashed.reason == "worker died: killed by SIGKILL (out of memory?)"
     assert len(by_name) == len(paths) and all(i.verdict == "optimal" for i in by_name.values())
-    assert report.exit_code() == 3
+    assert report.exit_status() == 3
 
 
 # -- killed and interrupted runs ----------------------------------------------------------------

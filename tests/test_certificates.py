@@ -44,12 +44,13 @@ from dpverify.theory.exact_lp import ExactLpError, simplex_from_basis
 from dpverify.theory.rr import rr_matrix
 from dpverify.verifiers.multiparty.certify import (
     certificate_filename,
+    certificate_for,
     certify_agent,
     proof_for,
 )
 from dpverify.verifiers.multiparty.corner_lp import verify_agent
 from dpverify.verifiers.options import VerifyOptions
-from dpverify.verifiers.proof import proof_summary
+from dpverify.verifiers.proof import proof_of
 
 PROBLEMS = Path(__file__).resolve().parents[1] / "problems"
 
@@ -384,20 +385,26 @@ def test_certificate_filename():
     assert certificate_filename("xor", "observer", "average") == "xor.observer.average.cert.json"
 
 
-def test_proof_summary():
-    base = {"upper": {"bound": "3/4"}, "lower": {"value": "1/2"}}
-    assert proof_summary({**base, "status": "proved-optimal"}) == {
-        "status": "proved-optimal", "width": 0.0, "value": "1/2"}
-    assert proof_summary({**base, "status": "bracket"}) == {"status": "bracket", "width": 0.25}
-    assert proof_summary({**base, "status": "unproved"})["status"] == "unproved"
+def test_proof_of_a_certificate():
+    """A result's `proof` from a typed certificate: status, width, the exact value."""
+    from dataclasses import replace
+
+    spec = _spec('[problem]\nparties = 3\nlambda = "2"\n[observer]\nfunction = "and"\n')
+    cert = certificate_for(spec, spec.agents[0], "average")
+    proved = replace(cert, value=Fraction(1, 2), bound=Fraction(1, 2), status="proved-optimal")
+    assert proof_of(proved).to_json() == {"status": "proved-optimal", "width": 0.0,
+                                          "value": "1/2"}
+    wide = replace(cert, value=Fraction(1, 2), bound=Fraction(3, 4), status="bracket")
+    assert proof_of(wide).to_json() == {"status": "bracket", "width": 0.25}
+    assert proof_of(replace(wide, status="unproved")).to_json()["status"] == "unproved"
 
 
 def test_proof_for_reports_limits_as_unproved():
     spec = _spec('[problem]\nparties = 3\nlambda = ["3/2", "2", "5/2"]\n[observer]\n'
                  'function = "and"\n')
-    assert proof_for(spec, spec.agents[0], "worst")["status"] == "proved-optimal"
+    assert proof_for(spec, spec.agents[0], "worst").status == "proved-optimal"
     tiny = VerifyOptions(max_nonzeros=10)
-    summary = proof_for(spec, spec.agents[0], "worst", options=tiny)
+    summary = proof_for(spec, spec.agents[0], "worst", options=tiny).to_json()
     assert summary["status"] == "unproved" and "non-zeros" in summary["reason"]
 
 

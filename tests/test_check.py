@@ -97,27 +97,27 @@ def test_right_expectations_pass_and_wrong_fail(tmp_path: Path) -> None:
     (tmp_path / "good" / "x.toml").write_text(good)
     (tmp_path / "bad" / "x.toml").write_text(bad)
     ok = check([tmp_path / "good"], tmp_path, digits=True)
-    assert ok.exit_code() == 0 and ok.checked == 3 and not ok.mismatches
+    assert ok.exit_status() == 0 and ok.checked == 3 and not ok.mismatches
     wrong = check([tmp_path / "bad"], tmp_path, digits=True)
-    assert wrong.exit_code() == 1 and wrong.checked == 2
+    assert wrong.exit_status() == 1 and wrong.checked == 2
     (m,) = wrong.mismatches
     assert (m.problem, m.agent, m.accuracy, m.expected) == ("xor-3", "observer", "worst", 0.5494)
     assert m.got == pytest.approx(v[("observer", "worst")])
     assert m.difference == pytest.approx(v[("observer", "worst")] - 0.5494)
     # By default the digits written do not widen the tolerance: 0.5493 is 4e-5 off.
     default = check([tmp_path / "good"], tmp_path)
-    assert default.exit_code() == 1 and default.checked == 2
+    assert default.exit_status() == 1 and default.checked == 2
     assert [(m.agent, m.accuracy) for m in default.mismatches] == [("observer", "worst")]
 
 
 def test_tol_option_loosens(tmp_path: Path) -> None:
     (tmp_path / "x.toml").write_text(PROBLEM + "\n[expect.observer]\naverage = 0.55\n")
-    assert check([tmp_path / "x.toml"], tmp_path).exit_code() == 1  # 7e-4 off
-    assert check([tmp_path / "x.toml"], tmp_path, digits=True).exit_code() == 0  # 2 decimals
-    assert check([tmp_path / "x.toml"], tmp_path, tol=1e-3).exit_code() == 0
+    assert check([tmp_path / "x.toml"], tmp_path).exit_status() == 1  # 7e-4 off
+    assert check([tmp_path / "x.toml"], tmp_path, digits=True).exit_status() == 0  # 2 decimals
+    assert check([tmp_path / "x.toml"], tmp_path, tol=1e-3).exit_status() == 0
     (tmp_path / "x.toml").write_text(PROBLEM + "\n[expect.observer]\naverage = 0.5500001\n")
-    assert check([tmp_path / "x.toml"], tmp_path, digits=True).exit_code() == 1
-    assert check([tmp_path / "x.toml"], tmp_path, tol=1e-3).exit_code() == 0
+    assert check([tmp_path / "x.toml"], tmp_path, digits=True).exit_status() == 1
+    assert check([tmp_path / "x.toml"], tmp_path, tol=1e-3).exit_status() == 0
 
 
 def test_the_tolerance_is_relative_for_large_values() -> None:
@@ -144,32 +144,32 @@ def test_a_round_expectation_does_not_accept_a_nearby_value(tmp_path: Path) -> N
     path = tmp_path / "x.toml"
     path.write_text(XOR4 + "[expect.observer]\naverage = 0.5\nworst = 0.5017991091818609\n")
     report = check([path], tmp_path)
-    assert report.exit_code() == 1
+    assert report.exit_status() == 1
     (m,) = report.mismatches
     assert (m.accuracy, m.expected) == ("average", 0.5)
     assert m.got == pytest.approx(0.5017991091818609, abs=1e-9)
-    assert check([path], tmp_path, digits=True).exit_code() == 0  # the explicit opt-in
+    assert check([path], tmp_path, digits=True).exit_status() == 0  # the explicit opt-in
 
 
 def test_expectation_for_a_result_not_computed(tmp_path: Path) -> None:
     text = PROBLEM.replace("parties = 3", 'parties = 3\naccuracy = "average"')
     (tmp_path / "x.toml").write_text(text + f"\n[expect.observer]\nworst = {XOR3}\n")
     report = check([tmp_path], tmp_path)
-    assert report.exit_code() == 1
+    assert report.exit_status() == 1
     assert "no such result" in report.mismatches[0].note
 
 
 def test_unchecked_and_strict(tmp_path: Path) -> None:
     (tmp_path / "x.toml").write_text(PROBLEM)
     report = check([tmp_path], tmp_path)
-    assert report.exit_code() == 0 and len(report.unchecked) == 1
-    assert check([tmp_path], tmp_path, strict=True).exit_code() == 1
+    assert report.exit_status() == 0 and len(report.unchecked) == 1
+    assert check([tmp_path], tmp_path, strict=True).exit_status() == 1
 
 
 def test_invalid_file_is_exit_2(tmp_path: Path) -> None:
     (tmp_path / "x.toml").write_text(PROBLEM.replace("gain", "gian", 1))
     report = check([tmp_path], tmp_path)
-    assert report.exit_code() == 2
+    assert report.exit_status() == 2
     assert "invalid problem file" in report.mismatches[0].note
 
 
@@ -177,9 +177,9 @@ def test_update_round_trip_keeps_comments(tmp_path: Path) -> None:
     path = tmp_path / "x.toml"
     path.write_text(PROBLEM + "\n# regression values\n[expect.observer]\n"
                     "average = 0.1  # a wrong value, to be replaced\n")
-    assert check([path], tmp_path).exit_code() == 1
+    assert check([path], tmp_path).exit_status() == 1
     report = check([path], tmp_path, update=True)
-    assert report.exit_code() == 0 and report.updated == [str(path)]
+    assert report.exit_status() == 0 and report.updated == [str(path)]
     text = path.read_text()
     # Everything that was there is still there, in order: comments included.
     assert text.startswith(PROBLEM + "\n# regression values\n[expect.observer]\naverage = 0.549")
@@ -194,7 +194,7 @@ def test_update_round_trip_keeps_comments(tmp_path: Path) -> None:
     # Now check passes without recomputing (the store knows the new hash), and a second
     # update changes nothing.
     again = check([path], tmp_path)
-    assert again.exit_code() == 0 and again.batch.skipped == 1 and again.checked == 4
+    assert again.exit_status() == 0 and again.batch.skipped == 1 and again.checked == 4
     before = path.read_text()
     assert check([path], tmp_path, update=True).updated == []
     assert path.read_text() == before
@@ -213,14 +213,16 @@ def test_update_changes_only_what_does_not_hold(tmp_path: Path) -> None:
                + f"{lines['party:1', 'worst']}\n")
     path.write_text(holding)
     report = check([path], tmp_path, update=True)
-    assert report.exit_code() == 0 and report.updated == [] and report.checked == 4
+    assert report.exit_status() == 0 and report.updated == [] and report.checked == 4
     assert path.read_text() == holding  # byte for byte
     # One wrong value and one missing: only those two change.
     wrong = holding.replace(lines["observer", "worst"], "worst = 0.1").replace(
         lines["party:1", "worst"] + "\n", "")
     path.write_text(wrong)
     report = check([path], tmp_path, update=True)
-    assert report.exit_code() == 0 and report.updated == [str(path)]
+    assert report.exit_status() == 0 and report.updated == [str(path)]
+    # two held as they were, two written: a value just written is not counted as held
+    assert (report.checked, report.written) == (2, 2)
     text = path.read_text()
     assert f"worst = {v['observer', 'worst']!r}\n" in text  # full precision, not 12 digits
     assert f"worst = {v['party:1', 'worst']!r}\n" in text  # the missing one, added
@@ -268,7 +270,7 @@ def test_update_refuses_a_file_that_would_not_load(tmp_path: Path) -> None:
     original = PROBLEM + "\n[expect.party.3]\naverage = 0.5\n"  # no party 3: invalid
     path.write_text(original)
     report = check([path], tmp_path, update=True)
-    assert report.exit_code() == 2 and path.read_text() == original
+    assert report.exit_status() == 2 and path.read_text() == original
 
 
 def test_cli_check_exit_statuses(tmp_path: Path) -> None:
@@ -327,7 +329,7 @@ def test_an_expected_gap_holds(tmp_path: Path) -> None:
     path.write_text(PARITY_GAP + '[expect.consumer]\nminimax = 0.3333333333333333\n'
                     'verdict = "gap"\n')
     report = check([path], tmp_path)
-    assert report.exit_code() == 0 and report.checked == 1 and not report.mismatches
+    assert report.exit_status() == 0 and report.checked == 1 and not report.mismatches
 
 
 def test_an_unexpected_gap_fails(tmp_path: Path) -> None:
@@ -335,7 +337,7 @@ def test_an_unexpected_gap_fails(tmp_path: Path) -> None:
     path = tmp_path / "gap.toml"
     path.write_text(PARITY_GAP + '[expect.consumer]\nminimax = 0.3333333333333333\n')
     report = check([path], tmp_path)
-    assert report.exit_code() == 1
+    assert report.exit_status() == 1
     assert report.mismatches[0].note.startswith("gap")
 
 
@@ -345,7 +347,7 @@ def test_an_expected_gap_that_closes_fails(tmp_path: Path) -> None:
     optimum = verify_file_value(ABS_OK, tmp_path)
     path.write_text(ABS_OK + f'[expect.consumer]\nminimax = {optimum!r}\nverdict = "gap"\n')
     report = check([path], tmp_path)
-    assert report.exit_code() == 1
+    assert report.exit_status() == 1
     assert "expected verdict gap, got optimal" in report.mismatches[0].note
 
 

@@ -84,7 +84,7 @@ def test_minimax_theorem_on_a_grid(n, loss):
         assert r.verdict is Verdict.OPTIMAL, (n, alpha, loss, r.reason)
         assert abs(r.gap) <= 1e-8
         assert r.hypothesis == "monotone" and r.agent == "consumer" and r.accuracy == "minimax"
-        assert "note" not in r.extra
+        assert not r.note and "note" not in r.to_json()
 
 
 def test_minimax_theorem_with_random_side_information():
@@ -190,7 +190,7 @@ def test_random_non_monotone_losses_get_the_verdict_an_independent_computation_g
         if expected > 1e-6 * span:
             assert r.verdict is Verdict.GAP, (r.reason, expected)
             assert r.hypothesis == "not-monotone"
-            assert r.extra["note"].startswith("gap expected: the loss is not monotone")
+            assert r.note.startswith("gap expected: the loss is not monotone")
             gaps += 1
         elif abs(expected) < 1e-10 * span:
             assert r.verdict is Verdict.OPTIMAL, (r.reason, expected)

@@ -43,7 +43,7 @@ def test_dask_matches_local_pool(cluster, tmp_path: Path) -> None:
         assert store.count() == 10
     with LocalPool(2) as pool:
         local = run_batch([folder], VerifyOptions(), store=None, executor=pool)
-    assert on_dask.exit_code() == local.exit_code() == 0
+    assert on_dask.exit_status() == local.exit_status() == 0
     a = {i.source: comparable(i.result) for i in on_dask.items}
     b = {i.source: comparable(i.result) for i in local.items}
     assert set(a) == {str(p) for p in paths} and a == b
@@ -91,11 +91,11 @@ def test_dask_timeout_restarts_the_worker(cluster, tmp_path: Path) -> None:
     folder = tmp_path / "p"
     write_problems(folder, 3)
     (folder / "slow.toml").write_text(SLOW)
-    report = run_batch([folder], VerifyOptions(max_nonzeros=10**9), store=None,
+    report = run_batch([folder], VerifyOptions(max_nonzeros=10**9, method="lp"), store=None,
                        executor=cluster, timeout=2)
     by_name = {Path(i.source).name: i for i in report.items}
     assert by_name.pop("slow.toml").reason == "timeout"
     assert all(i.verdict == "optimal" for i in by_name.values())
     # The cluster still has two workers and still works.
     again = run_batch([folder / "p01.toml"], VerifyOptions(), store=None, executor=cluster)
-    assert again.exit_code() == 0 and cluster._client is not None
+    assert again.exit_status() == 0 and cluster._client is not None

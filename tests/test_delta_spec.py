@@ -77,3 +77,15 @@ function = "bit:1"
 """
     spec = loads(text)
     assert spec.deltas == (Fraction(1, 10),) and spec.claimed().deltas == spec.deltas
+
+
+def test_the_builders_take_delta():
+    import dpverify
+
+    built = dpverify.Problem.multiparty(parties=2, epsilon=1, observer="xor", delta="1/10")
+    assert built.spec.deltas == (Fraction(1, 10),) * 2
+    assert loads(built.text).deltas == built.spec.deltas  # the text says it too
+    count = dpverify.Problem.count(3, epsilon=1, delta="1/20")
+    assert count.spec.delta == Fraction(1, 20)
+    assert dpverify.Problem.multiparty(parties=2, epsilon=1, observer="xor").spec.deltas == (0, 0)
+    assert callable(dpverify.privacy_profile) and "privacy_profile" in dpverify.__all__

@@ -38,7 +38,7 @@ def test_interior_points_do_not_raise_the_optimum(grid, samples):
     result = verify_multiparty(spec, VerifyOptions(grid=grid, samples=samples, seed=7))
     assert result.verdict is Verdict.OPTIMAL
     for r in result.results:
-        assert abs(r.extra["interior_optimum"] - r.relaxed_optimum) <= 1e-9
+        assert abs(r.interior.optimum - r.relaxed_optimum) <= 1e-9
 
 
 def test_grid_points_lie_on_the_segment_and_include_the_corners():

@@ -208,7 +208,7 @@ def test_witness_is_valued_again_by_hand(tmp_path: Path) -> None:
     result = verify_symbol_agent(spec, spec.agents[0], Accuracy.AVERAGE,
                                  VerifyOptions(restarts=2, witness_dir=str(tmp_path)))
     assert result.verdict is Verdict.GAP
-    doc = tomllib.loads(Path(result.extra["witness"]).read_text())
+    doc = tomllib.loads(Path(result.witness).read_text())
     channels = [[[Fraction(v) for v in row] for row in rnd["kernel"]] for rnd in doc["round"]]
     for C in channels:  # exactly lambda-DP, rows distributions
         assert all(sum(row) == 1 for row in C)
@@ -221,7 +221,7 @@ def test_witness_is_valued_again_by_hand(tmp_path: Path) -> None:
             scores[max(x1, x2)] += channels[0][x1][o[0]] * channels[1][x2][o[1]]
         total += max(scores)
     assert total / 9 == Fraction(47, 72)
-    assert result.extra["best_value"] == float(Fraction(47, 72))
+    assert result.best_value == float(Fraction(47, 72))
     assert result.rr_value == pytest.approx(139 / 225, abs=1e-15)
 
 
@@ -268,8 +268,9 @@ def test_a_witness_is_refused_unless_it_is_dp_and_for_this_problem(
 def test_mutated_mary_certificates_are_rejected() -> None:
     spec = load(GAP)
     out = symbol_outcome(spec, spec.agents[0], Accuracy.AVERAGE, FAST)
-    cert = out.certificate
-    assert cert is not None and cert["format"] == "dpverify-mary-certificate/1"
+    assert out.certificate is not None and out.checked
+    cert = out.certificate.to_json(spec.name)
+    assert cert["format"] == "dpverify-mary-certificate/1"
     good = check_certificate(spec, cert)
     assert good.ok and good.value == Fraction(47, 72) and cert["status"] == "proved-optimal"
 
@@ -320,7 +321,7 @@ def test_check_accepts_expected_open_and_gap_verdicts(tmp_path: Path, inline_exe
     with Store(tmp_path / "s.sqlite") as store:
         report = run_check([SHIPPED], VerifyOptions(witness_dir=str(tmp_path)), store=store,
                            executor=inline_executor)
-    assert report.exit_code() == 0 and not report.mismatches
+    assert report.exit_status() == 0 and not report.mismatches
     verdicts = {item.problem: item.verdict for item in report.batch.items}
     assert verdicts == {"xor-3x2": "optimal", "max-3x2-gap": "gap", "max-3x2-open": "open",
                         "one-party-122": "gap", "max-3x2-gap-witness": "optimal"}
@@ -330,7 +331,7 @@ def test_check_accepts_expected_open_and_gap_verdicts(tmp_path: Path, inline_exe
     with Store(tmp_path / "t.sqlite") as store:
         report = run_check([open_problem], VerifyOptions(), store=store,
                            executor=inline_executor)
-    assert report.exit_code() == 1 and "open" in report.mismatches[0].note
+    assert report.exit_status() == 1 and "open" in report.mismatches[0].note
 
 
 def test_survey_classes_count_like_every_function(tmp_path: Path) -> None:
@@ -374,3 +375,19 @@ def test_no_xor_closed_form_for_symbols() -> None:
 
     assert closed_forms(load(SHIPPED / "xor-3x2.toml")) == {}
     assert closed_forms(load(ROOT / "problems" / "xor-2.toml"))
+
+
+def test_survey_runs_through_the_batch_runner(tmp_path: Path, monkeypatch) -> None:
+    """Each case is a problem run by runner/batch.py: a time limit per case gives `error`
+    rows with the batch's reason instead of a hang, and the m-ary witnesses the cases
+    write do not land in the working directory."""
+    from dpverify.research.survey import SurveyPlan, run_survey
+
+    monkeypatch.chdir(tmp_path)
+    plan = SurveyPlan(3, 1, (Fraction(1),), accuracies=("average",))
+    done = run_survey(plan, FAST, jobs=1)
+    assert {r.verdict for r in done.results} == {"optimal", "gap"}
+    assert not (tmp_path / ".dpverify").exists()
+    stopped = run_survey(plan, FAST, jobs=1, timeout=1e-6)  # control: the limit bites
+    assert {r.verdict for r in stopped.results} == {"error"}
+    assert all("timeout" in r.reason for r in stopped.results)

@@ -27,7 +27,7 @@ from dpverify.theory.orbits.space import (
 )
 from dpverify.theory.rr import rr_matrix
 from dpverify.verifiers.multiparty.corner_lp import verify_agent
-from dpverify.verifiers.multiparty.methods import choose
+from dpverify.verifiers.multiparty.methods import choose_method
 from dpverify.verifiers.multiparty.orbit import orbit_certificate, verify_orbit_agent
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.result import Verdict
@@ -268,12 +268,14 @@ def test_methods_auto_lp_orbit_proof():
     odd = loads(f'[problem]\nparties = 14\nlambda = {distinct}\n[observer]\n'
                 'function = "majority"\n')
     a = Accuracy.AVERAGE
-    assert choose(small, small.agents[0], a, OPTIONS)[0] == "lp"
-    assert choose(large, large.agents[0], a, OPTIONS)[0] == "orbit"
-    assert choose(odd, odd.agents[0], a, OPTIONS)[0] == "proof"
+    assert choose_method(small, small.agents[0], a, OPTIONS)[0] == "proof"
+    assert choose_method(small, small.agents[0], a, VerifyOptions(grid=3))[0] == "lp"
+    assert choose_method(large, large.agents[0], a, OPTIONS)[0] == "orbit"
+    assert choose_method(odd, odd.agents[0], a, OPTIONS)[0] == "proof"
     with pytest.raises(SizeLimitError, match="full LP"):
-        choose(large, large.agents[0], a, VerifyOptions(method="lp"))
+        choose_method(large, large.agents[0], a, VerifyOptions(method="lp"))
     with pytest.raises(SizeLimitError, match="no symmetry"):
-        choose(odd, odd.agents[0], a, VerifyOptions(method="orbit"))
+        choose_method(odd, odd.agents[0], a, VerifyOptions(method="orbit"))
     with pytest.raises(SizeLimitError, match="max-orbit-work"):
-        choose(large, large.agents[0], a, VerifyOptions(method="orbit", max_orbit_work=10))
+        choose_method(large, large.agents[0], a, VerifyOptions(method="orbit",
+                                                               max_orbit_work=10))

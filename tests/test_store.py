@@ -289,3 +289,24 @@ def test_the_fingerprint_is_cheap_and_stable() -> None:
     digest = source_hash(package)
     assert time.perf_counter() - start < 1.0 and len(digest) == 64
     assert build_id() == build_id() and build_id().endswith(source_hash()[:16])
+
+
+def test_the_results_table_has_a_header_for_every_cell(tmp_path):
+    """Every value of a row sits under its own header (a delta column added to the values
+    but not to the headers once shifted every cell after it)."""
+    from dpverify.console.results import TABLE_COLUMNS, results_table
+
+    problem = tmp_path / "p.toml"
+    problem.write_text('[problem]\nparties = 2\nepsilon = 1\ndelta = "1/10"\n'
+                       '[observer]\nfunction = "xor"\n')
+    plain = tmp_path / "q.toml"
+    plain.write_text('[problem]\nparties = 2\nepsilon = 1\n[observer]\nfunction = "and"\n')
+    store = tmp_path / "s.sqlite"
+    import dpverify
+
+    dpverify.batch([str(problem), str(plain)], jobs=1, store=store, restarts=1)
+    rows = dpverify.results(store)
+    table = results_table(rows)
+    assert [c.header for c in table.columns] == list(TABLE_COLUMNS)
+    verdicts = [str(c) for c in table.columns[TABLE_COLUMNS.index("verdict")].cells]
+    assert sorted(verdicts) == ["interaction-helps", "optimal"]

@@ -164,7 +164,7 @@ def test_a_sweeps_points_equal_individual_verify_runs(tmp_path):
     again = dpverify.sweep(problem, epsilon="0.5,1.5", parties="3,5", jobs=2, store=store)
     assert again.skipped == 4 and all(p.cached for p in again.points)
     assert without_seconds(again.rows()) == without_seconds(sweep.rows())
-    assert sweep.verdict == "optimal" and sweep.exit_code() == 0
+    assert sweep.verdict == "optimal" and sweep.exit_status() == 0
 
 
 def test_rows_carry_the_level_the_bound_rr_the_closed_form_the_verdict_and_the_method(
@@ -232,7 +232,7 @@ def test_a_count_sweep_plots_the_gap(pool, tmp_path):
             if line.get_gid() == "gap|consumer|minimax|"]
     assert list(gaps[0].get_ydata()) == [r["gap"] for r in rows]
     assert (tmp_path / "gap.pdf").read_bytes().startswith(b"%PDF-")
-    assert sweep.exit_code() == 1
+    assert sweep.exit_status() == 1
 
 
 # -- the command line --------------------------------------------------------------------------
@@ -372,7 +372,7 @@ def test_a_sweep_whose_points_all_errored_still_marks_them():
     assert ax.get_title() == "no point has results"
     (errors,) = error_markers(ax)
     assert [x for x, _ in errors.get_offsets()] == [0.5, 1.0, 2.0]
-    assert sweep.exit_code() == 3
+    assert sweep.exit_status() == 3
 
 
 def test_results_plot_prints_only_where_the_figure_went(tmp_path):

@@ -29,10 +29,19 @@ def test_judge_refuses_a_tolerance_that_is_not_finite_and_non_negative(tol):
         judge(1.0, 0.0, float(tol))
 
 
-def test_extra_fields_never_override_the_verdict():
+def test_optional_fields_never_override_the_verdict():
+    """A result's optional parts are typed fields (no dict of extras, issue 18): its JSON
+    keeps the verdict it was built with, whatever they hold."""
+    from dpverify.verifiers.result import Bracket, CrossCheck, Interior, Proof
+
     r = AgentResult("observer", "average", 0.5, 0.5, Verdict.ERROR, 0.0,
-                    extra={"verdict": "optimal", "note": "x"})
-    assert r.to_json()["verdict"] == "error"
+                    proof=Proof("proved-optimal", Bracket.of(0.5, 0.5), "1/2"),
+                    interior=Interior(3, 0, 0, 0.5),
+                    cross_check=CrossCheck("lp", 0.5, 0.5, Verdict.OPTIMAL, False))
+    data = r.to_json()
+    assert data["verdict"] == "error" and data["proof"]["status"] == "proved-optimal"
+    assert data["cross_check"]["verdict"] == "optimal" and data["interior_optimum"] == 0.5
+    assert not hasattr(r, "extra")
 
 
 BIG = """[problem]

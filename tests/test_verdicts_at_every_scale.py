@@ -234,12 +234,18 @@ XOR3 = '[problem]\nparties = 3\nlambda = "2"\n[observer]\nfunction = "xor"\n'
 
 def _fake_certificate(monkeypatch, value: Fraction, bound: Fraction, status: str) -> None:
     """Replace the exact certificate (test-only) by one with the given bounds."""
+    from dataclasses import replace
+
     from dpverify import checker
     from dpverify.verifiers.multiparty import certify
+    from dpverify.verifiers.proof import exact_verdict
 
-    cert = {"status": status, "upper": {"bound": str(bound)},
-            "lower": {"value": str(value), "decision": [["1", "0"]] * 8}}
-    monkeypatch.setattr(certify, "certify_agent", lambda *a, **k: cert)
+    spec = loads(XOR3)
+    cert = replace(certify.certificate_for(spec, spec.agents[0], "average"), value=value,
+                   bound=bound, status=status)
+    monkeypatch.setattr(certify, "certificate_for", lambda *a, **k: cert)
+    monkeypatch.setattr(certify, "verify_certificate", lambda spec, agent, accuracy, hint,
+                        options, tol: (cert, exact_verdict(spec, cert, tol)))
     monkeypatch.setattr(checker, "check_certificate",
                         lambda spec, c: checker.CheckResult(True, "fake"))
 

@@ -52,7 +52,7 @@ from dpverify.checker.common import (
 )
 from dpverify.checker.orbits import orbit_table, read_classes
 
-FRACTION_BITS = 50  # F: fixed-point fraction bits (plus log2 of the inputs for a prior)
+FRACTION_BITS = 66  # F: fixed-point fraction bits (plus log2 of the inputs for a prior)
 WEIGHT_GUARD = 2  # G = F + 2
 ARB_BITS = 96  # arb's working precision on orbits
 

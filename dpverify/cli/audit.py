@@ -8,6 +8,7 @@ import click
 
 from dpverify import api
 from dpverify.cli.app import handle_errors, main
+from dpverify.cli.batch import plot_path_option
 from dpverify.cli.options import (
     BACKEND,
     MAX_NONZEROS,
@@ -31,11 +32,23 @@ from dpverify.cli.options import (
 @click.option("--show-rules", is_flag=True,
               help="Print each protocol's optimal decision rules (with --json: a `rule` "
                    "field per result).")
+@click.option("--profile", is_flag=True,
+              help="Also print each protocol's privacy profile: every party's achieved "
+                   "delta at e^epsilon on a grid of epsilons (with --json: a "
+                   "`privacy_profile` field per protocol).")
+@click.option("--epsilons", metavar="RANGE",
+              help="The grid of --profile: start:stop:count (0:2:21, both ends included) or "
+                   "a comma-separated list; default 0 to twice the largest claimed epsilon, "
+                   "21 points.")
+@click.option("--plot", "plot_path", metavar="FILE", type=click.Path(dir_okay=False),
+              callback=plot_path_option,
+              help="Draw the privacy profiles (implies --profile) into FILE.png, .svg or "
+                   ".pdf. Needs .venv/bin/pip install -e '.[plot]'.")
 @json_option("Print one JSON array of result objects (one per file), nothing else.")
 @add_options(OUTPUT_OPTIONS)
 @handle_errors
-def audit(paths, tol, backend, max_nonzeros, require_optimal, show_rules, as_json, quiet,
-          no_color):
+def audit(paths, tol, backend, max_nonzeros, require_optimal, show_rules, profile, epsilons,
+          plot_path, as_json, quiet, no_color):
     """Audit the protocol files PATHS (`kind = "protocol"`; directories are searched).
 
     Per party: the privacy level the protocol achieves (exact for exact kernels) against
@@ -46,6 +59,12 @@ def audit(paths, tol, backend, max_nonzeros, require_optimal, show_rules, as_jso
     bound), not-private (misses a claimed level), contradiction (beats the bound at its
     own levels: a bug, reported loudly).
 
+    A protocol that claims delta > 0 (approximate privacy) is judged by each party's
+    achieved delta at its claimed epsilon (exact, or an exact bracket), and its accuracy
+    against the four-ray bound over interactive (epsilon, delta)-DP protocols and the
+    product of RR(epsilon_i, delta_i); below the bound but not below RR it is open.
+    --profile prints every party's delta(epsilon) on a grid; --plot draws it.
+
     A mechanism file with a [consumer] table is audited too: its exact alpha, the
     consumer's loss under its best post-processing against the optimal mechanism's, and
     whether it derives from the geometric mechanism.
@@ -55,11 +74,20 @@ def audit(paths, tol, backend, max_nonzeros, require_optimal, show_rules, as_jso
     """
     from dpverify.console.audit import AuditView
 
+    if epsilons is not None and not (profile or plot_path):
+        raise click.UsageError("--epsilons is the grid of --profile: give --profile too")
     out, err = consoles(no_color)
     with AuditView(out, err, as_json=as_json, quiet=quiet, show_rules=show_rules) as view:
         report = api.audit_paths(paths, on_start=view.started, on_result=view.finished,
                                  tol=tol, backend=backend, max_nonzeros=max_nonzeros)
+        if profile or plot_path:
+            view.profiles = {f.source: api.privacy_profile(f.source, epsilons=epsilons)
+                             for f in report.files if f.result is not None
+                             and f.result.kind == "protocol"}
         view.report(report)
+    if plot_path is not None:
+        api.plot_profile(list(view.profiles.values()), plot_path)
+        click.echo(f"wrote {plot_path}", err=as_json)
     for skipped in report.skipped:
         note(f"skipped {skipped.source}: {skipped.reason}")
     if require_optimal:

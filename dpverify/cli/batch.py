@@ -136,7 +136,7 @@ def batch(ctx, paths, jobs, store_path, timeout, force, scheduler, quiet, no_col
     else:
         print_batch_summary(out, report, store_path)
     _notes(report, certify)
-    sys.exit(report.exit_code())
+    sys.exit(report.exit_status())
 
 
 @main.command(short_help="List or export what the results store holds.")
@@ -253,4 +253,4 @@ def check(ctx, paths, jobs, store_path, timeout, force, scheduler, quiet, no_col
     else:
         print_check(out, report)
     _notes(report.batch, certify)
-    sys.exit(report.exit_code())
+    sys.exit(report.exit_status())

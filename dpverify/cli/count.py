@@ -35,6 +35,12 @@ def derive(file, tol, as_json, no_color):
     Arithmetic is exact when alpha is exact (given as `alpha`) and no matrix entry is a
     TOML float; otherwise floating point with --tol.
 
+    With `delta` > 0 in [mechanism] (approximate privacy) the question is another: is the
+    mechanism (epsilon, delta)-DP (its largest hockey-stick sum over adjacent answers, at
+    e^epsilon), and does it serve every consumer of two adjacent answers, i.e. do its two
+    rows dominate RR(epsilon, delta) (its tradeoff curve below RR's; for n = 1 every
+    consumer)? Exact on the matrix's values.
+
     Exit status: 0 derivable; 1 not derivable (including: not alpha-DP); 2 bad input;
     3 undecided (the two tests disagree).
     """
@@ -42,7 +48,14 @@ def derive(file, tol, as_json, no_color):
     from dpverify.console.count import derivation_json, print_derivation
 
     found = api.derive(file, tol=tol)
-    if as_json:
+    if found.mechanism.approximate:  # delta > 0: privacy and the consumers of two answers
+        from dpverify.console.approximate import delta_derivation_json, print_delta_derivation
+
+        if as_json:
+            print_json(delta_derivation_json(found.mechanism, found.derivation))
+        else:
+            print_delta_derivation(consoles(no_color)[0], found.mechanism, found.derivation)
+    elif as_json:
         print_json(derivation_json(found.mechanism, found.derivation))
     else:
         print_derivation(consoles(no_color)[0], found.mechanism, found.derivation)

@@ -15,12 +15,14 @@ from click.core import ParameterSource
 
 from dpverify import api
 from dpverify.defaults import (
+    ALL_INPUTS_PARTIES,
     BACKENDS,
     DEFAULT_MAX_NONZEROS,
     DEFAULT_MAX_ORBIT_WORK,
     DEFAULT_RESTARTS,
     DEFAULT_TOL,
     DEFAULT_WITNESS_DIR,
+    DENSE_BELOW_PARTIES,
     LP_FORMS,
     METHODS,
     LpForm,
@@ -65,9 +67,12 @@ BACKEND = click.option("--backend", type=click.Choice(BACKENDS), default=BACKEND
 MAX_NONZEROS = click.option("--max-nonzeros", type=click.IntRange(min=1),
                             default=DEFAULT_MAX_NONZEROS, show_default=True,
                             help="Refuse LPs estimated to have more non-zeros (exit 3).")
-LP_FORM = click.option("--lp-form", type=click.Choice(LP_FORMS), default=LpForm.CHAIN.value,
+LP_FORM = click.option("--lp-form", type=click.Choice(LP_FORMS), default=LpForm.AUTO.value,
                        show_default=True,
-                       help="How the corner points enter the LP (same LP either way).")
+                       help="How the corner points enter the LP (the same LP every way): "
+                            "dense, chain, or auto: dense below "
+                            f"{DENSE_BELOW_PARTIES} parties when it fits --max-nonzeros, "
+                            "else chain.")
 GRID = click.option("--grid", type=click.IntRange(min=0), default=0, callback=_grid,
                     help="Add the rank-one points on an m-point grid of each party's segment "
                          "(m >= 2; 0: off).")
@@ -78,12 +83,18 @@ SEED = click.option("--seed", type=click.IntRange(min=0), default=0, show_defaul
                          "search on inputs with more than two symbols (--restarts).")
 CERTIFY = click.option("--certify", is_flag=True,
                        help="Also build and check exact certificates (multi-party problems).")
+CROSS_CHECK = click.option("--cross-check", is_flag=True,
+                           help="Parties with bits: verify by the exact proof and by the "
+                                "corner LP, and report whether they agree (a disagreement is "
+                                "verdict error, exit 3).")
 METHOD = click.option("--method", type=click.Choice(METHODS), default=Method.AUTO.value,
                       show_default=True,
                       help="How to verify: the full corner LP (lp), the symmetry-reduced "
                            "exact orbit method (orbit), the exact certificate on all inputs "
-                           "(proof), or auto: lp when it fits --max-nonzeros, else orbit "
-                           "for symmetric problems, else proof.")
+                           "(proof), or auto: the exact routes first (proof, then orbit; "
+                           f"orbit first for a symmetric problem beyond {ALL_INPUTS_PARTIES} "
+                           "parties), then lp, each where it fits; the next one when a "
+                           "method does not decide.")
 MAX_ORBIT_WORK = click.option("--max-orbit-work", type=click.IntRange(min=1),
                               default=DEFAULT_MAX_ORBIT_WORK, show_default=True,
                               help="Refuse orbit problems needing more exact work (about "

@@ -13,12 +13,14 @@ from dpverify.cli.batch import RUN_OPTIONS, interruptible, plot_path_option
 from dpverify.cli.options import (
     METHOD_OPTIONS,
     POINT_OPTIONS,
+    SEARCH_OPTIONS,
     SOLVER_OPTIONS,
     add_options,
     consoles,
     json_option,
     note,
     note_unused_seed,
+    solver_options,
 )
 
 
@@ -39,6 +41,9 @@ def _range_help(example: str, items: str) -> str:
 @click.option("--alpha", metavar="RANGE",
               help="Count problems: alpha = e^-epsilon in [0, 1]: "
                    + _range_help("1/20:19/20:19", "0.1,1/2,0.9"))
+@click.option("--delta", metavar="RANGE",
+              help="Multi-party problems on bits: approximate privacy delta in [0, 1), one "
+                   "for every party: " + _range_help("0:0.3:7", "0,1/100,1/10"))
 @click.option("--parties", metavar="RANGE",
               help="Numbers of parties: start:stop (2:12) or a list (2,4,8); with a privacy "
                    "range, one curve per k. Needs agents defined for every k (a name such as "
@@ -54,20 +59,23 @@ def _range_help(example: str, items: str) -> str:
 @add_options(SOLVER_OPTIONS)
 @add_options(METHOD_OPTIONS)
 @add_options(POINT_OPTIONS)
+@add_options(SEARCH_OPTIONS)
 @click.pass_context
 @handle_errors
 @interruptible
-def sweep(ctx, problem, epsilon, lambda_, alpha, parties, plot_path, as_csv, as_json, jobs,
+def sweep(ctx, problem, epsilon, lambda_, alpha, delta, parties, plot_path, as_csv, as_json, jobs,
           store_path, timeout, force, scheduler, quiet, no_color, **solver):
-    """Verify PROBLEM at every point of a range of privacy levels (--epsilon, --lambda, or
-    --alpha for a count problem) and/or numbers of parties (--parties): each point a full
+    """Verify PROBLEM at every point of a range of privacy levels (--epsilon, --lambda,
+    --delta, or --alpha for a count problem) and/or numbers of parties (--parties): each
+    point a full
     verification with its verdict, run in parallel like `batch` and stored in the results
     store (a re-run reads the points it holds).
 
     Prints a table, or with --csv/--json one row per point, agent and accuracy: the
     level (epsilon, lambda, parties; or epsilon, alpha, n), the bound and RR's value (or the
     optimal and the geometric mechanism's loss), the closed form where one exists, the
-    verdict and the method. --plot draws them. Exit status as for `batch`: 0 all optimal,
+    verdict and the method; with delta > 0 also the best interactive protocol found and its
+    witness file. --plot draws them. Exit status as for `batch`: 0 all optimal,
     1 a gap, 2 bad input, 3 could not decide, 130 interrupted.
     """
     from dpverify.console.batch import BatchProgress
@@ -81,12 +89,13 @@ def sweep(ctx, problem, epsilon, lambda_, alpha, parties, plot_path, as_csv, as_
     # stdout carries the rows only; progress and per-point lines go to stderr.
     with BatchProgress(err, err, quiet=quiet, label="sweeping", noun="point") as progress:
         result = api.sweep(problem, epsilon=epsilon, lambda_=lambda_, alpha=alpha,
-                           parties=parties, jobs=jobs, store=store_path, timeout=timeout or None,
-                           force=force, scheduler=scheduler, listener=progress, **solver)
+                           delta=delta, parties=parties, jobs=jobs, store=store_path,
+                           timeout=timeout or None, force=force, scheduler=scheduler,
+                           listener=progress, **solver_options(**solver))
     print_sweep(out, result, "csv" if as_csv else "json" if as_json else "table", quiet=quiet)
     for message in result.notes:
         note(message)
     if plot_path is not None:
         result.plot(plot_path)
         click.echo(f"wrote {plot_path}", err=data)
-    sys.exit(result.exit_code())
+    sys.exit(result.exit_status())

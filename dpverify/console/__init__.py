@@ -44,6 +44,7 @@ def print_json(obj: Any, *, stream=None, lines: bool = False) -> None:
 
 VERDICT_STYLE = {"optimal": "green", "gap": "bold red", "error": "bold yellow",
                  "suboptimal": "cyan", "not-private": "bold red",
-                 "contradiction": "bold white on red", "open": "bold blue"}
+                 "contradiction": "bold white on red", "open": "bold blue",
+                 "interaction-helps": "bold magenta"}
 # Categories that are no finding (exit status 0, dpverify.status): `suboptimal` is one.
 PASSING = ("optimal",)

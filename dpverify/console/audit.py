@@ -20,13 +20,14 @@ from dpverify.console.protocols import (
     VALUE_COLUMNS,
     VERDICT_COLUMNS,
     audit_table,
-    file_json,
     protocol_table,
     rules_tables,
     verdict_text,
 )
 from dpverify.console.tables import natural_width, print_table
 from dpverify.console.verify import VerifyView
+from dpverify.console.views import result_json
+from dpverify.verifiers.audit.result import MechanismResult
 
 LONG_LEVEL = 30  # characters: a longer exact level is shown as about its float in a table
 
@@ -39,9 +40,39 @@ def _level(v: Any) -> str:
     return v if isinstance(v, str) else fmt(v)
 
 
+def _delta(v: Any) -> str:
+    """An achieved delta in a table: "p/q" (about its float when long), a float, a
+    bracket [lower, upper] as one number when both ends print alike, "-" when unknown."""
+    if v is None:
+        return "-"
+    if isinstance(v, list):
+        low, high = (_level(x) for x in v)
+        return low if low == high else f"[{low}, {high}]"
+    return _level(v)
+
+
+def delta_privacy_table(result: Any) -> Table:
+    """Per party of a protocol claiming (epsilon, delta): the claimed levels, the achieved
+    delta at the claimed epsilon (its privacy verdict), and the pure level achieved."""
+    h = result.header
+    table = audit_table(f"{result.problem}: privacy  ({result.source})",
+                        ["party", "claimed lambda", "claimed delta", "achieved delta",
+                         "achieved lambda", "private"])
+    for i, (claimed, delta, got, achieved, ok) in enumerate(zip(
+            h["claimed_lambdas"], h["claimed_deltas"], h["achieved_deltas"],
+            h["achieved_lambdas"], h["private_by_party"], strict=True)):
+        shown = {True: Text("yes"), False: Text("NO", style="bold red"),
+                 None: Text("undecided", style="bold yellow")}[ok]
+        table.add_row(str(i + 1), _level(claimed), _level(delta), _delta(got),
+                      _level(achieved), shown)
+    return table
+
+
 def privacy_table(result: Any) -> Table:
     """Per party: the level claimed, the level achieved, and whether it is met."""
     h = result.header
+    if "claimed_deltas" in h:
+        return delta_privacy_table(result)
     table = audit_table(f"{result.problem}: privacy  ({result.source})",
                         ["party", "claimed lambda", "achieved lambda", "achieved epsilon",
                          "private"])
@@ -74,6 +105,10 @@ def print_protocol(console: Console, result: Any, *, show_rules: bool = False) -
         return
     print_table(console, privacy_table(result))
     print_accuracy(console, result)
+    if "claimed_deltas" in result.header:
+        console.print("  (epsilon, delta): the relaxed optimum is the four-ray bound over "
+                      "interactive protocols; the RR value is the product of "
+                      "RR(epsilon_i, delta_i)")
     for note in result.header.get("privacy_notes", ()):
         console.print(f"  note: {note}")
     for r in result.results:
@@ -139,11 +174,25 @@ def print_mechanism(console: Console, result: Any) -> None:
 def summary(counts: Any, total: int, seconds: float) -> str:
     """`N files: a optimal, b suboptimal, ... (s s)`, naming only the verdicts that occur
     beside optimal."""
-    order = ("optimal", "suboptimal", "not-private", "contradiction", "gap", "error",
+    order = ("optimal", "suboptimal", "not-private", "contradiction", "gap", "open", "error",
              "invalid")
     parts = [f"{counts.get(v, 0)} {v}" for v in order
              if v == "optimal" or counts.get(v, 0)]
     return f"{total} file{'s' if total != 1 else ''}: {', '.join(parts)} ({seconds:.2f} s)"
+
+
+# -- privacy profiles ---------------------------------------------------------------------
+def profile_table(profile: Any) -> Table:
+    """Per epsilon of the grid, every party's achieved delta (the upper end of its exact
+    bracket: what a claim must be at least to be proved met)."""
+    data = profile.to_json()
+    parties = data["parties"]
+    table = audit_table(f"{profile.problem}: privacy profile delta(epsilon)  "
+                        f"({profile.source})",
+                        ["epsilon"] + [f"party {p['party']}" for p in parties])
+    for j, eps in enumerate(data["epsilons"]):
+        table.add_row(fmt(eps, 6), *(fmt(p["deltas"][j]) for p in parties))
+    return table
 
 
 # -- the listener -------------------------------------------------------------------------
@@ -155,19 +204,34 @@ class AuditView(VerifyView):
     Use as a context manager so the spinner is always taken down."""
 
     verb = "auditing"
+    profiles: dict[str, Any]  # source -> PrivacyProfile (audit --profile)
+
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.profiles = {}
 
     def finished(self, file_result: Any) -> None:
         result = self._to_print(file_result)
         if result is None:
             return
-        if result.kind == "mechanism":
+        if result.results and isinstance(result.results[0], MechanismResult):
             print_mechanism(self.out, result)
-        else:
+        else:  # a protocol's results (AuditResult), or none: it was refused
             print_protocol(self.out, result, show_rules=self.show_rules)
 
     def report(self, report: Any) -> None:
         self.__exit__()
         if self.as_json:
-            print_json([file_json(f, rules=self.show_rules) for f in report.files])
-        else:
-            self.out.print(summary(report.counts(), len(report.files), report.seconds))
+            files = []
+            for f in report.files:
+                obj = result_json(f, rules=self.show_rules)
+                if f.source in self.profiles:
+                    obj["privacy_profile"] = self.profiles[f.source].to_json()
+                files.append(obj)
+            print_json(files)
+            return
+        if not self.quiet:
+            for profile in self.profiles.values():
+                print_table(self.out, profile_table(profile))
+                self.out.print()
+        self.out.print(summary(report.counts(), len(report.files), report.seconds))

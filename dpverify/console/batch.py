@@ -30,7 +30,8 @@ from dpverify.console.tables import print_table
 SLOWEST = 5
 CATEGORIES = ("optimal", "gap", "error", "invalid")
 # shown in the counts only when they occur (protocol audits)
-MORE_CATEGORIES = ("suboptimal", "not-private", "contradiction", "open", "internal")
+MORE_CATEGORIES = ("suboptimal", "not-private", "contradiction", "interaction-helps", "open",
+                   "internal")
 STYLE = {**VERDICT_STYLE, "invalid": "bold magenta"}
 
 
@@ -208,9 +209,10 @@ def print_check(console: Console, report: Any) -> None:
         console.print(f"dpverify: {message}")
     batch = report.batch
     n = len(batch.items)
-    status = "ok" if report.exit_code() == 0 else "FAILED"
+    status = "ok" if report.exit_status() == 0 else "FAILED"
     console.print(f"check {status}: {n} problem{'s' if n != 1 else ''}, "
                   f"{report.checked} expectation{'s' if report.checked != 1 else ''} held, "
+                  + (f"{report.written} written, " if report.written else "") +
                   f"{len(report.mismatches)} mismatch{'es' if len(report.mismatches) != 1 else ''}"
                   f", {len(report.unchecked)} unchecked ({batch.seconds:.2f} s)")
     if batch.interrupted:
@@ -219,7 +221,8 @@ def print_check(console: Console, report: Any) -> None:
 
 def check_json(report: Any) -> dict[str, Any]:
     return {"problems": len(report.batch.items), "checked": report.checked,
+            "written": report.written,
             "mismatches": [m.to_json() for m in report.mismatches],
             "unchecked": [i.source for i in report.unchecked],
             "updated": list(report.updated), "update_errors": list(report.update_errors),
-            "exit_status": report.exit_code()}
+            "exit_status": report.exit_status()}

@@ -91,14 +91,3 @@ def protocol_rules_json(agent_result: Any) -> dict[str, Any] | None:
     return {"outputs": [json_output(v) for v in agent_result.outputs],
             "transcripts": list(agent_result.transcripts),
             "decision": np.asarray(agent_result.rule, dtype=float).tolist()}
-
-
-def file_json(file_result: Any, *, rules: bool = False) -> dict[str, Any]:
-    """One file's result object; with `rules`, a `rule` field per protocol result."""
-    out = file_result.to_json()
-    if rules and file_result.result.kind == "protocol" and file_result.result.results:
-        for obj, r in zip(out["results"], file_result.result.results, strict=True):
-            rule = protocol_rules_json(r)
-            if rule is not None:
-                obj["rule"] = rule
-    return out

@@ -19,10 +19,10 @@ from dpverify.console.numbers import fmt
 from dpverify.console.tables import print_table, without_columns
 from dpverify.sweeps.rows import PRIVACY_COLUMNS, methods, privacy_columns, to_csv
 
-TABLE_COLUMNS = ("problem", "source", "kind", "epsilon", "lambda", "parties", "n", "alpha",
+TABLE_COLUMNS = ("problem", "source", "kind", *PRIVACY_COLUMNS,
                  "method", "verdict", "status", "seconds", "version", "options",
                  "finished (UTC)", "reason")
-NUMBER_COLUMNS = ("epsilon", "lambda", "parties", "n", "alpha", "seconds")
+NUMBER_COLUMNS = (*PRIVACY_COLUMNS, "seconds")
 # The privacy columns come after the columns CSV readers already know (none moves).
 RESULT_FIXED = ("problem", "source", "kind", "problem_verdict", "status", "version",
                 "content_hash", "options", "finished_at", *PRIVACY_COLUMNS)
@@ -125,7 +125,7 @@ def print_results(out: Console, rows: Sequence[Any], fmt_name: str,
             narrow = ["seconds", "version", "options", "finished (UTC)"]
             print_table(out, [table, without_columns(table, ["seconds"]),
                               without_columns(table, narrow),
-                              without_columns(table, [*narrow, "lambda", "alpha", "n"])])
+                              without_columns(table, [*narrow, "lambda", "delta", "alpha", "n"])])
         n = len(rows)
         out.print(f"{n} stored result{'s' if n != 1 else ''}")
         stale = other_builds(rows, build) if build is not None else ""

@@ -17,9 +17,11 @@ from dpverify.sweeps.rows import to_json_rows
 
 # (header, row key, how to show it) per kind; a column that is empty in every row is left out
 MULTIPARTY = (("epsilon", "epsilon", "level"), ("lambda", "lambda", "level"),
+              ("delta", "delta", "level"),
               ("k", "parties", "int"), ("agent", "agent", "text"),
               ("accuracy", "accuracy", "text"), ("relaxed optimum", "relaxed_optimum", "num"),
-              ("RR value", "rr_value", "num"), ("closed form", "closed_form", "num"),
+              ("RR value", "rr_value", "num"), ("best found", "best_value", "num"),
+              ("closed form", "closed_form", "num"),
               ("gap", "gap", "gap"), ("verdict", "verdict", "verdict"),
               ("method", "method", "text"), ("seconds", "seconds", "seconds"))
 COUNT = (("epsilon", "epsilon", "level"), ("alpha", "alpha", "level"), ("n", "n", "int"),
@@ -63,6 +65,7 @@ def sweep_table(sweep: Any) -> Table:
 def summary_line(sweep: Any) -> str:
     counts = sweep.counts()
     parts = [f"{counts.get(c, 0)} {c}" for c in CATEGORIES[:3]]
+    parts += [f"{counts[c]} {c}" for c in ("interaction-helps", "open") if counts.get(c)]
     if counts.get("invalid"):
         parts.append(f"{counts['invalid']} invalid")
     n = len(sweep.points)

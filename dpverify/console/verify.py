@@ -6,77 +6,34 @@ finishes and, on a terminal only, shows a spinner while a problem is being solve
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Self
 
-import numpy as np
 from rich.console import Console
 from rich.status import Status
 from rich.table import Table
-from rich.text import Text
 
-from dpverify.console import VERDICT_STYLE, print_json
-from dpverify.console.numbers import fmt, fmt_gap, json_output
-from dpverify.console.protocols import file_json, protocol_table, rules_tables
-from dpverify.console.rules import rule_label
+from dpverify.console import print_json
 from dpverify.console.tables import compact, print_table
-
-MAX_RULE_ROWS = 64
-COUNT_COLUMNS = ("agent", "model", "mechanism optimum", "geometric value", "gap",
-                 "hypothesis", "verdict", "seconds")
-TEXT_COLUMNS = ("agent", "model", "accuracy", "hypothesis", "verdict", "proof")
-
-
-def _table(title: str, columns: Sequence[str]) -> Table:
-    table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
-    for col in columns:
-        table.add_column(col, justify="left" if col in TEXT_COLUMNS else "right")
-    return table
+from dpverify.console.views import VIEWS, result_json, view_of
+from dpverify.verifiers.result import AgentResult
 
 
 def problem_table(result: Any, *, show_proof: bool = False, show_grid: bool = False,
                   seconds: bool = True, gap_digits: int = 2, method: bool = True) -> Table:
-    """One problem's results; `seconds`, `gap_digits` and `method` let a narrow terminal
-    drop the least useful columns and digits first (see `problem_tables`)."""
-    title = f"{result.problem}  ({result.source})"
-    if result.kind == "protocol":  # an audited protocol: its own columns (console/audit.py)
-        table = protocol_table(result, seconds=seconds, gap_digits=gap_digits)
-        table.title = title
-        return table
-    if result.kind == "count":
-        columns = [c for c in COUNT_COLUMNS if seconds or c != "seconds"]
-        table = _table(title, columns)
-        for r in result.results:
-            row = [r.agent, r.accuracy, fmt(r.mechanism_optimum), fmt(r.geometric_value),
-                   fmt_gap(r.gap, gap_digits), r.hypothesis, _verdict(r.verdict.value)]
-            table.add_row(*row, *([f"{r.seconds:.3f}"] if seconds else []))
-        return table
-    # alphabets > 2: the best protocol found, between RR and the bound (docs/theory.md 6)
-    show_best = any("best_value" in r.extra for r in result.results)
-    columns = ["agent", "accuracy", "relaxed optimum", "RR value"] + ["best found"] * show_best
-    columns += ["gap"] + ["interior optimum"] * show_grid + ["verdict"] + ["method"] * method
-    columns += ["proof"] * show_proof
-    table = _table(title, columns + ["seconds"] * seconds)
-    for r in result.results:
-        row = [r.agent, r.accuracy, fmt(r.relaxed_optimum), fmt(r.rr_value)]
-        row += [fmt(r.extra.get("best_value"))] * show_best
-        row += [fmt_gap(r.gap, gap_digits)]
-        if show_grid:
-            row.append(fmt(r.extra.get("interior_optimum")))
-        row += [_verdict(r.verdict.value)] + [r.method] * method
-        if show_proof:
-            row.append(_proof(r.extra.get("proof")))
-        table.add_row(*row, *([f"{r.seconds:.3f}"] if seconds else []))
-    return table
+    """One problem's results, by the view of their type (console/views.py); `seconds`,
+    `gap_digits` and `method` let a narrow terminal drop the least useful columns and
+    digits first (see `problem_tables`)."""
+    return view_of(result).table(result, seconds=seconds, gap_digits=gap_digits,
+                                 method=method, show_proof=show_proof, show_grid=show_grid)
 
 
 def common_method(result: Any) -> str | None:
-    """The method of every result of a multi-party problem when they share one (alphabets
-    > 2: always `rays`), else None."""
-    if result.kind in ("count", "protocol"):
+    """The method of every result of a problem when they share one (alphabets > 2:
+    always `rays`) and its view has a method column, else None."""
+    if not view_of(result).method_column:
         return None
-    methods = {r.method for r in result.results}
+    methods = {str(r.method) for r in result.results}
     return methods.pop() if len(methods) == 1 else None
 
 
@@ -95,31 +52,21 @@ def problem_tables(result: Any, **kw: Any) -> list[Table]:
     return tables
 
 
-def _verdict(v: str) -> Text:
-    return Text(v, style=VERDICT_STYLE.get(v, ""))
-
-
-def _proof(proof: dict[str, Any] | None) -> str:
-    if not proof:
-        return "-"
-    if proof.get("status") == "proved-optimal":
-        return "proved"
-    if proof.get("status") == "bracket":
-        return f"bracket +-{proof.get('width', 0):.1e}"
-    return "unproved"
-
-
 def print_problem(console: Console, result: Any, **kw: Any) -> None:
     shown = print_table(console, problem_tables(result, **kw))
     method = common_method(result)
     if method and "method" not in {str(c.header) for c in shown.columns}:
         console.print(f"  method: {method} (every result)")
-    for r in result.results:
-        if r.reason:
-            console.print(f"  {r.agent} {r.accuracy}: {r.reason}")
-        note = getattr(r, "extra", {}).get("note")
-        if note:
-            console.print(f"  {r.agent} {r.accuracy}: {note}")
+    view = view_of(result)
+    notes = [(r, view.notes(r)) for r in result.results]
+    shared = {tuple(lines) for _, lines in notes}
+    if len(notes) > 1 and len(shared) == 1:  # the same note under every result: once
+        for line in shared.pop():
+            console.print(f"  every result: {line}")
+    else:
+        for r, lines in notes:
+            for line in lines:
+                console.print(f"  {r.agent} {r.accuracy}: {line}")
     if result.reason:
         console.print(f"  {result.reason}")
     console.print()
@@ -130,60 +77,22 @@ def summary_line(report: Any) -> str:
     counts = report.counts()
     parts = [f"{counts.get(v, 0)} {v}" for v in ("optimal", "gap", "error")]
     parts += [f"{counts[v]} {v}" for v in ("suboptimal", "not-private", "contradiction",
-                                           "open") if counts.get(v)]
+                                           "interaction-helps", "open") if counts.get(v)]
     if counts.get("invalid"):
         parts.append(f"{counts['invalid']} invalid")
     n = len(report.files)
     return f"{n} problem{'s' if n != 1 else ''}: {', '.join(parts)} ({report.seconds:.2f} s)"
 
 
-# -- decision rules -------------------------------------------------------------------------
+# -- decision rules ---------------------------------------------------------------------------
 def rules_table(result: Any, k: int) -> list[Table]:
-    """Per agent and accuracy: released bits -> decision (per own bit for a party)."""
-    tables = []
-    for r in result.results:
-        if getattr(r, "rule", None) is None:
-            continue
-        party = r.rule.ndim == 3
-        columns = ["decision if own bit 0", "decision if own bit 1"] if party else ["decision"]
-        t = _table(f"{result.problem}: decision rule of {r.agent} ({r.accuracy})",
-                   ["released bits", *columns])
-        rows = 1 << k
-        for tau in range(min(rows, MAX_RULE_ROWS)):
-            bits = format(tau, f"0{k}b")
-            if party:
-                t.add_row(bits, rule_label(r.outputs, r.rule[0][tau]),
-                          rule_label(r.outputs, r.rule[1][tau]))
-            else:
-                t.add_row(bits, rule_label(r.outputs, r.rule[tau]))
-        if rows > MAX_RULE_ROWS:
-            t.add_row(f"... {rows - MAX_RULE_ROWS} more rows", *[""] * len(columns))
-        tables.append(t)
-    return tables
+    """The decision rules of a problem's results, by their view (console/views.py)."""
+    return view_of(result).rules(result, k)
 
 
 def rule_json(agent_result: Any) -> dict[str, Any] | None:
-    """`{"outputs": [...], "decision": [[...]]}`: the decision rule as nested lists,
-    `decision[tau][y]` (observer) or `decision[b][tau][y]` (party with own bit b), as in
-    a certificate's `lower.decision`; None when the result has no rule."""
-    rule = getattr(agent_result, "rule", None)
-    if rule is None:
-        return None
-    return {"outputs": [json_output(v) for v in agent_result.outputs],
-            "decision": np.asarray(rule, dtype=float).tolist()}
-
-
-def result_json(file_result: Any, *, rules: bool = False) -> dict[str, Any]:
-    """spec.md's result object of one file; with `rules`, a `rule` field per result."""
-    if file_result.result.kind == "protocol":  # rules over transcripts (console/audit.py)
-        return file_json(file_result, rules=rules)
-    out = file_result.to_json()
-    if rules and file_result.result.results:
-        for obj, r in zip(out["results"], file_result.result.results, strict=True):
-            rule = rule_json(r)
-            if rule is not None:
-                obj["rule"] = rule
-    return out
+    """A multi-party result's decision rule as JSON (BitsView.rule_json)."""
+    return VIEWS[AgentResult].rule_json(agent_result)
 
 
 # -- the listener ---------------------------------------------------------------------------
@@ -234,12 +143,8 @@ class VerifyView:
         if result is None:
             return
         print_problem(self.out, result, **self.table_options)
-        if self.show_rules and result.kind == "protocol":
-            for table in rules_tables(result):
-                print_table(self.out, table)
-                self.out.print()
-        if self.show_rules and result.kind == "multiparty":
-            for table in rules_table(result, file_result.spec.parties):
+        if self.show_rules:
+            for table in rules_table(result, getattr(file_result.spec, "parties", 0)):
                 print_table(self.out, table)
                 self.out.print()
 

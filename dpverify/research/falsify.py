@@ -186,6 +186,11 @@ def search(spec: MultipartySpec, search_options: SearchOptions, options: VerifyO
         raise InputError(f"{spec.source}: falsify tests the bound of KOV Theorem 3.1 on bits; "
                          "with alphabets > 2, `dpverify verify` searches protocols itself and "
                          "writes witnesses (docs/theory.md, section 6)")
+    if spec.approximate:
+        raise InputError(f"{spec.source}: falsify tests the pure epsilon-DP bound of KOV "
+                         "Theorem 3.1; with delta > 0, `dpverify verify` searches interactive "
+                         "protocols itself and writes witnesses (docs/theory.md, "
+                         "\"Approximate privacy\")")
     if search_options.messages ** search_options.rounds > MAX_SEARCH_TRANSCRIPTS:
 
         raise InputError(f"--messages {search_options.messages} and --rounds "

@@ -18,10 +18,8 @@ function of its class. `symmetry=False` verifies every function (the tests compa
 from __future__ import annotations
 
 import itertools
-import math
 import time
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -29,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from dpverify.defaults import DEFAULT_TIMEOUT
 from dpverify.errors import InputError, OptionError
 from dpverify.filenames import file_stem, output_path
 from dpverify.spec.documents import number, toml_text
@@ -230,24 +229,15 @@ def problem_text(plan: SurveyPlan, case: Case, expect: dict[str, Any] | None = N
     return toml_text(doc, "<survey>")
 
 
-def run_case(plan: SurveyPlan, case: Case, options: Any) -> CaseResult:
-    """Verify one case (in a worker process, too)."""
-    from dpverify.spec import MultipartySpec, loads
-    from dpverify.spec.model import Accuracy
-    from dpverify.theory.units import units_of
-    from dpverify.verifiers.multisymbol.verifier import symbol_outcome
-
-    start = time.perf_counter()
-    spec = loads(problem_text(plan, case), source="<survey>")
-    assert isinstance(spec, MultipartySpec)  # written above
-    out = symbol_outcome(spec, spec.agents[0], Accuracy(case.accuracy), options, None)
-    from dpverify.spec.tables import tabulate
-
-    units = units_of(tabulate(spec, spec.agents[0]).gain_exact)
-    return CaseResult(case, out.verdict.value,
-                      units.user(out.bound.bound if out.bound else None),
-                      units.user(out.rr_low), units.user(out.best),
-                      time.perf_counter() - start, out.reason)
+def case_result(case: Case, result: dict[str, Any], seconds: float) -> CaseResult:
+    """A case's row from its problem's result object (spec.md: the bound is
+    `relaxed_optimum`, m-ary RR's value `rr_value`, the best protocol found `best_value`);
+    a problem that timed out or could not be run is an `error` with its reason."""
+    rows = result.get("results") or [{}]
+    row = rows[0]
+    return CaseResult(case, str(row.get("verdict", result.get("verdict", "error"))),
+                      row.get("relaxed_optimum"), row.get("rr_value"), row.get("best_value"),
+                      seconds, str(row.get("reason") or result.get("reason") or ""))
 
 
 def save_case(plan: SurveyPlan, result: CaseResult, directory: Path) -> str:
@@ -263,34 +253,42 @@ def save_case(plan: SurveyPlan, result: CaseResult, directory: Path) -> str:
 
 def run_survey(plan: SurveyPlan, options: Any, *, jobs: int = 1,
                save_dir: Path | None = None,
-               on_result: Callable[[CaseResult, int, int], None] | None = None
-               ) -> SurveyReport:
-    """Every case of the plan, on `jobs` spawned worker processes (design.md: spawn, not
-    fork, for HiGHS); the gap and open ones saved into `save_dir`."""
+               on_result: Callable[[CaseResult, int, int], None] | None = None,
+               timeout: float | None = DEFAULT_TIMEOUT) -> SurveyReport:
+    """Every case of the plan, through the batch runner (runner/batch.py: spawned workers,
+    a time limit per case, dead workers and Ctrl-C handled as in `batch`); the gap and
+    open ones saved into `save_dir`. The witness protocols the m-ary verifier writes go
+    to a temporary directory: a survey keeps only the problem files it saves."""
+    import dataclasses
+    import tempfile
+
+    from dpverify.runner.batch import problem_text as problem_file
+    from dpverify.runner.batch import run_problems
+
     start = time.perf_counter()
     todo, count = cases(plan)
     report = SurveyReport(plan, functions=count,
                           classes=len({(c.table, c.gain) for c in todo}))
-    for result in _results(plan, todo, options, jobs):
-        if save_dir is not None and result.verdict in ("gap", "open"):
-            result.saved = save_case(plan, result, save_dir)
-        report.results.append(result)
-        if on_result is not None:
-            on_result(result, len(report.results), len(todo))
+    by_source = {f"<survey {i}>": case for i, case in enumerate(todo)}
+    files = [problem_file(source, problem_text(plan, case), name=case_name(plan, case),
+                          kind="multiparty") for source, case in by_source.items()]
+
+    class Collect:
+        def started(self, total: int, skipped: int, workers: int) -> None:
+            pass
+
+        def finished(self, item: Any) -> None:
+            result = case_result(by_source[item.source], item.result, item.seconds)
+            if save_dir is not None and result.verdict in ("gap", "open"):
+                result.saved = save_case(plan, result, save_dir)
+            report.results.append(result)
+            if on_result is not None:
+                on_result(result, len(report.results), len(todo))
+
+    with tempfile.TemporaryDirectory(prefix="dpverify-survey-") as witnesses:
+        run_problems(files, dataclasses.replace(options, witness_dir=witnesses), store=None,
+                     jobs=jobs, timeout=timeout, listener=Collect())
+    order = {id(case): i for i, case in enumerate(todo)}
+    report.results.sort(key=lambda r: order[id(r.case)])
     report.seconds = time.perf_counter() - start
     return report
-
-
-def _results(plan: SurveyPlan, todo: Sequence[Case], options: Any,
-             jobs: int) -> Iterator[CaseResult]:
-    if jobs <= 1 or len(todo) <= 1:
-        for case in todo:
-            yield run_case(plan, case, options)
-        return
-    import multiprocessing
-
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        chunk = max(1, math.ceil(len(todo) / (4 * jobs)))
-        yield from pool.map(run_case, itertools.repeat(plan), todo,
-                            itertools.repeat(options), chunksize=chunk)

@@ -100,7 +100,7 @@ class _Outcomes:
     def counts(self) -> Counter[str]:
         return Counter(item.category for item in self.items)
 
-    def exit_code(self) -> ExitStatus:
+    def exit_status(self) -> ExitStatus:
         """spec.md: 2 bad input, else 3 could not decide, else 1 a gap, else 0 (130 when
         interrupted)."""
         return verdict_status((item.category for item in self.items),

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 
-from dpverify.errors import DpverifyError, InputError, SpecError
+from dpverify.errors import DpverifyError, InputError, SizeLimitError, SpecError
 from dpverify.filenames import output_path
 from dpverify.runner.files import SkippedFile, find_problem_files, no_problem_files
 from dpverify.spec import load
@@ -30,6 +30,11 @@ from dpverify.verifiers.multiparty.certify import (
     dump_certificate,
 )
 from dpverify.verifiers.options import VerifyOptions
+
+# Certificates prove pure epsilon-DP optimality; with delta > 0 `verify` proves the
+# (epsilon, delta) bound (docs/theory.md, "Approximate privacy").
+APPROXIMATE = ("approximate privacy (delta > 0): certificates cover pure epsilon-DP only; "
+               "`dpverify verify` proves the (epsilon, delta) bound")
 
 __all__ = ["CertificateCheck", "CertificateChecks", "CertificateRecord", "Certification",
            "CertifyReport",
@@ -138,6 +143,8 @@ def _record(cert: dict, target: Path | None) -> CertificateRecord:
 def _certify_spec(spec: MultipartySpec, folder: Path | None, options: VerifyOptions,
                   report: CertifyReport, on_certificate: Callable[[CertificateRecord], None],
                   on_message: Callable[[str], None]) -> None:
+    if spec.approximate:
+        raise SizeLimitError(f"{spec.source}: {APPROXIMATE}")
     for agent in spec.agents:
         for accuracy in spec.accuracies:
             try:
@@ -202,6 +209,10 @@ def certify_paths(paths: Sequence[str | Path], out_dir: str | Path,
             report.messages.append(str(exc))
             on_message(str(exc))
             continue
+        if isinstance(spec, MultipartySpec) and spec.approximate:
+            report.skipped.append(SkippedFile(str(path), APPROXIMATE, str(spec.kind)))
+            report.messages.append(f"{path}: skipped: {APPROXIMATE}")
+            continue
         if isinstance(spec, MultipartySpec):
             report.problems += 1
             _certify_spec(spec, folder, options, report, on_certificate, on_message)
@@ -210,6 +221,9 @@ def certify_paths(paths: Sequence[str | Path], out_dir: str | Path,
         reason = f"a {kind} problem: certificates cover multi-party problems only"
         report.skipped.append(SkippedFile(str(path), reason, kind))
         report.messages.append(f"{path}: skipped: {reason}")
+    approximate = [s for s in report.skipped if s.reason == APPROXIMATE]
+    if not report.problems and not report.invalid and approximate:
+        raise SizeLimitError(f"{approximate[0].source}: {APPROXIMATE}")
     if not report.problems and not report.invalid:
         raise SpecError(", ".join(map(str, paths)), "", None,
                         "no multi-party problem files found")

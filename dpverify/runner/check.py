@@ -72,14 +72,15 @@ class CheckReport:
     batch: BatchReport
     mismatches: list[Mismatch] = field(default_factory=list)
     unchecked: list[BatchItem] = field(default_factory=list)  # optimal, but no [expect]
-    checked: int = 0  # expectations that held
+    checked: int = 0  # expectations that held (not counting those --update just wrote)
+    written: int = 0  # expectation values --update wrote (new or replacing a mismatch)
     updated: list[str] = field(default_factory=list)  # files --update rewrote
     update_errors: list[str] = field(default_factory=list)
     tol: float = DEFAULT_CHECK_TOL
     strict: bool = False
     digits: bool = False
 
-    def exit_code(self) -> ExitStatus:
+    def exit_status(self) -> ExitStatus:
         """spec.md: 2 bad input; 3 could not decide; 1 a gap or a mismatch (or, with
         --strict, a problem without expectations); else 0. Every gap that its [expect]
         table does not expect is a mismatch."""
@@ -338,6 +339,7 @@ def update_expectations(report: CheckReport, *, store: Store | None, options: An
             report.update_errors.append(f"{item.source}: cannot update [expect]: {exc}")
             items.append(item)
             continue
+        report.written += len(values)
         if new_text != text:
             _write_atomically(Path(item.source), new_text)
             report.updated.append(item.source)
@@ -349,8 +351,8 @@ def update_expectations(report: CheckReport, *, store: Store | None, options: An
     report.batch.items = items
     fresh = check_report(report.batch, tol=report.tol, strict=report.strict,
                          digits=report.digits)
-    report.mismatches, report.unchecked, report.checked = (fresh.mismatches, fresh.unchecked,
-                                                           fresh.checked)
+    report.mismatches, report.unchecked = fresh.mismatches, fresh.unchecked
+    report.checked = fresh.checked - report.written  # what it wrote holds, but was not checked
 
 
 def _stored(item: BatchItem, okey: str) -> StoredResult:

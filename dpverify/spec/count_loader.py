@@ -16,13 +16,20 @@ from dpverify.errors import SpecError
 from dpverify.spec.count_model import CountSpec, MechanismSpec
 from dpverify.spec.numbers import STOCHASTIC_TOL
 from dpverify.spec.reader import Table, parse_toml, read_text
-from dpverify.spec.sections import consumer_table, count_expectations, count_levels, square_matrix
+from dpverify.spec.sections import (
+    consumer_table,
+    count_delta,
+    count_expectations,
+    count_levels,
+    number_matrix,
+    square_matrix,
+)
 
 __all__ = ["CountSpec", "MechanismSpec", "load_mechanism", "loads_mechanism", "parse_count",
            "parse_mechanism"]
 
-PROBLEM_KEYS = ("name", "description", "kind", "n", "epsilon", "alpha")
-MECHANISM_KEYS = ("name", "description", "alpha", "epsilon", "matrix")
+PROBLEM_KEYS = ("name", "description", "kind", "n", "epsilon", "alpha", "delta")
+MECHANISM_KEYS = ("name", "description", "alpha", "epsilon", "delta", "matrix")
 MAX_N = 5000  # answers 0..n; the LP size guard refuses far smaller n by default
 MAX_TABULATED_N = 150  # tabulate (and so validate) the loss at load time up to this n
 
@@ -43,6 +50,7 @@ def parse_count(root: Table, problem: Table, *, default_name: str) -> CountSpec:
     problem.string("kind", "count")
     n = problem.integer("n", minimum=0, maximum=MAX_N)
     alpha, alpha_exact, epsilon_exact = count_levels(problem)
+    delta = count_delta(problem)
 
     if not root.has("consumer"):
         raise SpecError(file, "consumer", None,
@@ -53,7 +61,8 @@ def parse_count(root: Table, problem: Table, *, default_name: str) -> CountSpec:
 
     spec = CountSpec(name=name, description=description, source=file, n=n, alpha=alpha,
                      alpha_exact=alpha_exact, epsilon_exact=epsilon_exact, loss=loss,
-                     side_information=side, model=model, prior=prior, expect=expect)
+                     side_information=side, model=model, prior=prior, expect=expect,
+                     delta=delta)
     if n <= MAX_TABULATED_N:
         from dpverify.spec.losses import loss_table
 
@@ -73,7 +82,8 @@ def load_mechanism(path: str | Path) -> MechanismSpec:
 def loads_mechanism(text: str, *, source: str = "<string>",
                     default_name: str = "mechanism") -> MechanismSpec:
     """A `[mechanism]` table: `alpha` (or `epsilon`) and an (n+1) x (n+1) row-stochastic
-    `matrix` (rows: true answers, columns: released answers; "p/q" strings allowed)."""
+    `matrix` (rows: true answers, columns: released answers; "p/q" strings allowed); with
+    `delta` > 0 the matrix may have any number of columns (released values)."""
     document = parse_toml(text, source)
     root = Table(document, source, "")
     if "problem" in document and "mechanism" not in document:
@@ -96,6 +106,7 @@ def parse_mechanism(table: Table, *, default_name: str) -> MechanismSpec:
     name = table.string("name", default_name)
     description = table.string("description", "")
     alpha, alpha_exact, epsilon_exact = count_levels(table)
+    delta = count_delta(table)
     value = table.get("matrix")
     key = table.key("matrix")
     if not isinstance(value, list) or not value:
@@ -105,7 +116,10 @@ def parse_mechanism(table: Table, *, default_name: str) -> MechanismSpec:
     if len(value) > MAX_N + 1:
         raise SpecError(source, key, f"{len(value)} rows", f"at most {MAX_N + 1} rows")
     n = len(value) - 1
-    rows = square_matrix(table, value, key, n)
+    # with delta > 0 the released values need not be 0..n: RR(epsilon, delta) on one bit
+    # has four (docs/format.md, "Mechanism files"); a pure mechanism is square (GS)
+    rows = square_matrix(table, value, key, n) if delta == 0 else \
+        number_matrix(table, value, key)
     floats = any(isinstance(v, float) for row in value for v in row)
     exact = alpha_exact is not None and not floats
     for i, row in enumerate(rows):
@@ -120,4 +134,4 @@ def parse_mechanism(table: Table, *, default_name: str) -> MechanismSpec:
                             + ("" if exact else f" (within {STOCHASTIC_TOL:g})"))
     return MechanismSpec(name=name, description=description, source=source, n=n, alpha=alpha,
                          alpha_exact=alpha_exact, epsilon_exact=epsilon_exact, matrix=rows,
-                         exact=exact)
+                         exact=exact, delta=delta, float_entries=floats)

@@ -61,12 +61,22 @@ class CountPrivacy:
     alpha: float
     alpha_exact: Fraction | None
     epsilon_exact: Fraction | None
+    # approximate privacy (docs/theory.md, "Approximate privacy"): (epsilon, delta)-DP
+    # between adjacent answers; 0 is pure epsilon-DP (GS Definition 2)
+    delta: Fraction = Fraction(0)
 
     def __post_init__(self) -> None:
         if self.n < 0:
             raise ValueError(f"n must be >= 0: {self.n}")
         if not 0.0 <= self.alpha <= 1.0:
             raise ValueError(f"alpha must lie in [0, 1]: {self.alpha}")
+        if not 0 <= self.delta < 1:
+            raise ValueError(f"delta must lie in [0, 1): {self.delta}")
+
+    @property
+    def approximate(self) -> bool:
+        """Whether the privacy is approximate, (epsilon, delta) with delta > 0."""
+        return self.delta > 0
 
 
 @dataclass(frozen=True, eq=False)
@@ -113,3 +123,4 @@ class MechanismSpec(CountPrivacy):
 
     matrix: tuple[tuple[Fraction, ...], ...] = ()
     exact: bool = False
+    float_entries: bool = False  # some entry was a TOML float (a rounded decimal)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dpverify.errors import SpecError
+from dpverify.errors import SizeLimitError, SpecError
 from dpverify.spec.count_loader import parse_mechanism
 from dpverify.spec.count_model import CountSpec, MechanismSpec
 from dpverify.spec.losses import loss_table
@@ -50,6 +50,12 @@ def loads_mechanism_audit(text: str, *, source: str = "<string>",
                         "[consumer] table with `loss` (and optionally side_information, "
                         "model, prior); `dpverify derive` needs none")
     mechanism = parse_mechanism(root.table("mechanism"), default_name=default_name)
+    if mechanism.approximate:
+        raise SizeLimitError(
+            f"{source}: a mechanism that claims delta > 0 is not audited against a consumer: "
+            "`dpverify derive` checks its (epsilon, delta) privacy and the consumers of two "
+            "adjacent answers, and a count problem with `delta` gives a consumer's "
+            "(epsilon, delta) optimum")
     n = mechanism.n
     loss, side, model, prior = consumer_table(root.table("consumer"), n)
     consumer = CountSpec(name=mechanism.name, description=mechanism.description,

@@ -34,6 +34,9 @@ from dpverify.spec.reader import Table, exact_number, expression_text, type_name
 AGENT_KEYS = ("function", "gain", "outputs")
 CONSUMER_KEYS = ("loss", "side_information", "model", "prior")
 ACCURACIES = tuple(a.value for a in Accuracy)
+# multi-party (and protocol) results may also expect `interaction-helps` (delta > 0: an
+# interactive protocol beats RR(epsilon, delta); docs/theory.md, "Approximate privacy")
+AGENT_VERDICTS = EXPECTABLE_VERDICTS + ("interaction-helps",)
 MAX_EPSILON = 700  # e^epsilon (e^-epsilon) must stay a finite (positive) float
 
 
@@ -97,6 +100,23 @@ def deltas(problem: Table, k: int) -> tuple[Fraction, ...]:
                             "delta must be a number in [0, 1) (0: pure epsilon-DP)")
         out.append(delta)
     return tuple(out)
+
+
+def count_delta(table: Table) -> Fraction:
+    """A count's (or a mechanism's) `delta`: one number in [0, 1), exact rationals
+    allowed; 0 (pure epsilon-DP) when absent. Every pair of adjacent answers is held to it
+    (docs/theory.md, "Approximate privacy")."""
+    if not table.has("delta"):
+        return Fraction(0)
+    value = table.get("delta")
+    if isinstance(value, list):
+        raise table.error("delta", value, "a count has one delta (a number in [0, 1)), not "
+                                          "a list")
+    delta = exact_number(table, "delta", value)
+    if not 0 <= delta < 1:
+        raise table.error("delta", value, "delta must be a number in [0, 1) (0: pure "
+                                          "epsilon-DP)")
+    return delta
 
 
 def count_levels(table: Table) -> tuple[float, Fraction | None, Fraction | None]:
@@ -332,7 +352,7 @@ def expectations(root: Table, agents: list[AgentSpec]) -> tuple[Expectation, ...
             raise SpecError(t.file, t.path, None,
                             f"no such agent in this problem; agents: {', '.join(sorted(names))}")
         t.done(ACCURACIES + ("verdict",))
-        out.extend(_expected(t, agent))
+        out.extend(_expected(t, agent, choices=AGENT_VERDICTS))
 
     if expect.has("observer"):
         read(expect.table("observer"), "observer")
@@ -364,11 +384,11 @@ def count_expectations(root: Table, model: str) -> tuple[Expectation, ...]:
     return tuple(_expected(t, "consumer", check))
 
 
-def _expected(t: Table, agent: str, check: Callable[[str], None] | None = None
-              ) -> list[Expectation]:
-    """One `[expect.<agent>]` table: its verdict (default optimal) and a value per key
-    (each key first passed to `check`)."""
-    verdict = expected_verdict(t, EXPECTABLE_VERDICTS)
+def _expected(t: Table, agent: str, check: Callable[[str], None] | None = None,
+              choices: tuple[str, ...] = EXPECTABLE_VERDICTS) -> list[Expectation]:
+    """One `[expect.<agent>]` table: its verdict (default optimal, one of `choices`) and a
+    value per key (each key first passed to `check`)."""
+    verdict = expected_verdict(t, choices)
     out = []
     for key in t.data:
         if key == "verdict":

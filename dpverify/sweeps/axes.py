@@ -1,5 +1,6 @@
-"""What a sweep varies: a privacy level (`epsilon`, `lambda` or `alpha`) and/or the number
-of `parties`, each over a range `start:stop:count` or a list of values.
+"""What a sweep varies: a privacy level (`epsilon`, `lambda` or `alpha`, or a multi-party
+problem's `delta`, the same for every party) and/or the number of `parties`, each over a
+range `start:stop:count` or a list of values.
 
 Values are computed exactly: `0.1:4:40` gives 0.1, 0.2, ..., 4.0 (each the float nearest
 to the exact decimal, never `0.30000000000000004`). A range or list written with an exact
@@ -26,9 +27,10 @@ class Variable(enum.StrEnum):
     LAMBDA = "lambda"
     ALPHA = "alpha"
     PARTIES = "parties"
+    DELTA = "delta"  # approximate privacy (docs/theory.md, "Approximate privacy")
 
 
-LEVELS = (Variable.EPSILON, Variable.LAMBDA, Variable.ALPHA)
+LEVELS = (Variable.EPSILON, Variable.LAMBDA, Variable.ALPHA, Variable.DELTA)
 
 # A value as a problem file takes it: a float, an int (parties), or an exact "p/q" string.
 Value = float | int | str

@@ -3,7 +3,8 @@
 A *family* is every stored result of one problem name (a sweep's points share their
 problem's name; files that encode epsilon in their names but share a `name` do too). Its
 points are placed by the privacy level and size in their result objects; the x axis is
-the quantity that varies (epsilon, else parties; alpha for count problems, else n).
+the quantity that varies (epsilon, else delta, else parties; alpha for count problems,
+else n).
 """
 
 from __future__ import annotations
@@ -70,12 +71,15 @@ def sweep_from_store(rows: Sequence[Any], problem: str | None = None) -> Sweep:
     else:
         by_k = _varies([p.get("parties") for p in places])
         by_level = _varies([p.get("epsilon") for p in places])
-        x = "epsilon" if by_level or not by_k else "parties"
-        series = "parties" if by_level and by_k else None
+        by_delta = _varies([p.get("delta") or 0.0 for p in places])  # none: delta = 0
+        x = "epsilon" if by_level or not (by_k or by_delta) else \
+            "delta" if by_delta else "parties"
+        series = "parties" if (by_level or by_delta) and by_k else None
     ordered = sorted(latest.values(), key=lambda rp: (rp[1].get(series or "") or 0,
                                                       rp[1].get(x) or 0))
-    points = tuple(SweepPoint(i, {}, row.source, row.status, row.result, {}, row.seconds,
-                              cached=True) for i, (row, _) in enumerate(ordered))
+    points = tuple(SweepPoint(i, {"delta": place.get("delta") or 0.0} if x == "delta" else {},
+                              row.source, row.status, row.result, {}, row.seconds,
+                              cached=True) for i, (row, place) in enumerate(ordered))
     notes = (f"{skipped} stored result{'s' if skipped != 1 else ''} with different levels "
              "per party left out",) if skipped else ()
     name = problem if problem is not None and not _is_glob(problem) else chosen[0].problem

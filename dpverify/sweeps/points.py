@@ -12,6 +12,7 @@ import ast
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 from dpverify.errors import OptionError, SpecError
@@ -69,15 +70,31 @@ def plan_points(problem: Problem, *, level: Axis | None = None,
                 name = "lambda_" if level.variable is Variable.LAMBDA else str(level.variable)
                 changes[name] = value
             source = point_source(problem.source, coords)
+            delta = changes.pop("delta", None)
             built = problem.replace(source=source, **changes)
+            if delta is not None:
+                built = with_delta(built, delta)
             points.append(PlannedPoint(len(points), coords, built))
     return tuple(points)
+
+
+def with_delta(problem: Problem, delta: Value) -> Problem:
+    """The problem with `delta` (one for every party; docs/theory.md, "Approximate
+    privacy"), validated again. A decimal (a float of the axis) is taken as the exact
+    decimal it denotes: 0.05 is 1/20, not the binary float nearest to it."""
+    document = problem.document()
+    table = dict(document.get("problem") or {})
+    exact = Fraction(repr(delta)) if isinstance(delta, float) else Fraction(str(delta))
+    table["delta"] = str(exact)
+    document["problem"] = table
+    return Problem.from_document(document, source=problem.source, default_name=problem.name)
 
 
 def check_axes(problem: Problem, level: Axis | None, parties: Axis | None) -> None:
     """Refuse axes that do not apply to the problem's kind, in one line each."""
     if level is None and parties is None:
-        raise OptionError("nothing to sweep: give --epsilon, --lambda, --alpha or --parties")
+        raise OptionError("nothing to sweep: give --epsilon, --lambda, --alpha, --delta or "
+                          "--parties")
     if level is not None and level.variable not in LEVELS:
         raise OptionError(f"--{level.variable} is not a privacy level")
     kind = problem.kind
@@ -89,6 +106,9 @@ def check_axes(problem: Problem, level: Axis | None, parties: Axis | None) -> No
             raise OptionError(f"{problem.source}: --lambda applies to multi-party problems; a "
                               "count problem's level is alpha = e^-epsilon: sweep --alpha or "
                               "--epsilon")
+        if level is not None and level.variable is Variable.DELTA:
+            raise OptionError(f"{problem.source}: --delta applies to multi-party problems; "
+                              "give a count problem's delta in its file")
     elif kind == Kind.MULTIPARTY:
         if level is not None and level.variable is Variable.ALPHA:
             raise OptionError(f"{problem.source}: --alpha applies to count problems; a "

@@ -18,11 +18,32 @@ MULTIPARTY_COLUMNS = ("problem", "kind", "epsilon", "lambda", "parties", "agent"
 COUNT_COLUMNS = ("problem", "kind", "epsilon", "alpha", "n", "agent", "accuracy",
                  "mechanism_optimum", "geometric_value", "gap", "hypothesis", "verdict",
                  "method", "seconds", "reason", "source")
-PRIVACY_COLUMNS = ("epsilon", "lambda", "parties", "n", "alpha")
+# delta > 0 (docs/theory.md, "Approximate privacy"): the best interactive protocol found
+# and its witness file beside the bound and RR(epsilon, delta)'s value
+APPROXIMATE_COLUMNS = ("problem", "kind", "epsilon", "lambda", "delta", "parties", "agent",
+                       "accuracy", "relaxed_optimum", "rr_value", "best_value", "gap",
+                       "verdict", "method", "witness", "seconds", "reason", "source")
+PRIVACY_COLUMNS = ("epsilon", "lambda", "delta", "parties", "n", "alpha")
 
 
-def columns_for(kind: str) -> tuple[str, ...]:
-    return COUNT_COLUMNS if kind == "count" else MULTIPARTY_COLUMNS
+def columns_for(kind: str, rows: Iterable[Mapping[str, Any]] = ()) -> tuple[str, ...]:
+    """The columns of a sweep's rows: a count's, a multi-party problem's, or those of
+    approximate privacy when some row has a `delta` (a result with delta > 0)."""
+    if kind == "count":
+        return COUNT_COLUMNS
+    if any(row.get("delta") is not None for row in rows):
+        return APPROXIMATE_COLUMNS
+    return MULTIPARTY_COLUMNS
+
+
+def delta_value(deltas: Any) -> Any:
+    """A result's `delta` list ("p/q" strings, one per party) as one float when every
+    party has the same, else a list of floats."""
+    from fractions import Fraction
+
+    if not isinstance(deltas, list):
+        return deltas
+    return _one([float(Fraction(str(d))) for d in deltas])
 
 
 def clean_float(x: float) -> float:
@@ -45,8 +66,11 @@ def privacy_columns(result: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(result.get("lambdas"), list):
         lambdas = [float(v) for v in result["lambdas"]]
         epsilons = [clean_float(math.log(v)) if v > 0 else None for v in lambdas]
-        return {"epsilon": _one(epsilons), "lambda": _one(lambdas),
-                "parties": result.get("parties")}
+        out = {"epsilon": _one(epsilons), "lambda": _one(lambdas),
+               "parties": result.get("parties")}
+        if isinstance(result.get("delta"), list):  # approximate privacy
+            out["delta"] = delta_value(result["delta"])
+        return out
     if "alpha" in result and result.get("alpha") is not None:
         alpha = float(result["alpha"])
         epsilon = clean_float(-math.log(alpha)) if alpha > 0 else None  # alpha 0: no privacy
@@ -62,7 +86,10 @@ def spec_place(spec: Any) -> dict[str, Any]:
     from dpverify.spec.model import MultipartySpec
 
     if isinstance(spec, MultipartySpec):
-        return privacy_columns({"lambdas": list(spec.lambdas), "parties": spec.parties})
+        header: dict[str, Any] = {"lambdas": list(spec.lambdas), "parties": spec.parties}
+        if spec.approximate:
+            header["delta"] = [str(d) for d in spec.deltas]
+        return privacy_columns(header)
     if isinstance(spec, CountSpec):
         return privacy_columns({"alpha": spec.alpha, "n": spec.n})
     return {}
@@ -101,6 +128,9 @@ def result_rows(result: Mapping[str, Any], *, coords: Mapping[str, Any] | None =
     for r in results:
         row = dict(base)
         row.update({k: v for k, v in r.items() if k not in ("rule",)})
+        if "delta" in r:  # one float (a list when the parties differ), or the point's
+            row["delta"] = base["delta"] if "delta" in (coords or {}) else \
+                delta_value(r["delta"])
         row.setdefault("method", "")
         if closed_forms and r.get("agent") in closed_forms:
             row["closed_form"] = closed_forms[r["agent"]]

@@ -103,12 +103,12 @@ class Sweep:
     def counts(self) -> Counter[str]:
         return Counter(p.category for p in self.points)
 
-    def exit_code(self) -> ExitStatus:
+    def exit_status(self) -> ExitStatus:
         return verdict_status((p.category for p in self.points), interrupted=self.interrupted)
 
     @property
     def columns(self) -> tuple[str, ...]:
-        return columns_for(self.kind)
+        return columns_for(self.kind, self.rows())
 
     def rows(self) -> list[dict[str, Any]]:
         """One row per point, agent and accuracy (docs/format.md, "Sweep rows")."""
@@ -161,7 +161,10 @@ def run_sweep(problem: Problem, options: VerifyOptions, *, level: Axis | None = 
         if item is None:  # interrupted before it finished
             continue
         spec = p.problem.spec
-        forms = closed_forms(spec) if isinstance(spec, MultipartySpec) else {}
+        # the closed forms are of pure epsilon-DP: none at delta > 0, nor over a delta axis
+        pure = level is None or level.variable is not Variable.DELTA
+        forms = closed_forms(spec) if isinstance(spec, MultipartySpec) and pure \
+            and not spec.approximate else {}
         points.append(SweepPoint(p.index, p.coords, p.source, item.status, item.result,
                                  forms, item.seconds, item.cached, spec_place(spec)))
     x = str(level.variable) if level is not None else str(Variable.PARTIES)

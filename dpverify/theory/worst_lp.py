@@ -39,6 +39,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from dpverify.defaults import LpForm
 from dpverify.lp.builder import LpBuilder
 from dpverify.lp.model import LinearProgram, LpSolution
 from dpverify.theory.exact import Scaled
@@ -384,7 +385,7 @@ def _read(lp: WorstLp, built: _Built, live: np.ndarray, sol: LpSolution) -> Floa
     return FloatWorst(rule, masses, sol.objective, sol)
 
 
-def solve_float(lp: WorstLp, solve: Solve, *, form: str = "dense", scale_rows: bool = False,
+def solve_float(lp: WorstLp, solve: Solve, *, form: str = LpForm.DENSE, scale_rows: bool = False,
                 drop_tiny: bool = False, name: str = "rr-worst",
                 by_output: bool = False, sums_first: bool = False) -> FloatWorst:
     """The LP in floats, in `chain` form (over_inputs only) or `dense`, rows optionally
@@ -393,7 +394,7 @@ def solve_float(lp: WorstLp, solve: Solve, *, form: str = "dense", scale_rows: b
     and the relaxed LP do), and its rows before the sums (or after: `sums_first`). The
     order changes nothing but the path of the solver: the callers keep theirs, so that
     their float values stay what they were to the last bit."""
-    if form == "chain":
+    if form == LpForm.CHAIN:
         live = np.arange(lp.channel.columns)
         built = _chain(lp, name)
     else:

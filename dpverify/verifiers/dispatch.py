@@ -13,6 +13,10 @@ from dpverify.verifiers.result import ProblemResult
 
 
 def _multiparty(spec, options: VerifyOptions) -> ProblemResult:
+    if spec.approximate:  # delta > 0: the four-ray bound, RR(epsilon, delta), the search
+        from dpverify.verifiers.approximate.problem import verify_approximate
+
+        return verify_approximate(spec, options)
     if not spec.binary:  # more than two symbols: research mode (docs/theory.md, section 6)
         from dpverify.verifiers.multisymbol.verifier import verify_multisymbol
 
@@ -45,11 +49,6 @@ VERIFIERS: dict[Kind, Callable[..., ProblemResult]] = {
 
 def verify_spec(spec: Spec, options: VerifyOptions) -> ProblemResult:
     """Verify a loaded problem of any kind."""
-    if getattr(spec, "approximate", False):  # transitional, until the delta verifier is wired
-        from dpverify.errors import SizeLimitError
-
-        raise SizeLimitError(f"{spec.source}: approximate privacy (delta > 0) is not "
-                             "verified yet by this build")
     return VERIFIERS[spec.kind](spec, options)
 
 

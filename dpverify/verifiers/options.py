@@ -12,6 +12,8 @@ from dpverify.defaults import (
     DEFAULT_TOL,
     LP_FORMS,
     METHODS,
+    LpForm,
+    Method,
 )
 
 BYTES_PER_NONZERO = 80  # COO build, CSC copy and HiGHS's own copies, measured roughly
@@ -43,7 +45,7 @@ def _bytes(n: float) -> str:
 class VerifyOptions:
     tol: float = DEFAULT_TOL
     backend: str = "highs"
-    form: str = "chain"  # how product point families enter the LP: chain or dense
+    form: str = LpForm.AUTO  # how product point families enter an LP: auto, chain, dense
     max_nonzeros: int = DEFAULT_MAX_NONZEROS
     threads: int | None = None
     time_limit: float | None = None
@@ -51,25 +53,38 @@ class VerifyOptions:
     samples: int = 0
     seed: int = 0
     certify: bool = False
-    method: str = "auto"  # auto, lp, orbit or proof (docs/theory.md, "Methods")
+    method: str = Method.AUTO  # auto, lp, orbit or proof (docs/theory.md, "Methods")
     max_orbit_work: int = DEFAULT_MAX_ORBIT_WORK
     # inputs with more than two symbols (docs/theory.md, section 6): random starts of the
     # protocol search (seeded by `seed`), and where witness protocol files are written
     # ("": .dpverify/witnesses)
     restarts: int = DEFAULT_RESTARTS
     witness_dir: str = ""
+    # multi-party problems on bits: verify by the exact route and by the corner LP, and
+    # report whether they agree (a disagreement is verdict `error`)
+    cross_check: bool = False
 
     def key(self) -> dict:
-        """The options that change a result (for the results store). The options of the
-        m-ary search enter only when they differ from their defaults, so that the keys of
-        results stored before they existed stay the same."""
-        out = asdict(self)
+        """The options that change a result (for the results store), as plain strings and
+        numbers. The options added later (the m-ary search, the cross-check) enter only
+        when they differ from their defaults, so that the keys of results stored before
+        they existed stay the same."""
+        out = {name: value.value if isinstance(value, Method | LpForm) else value
+               for name, value in asdict(self).items()}
         for name in ("threads", "time_limit"):
             out.pop(name)
-        for name, default in (("restarts", DEFAULT_RESTARTS), ("witness_dir", "")):
+        for name, default in (("restarts", DEFAULT_RESTARTS), ("witness_dir", ""),
+                              ("cross_check", False)):
             if out[name] == default:
                 out.pop(name)
         return out
+
+
+def lp_form(options: VerifyOptions, default: LpForm = LpForm.CHAIN) -> LpForm:
+    """The LP form to build: the one `--lp-form` names, or `default` for `auto` (the
+    verifiers whose size does not choose it: count problems, more than two symbols, the
+    audit's bounds; the multi-party corner LP chooses by size, corner_lp.lp_form)."""
+    return default if options.form == LpForm.AUTO else LpForm(options.form)
 
 
 # -- options by name (the Python API, and the command line's shared options) ---------------
@@ -78,7 +93,8 @@ OPTION_NAMES = {"tol": "tol", "backend": "backend", "max_nonzeros": "max_nonzero
                 "lp_form": "form", "grid": "grid", "samples": "samples", "seed": "seed",
                 "certify": "certify", "time_limit": "time_limit", "threads": "threads",
                 "method": "method", "max_orbit_work": "max_orbit_work",
-                "restarts": "restarts", "witness_dir": "witness_dir"}
+                "restarts": "restarts", "witness_dir": "witness_dir",
+                "cross_check": "cross_check"}
 
 
 def _number_problem(value: object, low: float, integer: bool) -> str | None:
@@ -108,18 +124,20 @@ def option_problem(name: str, value: object) -> str | None:
         if name == "grid" and value == 1:
             return "must be 0 (off) or at least 2"
         return _number_problem(value, 0, integer=True)
-    choices = {"backend": BACKENDS, "lp_form": LP_FORMS, "certify": (True, False),
-               "method": METHODS}.get(name)
+    flags = ("certify", "cross_check")
+    choices = {"backend": BACKENDS, "lp_form": LP_FORMS, "method": METHODS,
+               **dict.fromkeys(flags, (True, False))}.get(name)
     if choices is not None and (value not in choices or isinstance(value, bool)
-                                != (name == "certify")):
+                                != (name in flags)):
         return "allowed: " + ", ".join(map(str, choices))
     return None
 
 
 def make_options(**options: object) -> VerifyOptions:
     """VerifyOptions from the command line's option names (`tol`, `backend`,
-    `max_nonzeros`, `lp_form`, `grid`, `samples`, `seed`, `certify`, and `time_limit`,
-    `threads`); OptionError (exit 2) names an unknown option or a bad value."""
+    `max_nonzeros`, `lp_form`, `grid`, `samples`, `seed`, `certify`, `cross_check`, and
+    `time_limit`, `threads`); OptionError (exit 2) names an unknown option or a bad
+    value."""
     from dataclasses import fields
 
     from dpverify.errors import OptionError

@@ -1,43 +1,130 @@
-"""A certificate's proof summary, as a result reports it (`AgentResult.extra["proof"]`), for
-every certificate format (multi-party bits, orbits, more than two symbols, and the interval
-certificates of verify)."""
+"""A certificate as a result reports it (`Proof`, the result's `proof` field), for every
+certificate format (multi-party bits, orbits, more than two symbols, and the interval
+certificates of `verify`: brackets proved in outward-rounded arithmetic, docs/theory.md
+"Interval brackets"), and the verdict a certificate gives once the independent checker has
+confirmed it."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
 
-from dpverify.spec.numbers import parse_rational
-from dpverify.theory.certificates.format import BRACKET, PROVED, UNPROVED
-from dpverify.theory.certificates.interval import FORMAT as INTERVAL_FORMAT
-from dpverify.theory.certificates.interval import ORBIT_FORMAT as ORBIT_INTERVAL_FORMAT
-from dpverify.theory.certificates.interval import Arithmetic
-
-
-def arithmetic(cert: dict) -> Arithmetic:
-    """How the certificate's bracket was computed: exact rationals, or outward-rounded
-    arithmetic (an interval certificate, docs/theory.md "Interval brackets")."""
-    if cert.get("format") in (INTERVAL_FORMAT, ORBIT_INTERVAL_FORMAT):
-        return Arithmetic.INTERVAL
-    return Arithmetic.EXACT
+from dpverify.errors import SizeLimitError, SolverError
+from dpverify.spec.model import MultipartySpec
+from dpverify.theory.certificates.format import BRACKET, PROVED, UNPROVED, Certificate
+from dpverify.theory.certificates.interval import Arithmetic, IntervalCertificate
+from dpverify.theory.exact import rational_string
+from dpverify.verifiers.result import Bracket, BracketMethod, Proof, Verdict
 
 
-def proof_summary(cert: dict) -> dict[str, Any]:
-    """`{"status": ..., "width": ..., "arithmetic": ...}` for a result's `proof`
-    (AgentResult.extra["proof"]): the certificate's status (proved-optimal, bracket or
-    unproved), the width bound - value as a float (0.0 when proved; None when there is no
-    certificate), whether the bracket is exact or an interval bracket (`arithmetic`), and
-    for a proof the exact optimum as a "p/q" string (`value`; `check --update` writes it
-    into [expect])."""
-    status = cert.get("status")
+def _float(v: Fraction) -> float:
     try:
-        width: float | None = float(parse_rational(cert["upper"]["bound"])
-                                    - parse_rational(cert["lower"]["value"]))
-    except (KeyError, TypeError, ValueError, ZeroDivisionError):
-        width = None
-    how = str(arithmetic(cert))
-    if status == PROVED:
-        return {"status": str(PROVED), "width": 0.0, "arithmetic": how,
-                "value": cert["lower"]["value"]}
-    if status == BRACKET:
-        return {"status": str(BRACKET), "width": width, "arithmetic": how}
-    return {"status": str(UNPROVED), "width": width, "arithmetic": how}
+        return float(v)
+    except OverflowError:
+        return float("inf") if v > 0 else float("-inf")
+
+
+AnyCertificate = Certificate | IntervalCertificate
+
+
+def kind(cert: AnyCertificate) -> str:
+    """`exact` or `interval` (how the certificate's bracket was computed), for messages."""
+    return str(getattr(cert, "arithmetic", Arithmetic.EXACT))
+
+
+def certificate_bracket(cert: AnyCertificate, checked: bool = False) -> Bracket:
+    """`[value, bound]` of a certificate (user units) with its exact width; its method
+    `interval` for a bracket proved in outward-rounded arithmetic."""
+    method = BracketMethod.INTERVAL if kind(cert) == "interval" else BracketMethod.EXACT
+    return Bracket(_float(cert.value), _float(cert.bound), _float(cert.bound - cert.value),
+                   method, checked)
+
+
+def proof_of(cert: AnyCertificate, checked: bool = False) -> Proof:
+    """The certificate's status and bracket; for a proof the exact optimum ("p/q")."""
+    bracket = certificate_bracket(cert, checked)
+    if cert.status == PROVED:
+        return Proof(str(PROVED), Bracket(bracket.lower, bracket.upper, 0.0,
+                                          bracket.method, checked),
+                     value=rational_string(cert.value))
+    if cert.status == BRACKET:
+        return Proof(str(BRACKET), bracket)
+    return Proof(str(UNPROVED), bracket)
+
+
+def unproved(reason: str) -> Proof:
+    """No certificate (a size limit, a solver failure): why."""
+    return Proof(str(UNPROVED), None, reason=reason)
+
+
+@dataclass(frozen=True)
+class ExactVerdict:
+    """What a checked certificate decides: `optimal` when it proves the optimum, or
+    brackets it within the tolerance; else `error` (undecided); `how` says which, in words
+    (`proves the optimum exactly`, `brackets the optimum within 1.2e-21`, or why not)."""
+
+    verdict: Verdict
+    how: str
+    proof: Proof
+    checked: bool
+
+
+def exact_verdict(spec: MultipartySpec, cert: AnyCertificate, tol: Fraction) -> ExactVerdict:
+    """The certificate checked by the independent checker (`dpverify.checker`, on its JSON
+    form: it shares nothing with the construction), then its verdict at the tolerance
+    `tol` (the user's units). A certificate that fails the check is a bug, never a pass."""
+    from dpverify.checker import check_certificate
+
+    checked = check_certificate(spec, cert.to_json(spec.name))
+    proof = proof_of(cert, checked.ok)
+    if not checked.ok:
+        return ExactVerdict(Verdict.ERROR, f"fails the independent check ({checked.message})",
+                            proof, False)
+    width = cert.bound - cert.value
+    if cert.status == PROVED:
+        return ExactVerdict(Verdict.OPTIMAL, "proves the optimum exactly", proof, True)
+    if cert.status == BRACKET and width <= tol:
+        return ExactVerdict(Verdict.OPTIMAL,
+                            f"brackets the optimum within {_float(width):.3g}", proof, True)
+    return ExactVerdict(Verdict.ERROR, (
+        f"brackets the optimum in [{_float(cert.value):.12g}, {_float(cert.bound):.12g}] "
+        f"(width {_float(width):.3g}), wider than --tol"), proof, True)
+
+
+# An interval certificate decides at once when its bracket is within this share of the
+# tolerance (about 1e-12 of the gains' range at the default --tol: no reported digit
+# moves); a wider one (the worst case's rationalised float hints) is kept while the exact
+# certificate is tried, and stands when that is over a limit or cannot decide.
+INTERVAL_SHARE = Fraction(1, 1 << 10)
+
+
+def first_deciding(spec: MultipartySpec,
+                   attempts: Sequence[tuple[bool, Callable[[], AnyCertificate]]],
+                   tol: Fraction) -> tuple[AnyCertificate, ExactVerdict]:
+    """Build and check certificates in order (`attempts`: (is it the interval one, how to
+    build it)) until one decides `optimal` (an interval one within INTERVAL_SHARE of the
+    tolerance) or fails the independent check (a bug, never a pass: it ends the search).
+    A limit or solver failure skips an attempt. Then the first that decided, else the
+    last built; the last limit or failure when none was built."""
+    built: list[tuple[AnyCertificate, ExactVerdict]] = []
+    failure: SizeLimitError | SolverError | None = None
+    for interval, build in attempts:
+        try:
+            cert = build()
+        except (SizeLimitError, SolverError) as exc:
+            failure = exc
+            if built and not interval:
+                break  # the exact certificate is over a limit: what was built stands
+            continue
+        decided = exact_verdict(spec, cert, tol)
+        built.append((cert, decided))
+        if not decided.checked:
+            return cert, decided
+        if decided.verdict is Verdict.OPTIMAL and (
+                not interval or cert.bound - cert.value <= tol * INTERVAL_SHARE):
+            return cert, decided
+    if not built:
+        assert failure is not None
+        raise failure
+    return next((b for b in built if b[1].verdict is Verdict.OPTIMAL), built[-1])

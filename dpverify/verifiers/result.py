@@ -5,9 +5,11 @@ from __future__ import annotations
 import enum
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
+
+from dpverify.defaults import Method
 
 
 class Verdict(enum.StrEnum):
@@ -26,17 +28,21 @@ class Verdict(enum.StrEnum):
     # between the best protocol found and the bound; whether m-ary RR is optimal is not
     # decided (exit status 3, with `error`)
     OPEN = "open"
+    # approximate privacy (verifiers/approximate/): an exactly private interactive protocol
+    # beats every non-interactive one, RR(epsilon, delta) (a finding: exit status 1)
+    INTERACTION_HELPS = "interaction-helps"
 
 
 # `open` ranks with the undecided, just below `error`, as its exit status (3) says
-_RANK = {Verdict.OPTIMAL: 0, Verdict.SUBOPTIMAL: 1, Verdict.GAP: 2, Verdict.NOT_PRIVATE: 3,
-         Verdict.CONTRADICTION: 4, Verdict.OPEN: 5, Verdict.ERROR: 6}
+_RANK = {Verdict.OPTIMAL: 0, Verdict.SUBOPTIMAL: 1, Verdict.GAP: 2,
+         Verdict.INTERACTION_HELPS: 3, Verdict.NOT_PRIVATE: 4, Verdict.CONTRADICTION: 5,
+         Verdict.OPEN: 6, Verdict.ERROR: 7}
 # Exit statuses are decided in one place for every command: dpverify.status.
 
 
 def worst_verdict(verdicts) -> Verdict:
     """A problem's verdict is the worst of its results (optimal < suboptimal < gap <
-    not-private < contradiction < open < error)."""
+    interaction-helps < not-private < contradiction < open < error)."""
     out = Verdict.OPTIMAL
     for v in verdicts:
         if _RANK[v] > _RANK[out]:
@@ -90,9 +96,130 @@ def _num(x: float | None) -> float | None:
     return float(x)
 
 
+# -- the parts of a result -------------------------------------------------------------------
+class BracketMethod(enum.StrEnum):
+    """How the ends of a Bracket were computed."""
+
+    EXACT = "exact"  # exact rationals (a certificate's value and bound)
+    INTERVAL = "interval"  # outward-rounded floats: rigorous
+    FLOAT = "float"  # floats with a rounding allowance (an LP's duals and solution)
+
+
+@dataclass(frozen=True)
+class Bracket:
+    """An interval known to hold a value (an optimum, a loss): `lower <= value <= upper`,
+    in the user's units; `width` is `upper - lower` as computed where the ends are exact
+    (so it is not lost to the floats' rounding of two close ends); `method` says how the
+    ends were computed, `checked` whether an independent checker confirmed them."""
+
+    lower: float | None
+    upper: float | None
+    width: float | None
+    method: str = BracketMethod.FLOAT
+    checked: bool = False
+
+    @classmethod
+    def of(cls, lower: float | None, upper: float | None,
+           method: str = BracketMethod.FLOAT, checked: bool = False) -> Bracket:
+        """A bracket of two floats (the width their difference)."""
+        width = None if lower is None or upper is None else upper - lower
+        return cls(lower, upper, width, method, checked)
+
+    def to_json(self) -> list[float | None]:
+        """`[lower, upper]`, as results have always written a bracket."""
+        return [self.lower, self.upper]
+
+
+@dataclass(frozen=True)
+class Proof:
+    """A certificate as a result reports it (spec.md, the `proof` field): its status
+    (`proved-optimal`, `bracket` or `unproved`; theory/certificates/format.py), the exact
+    bracket it proves (`value <= OPT <= bound`, user units; None without a certificate),
+    for a proof the exact optimum as a "p/q" string (`check --update` writes it into
+    `[expect]`), and why it is unproved when it is."""
+
+    status: str
+    bracket: Bracket | None = None
+    value: str | None = None
+    reason: str = ""
+
+    @property
+    def width(self) -> float | None:
+        """bound - value (0.0 when proved; None without a certificate)."""
+        return None if self.bracket is None else self.bracket.width
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"status": str(self.status), "width": self.width}
+        if self.value is not None:
+            out["value"] = self.value
+        if self.reason:
+            out["reason"] = self.reason
+        return out
+
+
+@dataclass(frozen=True)
+class Interior:
+    """The relaxed LP over interior rank-one points (--grid, --samples): the points asked
+    for and the optimum over them (user units; None when its LP failed)."""
+
+    grid: int
+    samples: int
+    seed: int
+    optimum: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"interior_points": {"grid": self.grid, "samples": self.samples,
+                                    "seed": self.seed},
+                "interior_optimum": self.optimum}
+
+
+@dataclass(frozen=True)
+class CrossCheck:
+    """`verify --cross-check`: the second route's numbers for the same agent and accuracy
+    (the LP beside an exact proof, or the proof beside the LP) and whether the two agree
+    (the same verdict, both values within --tol)."""
+
+    method: str  # what decided the second route's verdict
+    relaxed_optimum: float | None
+    rr_value: float | None
+    verdict: Verdict
+    agrees: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {"method": str(self.method), "relaxed_optimum": _num(self.relaxed_optimum),
+                "rr_value": _num(self.rr_value), "verdict": self.verdict.value,
+                "agrees": self.agrees}
+
+
+# -- results ---------------------------------------------------------------------------------
+@runtime_checkable
+class Result(Protocol):
+    """What every result of one agent and accuracy offers (multi-party, more than two
+    symbols, count, audits, approximate privacy): the runner stores `optimum` and
+    `to_json()`, `check` compares `optimum` with `[expect]`, the console picks a view by
+    the result's type. `to_json()` (and `to_dict()`) are plain JSON values, the object
+    `--json` prints."""
+
+    @property
+    def agent(self) -> str: ...
+    @property
+    def accuracy(self) -> str: ...
+    @property
+    def verdict(self) -> str: ...
+    @property
+    def seconds(self) -> float: ...
+    @property
+    def reason(self) -> str: ...
+    @property
+    def method(self) -> str: ...
+    @property
+    def optimum(self) -> float | None: ...
+    def to_json(self) -> dict[str, Any]: ...
+
+
 @dataclass(frozen=True, eq=False)
 class AgentResult:
-    """One (agent, accuracy) comparison of a multi-party problem."""
+    """One (agent, accuracy) comparison of a multi-party problem on bits."""
 
     agent: str
     accuracy: str
@@ -105,8 +232,10 @@ class AgentResult:
     outputs: tuple = ()
     mu: np.ndarray | None = None  # the relaxed LP's duals (float): an upper-bound witness
     pi: np.ndarray | None = None
-    method: str = "lp"  # what decided the verdict: "lp" (float LPs agree), "proof" (exact)
-    extra: dict[str, Any] = field(default_factory=dict)
+    method: str = Method.LP  # what decided the verdict (defaults.Method)
+    proof: Proof | None = None  # the exact certificate, when one was built
+    interior: Interior | None = None  # --grid, --samples
+    cross_check: CrossCheck | None = None  # --cross-check
 
     @property
     def optimum(self) -> float | None:
@@ -120,16 +249,51 @@ class AgentResult:
         return self.relaxed_optimum - self.rr_value
 
     def to_json(self) -> dict[str, Any]:
+        """spec.md's result object (plain JSON values)."""
         out: dict[str, Any] = {
             "agent": self.agent, "accuracy": self.accuracy,
             "relaxed_optimum": _num(self.relaxed_optimum), "rr_value": _num(self.rr_value),
-            "gap": _num(self.gap), "verdict": self.verdict.value, "method": self.method,
+            "gap": _num(self.gap), "verdict": self.verdict.value, "method": str(self.method),
             "seconds": round(self.seconds, 4),
         }
         if self.reason:
             out["reason"] = self.reason
-        out.update({k: v for k, v in self.extra.items() if k not in out})
+        out.update(self._optional())
+        return plain(out)
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.to_json()
+
+    def _optional(self) -> dict[str, Any]:
+        """The optional fields (spec.md), in their order."""
+        out: dict[str, Any] = {}
+        if self.interior is not None:
+            out.update(self.interior.to_json())
+        if self.proof is not None:
+            out["proof"] = self.proof.to_json()
+        if self.cross_check is not None:
+            out["cross_check"] = self.cross_check.to_json()
         return out
+
+
+@dataclass(frozen=True, eq=False)
+class SymbolResult(AgentResult):
+    """One (agent, accuracy) of a problem with more than two symbols (docs/theory.md,
+    section 6): `relaxed_optimum` the exact ray-product bound, `rr_value` m-ary RR's
+    value, `best_value` the best protocol found (RR's value when nothing beats it) and
+    `witness` the file of a protocol that beats RR."""
+
+    method: str = Method.RAYS
+    best_value: float | None = None
+    witness: str | None = None
+
+    def _optional(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.best_value is not None:
+            out["best_value"] = self.best_value
+        if self.witness is not None:
+            out["witness"] = self.witness
+        return out | super()._optional()
 
 
 @dataclass(frozen=True, eq=False)
@@ -139,7 +303,7 @@ class ProblemResult:
     problem: str
     source: str
     kind: str
-    results: tuple[Any, ...]
+    results: tuple[Result, ...]
     header: dict[str, Any] = field(default_factory=dict)  # kind-specific: parties, lambdas
     reason: str = ""  # set when the whole problem could not be decided
 
@@ -165,5 +329,5 @@ class ProblemResult:
         out["verdict"] = self.verdict.value
         if self.reason:
             out["reason"] = self.reason
-        out["results"] = [r.to_json() for r in self.results]
+        out["results"] = [plain(r.to_json()) for r in self.results]
         return out

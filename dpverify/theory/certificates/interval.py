@@ -48,8 +48,8 @@ FORMAT = "dpverify-interval-certificate/1"
 ORBIT_FORMAT = "dpverify-orbit-interval-certificate/1"
 # The declared ends are moved outward by this much (normalised units: times the gains'
 # span), beyond the construction's own error bound: room for the checker's arithmetic
-# (fixed point at 2^-48 or arb balls, theory.md 2.13), so that it accepts what is proved.
-MARGIN = Fraction(1, 1 << 40)
+# (fixed point at 2^-66 or arb balls, theory.md 2.13), so that it accepts what is proved.
+MARGIN = Fraction(1, 1 << 46)
 
 
 class Arithmetic(enum.StrEnum):

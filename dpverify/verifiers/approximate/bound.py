@@ -124,3 +124,15 @@ def exact_ray_bound(floats: FloatRayBound, lambdas_hi: Sequence[Fraction],
             if best is None or cert.bound < best.bound:
                 best = cert
     return best
+
+
+def proved_ray_bound(lambdas: Sequence[float], lambdas_hi: Sequence[Fraction],
+                     deltas: Sequence[Fraction], gain_unit: np.ndarray,
+                     gain_exact: Sequence[Sequence[Fraction]], party: int, worst: bool,
+                     options: VerifyOptions) -> tuple[Fraction | None, FloatRayBound]:
+    """The proved four-ray bound (normalised gains) at levels whose upper rational
+    brackets are `lambdas_hi`, or None (the float LP's `failure` says why); and the float
+    LP, whose least favourable prior seeds the worst-case search."""
+    floats = float_ray_bound(lambdas, deltas, gain_unit, party, worst, options)
+    proved = exact_ray_bound(floats, lambdas_hi, deltas, gain_exact, party)
+    return (None if proved is None else proved.bound), floats

@@ -23,70 +23,32 @@ Verdicts (never guessed):
 
 from __future__ import annotations
 
-import enum
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from pathlib import Path
 
 import numpy as np
 
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
-from dpverify.spec.numbers import rational_text
 from dpverify.spec.tables import tabulate
 from dpverify.theory.approx.hockey import DeltaBracket
 from dpverify.theory.exact import lambda_brackets
 from dpverify.theory.units import Units, units_of
-from dpverify.verifiers.approximate.bound import (
-    bound_nonzeros,
-    exact_ray_bound,
-    float_ray_bound,
-)
+from dpverify.verifiers.approximate.bound import bound_nonzeros, proved_ray_bound
 from dpverify.verifiers.approximate.noninteractive import noninteractive_value
+from dpverify.verifiers.approximate.result import ApproxResult
 from dpverify.verifiers.approximate.search import ApproxObjective, search
-from dpverify.verifiers.approximate.witness import check_witness, exact_protocol, witness_text
+from dpverify.verifiers.approximate.witness import (
+    check_witness,
+    exact_protocol,
+    witness_name,
+    witness_text,
+    write_witness,
+)
 from dpverify.verifiers.options import VerifyOptions, check_limit
-
-
-class ApproxVerdict(enum.StrEnum):
-    OPTIMAL = "optimal"
-    INTERACTION_HELPS = "interaction-helps"  # a finding: exit status 1
-    OPEN = "open"  # undecided: exit status 3
-    ERROR = "error"
-
-
-@dataclass(frozen=True, eq=False)
-class ApproxResult:
-    """One agent and accuracy (module docstring), values in the user's units; the exact
-    numbers (user units) beside the floats; `witness` the best protocol's file text (None
-    when RR is best); `witness_deltas` its achieved deltas at the claimed levels."""
-
-    agent: str
-    accuracy: str
-    deltas: tuple[Fraction, ...]
-    relaxed_optimum: float | None
-    rr_value: float | None
-    best_value: float | None
-    witness: str | None
-    verdict: ApproxVerdict
-    reason: str
-    seconds: float
-    relaxed_optimum_exact: Fraction | None = None
-    rr_value_exact: Fraction | None = None
-    best_value_exact: Fraction | None = None
-    witness_deltas: tuple[DeltaBracket, ...] = ()
-    origin: str = ""
-    search_starts: int = 0
-    search_steps: int = 0
-
-    def to_json(self) -> dict[str, Any]:
-        return {"agent": self.agent, "accuracy": self.accuracy,
-                "delta": [rational_text(d) for d in self.deltas],
-                "relaxed_optimum": self.relaxed_optimum, "rr_value": self.rr_value,
-                "best_value": self.best_value, "witness": self.witness,
-                "verdict": self.verdict.value, "reason": self.reason,
-                "seconds": self.seconds}
+from dpverify.verifiers.result import Verdict
 
 
 @dataclass
@@ -97,36 +59,37 @@ class ApproxNumbers:
     rr_low: Fraction | None = None
     rr_high: Fraction | None = None
     best: Fraction | None = None
-    witness: str | None = None
+    witness: str | None = None  # the text
+    witness_path: str | None = None
     witness_deltas: tuple[DeltaBracket, ...] = ()
     origin: str = "rr"
     notes: tuple[str, ...] = ()
 
 
-def decide(nums: ApproxNumbers, tol: float, units: Units) -> tuple[ApproxVerdict, str]:
+def decide(nums: ApproxNumbers, tol: float, units: Units) -> tuple[Verdict, str]:
     """The verdict of the module docstring from the exact numbers (normalised)."""
     def shown(v: Fraction) -> str:
         return f"{float(units.lo + units.span * v):.12g}"
 
     U, R, B = nums.bound, nums.rr_low, nums.best
     if R is None or nums.rr_high is None or B is None:
-        return ApproxVerdict.ERROR, "the non-interactive value could not be computed exactly"
+        return Verdict.ERROR, "the non-interactive value could not be computed exactly"
     if U is not None and (R > U or B > U):
         which, value = ("RR(epsilon, delta)", R) if R > U else ("the witness", B)
-        return ApproxVerdict.ERROR, (f"{which} reaches {shown(value)}, above the proved bound "
+        return Verdict.ERROR, (f"{which} reaches {shown(value)}, above the proved bound "
                                      f"{shown(U)}: a bug, please report it")
     if U is not None and tol >= U - R:
-        return ApproxVerdict.OPTIMAL, ""
+        return Verdict.OPTIMAL, ""
     if B - nums.rr_high > tol:
         where = ("" if U is None else f"; the optimum lies in [{shown(B)}, {shown(U)}]"
                  if tol < U - B else "; it reaches the bound within --tol")
-        return ApproxVerdict.INTERACTION_HELPS, (
+        return Verdict.INTERACTION_HELPS, (
             f"an interactive protocol ({nums.origin} start) reaches {shown(B)}, above the best "
             f"non-interactive protocol, RR(epsilon, delta) ({shown(R)}), by "
             f"{float(B - nums.rr_high):.3g} of the gains' range{where}")
     if U is None:
-        return ApproxVerdict.ERROR, "the upper bound could not be proved"
-    return ApproxVerdict.OPEN, (
+        return Verdict.ERROR, "the upper bound could not be proved"
+    return Verdict.OPEN, (
         f"open: the optimum lies in [{shown(B)}, {shown(U)}] (the best protocol found, the "
         f"bound; width {float(U - B):.3g} of the gains' range) and RR(epsilon, delta) reaches "
         f"{shown(R)}: whether interaction helps is not decided")
@@ -134,30 +97,41 @@ def decide(nums: ApproxNumbers, tol: float, units: Units) -> tuple[ApproxVerdict
 
 def _witness(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
              deltas: Sequence[Fraction], lower: Sequence[Fraction], found, units: Units,
-             options: VerifyOptions, nums: ApproxNumbers) -> None:
-    """The search's best protocol made exact, written and valued from its text; kept when
-    it beats RR's exact value."""
+             options: VerifyOptions, nums: ApproxNumbers, directory: Path | None) -> None:
+    """The search's best protocol made exact, written (under `directory`, when given) and
+    valued from its text as read back; kept when it beats RR's exact value, else its file
+    is removed."""
     kernels, _ = exact_protocol(found.protocol, lower, deltas)
     text = witness_text(spec, agent, accuracy, deltas, found.protocol.order, kernels,
-                        name=f"{spec.name}.{agent.name.replace(':', '-')}.{accuracy.value}"
-                             ".witness",
+                        name=witness_name(spec, agent, accuracy).removesuffix(".toml"),
                         note=f"an interactive protocol found by dpverify for {agent.name} "
                              f"({accuracy.value}) of {spec.name} ({found.origin} start)")
-    checked = check_witness(text, spec, agent, accuracy, deltas, units, options)
+    path = None
+    source = "<witness>"
+    if directory is not None:
+        path = write_witness(directory, witness_name(spec, agent, accuracy), text)
+        text, source = path.read_text(encoding="utf-8"), str(path)
+    checked = check_witness(text, spec, agent, accuracy, deltas, units, options, source)
     if checked.value is None:
         nums.notes += (f"the best protocol found was refused as a witness: {checked.reason}",)
     elif nums.rr_low is not None and checked.value > nums.rr_low:
         nums.best, nums.witness, nums.origin = checked.value, text, found.origin
         nums.witness_deltas = checked.deltas
+        nums.witness_path = None if path is None else str(path)
+        return
+    if path is not None:
+        path.unlink(missing_ok=True)  # refused, or no better than RR: no witness
 
 
 def approximate_result(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
                        deltas: Sequence[Fraction], options: VerifyOptions, *,
                        messages: int = 4, restarts: int | None = None,
                        seed: int | None = None, search_seconds: float = np.inf,
-                       always_search: bool = False) -> ApproxResult:
+                       always_search: bool = False, directory: Path | None = None
+                       ) -> ApproxResult:
     """Bound, non-interactive value, search and witness for one agent and accuracy of a
-    problem on bits with deltas (one per party, in [0, 1)); module docstring."""
+    problem on bits with deltas (one per party, in [0, 1)); module docstring. A witness
+    file is written under `directory` when given (else it is valued from its text)."""
     start = time.perf_counter()
     if not spec.binary:
         raise ValueError("approximate privacy is for parties holding bits")
@@ -172,12 +146,10 @@ def approximate_result(spec: MultipartySpec, agent: AgentSpec, accuracy: Accurac
     units = units_of(table.gain_exact)
     lower, upper = lambda_brackets(spec.lambdas_exact, spec.epsilons_exact)
     nums = ApproxNumbers()
-    floats = float_ray_bound(spec.lambdas, deltas, units.unit, agent.party, worst, options)
-    proved = exact_ray_bound(floats, upper, deltas, units.exact, agent.party)
-    if proved is None:
+    nums.bound, floats = proved_ray_bound(spec.lambdas, upper, deltas, units.unit, units.exact,
+                                          agent.party, worst, options)
+    if nums.bound is None:
         nums.notes += (floats.failure or "the four-ray LP gave no duals",)
-    else:
-        nums.bound = proved.bound
     rr = noninteractive_value(lower, upper, deltas, units, agent.party, worst, options)
     nums.rr_low, nums.rr_high, nums.best = rr.lower, rr.upper, rr.lower
     report = None
@@ -192,18 +164,21 @@ def approximate_result(spec: MultipartySpec, agent: AgentSpec, accuracy: Accurac
                         seed=options.seed if seed is None else seed, stop_at=stop,
                         prior=floats.pi, seconds=search_seconds)
         if report.best.value > float(rr.lower) + 1e-12:
-            _witness(spec, agent, accuracy, deltas, lower, report.best, units, options, nums)
+            _witness(spec, agent, accuracy, deltas, lower, report.best, units, options, nums,
+                     directory)
     verdict, reason = decide(nums, options.tol, units)
+    if nums.witness_path is not None:
+        reason += f"; the witness is {nums.witness_path} (`dpverify audit` checks it)"
     user = _user(units)
     return ApproxResult(
         agent.name, accuracy.value, deltas, units.user(nums.bound), units.user(nums.rr_low),
-        units.user(nums.best), nums.witness, verdict,
+        units.user(nums.best), nums.witness_path, verdict,
         "; ".join(r for r in (reason, *nums.notes) if r), time.perf_counter() - start,
         relaxed_optimum_exact=user(nums.bound), rr_value_exact=user(nums.rr_low),
         best_value_exact=user(nums.best), witness_deltas=nums.witness_deltas,
         origin=nums.origin if nums.witness else "rr",
         search_starts=report.starts if report else 0,
-        search_steps=report.steps if report else 0)
+        search_steps=report.steps if report else 0, witness_text=nums.witness)
 
 
 def _user(units: Units):

@@ -29,10 +29,12 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 
 from dpverify.errors import SpecError
+from dpverify.filenames import file_stem, output_path
 from dpverify.spec import ProtocolSpec, loads
 from dpverify.spec.documents import number, problem_document
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
@@ -148,6 +150,25 @@ def witness_text(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
                          kernels=list(kernels),
                          comment="dpverify: an (epsilon, delta) witness protocol "
                                  "(docs/theory.md, approximate privacy)")
+
+
+def witness_name(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy) -> str:
+    """`<problem>.<agent>.<accuracy>.witness.toml` (agent `observer` or `party-i`; the
+    problem's name made one plain file name component, `dpverify.filenames.file_stem`).
+    A sweep's point (source `file.toml@delta=0.1`, sweeps/points.py) adds its place to the
+    name, so that the points of one sweep do not overwrite each other's witnesses."""
+    base, _, place = spec.source.rpartition("@")
+    name = f"{spec.name}@{place}" if base and "=" in place else spec.name
+    return f"{file_stem(name)}.{agent.name.replace(':', '-')}.{accuracy.value}.witness.toml"
+
+
+def write_witness(directory: Path, filename: str, text: str) -> Path:
+    """Write a witness file directly inside `directory` (created when missing); never
+    outside it (`dpverify.filenames.output_path`, InputError otherwise)."""
+    path = output_path(directory, filename)
+    directory.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
 
 
 def read_protocol_text(text: str, source: str = "<witness>"

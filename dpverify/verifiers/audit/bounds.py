@@ -25,15 +25,16 @@ import numpy as np
 from dpverify.errors import SizeLimitError, SolverError
 from dpverify.lp import solve
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
+from dpverify.theory.certificates.format import PROVED
 from dpverify.theory.decision import party_label_gains
 from dpverify.theory.protocols.transcripts import Level, rr_transcripts
 from dpverify.theory.rr import rr_channel
 from dpverify.theory.units import Units
 from dpverify.verifiers.multiparty.corner_lp import verify_agent
 from dpverify.verifiers.multiparty.lps import PointFamily, relaxed_lp
-from dpverify.verifiers.options import VerifyOptions
+from dpverify.verifiers.options import VerifyOptions, lp_form
 from dpverify.verifiers.protocol_value import protocol_value
-from dpverify.verifiers.result import AgentResult, Verdict
+from dpverify.verifiers.result import AgentResult, Proof, Verdict
 
 # Achieved levels above this are bounded with the party's factor unconstrained (the
 # identity): a larger DP cone, so a still valid, if weaker, upper bound (a float LP keeps
@@ -75,7 +76,8 @@ def rational(text: str) -> Fraction:
 
 
 def relaxed_bound(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
-                  options: VerifyOptions) -> tuple[float | None, float | None, str, dict]:
+                  options: VerifyOptions) -> tuple[float | None, float | None, str,
+                                                   Proof | None]:
     """(the relaxed optimum, RR's value, why the bound is None, the proof summary when
     `verify` settled it exactly), user units: for bits what `verify` decides (verify_agent);
     for more symbols the exact ray-product bound (an upper bound whether or not m-ary RR
@@ -83,31 +85,30 @@ def relaxed_bound(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
     if not spec.binary:
         from dpverify.verifiers.multisymbol.verifier import symbol_bound
 
-        return (*symbol_bound(spec, agent, accuracy, options), {})
+        return (*symbol_bound(spec, agent, accuracy, options), None)
     result: AgentResult = verify_agent(spec, agent, accuracy, options)
     bound = result.relaxed_optimum if result.verdict is Verdict.OPTIMAL else None
-    return bound, result.rr_value, result.reason, dict(result.extra.get("proof") or {})
+    return bound, result.rr_value, result.reason, result.proof
 
 
 def exact_bracket(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
-                  options: VerifyOptions, units: Units, proof: dict | None = None
+                  options: VerifyOptions, units: Units, proof: Proof | None = None
                   ) -> Bracket | str:
     """The optimum's exact bracket (module docstring), normalised; or why there is none."""
     from dpverify.checker import CertificateFormatError, check_certificate
-    from dpverify.verifiers.multiparty.certify import certify_agent
+    from dpverify.verifiers.multiparty.certify import certificate_for
 
-    if proof and proof.get("status") == "proved-optimal" and proof.get("value"):
-        value = units.to_unit(rational(proof["value"]))
+    if proof is not None and proof.status == PROVED and proof.value:
+        value = units.to_unit(rational(proof.value))
         return value, value
     try:
-        cert = certify_agent(spec, agent, accuracy, None, options)
-        checked = check_certificate(spec, cert)
+        cert = certificate_for(spec, agent, accuracy, None, options)
+        checked = check_certificate(spec, cert.to_json(spec.name))
     except (SizeLimitError, SolverError, CertificateFormatError) as exc:
         return f"no exact certificate: {exc}"
     if not checked.ok:  # the construction and the checker disagree: never a verdict
         return f"the exact certificate fails the independent check ({checked.message})"
-    return units.to_unit(rational(cert["lower"]["value"])), \
-        units.to_unit(rational(cert["upper"]["bound"]))
+    return units.to_unit(cert.value), units.to_unit(cert.bound)
 
 
 def float_ceiling(level: Fraction) -> Fraction:
@@ -146,7 +147,7 @@ def _unbounded_bound(agent: AgentSpec, accuracy: Accuracy, levels: Sequence[Leve
     label_gains = units.unit if agent.party == 0 else party_label_gains(units.unit,
                                                                         agent.party)[0]
     sol = solve(relaxed_lp(label_gains, [PointFamily(factors=factors)], worst,
-                           options.form).lp, options.backend, time_limit=options.time_limit,
+                           lp_form(options)).lp, options.backend, time_limit=options.time_limit,
                 threads=options.threads, feasibility_tol=1e-10)
     rr_levels = [math.inf if f else v for v, f in zip(levels, free, strict=True)]
     rr = protocol_value(rr_transcripts(rr_levels), units.unit, None, agent.party, worst, options)

@@ -20,9 +20,8 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
 
@@ -37,59 +36,14 @@ from dpverify.theory.count.geometric import (
     privacy_level,
 )
 from dpverify.theory.units import Units
-from dpverify.verifiers.audit.result import rational_text
+from dpverify.verifiers.audit.result import MechanismResult, rational_text
 from dpverify.verifiers.count.lps import best_post_processing
+from dpverify.verifiers.count.result import CountResult
 from dpverify.verifiers.count.verifier import geometric_bound, loss_units, verify_count
 from dpverify.verifiers.options import VerifyOptions
-from dpverify.verifiers.result import ProblemResult, Verdict
+from dpverify.verifiers.result import Bracket, ProblemResult, Verdict
 
 EXACT_LEVEL_N = 200  # the exact alpha* up to this n (floats beyond)
-
-
-@dataclass(frozen=True, eq=False)
-class MechanismResult:
-    """The consumer of an audited mechanism (user units; losses are minimised)."""
-
-    agent: str
-    accuracy: str  # the consumer's model: minimax or bayes
-    mechanism_loss: float | None
-    optimal_loss: float | None
-    optimal_loss_achieved: float | None
-    geometric_value: float | None
-    efficiency: float | None
-    verdict: Verdict
-    seconds: float
-    reason: str = ""
-    post_processing: np.ndarray | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    rule = None
-
-    @property
-    def optimum(self) -> float | None:
-        return self.mechanism_loss
-
-    @property
-    def gap(self) -> float | None:
-        if self.mechanism_loss is None or self.optimal_loss is None:
-            return None
-        return self.mechanism_loss - self.optimal_loss
-
-    def to_json(self) -> dict[str, Any]:
-        def num(v: float | None) -> float | None:
-            return None if v is None or not math.isfinite(v) else float(v)
-
-        out: dict[str, Any] = {
-            "agent": self.agent, "accuracy": self.accuracy,
-            "mechanism_loss": num(self.mechanism_loss), "optimal_loss": num(self.optimal_loss),
-            "optimal_loss_achieved": num(self.optimal_loss_achieved),
-            "geometric_value": num(self.geometric_value), "efficiency": num(self.efficiency),
-            "gap": num(self.gap), "verdict": self.verdict.value,
-            "seconds": round(self.seconds, 4)}
-        if self.reason:
-            out["reason"] = self.reason
-        out.update(self.extra)
-        return out
 
 
 def exact_privacy_level(rows: list[list[Fraction]]) -> Fraction:
@@ -128,6 +82,7 @@ def _optimum(consumer: CountSpec, options: VerifyOptions) -> tuple[float | None,
                                                                    str]:
     """(the optimal alpha-DP mechanism's loss, the geometric mechanism's, why not)."""
     result = verify_count(consumer, options).results[0]
+    assert isinstance(result, CountResult)
     if result.verdict is Verdict.ERROR:
         return None, None, f"the optimal mechanism's loss is undecided: {result.reason}"
     return result.mechanism_optimum, result.geometric_value, ""
@@ -203,8 +158,7 @@ def audit_mechanism(audit: MechanismAudit, options: VerifyOptions) -> ProblemRes
     result = MechanismResult("consumer", consumer.accuracy, high, optimal, achieved_opt,
                              geometric, eff, verdict, time.perf_counter() - start,
                              reason=reason, post_processing=T,
-                             extra={"mechanism_loss_bounds": [low, high]} if low != high
-                             else {})
+                             loss_bounds=Bracket.of(low, high) if low != high else None)
     return ProblemResult(mech.name, mech.source, "mechanism", (result,), header)
 
 

@@ -165,6 +165,8 @@ def valued(spec: ProtocolSpec, classes: TranscriptClasses) -> tuple[Transcripts 
 def audit_protocol(spec: ProtocolSpec, options: VerifyOptions) -> ProblemResult:
     """Audit one protocol file: one result per agent and accuracy."""
     claimed = spec.claimed()
+    if spec.approximate:  # delta > 0: hockey-stick sums, the four-ray bound
+        return _audit_delta(spec, options)
     if claimed.binary:
         check_size(claimed, options)
     else:  # more than two symbols: the ray-product LP (docs/theory.md, section 6)
@@ -179,6 +181,30 @@ def audit_protocol(spec: ProtocolSpec, options: VerifyOptions) -> ProblemResult:
                for agent in spec.agents for accuracy in spec.accuracies]
     return ProblemResult(spec.name, spec.source, spec.kind, tuple(results),
                          _header(spec, tr, priv))
+
+
+def _audit_delta(spec: ProtocolSpec, options: VerifyOptions) -> ProblemResult:
+    """A protocol claiming (epsilon, delta) with some delta > 0 (verifiers/audit/delta.py):
+    the pure levels achieved are reported as for every protocol, the privacy verdict is
+    each party's achieved delta at its claimed epsilon."""
+    from dpverify.verifiers.audit.delta import (
+        audit_delta_agent,
+        check_delta_size,
+        delta_header,
+        delta_privacy,
+    )
+
+    check_delta_size(spec.claimed(), options)
+    classes = transcript_classes(spec, MAX_EXACT_BYTES)
+    pure = privacy(spec, classes.levels(), options.tol)
+    tr, why = valued(spec, classes)
+    priv = delta_privacy(spec, tr, why, options.tol)
+    labels = tuple(transcript_labels(tuple(r.messages for r in spec.rounds)))
+    results = [audit_delta_agent(spec, agent, accuracy, tr, why, priv, labels, options)
+               for agent in spec.agents for accuracy in spec.accuracies]
+    header = {k: v for k, v in _header(spec, tr, pure).items() if k != "privacy_notes"}
+    return ProblemResult(spec.name, spec.source, spec.kind, tuple(results),
+                         {**header, **delta_header(priv)})
 
 
 def _units(spec: ProtocolSpec, agent: AgentSpec) -> Units:

@@ -1,18 +1,21 @@
-"""The result of a protocol audit for one agent and accuracy (docs/format.md, "A protocol
-result"): a frozen dataclass with its JSON form, beside AgentResult and CountResult, so that
-batch, check and the results store handle it like the others."""
+"""The results of audits (docs/format.md, "A protocol result"): a protocol's for one agent
+and accuracy (`AuditResult`), a count mechanism's for its consumer (`MechanismResult`);
+frozen dataclasses with their JSON form, beside AgentResult and CountResult, so that batch,
+check, the results store and the console handle them like the others
+(verifiers/result.py, `Result`)."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
-from dpverify.verifiers.result import Verdict
+from dpverify.defaults import Method
+from dpverify.verifiers.result import Bracket, Verdict, plain
 
 
 def _num(x: float | None) -> float | None:
@@ -77,7 +80,10 @@ class AuditResult:
     outputs: tuple = ()
     transcripts: tuple[str, ...] = ()  # the transcripts' labels, the rule's rows
     relaxed_optimum_exact: Fraction | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    # delta > 0 (docs/theory.md, "Approximate privacy"): the claimed deltas ("p/q") and the
+    # bound the protocol is measured against, the four-ray LP's
+    deltas: tuple[str, ...] | None = None
+    bound: str | None = None
 
     @property
     def optimum(self) -> float | None:
@@ -109,5 +115,62 @@ class AuditResult:
             out["protocol_value_bounds"] = [_num(v) for v in self.protocol_value_bounds]
         if self.reason:
             out["reason"] = self.reason
-        out.update({k: v for k, v in self.extra.items() if k not in out})
-        return out
+        if self.deltas is not None:
+            out["delta"] = list(self.deltas)
+            out["bound"] = self.bound
+        return plain(out)
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.to_json()
+
+
+@dataclass(frozen=True, eq=False)
+class MechanismResult:
+    """The consumer of an audited count mechanism (user units; losses are minimised):
+    `mechanism_loss` the mechanism's loss under the consumer's best post-processing (the
+    upper end of `loss_bounds` when that loss is only bracketed), `optimal_loss` the
+    optimal loss at the claimed level, `optimal_loss_achieved` at the level the mechanism
+    achieves."""
+
+    agent: str
+    accuracy: str  # the consumer's model: minimax or bayes
+    mechanism_loss: float | None
+    optimal_loss: float | None
+    optimal_loss_achieved: float | None
+    geometric_value: float | None
+    efficiency: float | None
+    verdict: Verdict
+    seconds: float
+    reason: str = ""
+    post_processing: np.ndarray | None = None
+    loss_bounds: Bracket | None = None  # when the mechanism's loss is not a point
+
+    rule: ClassVar[None] = None
+    method: ClassVar[str] = Method.LP  # the count LPs (verifiers/count/), not in its JSON
+
+    @property
+    def optimum(self) -> float | None:
+        return self.mechanism_loss
+
+    @property
+    def gap(self) -> float | None:
+        if self.mechanism_loss is None or self.optimal_loss is None:
+            return None
+        return self.mechanism_loss - self.optimal_loss
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "agent": self.agent, "accuracy": self.accuracy,
+            "mechanism_loss": _num(self.mechanism_loss), "optimal_loss": _num(self.optimal_loss),
+            "optimal_loss_achieved": _num(self.optimal_loss_achieved),
+            "geometric_value": _num(self.geometric_value), "efficiency": _num(self.efficiency),
+            "gap": _num(self.gap), "verdict": self.verdict.value,
+            "seconds": round(self.seconds, 4)}
+        if self.reason:
+            out["reason"] = self.reason
+        if self.loss_bounds is not None:
+            out["mechanism_loss_bounds"] = self.loss_bounds.to_json()
+        return plain(out)
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.to_json()

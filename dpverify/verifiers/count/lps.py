@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpverify.defaults import LpForm
 from dpverify.lp import LinearProgram, LpSolution
 from dpverify.lp.builder import LpBuilder
 from dpverify.theory.count.geometric import geometric_matrix, geometric_weights
@@ -86,7 +87,7 @@ def mechanism_lp(loss: np.ndarray, alpha: float, side, prior: np.ndarray | None 
     return _program(rows, c, col_lower, col_upper, "count-mechanism", drop_tiny=True)
 
 
-def post_processing_lp(loss: np.ndarray, alpha: float, side, form: str = "chain"
+def post_processing_lp(loss: np.ndarray, alpha: float, side, form: str = LpForm.CHAIN
                        ) -> LinearProgram:
     """The minimax consumer's best randomised post-processing T of G (GS section 4.2).
 
@@ -104,7 +105,7 @@ def post_processing_lp(loss: np.ndarray, alpha: float, side, form: str = "chain"
     S = np.asarray(side, dtype=np.int64)
     rows = LpBuilder()
     _stochastic_rows(rows, N)
-    if form == "dense":
+    if form == LpForm.DENSE:
         G = geometric_matrix(float(alpha), N - 1)
         t = nT
         ri = np.repeat(np.arange(S.size), nT + 1)

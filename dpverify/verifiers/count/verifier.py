@@ -19,16 +19,18 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
+from dpverify.defaults import LpForm
 from dpverify.lp import LinearProgram, LpSolution, solve
 from dpverify.lp.highs import SMALL_MATRIX_VALUE
 from dpverify.spec.count_model import CountSpec
 from dpverify.spec.losses import loss_table
+from dpverify.spec.numbers import rational_text
 from dpverify.theory.count.bounds import chain_dual_bound, column_costs_ok
 from dpverify.theory.count.exact import (
     exact_dp_mechanism,
@@ -53,6 +55,12 @@ from dpverify.theory.exact_rows import (
     has_mass,
 )
 from dpverify.theory.units import Units, units_of
+from dpverify.verifiers.count.approximate import (
+    confirm_gap,
+    delta_lp_nonzeros,
+    delta_mechanism_lp,
+    float_upper,
+)
 from dpverify.verifiers.count.lps import (
     ColumnGroups,
     PostProcessing,
@@ -63,62 +71,9 @@ from dpverify.verifiers.count.lps import (
     repaired_mechanism,
     t_range,
 )
-from dpverify.verifiers.options import VerifyOptions, check_limit
-from dpverify.verifiers.result import ProblemResult, Verdict
-
-
-@dataclass(frozen=True, eq=False)
-class CountResult:
-    """The one result of a count problem (spec.md: `agent` "consumer", `accuracy`
-    "minimax" or "bayes", `mechanism_optimum` and `geometric_value`)."""
-
-    agent: str
-    accuracy: str
-    mechanism_optimum: float | None
-    geometric_value: float | None
-    hypothesis: str  # "monotone" or "not-monotone": is l(i, r) non-decreasing in |i - r|?
-    verdict: Verdict
-    seconds: float
-    reason: str = ""
-    mechanism: np.ndarray | None = None  # an optimal alpha-DP mechanism x*[i, r]
-    post_processing: np.ndarray | None = None  # T[k, r]: G T is the candidate mechanism
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    rule = None  # count results have no multi-party decision rule
-    # the LPs, with rigorous brackets (a gap is confirmed in exact arithmetic)
-    method = "lp"
-
-    @property
-    def gap(self) -> float | None:
-        if self.mechanism_optimum is None or self.geometric_value is None:
-            return None
-        return self.geometric_value - self.mechanism_optimum
-
-    @property
-    def optimum(self) -> float | None:
-        """The value `[expect]` entries are compared with: the optimal mechanism's loss."""
-        return self.mechanism_optimum
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "agent": self.agent, "accuracy": self.accuracy,
-            "mechanism_optimum": _num(self.mechanism_optimum),
-            "geometric_value": _num(self.geometric_value),
-            "gap": _num(self.gap), "verdict": self.verdict.value,
-            "hypothesis": self.hypothesis, "method": self.method,
-            "seconds": round(self.seconds, 4),
-        }
-        if self.reason:
-            out["reason"] = self.reason
-        out.update(self.extra)
-        return out
-
-
-def _num(x: float | None) -> float | None:
-    if x is None or not np.isfinite(x):
-        return None
-    return float(x)
-
+from dpverify.verifiers.count.result import CountResult
+from dpverify.verifiers.options import VerifyOptions, check_limit, lp_form
+from dpverify.verifiers.result import Bracket, ProblemResult, Verdict
 
 # --------------------------------------------------------------------------------------
 # Sizes
@@ -130,6 +85,8 @@ def estimate_nonzeros(spec: CountSpec, options: VerifyOptions) -> int:
     priors (about |S| + 1 non-zeros per generated row); the direct LP over T is only a
     fallback, built when it fits (`post_processing_nonzeros`)."""
     N, s = spec.n + 1, len(spec.side_information)
+    if spec.approximate:  # the (epsilon, delta) LP (verifiers/count/approximate.py)
+        return delta_lp_nonzeros(spec.n, spec.model != "bayes", s)
     mechanism = N * N + (4 * spec.n * N if spec.alpha > 0 else 0)
     if spec.model == "bayes":
         return mechanism
@@ -139,7 +96,7 @@ def estimate_nonzeros(spec: CountSpec, options: VerifyOptions) -> int:
 def post_processing_nonzeros(spec: CountSpec, options: VerifyOptions) -> int:
     """Non-zeros of the direct post-processing LP (count_lps.post_processing_lp)."""
     N, s = spec.n + 1, len(spec.side_information)
-    if options.form == "dense":
+    if lp_form(options) == LpForm.DENSE:
         return N * N + s * (N * N + 1)
     return 7 * N * N + s * (3 * N + 1)
 
@@ -209,7 +166,9 @@ def _note(verdict: Verdict, violation: tuple[int, int] | None, model: str) -> st
 
 def verify_count(spec: CountSpec, options: VerifyOptions) -> ProblemResult:
     """Verify one count problem: one result (the consumer)."""
-    header = {"n": spec.n, "alpha": spec.alpha}
+    header: dict[str, Any] = {"n": spec.n, "alpha": spec.alpha}
+    if spec.approximate:  # (epsilon, delta): docs/theory.md, "Approximate privacy"
+        header["delta"] = rational_text(spec.delta)
     check_size(spec, options)
     result = _verify_consumer(spec, options)
     return ProblemResult(spec.name, spec.source, spec.kind, (result,), header)
@@ -247,6 +206,26 @@ def _mechanism_side(loss: np.ndarray, exact_unit: Sequence[Sequence[Fraction]], 
     q = _least_favourable(spec, sol)
     lower = max(dual_lower_bound(lp, sol, groups), _chain_bound(spec, sol, q, exact_unit))
     return _Bracket(min(lower, upper), upper, sol.objective), x, q
+
+
+def _delta_mechanism_side(loss: np.ndarray, spec: CountSpec, prior: np.ndarray | None,
+                          options: VerifyOptions
+                          ) -> tuple[_Bracket, np.ndarray, np.ndarray | None] | str:
+    """The optimal (epsilon, delta)-DP mechanism (verifiers/count/approximate.py),
+    bracketed by weak duality below (the slacks lie in [0, alpha delta]) and by the loss of
+    its solution made (epsilon, delta)-DP above."""
+    N, side, alpha, delta = spec.n + 1, spec.side_information, spec.alpha, float(spec.delta)
+    lp, slacks = delta_mechanism_lp(loss, alpha, delta, side, prior)
+    sol = _solve(lp, options)
+    if not sol.optimal:
+        return _undecided("optimal (epsilon, delta) mechanism", sol)
+    x = sol.x[:N * N].reshape(N, N)
+    scalars = tuple((N * N + k, 0.0, alpha * delta) for k in range(slacks))
+    if prior is None:
+        scalars += ((N * N + slacks, *t_range(loss, side)),)
+    lower = dual_lower_bound(lp, sol, ColumnGroups(((0, N, True),), scalars))
+    upper = float_upper(x, loss, alpha, delta, side, prior)
+    return _Bracket(min(lower, upper), upper, sol.objective), x, _least_favourable(spec, sol)
 
 
 def _least_favourable(spec: CountSpec, sol: LpSolution) -> np.ndarray | None:
@@ -314,7 +293,7 @@ def _geometric_side(loss: np.ndarray, spec: CountSpec, prior: np.ndarray | None,
     if found.T is None or found.q is None:  # the direct LP over T (GS section 4.2) instead
         if post_processing_nonzeros(spec, options) > options.max_nonzeros:
             return _undecided("post-processing", found.solution)
-        lp = post_processing_lp(loss, spec.alpha, side, options.form)
+        lp = post_processing_lp(loss, spec.alpha, side, lp_form(options))
         sol = _solve(lp, options)
         if not sol.optimal:
             return _undecided("post-processing", sol)
@@ -347,7 +326,8 @@ def _verify_consumer(spec: CountSpec, options: VerifyOptions) -> CountResult:
         user = loss.user(v)
         return v if user is None else user
 
-    mech = _mechanism_side(unit, exact_unit, spec, prior, options)
+    mech = (_delta_mechanism_side(unit, spec, prior, options) if spec.approximate
+            else _mechanism_side(unit, exact_unit, spec, prior, options))
     if isinstance(mech, str):
         return failed(mech)
     geo = _geometric_side(unit, spec, prior, G, options, mech[2])
@@ -361,24 +341,31 @@ def _verify_consumer(spec: CountSpec, options: VerifyOptions) -> CountResult:
             f"the optimal-mechanism LP reports a loss of {units(m.value):.12g}, outside "
             f"[{units(m.lower):.12g}, {units(m.upper):.12g}], which its own duals and "
             "solution prove: it was solved inaccurately")
-    extra: dict[str, Any] = {}
-    if verdict is Verdict.GAP:
+    if verdict is Verdict.GAP and spec.approximate:
+        verdict, reason = _confirm_delta_gap(spec, exact_loss, loss, sides, options.tol)
+    elif verdict is Verdict.GAP:
         verdict, reason = _confirm_gap(spec, exact_loss, loss, sides, options.tol)
+    # the optimal mechanism's loss is reported within its bracket when it decides nothing
+    # or when its LP drops alpha (duals and a repaired mechanism: rigorous, in floats)
+    bounds = Bracket.of(units(sides.mechanism.lower), units(sides.mechanism.upper))
+    shown = False
     if verdict is Verdict.ERROR and reason.startswith("undecided"):
         reason += f"; alpha^n = {spec.alpha ** spec.n:.3g}"
-        extra["mechanism_bounds"] = [units(sides.mechanism.lower), units(sides.mechanism.upper)]
-    note = _note(verdict, violation, spec.model)
+        shown = True
+    note = _delta_note(verdict) if spec.approximate else _note(verdict, violation, spec.model)
     if 0 < spec.alpha < SMALL_MATRIX_VALUE and spec.n > 0:
         note = "; ".join(x for x in (note, (
             f"alpha = {spec.alpha:.3g} is below what a float LP keeps, so the optimal "
             "mechanism's loss is known within `mechanism_bounds` only")) if x)
-        extra["mechanism_bounds"] = [units(sides.mechanism.lower), units(sides.mechanism.upper)]
-    if note:
-        extra["note"] = note
+        shown = True
     return CountResult("consumer", spec.model, units(sides.mechanism.value),
                        units(sides.geometric.value), hypothesis, verdict,
                        time.perf_counter() - start, reason=reason, mechanism=sides.x,
-                       post_processing=sides.T, extra=extra)
+                       post_processing=sides.T, note=note,
+                       mechanism_bounds=bounds if shown else None,
+                       delta=rational_text(spec.delta) if spec.approximate else None,
+                       best=({Verdict.OPTIMAL: "geometric", Verdict.GAP: "lp"}.get(verdict)
+                             if spec.approximate else None))
 
 
 # Float rounding of the brackets: sums of at most a few thousand non-negative terms in
@@ -421,6 +408,34 @@ def _alpha_bracket(spec: CountSpec) -> tuple[Fraction, Fraction]:
     assert spec.epsilon_exact is not None  # the loader sets one of them
     lam_lo, lam_hi = exp_bracket(spec.epsilon_exact)
     return 1 / lam_hi, 1 / lam_lo
+
+
+def _delta_note(verdict: Verdict) -> str:
+    """With delta > 0 the theorems of pure privacy do not apply: a gap is expected."""
+    if verdict is Verdict.GAP:
+        return ("with delta > 0 an (epsilon, delta)-DP mechanism beats the geometric "
+                "mechanism at epsilon for this consumer (GS Theorem 1 is for pure privacy)")
+    if verdict is Verdict.OPTIMAL:
+        return ("the geometric mechanism at epsilon is optimal among (epsilon, delta)-DP "
+                "mechanisms for this consumer: delta buys it nothing")
+    return ""
+
+
+def _confirm_delta_gap(spec: CountSpec, exact_loss: np.ndarray, units: Units, sides: _Sides,
+                       tol: float) -> tuple[Verdict, str]:
+    """A float gap under (epsilon, delta), proved exactly (verifiers/count/approximate.py)
+    or reported as undecided."""
+    proved, lower, upper = confirm_gap(spec, exact_loss, units, sides.x, sides.weights,
+                                       _alpha_bracket(spec), relevant_rows(spec), tol)
+    if proved:
+        return Verdict.GAP, (
+            f"proved exactly: an (epsilon, delta)-DP mechanism has loss {float(upper):.12g}, "
+            f"and the geometric mechanism at epsilon with any post-processing has loss at "
+            f"least {float(lower):.12g}")
+    return Verdict.ERROR, (
+        f"undecided: the floats show a gap, but the exact check does not confirm it beyond "
+        f"--tol (the geometric mechanism's exact lower bound {float(lower):.12g}, an explicit "
+        f"(epsilon, delta) mechanism's exact loss {float(upper):.12g})")
 
 
 def _confirm_gap(spec: CountSpec, exact_loss: np.ndarray, units: Units, sides: _Sides,

@@ -11,19 +11,22 @@ independently.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
+from dpverify.defaults import LpForm, Method
 from dpverify.errors import SizeLimitError, SolverError
 from dpverify.filenames import file_stem
 from dpverify.lp import solve
 from dpverify.lp.basis import FloatBasisFinder, float_basis_finder
 from dpverify.lp.builder import chain_nonzeros
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
-from dpverify.spec.tables import tabulate
+from dpverify.spec.tables import MAX_TABULATED_PARTIES, tabulate
 from dpverify.theory.certificates import (
     MAX_EXACT_ROWS,
     PROVED,
@@ -37,6 +40,7 @@ from dpverify.theory.certificates import (
     trivial_orbits,
     worst_certificate,
 )
+from dpverify.theory.certificates.format import Certificate
 from dpverify.theory.certificates.interval import (
     IntervalCertificate,
     average_interval,
@@ -46,14 +50,32 @@ from dpverify.theory.certificates.interval import prior_bound as interval_prior_
 from dpverify.theory.certificates.repair import rationalised_prior, rationalised_rule, uniform_prior
 from dpverify.theory.exact import coarse_brackets, lambda_brackets
 from dpverify.theory.exact_rows import clean_distribution, has_mass
+from dpverify.theory.orbits.certificates import OrbitCertificate
 from dpverify.theory.units import units_of
 from dpverify.theory.worst_ipm import MAX_DENSE_INPUTS, dense_worst
 from dpverify.theory.worst_lp import WorstLp, solve_float
-from dpverify.verifiers.multiparty.orbit import orbit_certificate, orbit_interval_certificate
+from dpverify.verifiers.multiparty.orbit import (
+    ORBIT,
+    interval_first,
+    orbit_interval_certificate,
+)
+from dpverify.verifiers.multiparty.routes import (
+    ALL_INPUTS_PARTIES,
+    CertificateRoute,
+    fitting,
+    wanted,
+)
 from dpverify.verifiers.multisymbol.verifier import symbol_certificate
 from dpverify.verifiers.options import VerifyOptions
-from dpverify.verifiers.proof import proof_summary
-from dpverify.verifiers.result import AgentResult
+from dpverify.verifiers.proof import (
+    AnyCertificate,
+    ExactVerdict,
+    exact_verdict,
+    first_deciding,
+    proof_of,
+    unproved,
+)
+from dpverify.verifiers.result import AgentResult, Proof, Verdict
 
 # The reduced (orbit) LP is dense, about |orbits|^2 * |Y| non-zeros, against about
 # 3 k 2^k |Y| for the chain-form LP on all inputs: use it while |orbits|^2 <= 16 * 2^k.
@@ -86,17 +108,15 @@ def dump_certificate(cert: dict) -> str:
 
 def proof_for(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Accuracy | str,
               agent_result: AgentResult | None = None,
-              options: VerifyOptions | None = None) -> dict[str, Any]:
-    """`verify --certify`: the proof summary of one result, never raising for a limit or a
-    solver failure (those give `unproved` with the reason)."""
+              options: VerifyOptions | None = None) -> Proof:
+    """`verify --certify`: the proof of one result, never raising for a limit or a solver
+    failure (those give `unproved` with the reason)."""
     try:
-        cert = certify_agent(spec, agent_spec, accuracy, agent_result, options)
+        cert = certificate_for(spec, agent_spec, accuracy, agent_result, options)
     except (SizeLimitError, SolverError) as exc:
-        return {"status": UNPROVED, "width": None, "reason": str(exc)}
-    summary = proof_summary(cert)
-    if cert.get("notes"):
-        summary["reason"] = "; ".join(cert["notes"])
-    return summary
+        return unproved(str(exc))
+    proof = proof_of(cert)
+    return replace(proof, reason="; ".join(cert.notes)) if cert.notes else proof
 
 
 def estimate_worst_nonzeros(spec: MultipartySpec, agent: AgentSpec, orbits: Orbits) -> int:
@@ -117,59 +137,187 @@ def _use_reduced(orbits: Orbits, n: int) -> bool:
 # k = 12) rather than HiGHS on the chain-form LP (14 s at k = 10, minutes at k = 11).
 DENSE_FROM_INPUTS = 512
 
-# The certificate on all 2^k inputs is used up to this many parties (k = 16: ~0.5 s for the
-# average case); beyond, or with --method orbit, a symmetric problem gets an orbit
-# certificate (dpverify-orbit-certificate/1).
-ALL_INPUTS_PARTIES = 16
+class ProofRoute:
+    """RR's exact certificate on all 2^k inputs (method `proof`), checked independently,
+    while the inputs can be tabulated: the route `auto` tries first (KOV Theorem 3.1 says
+    it closes), after the orbit method beyond ALL_INPUTS_PARTIES (`certificate_routes`)."""
+
+    method = Method.PROOF
+
+    def fits(self, spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
+             options: VerifyOptions) -> str | None:
+        if spec.parties > MAX_TABULATED_PARTIES:
+            return (f"the certificate on all inputs takes at most {MAX_TABULATED_PARTIES} "
+                    f"parties (2^{spec.parties} inputs)")
+        return None
+
+    def certificate(self, spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
+                    hint: AgentResult | None, options: VerifyOptions, *, fine: bool = True
+                    ) -> Certificate:
+        return all_inputs_certificate(spec, agent, accuracy, hint, options, fine=fine)
+
+    def verify(self, spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
+               options: VerifyOptions) -> AgentResult:
+        """The certificate decides, the independent checker confirms (the LP's float hints
+        for the worst case get a larger budget: they run once per agent)."""
+        start = time.perf_counter()
+        table = tabulate(spec, agent)
+        budget = replace(options, max_nonzeros=max(options.max_nonzeros, PROOF_HINT_NONZEROS))
+
+        def result(verdict: Verdict, reason: str, proof: Proof,
+                   cert: AnyCertificate | None = None,
+                   rule: np.ndarray | None = None) -> AgentResult:
+            return AgentResult(
+                agent.name, accuracy.value, None if cert is None else float(cert.bound),
+                None if cert is None else float(cert.value), verdict,
+                time.perf_counter() - start, reason=reason, rule=rule, outputs=table.outputs,
+                method=Method.PROOF, proof=proof)
+
+        tol = units_of(table.gain_exact).tolerance(options.tol)
+        try:
+            cert, decided = decided_certificate(self, spec, agent, accuracy, None, budget, tol)
+        except (SizeLimitError, SolverError) as exc:
+            return result(Verdict.ERROR, f"undecided: no exact certificate: {exc}",
+                          unproved(str(exc)))
+        what = f"the {kind_of(cert)} certificate"
+        if not decided.checked:
+            return result(Verdict.ERROR, f"undecided: {what} {decided.how}", decided.proof)
+        if decided.verdict is Verdict.OPTIMAL:
+            return result(Verdict.OPTIMAL, f"{what} {decided.how} (checked independently)",
+                          decided.proof, cert, float_rule(cert))
+        return result(Verdict.ERROR, f"undecided: {what} {decided.how}", decided.proof, cert)
 
 
-def use_orbit_certificate(spec: MultipartySpec, agent: AgentSpec,
-                          options: VerifyOptions) -> bool:
-    from dpverify.spec.symmetric import agent_symmetry
-
-    if options.method == "proof" or (options.method != "orbit"
-                                     and spec.parties <= ALL_INPUTS_PARTIES):
-        return False
-    symmetry = agent_symmetry(spec, agent)
-    return symmetry is not None and symmetry.orbit_count < 2 ** min(spec.parties, 62)
+PROOF = ProofRoute()
+# The exact certificate on all 2^k inputs solves RR's worst-case LP in floats for hints;
+# its LP may be larger than the verifier's own (it runs once per agent).
+PROOF_HINT_NONZEROS = 600_000
 
 
-def brackets(spec: MultipartySpec, options: VerifyOptions, fine: bool
-             ) -> tuple[tuple[Fraction, ...], tuple[Fraction, ...]]:
-    """The lambdas of a certificate: exact, or brackets of e^eps, coarse as the tolerance
-    allows (theory/exact.py, coarse_brackets: they cost at most a quarter of --tol) or the
-    fine ones (64 bits)."""
-    if fine:
-        return lambda_brackets(spec.lambdas_exact, spec.epsilons_exact)
-    return coarse_brackets(spec.lambdas_exact, spec.epsilons_exact, options.tol)
+def certificate_routes(spec: MultipartySpec) -> tuple[CertificateRoute, ...]:
+    """The routes that certify, in order of preference: the certificate on all inputs,
+    then on orbits; beyond ALL_INPUTS_PARTIES parties the orbit certificate first, for a
+    problem its symmetry reduces (the orbit method does not fit one it does not): on a
+    2-core machine it takes the same 0.6 s at any k, where the certificate on all 2^k
+    inputs of a majority and a party's `sum` under -abs takes 1.2 s at k = 8, 4 s at
+    k = 10, 29 s at k = 12. `verify` (methods.py) and `certify` and the exact settling
+    (`certificate_for`) all choose in this order, so they take the same method for the
+    same agent."""
+    return (ORBIT, PROOF) if spec.parties > ALL_INPUTS_PARTIES else (PROOF, ORBIT)
 
 
-def certify_agent(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Accuracy | str,
-                  agent_result: AgentResult | None = None,
-                  options: VerifyOptions | None = None, *, fine: bool = False) -> dict:
-    """The certificate JSON object (docs/format.md) for one agent and accuracy.
+def float_rule(cert: AnyCertificate) -> np.ndarray | None:
+    """The certificate's decision rule on all inputs as floats (None for a rule on orbits:
+    it has no row per input)."""
+    if isinstance(cert, OrbitCertificate):
+        return None
+    if isinstance(cert, IntervalCertificate):
+        return None if cert.classes is not None else cert.rule
+    return np.array(cert.decision, dtype=np.float64)
 
-    Checked exactly before it is returned; when the exact construction could not close the
-    gap the status is `bracket` (a valid, weaker certificate) or `unproved` (with `notes`).
-    `agent_result` (from verify_agent) supplies float hints for the worst case when the
-    problem has no symmetry to reduce by; otherwise RR's decision LP is solved here. The
-    brackets of e^eps are the coarse ones the tolerance allows, or the fine ones (`fine`).
-    """
+
+def certificate_for(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Accuracy | str,
+                    agent_result: AgentResult | None = None,
+                    options: VerifyOptions | None = None, *, fine: bool = True) -> Certificate:
+    """The exact certificate (typed) of one agent and accuracy, by the route `choose`
+    takes among `certificate_routes` (`--method proof|orbit` asks for one; `auto` and `lp`
+    take the first that fits, and the next when its exact certificate is over a limit);
+    more than two symbols: dpverify-mary-certificate/1. At the fine brackets of e^eps
+    (64 bits), or (not `fine`) the coarse ones the tolerance allows (theory/exact.py).
+    SizeLimitError (a limit) or SolverError (a failed LP) when there is none."""
     options = options or VerifyOptions()
     accuracy = Accuracy(accuracy)
     if not spec.binary:  # more than two symbols: dpverify-mary-certificate/1
         return symbol_certificate(spec, agent_spec, accuracy, options)
-    if use_orbit_certificate(spec, agent_spec, options):
-        return orbit_certificate(spec, agent_spec, accuracy, options,
-                                 fine=fine).to_json(spec.name)
+    routes = fitting(wanted(certificate_routes(spec), options), spec, agent_spec, accuracy,
+                     options)
+    for i, (route, _) in enumerate(routes):
+        try:
+            return route.certificate(spec, agent_spec, accuracy, agent_result, options,
+                                     fine=fine)
+        except SizeLimitError:
+            if i == len(routes) - 1:
+                raise
+    raise AssertionError("fitting returns at least one route")
+
+
+def decided_certificate(route: CertificateRoute, spec: MultipartySpec, agent: AgentSpec,
+                        accuracy: Accuracy, hint: AgentResult | None,
+                        options: VerifyOptions, tol: Fraction
+                        ) -> tuple[AnyCertificate, ExactVerdict]:
+    """`verify`'s certificate and what it decides, cheapest first (proof.first_deciding):
+    where exact rationals are the cost (`use_interval`), the interval certificate
+    (outward-rounded floats), then the exact one at the coarse brackets of e^eps the
+    tolerance allows; then (always) the exact one at the fine brackets. A small problem
+    gets the exact certificate at once. `certify` keeps exact certificates."""
+    def exact(fine: bool) -> Callable[[], AnyCertificate]:
+        return lambda: route.certificate(spec, agent, accuracy, hint, options, fine=fine)
+
+    attempts: list[tuple[bool, Callable[[], AnyCertificate]]] = []
+    large = use_interval(spec, agent, accuracy, route)
+    if large:
+        attempts.append((True, lambda: interval_certificate(route, spec, agent, accuracy,
+                                                            hint, options)))
+        if spec.lambdas_exact is None:
+            attempts.append((False, exact(False)))
+    attempts.append((False, exact(True)))
+    return first_deciding(spec, attempts, tol)
+
+
+def verify_certificate(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Accuracy,
+                       hint: AgentResult | None, options: VerifyOptions, tol: Fraction
+                       ) -> tuple[AnyCertificate, ExactVerdict]:
+    """`decided_certificate` by the routes `certificate_for` takes, in its order (the
+    exact settling of the LP's verdicts; more than two symbols: the m-ary certificate)."""
+    if not spec.binary:
+        cert = symbol_certificate(spec, agent_spec, accuracy, options)
+        return cert, exact_verdict(spec, cert, tol)
+    routes = fitting(wanted(certificate_routes(spec), options), spec, agent_spec, accuracy,
+                     options)
+    for i, (route, _) in enumerate(routes):
+        try:
+            return decided_certificate(route, spec, agent_spec, accuracy, hint, options, tol)
+        except SizeLimitError:
+            if i == len(routes) - 1:
+                raise
+    raise AssertionError("fitting returns at least one route")
+
+
+def kind_of(cert: AnyCertificate) -> str:
+    """`exact` or `interval`, for a verdict's reason."""
+    return "interval" if isinstance(cert, IntervalCertificate) else "exact"
+
+
+def certify_agent(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Accuracy | str,
+                  agent_result: AgentResult | None = None,
+                  options: VerifyOptions | None = None) -> dict:
+    """The certificate JSON object (docs/format.md) for one agent and accuracy: what
+    `certify` writes (`certificate_for`, as JSON).
+
+    Checked exactly before it is returned; when the exact construction could not close the
+    gap the status is `bracket` (a valid, weaker certificate) or `unproved` (with `notes`).
+    `agent_result` (from verify_agent) supplies float hints for the worst case when the
+    problem has no symmetry to reduce by; otherwise RR's decision LP is solved here.
+    """
+    return certificate_for(spec, agent_spec, accuracy, agent_result, options).to_json(
+        spec.name)
+
+
+def all_inputs_certificate(spec: MultipartySpec, agent_spec: AgentSpec,
+                           accuracy: Accuracy, agent_result: AgentResult | None,
+                           options: VerifyOptions, *, fine: bool = True) -> Certificate:
+    """RR's exact certificate on all 2^k inputs (dpverify-certificate/1), at the fine
+    brackets of e^eps or (not `fine`) the coarse ones the tolerance allows."""
     table = tabulate(spec, agent_spec)
-    lower, upper = brackets(spec, options, fine)
+    if fine:
+        lower, upper = lambda_brackets(spec.lambdas_exact, spec.epsilons_exact)
+    else:
+        lower, upper = coarse_brackets(spec.lambdas_exact, spec.epsilons_exact, options.tol)
     exact = lower == upper
     party = agent_spec.party
     if accuracy is Accuracy.AVERAGE:
-        cert = average_certificate(agent_spec.name, table.outputs, table.gain_exact, party,
+        return average_certificate(agent_spec.name, table.outputs, table.gain_exact, party,
                                    lower, upper, exact)
-        return cert.to_json(spec.name)
     plan = _worst_plan(spec, agent_spec, options, agent_result)
     finder = basis_finder(options)
     cert = worst_certificate(agent_spec.name, table.outputs, table.gain_exact, party, lower,
@@ -178,7 +326,7 @@ def certify_agent(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Accurac
         # the verifier's hints (relaxed-LP prior) did not close it: RR's own LP and dual
         cert = worst_certificate(agent_spec.name, table.outputs, table.gain_exact, party,
                                  lower, upper, exact, plan.orbits, plan.solved(), finder)
-    return cert.to_json(spec.name)
+    return cert
 
 
 @dataclass
@@ -243,23 +391,30 @@ def _worst_plan(spec: MultipartySpec, agent_spec: AgentSpec, options: VerifyOpti
                       estimate, options, given, too_large)
 
 
-# Without symmetry the certificate on all inputs is built in floats (an interval bracket,
-# theory/certificates/interval.py) before exact rationals whenever the lambdas come from
-# epsilon (the exact certificate is a bracket too), and with exact lambdas from this many
-# parties on (an exact certificate on 2^13 inputs takes seconds; 2^20, minutes).
+# Without symmetry `verify` builds the certificate on all inputs in floats (an interval
+# bracket, theory/certificates/interval.py) before exact rationals from this many parties
+# on when the lambdas come from epsilon (the exact certificate is a bracket too, with
+# brackets of e^eps in its integers), and from INTERVAL_FROM_PARTIES with exact lambdas
+# (an exact certificate on 2^13 inputs takes seconds; 2^20, minutes). Below, the exact
+# certificate takes well under a second and its bracket is the narrower.
+INTERVAL_FROM_PARTIES_EPSILON = 8
 INTERVAL_FROM_PARTIES = 13
 
 
-def use_interval(spec: MultipartySpec, agent_spec: AgentSpec, options: VerifyOptions) -> bool:
-    """Whether `verify` tries the interval certificate before the exact one."""
-    if not spec.binary:
-        return False
-    return spec.lambdas_exact is None or spec.parties >= INTERVAL_FROM_PARTIES or \
-        use_orbit_certificate(spec, agent_spec, options)
+def use_interval(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Accuracy,
+                 route: CertificateRoute) -> bool:
+    """Whether `verify` tries the interval certificate before the exact one: many parties
+    (above), or the orbit method beyond its exact work (orbit.use_interval)."""
+    if route.method is Method.ORBIT:
+        return interval_first(spec, agent_spec, accuracy)
+    if spec.lambdas_exact is None:
+        return spec.parties >= INTERVAL_FROM_PARTIES_EPSILON
+    return spec.parties >= INTERVAL_FROM_PARTIES
 
 
-def interval_certificate(spec: MultipartySpec, agent_spec: AgentSpec,
-                         accuracy: Accuracy | str, agent_result: AgentResult | None = None,
+def interval_certificate(route: CertificateRoute, spec: MultipartySpec,
+                         agent_spec: AgentSpec, accuracy: Accuracy | str,
+                         agent_result: AgentResult | None = None,
                          options: VerifyOptions | None = None) -> IntervalCertificate:
     """The certificate's bracket in outward-rounded arithmetic (`verify`; `certify` keeps
     exact certificates): at the fine brackets of e^eps (floats cost nothing more there);
@@ -267,7 +422,7 @@ def interval_certificate(spec: MultipartySpec, agent_spec: AgentSpec,
     its rule, and the better of its prior and the uniform one), rationalised."""
     options = options or VerifyOptions()
     accuracy = Accuracy(accuracy)
-    if use_orbit_certificate(spec, agent_spec, options):
+    if route.method is Method.ORBIT:
         return orbit_interval_certificate(spec, agent_spec, accuracy, options)
     table = tabulate(spec, agent_spec)
     lower, upper = lambda_brackets(spec.lambdas_exact, spec.epsilons_exact)
@@ -387,12 +542,12 @@ def _rr_hint(lambdas, gain: np.ndarray, orbits: Orbits, relevant, options) -> Wo
 
     if orbits.count < gain.shape[0]:
         lp = WorstLp.over_input_orbits(lambdas, orbits, gain, relevant)
-        found = solve_float(lp, solve_, form="dense", scale_rows=True, drop_tiny=True,
+        found = solve_float(lp, solve_, form=LpForm.DENSE, scale_rows=True, drop_tiny=True,
                             name="rr-worst-orbits")
         what = "randomized-response worst-case (orbits)"
     else:
         lp = WorstLp.over_inputs(lambdas, gain, relevant)
-        found = solve_float(lp, solve_, form="chain", name="rr-worst")
+        found = solve_float(lp, solve_, form=LpForm.CHAIN, name="rr-worst")
         what = "randomized-response worst-case"
     if not found.ok:
         sol = found.solution
@@ -401,5 +556,5 @@ def _rr_hint(lambdas, gain: np.ndarray, orbits: Orbits, relevant, options) -> Wo
                      x_orbits=lp.rows)
 
 
-__all__ = ["UNPROVED", "certificate_filename", "certify_agent", "dump_certificate",
-           "proof_for", "proof_summary"]
+__all__ = ["PROOF", "certificate_routes", "UNPROVED", "certificate_filename",
+           "certificate_for", "certify_agent", "dump_certificate", "proof_for"]

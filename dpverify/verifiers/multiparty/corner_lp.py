@@ -12,18 +12,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
 
+from dpverify.defaults import DENSE_BELOW_PARTIES, LpForm, Method
 from dpverify.lp import LinearProgram, LpSolution, solve
 from dpverify.lp.builder import chain_nonzeros
 from dpverify.lp.highs import SMALL_MATRIX_VALUE
 from dpverify.lp.model import LpStatus
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
-from dpverify.spec.tables import tabulate, tabulated
+from dpverify.spec.tables import MAX_TABULATED_PARTIES, tabulate, tabulated
 from dpverify.theory.decision import (
     observer_average_rule,
     own_bit_mask,
@@ -39,9 +39,17 @@ from dpverify.verifiers.multiparty.lps import (
     PointFamily,
     relaxed_lp,
 )
-from dpverify.verifiers.multiparty.settle import METHOD_LP, METHOD_PROOF, corner_weights, settle
+from dpverify.verifiers.multiparty.settle import corner_weights, settle
 from dpverify.verifiers.options import VerifyOptions, check_limit
-from dpverify.verifiers.result import AgentResult, ProblemResult, Verdict, judge, worst_verdict
+from dpverify.verifiers.result import (
+    AgentResult,
+    Interior,
+    ProblemResult,
+    Proof,
+    Verdict,
+    judge,
+    worst_verdict,
+)
 
 
 def corner_family(lambdas: Sequence[float]) -> PointFamily:
@@ -62,12 +70,30 @@ def num_outputs(spec: MultipartySpec, agent: AgentSpec) -> int:
     return 2
 
 
+def lp_form(spec: MultipartySpec, agent: AgentSpec, options: VerifyOptions, m: int) -> LpForm:
+    """The form of the corner LP: the one --lp-form names, or for `auto` the dense form
+    below DENSE_BELOW_PARTIES parties (defaults.py: it solves faster there) when its
+    non-zeros fit --max-nonzeros, else chain."""
+    if options.form != LpForm.AUTO:
+        return LpForm(options.form)
+    if spec.parties < DENSE_BELOW_PARTIES and \
+            form_nonzeros(spec, agent, options, m, LpForm.DENSE) <= options.max_nonzeros:
+        return LpForm.DENSE
+    return LpForm.CHAIN
+
+
 def agent_nonzeros(spec: MultipartySpec, agent: AgentSpec, options: VerifyOptions,
-                    m: int) -> int:
-    """Non-zeros of the largest LP built for one agent with m outputs."""
+                   m: int) -> int:
+    """Non-zeros of the largest LP built for one agent with m outputs (in its form)."""
+    return form_nonzeros(spec, agent, options, m, lp_form(spec, agent, options, m))
+
+
+def form_nonzeros(spec: MultipartySpec, agent: AgentSpec, options: VerifyOptions,
+                  m: int, form: LpForm) -> int:
+    """Non-zeros of the largest LP built for one agent with m outputs in `form`."""
     k, n = spec.parties, spec.num_inputs
     labels = m if agent.party == 0 else m * m
-    if options.form == "dense":
+    if form == LpForm.DENSE:
         relaxed = labels * n * n * 2
         rr = m * n * n
     else:
@@ -75,7 +101,7 @@ def agent_nonzeros(spec: MultipartySpec, agent: AgentSpec, options: VerifyOption
         rr = m * (chain_nonzeros([2] * k, [2] * k) + n + 1) + n
     if options.grid > 2:
         g = options.grid
-        per_label = (n * g**k * 2 if options.form == "dense"
+        per_label = (n * g**k * 2 if form == LpForm.DENSE
                      else chain_nonzeros([g] * k, [2] * k) + 2 * n)
         relaxed += labels * per_label
     if options.samples:
@@ -239,6 +265,7 @@ def verify_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
     settled exactly (settle.py) whenever they do not agree."""
     start = time.perf_counter()
     table = tabulate(spec, agent)
+    options = replace(options, form=lp_form(spec, agent, options, len(table.outputs)))
     check_limit(spec.source, agent_nonzeros(spec, agent, options, len(table.outputs)),
                 options, f"parties = {spec.parties} and {len(table.outputs)} outputs")
     units = units_of(table.gain_exact)
@@ -255,15 +282,17 @@ def verify_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
                f"{SMALL_MATRIX_VALUE:g})")
     relaxed = None if floats.relaxed is None else units.user(floats.relaxed)
     value = None if floats.rr is None else units.user(floats.rr)
-    method, reason, extra, rule = METHOD_LP, "", {}, floats.rule
+    method, reason, rule = Method.LP, "", floats.rule
+    proof: Proof | None = None
+    interior: Interior | None = None
     if verdict is not Verdict.OPTIMAL:
         hint = AgentResult(agent.name, accuracy.value, relaxed, value, verdict, 0.0,
                            rule=floats.rule, pi=floats.pi)
         witness = None if floats.theta is None else (floats.theta, worst)
         settled = settle(spec, agent, accuracy, options, why, witness, hint)
-        verdict, reason, method = settled.verdict, settled.reason, METHOD_PROOF
+        verdict, reason, method = settled.verdict, settled.reason, Method.PROOF
         relaxed, value = settled.relaxed, settled.rr
-        extra["proof"] = settled.proof
+        proof = settled.proof
         rule = settled.rule if settled.rule is not None else rule
     elif _imprecise(floats, units):
         # The floats are accurate to about 1e-9 of the gains' range; a value near 0 needs
@@ -272,28 +301,52 @@ def verify_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
                "its digits")
         settled = settle(spec, agent, accuracy, options, why)
         if settled.verdict is Verdict.OPTIMAL:
-            reason, method = settled.reason, METHOD_PROOF
+            reason, method = settled.reason, Method.PROOF
             relaxed, value = settled.relaxed, settled.rr
-            extra["proof"] = settled.proof
+            proof = settled.proof
             rule = settled.rule if settled.rule is not None else rule
     if options.grid >= 2 or options.samples > 0:
-        fields, interior_verdict, note = _interior(spec, agent, accuracy, label_gains, worst,
-                                                   floats.relaxed, options, units)
-        extra.update(fields)
+        interior, interior_verdict, note = _interior(spec, agent, accuracy, label_gains,
+                                                     worst, floats.relaxed, options, units)
         if interior_verdict is not None:
             verdict = worst_verdict([verdict, interior_verdict])
         reason = "; ".join(r for r in (reason, note) if r)
     result = AgentResult(agent.name, accuracy.value, relaxed, value, verdict,
                          time.perf_counter() - start, reason=reason, rule=rule,
                          outputs=table.outputs, mu=_in_units(floats, units), pi=floats.pi,
-                         method=method, extra=extra)
-    if options.certify and "proof" not in extra:
+                         method=method, proof=proof, interior=interior)
+    if options.certify and proof is None:
         from dpverify.verifiers.multiparty.certify import (
             proof_for,  # lazy: exact arithmetic only when asked
         )
 
-        extra["proof"] = proof_for(spec, agent, accuracy, result, options)
+        result = replace(result, proof=proof_for(spec, agent, accuracy, result, options))
     return result
+
+
+class LpRoute:
+    """The relaxed corner LP against RR's decision LPs (method `lp`): two float
+    computations that must agree, settled exactly when they do not. `--method lp`; `auto`
+    takes it when no exact route fits or closes, and first for interior points."""
+
+    method = Method.LP
+
+    def fits(self, spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
+             options: VerifyOptions) -> str | None:
+        if spec.parties > MAX_TABULATED_PARTIES:
+            return f"2^{spec.parties} inputs are too many for the full LP"
+        estimate = agent_nonzeros(spec, agent, options, num_outputs(spec, agent))
+        if estimate > options.max_nonzeros:
+            return (f"the full LP would have about {estimate:.3g} non-zeros (the limit is "
+                    f"{options.max_nonzeros:,} non-zeros; raise it with --max-nonzeros)")
+        return None
+
+    def verify(self, spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
+               options: VerifyOptions) -> AgentResult:
+        return verify_agent(spec, agent, accuracy, options)
+
+
+LP = LpRoute()
 
 
 # Below this fraction of the gains' range, a value's float digits are too few (the LPs are
@@ -338,7 +391,7 @@ def interior_families(lambdas: Sequence[float], options: VerifyOptions) -> list[
 def _interior(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
               label_gains: np.ndarray, worst: bool, corner_optimum: float | None,
               options: VerifyOptions, units: Units
-              ) -> tuple[dict[str, Any], Verdict | None, str]:
+              ) -> tuple[Interior, Verdict | None, str]:
     """The relaxed LP over grid / sampled rank-one points, against the corner optimum
     (normalised units inside; the reported interior optimum is in the user's units).
 
@@ -346,7 +399,7 @@ def _interior(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
     can raise the optimum. A float rise beyond the tolerance is settled exactly: the exact
     certificate's bound holds for every rank-one DP point, so it refutes the rise, or an
     exact witness confirms it (settle.py); else the verdict is `error` (undecided).
-    Returns (the result's interior fields, a verdict to combine or None, a note).
+    Returns (the result's interior optimum, a verdict to combine or None, a note).
     """
     built = relaxed_lp(label_gains, interior_families(spec.lambdas, options), worst,
                        options.form)
@@ -356,9 +409,8 @@ def _interior(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
     if not agrees:  # solve again, tighter; keep the first answer if the second fails
         tight = _solve(built, options, TIGHT_FEASIBILITY)
         sol = tight if tight.optimal or not sol.optimal else sol
-    out: dict[str, Any] = {"interior_points": {"grid": options.grid, "samples": options.samples,
-                                     "seed": options.seed},
-                 "interior_optimum": units.user(sol.objective) if sol.optimal else None}
+    out = Interior(options.grid, options.samples, options.seed,
+                   units.user(sol.objective) if sol.optimal else None)
     if sol.optimal and corner_optimum is not None and \
             abs(sol.objective - corner_optimum) <= options.tol:
         return out, None, ""

@@ -19,11 +19,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpverify.defaults import LpForm
 from dpverify.lp.builder import LpBuilder
 from dpverify.lp.model import LinearProgram
 from dpverify.theory.rr import kron_apply
 
-FORMS = ("chain", "dense")
+FORMS = (LpForm.CHAIN, LpForm.DENSE)  # what an LP is built in (`auto` is resolved before)
 
 
 @dataclass(frozen=True, eq=False)
@@ -69,7 +70,7 @@ def relaxed_lp(
     label_gains: np.ndarray,
     families: Sequence[PointFamily],
     worst: bool,
-    form: str = "chain",
+    form: str = LpForm.CHAIN,
 ) -> BuiltLp:
     """The relaxed protocol LP (theory.md) over the given rank-one point families.
 
@@ -87,7 +88,7 @@ def relaxed_lp(
     for label in range(num_labels):
         g = label_gains[:, label]
         for family in families:
-            if form == "chain" and family.factors is not None:
+            if form == LpForm.CHAIN and family.factors is not None:
                 theta, z = b.chain(family.factors)
                 b.add(input_rows, z, 1.0)
                 if worst:

@@ -1,140 +1,141 @@
-"""Which method verifies an agent: the full corner LP, the orbit method, or the exact
-certificate (docs/theory.md, "Methods"). `--method auto` (the default) takes the full LP
-whenever it fits the size guard, so the LP stays the path for small problems; otherwise
-the orbit method when the agent's problem is symmetric; otherwise the structure-based
-exact certificate on all 2^k inputs. A problem is refused only when no path fits, with
-the limits named.
+"""Which method verifies an agent of a problem on bits (docs/theory.md, "Methods"), and
+the cross-check of two of them.
+
+`--method auto` (the default) takes the fastest sound route: an exact certificate of RR's
+optimality, checked independently, wherever one fits (KOV's Theorem 3.1 says it closes):
+on all 2^k inputs (`proof`, certify.PROOF) while they can be tabulated, or on the orbits
+of a symmetry (`orbit`, orbit.ORBIT), which goes first beyond ALL_INPUTS_PARTIES parties
+(certify.certificate_routes); and the corner LP against RR's decision LPs (`lp`,
+corner_lp.LP) only when neither fits, or closes (a verdict `error`: the next route that
+fits is tried, and the reason says why). With interior points (--grid, --samples) the LP
+goes first, since they are checked on it. `--method lp|orbit|proof` takes that route
+alone. The choice is routes.choose over these routes in this order, as for `certify` and
+the exact settling (certify.certificate_for), so both take the same method for the same
+agent. A problem is refused only when no route fits, with the limits named.
+
+`--cross-check` verifies each agent by an exact route and by the LP (whichever of the two
+was not chosen) and compares them: the same verdict and both values within --tol, or the
+verdict is `error`, with both routes' values in the reason.
 """
 
 from __future__ import annotations
 
-import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
-from dpverify.errors import SizeLimitError
+from dpverify.defaults import Method
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
-from dpverify.spec.symmetric import agent_symmetry
-from dpverify.spec.tables import MAX_TABULATED_PARTIES
+from dpverify.spec.tables import tabulate
+from dpverify.theory.units import units_of
+from dpverify.verifiers.multiparty.certify import certificate_routes
+from dpverify.verifiers.multiparty.corner_lp import LP
+from dpverify.verifiers.multiparty.routes import Route, choose, fitting, wanted
 from dpverify.verifiers.options import VerifyOptions
-from dpverify.verifiers.result import AgentResult, ProblemResult
-
-METHOD_LP, METHOD_ORBIT, METHOD_PROOF = "lp", "orbit", "proof"
-
-# The exact certificate on all 2^k inputs solves RR's worst-case LP in floats for hints;
-# its LP may be larger than the verifier's own (it runs once per agent).
-PROOF_HINT_NONZEROS = 600_000
+from dpverify.verifiers.result import AgentResult, CrossCheck, ProblemResult, Verdict
 
 
-def _lp_estimate(spec: MultipartySpec, agent: AgentSpec, options: VerifyOptions) -> int | None:
-    """Non-zeros of the full corner LP, or None when 2^k inputs are too many to tabulate."""
-    from dpverify.verifiers.multiparty.corner_lp import agent_nonzeros, num_outputs
-
-    if spec.parties > MAX_TABULATED_PARTIES:
-        return None
-    return agent_nonzeros(spec, agent, options, num_outputs(spec, agent))
-
-
-def _orbit_fit(spec: MultipartySpec, agent: AgentSpec, worst: bool,
-               options: VerifyOptions) -> tuple[bool, str]:
-    """Whether the orbit method applies (a symmetry that reduces the problem) and fits."""
-    from dpverify.verifiers.multiparty.orbit import orbit_work
-
-    symmetry = agent_symmetry(spec, agent)
-    if symmetry is None or symmetry.orbit_count >= 2 ** min(spec.parties, 62):
-        return False, "the function has no symmetry to reduce by"
-    outputs = _outputs_estimate(spec, agent)
-    work = orbit_work(symmetry, outputs, worst)
-    if work > options.max_orbit_work:
-        return False, (f"the orbit method needs about {work:.3g} units of exact work "
-                       f"({symmetry.orbit_count:,} orbits); the limit is "
-                       f"{options.max_orbit_work:.3g} (--max-orbit-work)")
-    return True, ""
+def verify_routes(spec: MultipartySpec, options: VerifyOptions) -> list[Route]:
+    """The routes `verify` may take, in order of preference (module docstring): the exact
+    ones in the order that certifies (certify.certificate_routes), then the LP; the LP
+    first with interior points."""
+    exact: tuple[Route, ...] = certificate_routes(spec)
+    interior = options.grid >= 2 or options.samples > 0
+    return wanted((LP, *exact) if interior else (*exact, LP), options)
 
 
-def _outputs_estimate(spec: MultipartySpec, agent: AgentSpec) -> int:
-    from dpverify.spec.symmetric import count_values, is_count_function
-
-    if agent.outputs is not None:
-        return len(agent.outputs)
-    if is_count_function(agent.function):
-        return len(set(count_values(agent.function, spec.parties)))
-    return 2
+def choose_method(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
+                  options: VerifyOptions) -> tuple[Method, str]:
+    """(the method `verify` takes for this agent and accuracy, why the routes before it
+    did not fit); SizeLimitError when none fits."""
+    route, why = choose(verify_routes(spec, options), spec, agent, accuracy, options)
+    return route.method, why
 
 
-def choose(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
-           options: VerifyOptions) -> tuple[str, str]:
-    """(method, why): the method that verifies this agent and accuracy, and why it was
-    taken when it is not the full LP. SizeLimitError when no path fits."""
-    method, worst = options.method, accuracy is Accuracy.WORST
-    estimate = _lp_estimate(spec, agent, options)
-    lp_fits = estimate is not None and estimate <= options.max_nonzeros
-    if method in ("auto", METHOD_LP) and lp_fits:
-        return METHOD_LP, ""
-    lp_why = (f"2^{spec.parties} inputs are too many for the full LP" if estimate is None else
-              f"the full LP would have about {estimate:.3g} non-zeros (the limit is "
-              f"{options.max_nonzeros:,} non-zeros; raise it with --max-nonzeros)")
-    if method == METHOD_LP:
-        raise SizeLimitError(f"{spec.source}: {agent.name}: {lp_why}")
-    orbit_ok, orbit_why = _orbit_fit(spec, agent, worst, options)
-    if method in ("auto", METHOD_ORBIT) and orbit_ok:
-        return METHOD_ORBIT, lp_why
-    if method == METHOD_ORBIT:
-        raise SizeLimitError(f"{spec.source}: {agent.name}: {orbit_why}")
-    if spec.parties <= MAX_TABULATED_PARTIES:
-        return METHOD_PROOF, lp_why
-    raise SizeLimitError(f"{spec.source}: {agent.name}: no method fits: {lp_why}; "
-                         f"{orbit_why}; the exact certificate on all inputs needs at most "
-                         f"{MAX_TABULATED_PARTIES} parties")
+@dataclass(frozen=True)
+class Plan:
+    """How one agent and accuracy is verified: the routes that fit, in order (each with why
+    the routes before it did not fit), and the second route of --cross-check."""
+
+    routes: tuple[tuple[Route, str], ...]
+    cross: Route | None = None
 
 
-def verify_agent_by_method(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
-                           options: VerifyOptions, method: str, why: str) -> AgentResult:
-    from dpverify.verifiers.multiparty.corner_lp import verify_agent
+def plan(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
+         options: VerifyOptions) -> Plan:
+    """The plan (SizeLimitError, before any work, when no route fits; with --cross-check,
+    when the second route does not fit)."""
+    routes = tuple(fitting(verify_routes(spec, options), spec, agent, accuracy, options))
+    if not options.cross_check:
+        return Plan(routes)
+    first = routes[0][0]
+    second = [LP] if first is not LP else list(certificate_routes(spec))
+    other, _ = choose(second, spec, agent, accuracy, options)
+    return Plan(routes[:1], other)
 
-    if method == METHOD_LP:
-        return verify_agent(spec, agent, accuracy, options)
-    if method == METHOD_ORBIT:
-        from dpverify.verifiers.multiparty.orbit import verify_orbit_agent
 
-        result = verify_orbit_agent(spec, agent, accuracy, options)
-    else:
-        result = _by_proof(spec, agent, accuracy, options, why)
-    if why:
-        reason = "; ".join(r for r in (f"{why}: method {method}", result.reason) if r)
-        result = _with_reason(result, reason)
+def verify_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
+                 options: VerifyOptions, routes: Sequence[tuple[Route, str]]) -> AgentResult:
+    """The first route that decides (a verdict other than `error`), trying the next route
+    that fits when one does not; the reason names the routes passed over and why."""
+    passed: list[str] = []
+    result: AgentResult | None = None
+    for index, (route, why) in enumerate(routes):
+        result = route.verify(spec, agent, accuracy, options)
+        before = "; ".join(x for x in (why, *passed) if x)
+        if before:
+            result = replace(result, reason="; ".join(
+                r for r in (f"{before}: method {route.method}", result.reason) if r))
+        if result.verdict is not Verdict.ERROR or index == len(routes) - 1:
+            break
+        passed.append(f"method {route.method} did not decide ({result.reason})")
+    assert result is not None  # fitting() returns at least one route
     return result
 
 
-def _by_proof(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
-              options: VerifyOptions, why: str) -> AgentResult:
-    """The structure-based exact certificate on all 2^k inputs, checked independently."""
-    from dataclasses import replace
+def cross_check(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
+                options: VerifyOptions, first: AgentResult, other: Route) -> AgentResult:
+    """`first` with the second route's numbers (`cross_check`) and, when the two disagree
+    (another verdict, or a value farther than --tol), the verdict `error`."""
+    second = other.verify(spec, agent, accuracy, options)
+    tol = float(units_of(tabulate(spec, agent).gain_exact).tolerance(options.tol))
 
-    from dpverify.spec.tables import tabulate
-    from dpverify.verifiers.multiparty.settle import settle
+    def close(a: float | None, b: float | None) -> bool:
+        return a is not None and b is not None and abs(a - b) <= tol
 
-    start = time.perf_counter()
-    table = tabulate(spec, agent)
-    budget = replace(options, max_nonzeros=max(options.max_nonzeros, PROOF_HINT_NONZEROS))
-    settled = settle(spec, agent, accuracy, budget, "")
-    return AgentResult(agent.name, accuracy.value, settled.relaxed, settled.rr,
-                       settled.verdict, time.perf_counter() - start,
-                       reason=settled.reason.removeprefix("; "), rule=settled.rule,
-                       outputs=table.outputs, method=METHOD_PROOF,
-                       extra={"proof": settled.proof})
+    agrees = first.verdict is second.verdict and close(
+        first.relaxed_optimum, second.relaxed_optimum) and close(first.rr_value, second.rr_value)
+    check = CrossCheck(second.method, second.relaxed_optimum, second.rr_value,
+                       second.verdict, agrees)
+
+    def values(r: AgentResult) -> str:
+        return (f"method {r.method}: relaxed optimum {_shown(r.relaxed_optimum)}, RR value "
+                f"{_shown(r.rr_value)} ({r.verdict.value})")
+
+    seconds = first.seconds + second.seconds
+    if agrees:
+        note = f"cross-check: {values(second)} agrees"
+        return replace(first, cross_check=check, seconds=seconds,
+                       reason="; ".join(r for r in (first.reason, note) if r))
+    note = (f"cross-check: the routes disagree: {values(first)}; {values(second)}"
+            + (f" ({second.reason})" if second.reason else ""))
+    return replace(first, verdict=Verdict.ERROR, cross_check=check, seconds=seconds,
+                   reason="; ".join(r for r in (note, first.reason) if r))
 
 
-def _with_reason(result: AgentResult, reason: str) -> AgentResult:
-    from dataclasses import replace
-
-    return replace(result, reason=reason)
+def _shown(v: float | None) -> str:
+    return "none" if v is None else f"{v:.12g}"
 
 
 def verify_problem(spec: MultipartySpec, options: VerifyOptions) -> ProblemResult:
     """Every agent and accuracy of a multi-party problem, each by its method; refused
     (SizeLimitError) before any work when one of them fits no method."""
     header = {"parties": spec.parties, "lambdas": list(spec.lambdas)}
-    plan = [(agent, accuracy, *choose(spec, agent, accuracy, options))
-            for agent in spec.agents for accuracy in spec.accuracies]
-    results = [verify_agent_by_method(spec, agent, accuracy, options, method, why)
-               for agent, accuracy, method, why in plan]
+    plans = [(agent, accuracy, plan(spec, agent, accuracy, options))
+             for agent in spec.agents for accuracy in spec.accuracies]
+    results = []
+    for agent, accuracy, chosen in plans:
+        result = verify_agent(spec, agent, accuracy, options, chosen.routes)
+        if chosen.cross is not None:
+            result = cross_check(spec, agent, accuracy, options, result, chosen.cross)
+        results.append(result)
     return ProblemResult(spec.name, spec.source, spec.kind, tuple(results), header)

@@ -20,12 +20,14 @@ k = 1000): no float LP ever decides a verdict here; floats only propose.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from fractions import Fraction
 
+from dpverify.defaults import Method
 from dpverify.errors import SizeLimitError
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
-from dpverify.spec.numbers import parse_rational
 from dpverify.spec.symmetric import Symmetry, agent_symmetry, orbit_table
+from dpverify.theory.certificates.format import PROVED
 from dpverify.theory.certificates.interval import IntervalCertificate
 from dpverify.theory.exact import coarse_brackets, lambda_brackets
 from dpverify.theory.orbits.certificates import (
@@ -34,15 +36,15 @@ from dpverify.theory.orbits.certificates import (
     average_certificate,
 )
 from dpverify.theory.orbits.interval import average_interval
+from dpverify.theory.units import units_of
 from dpverify.verifiers.multiparty.orbit_worst import (
     orbit_worst_certificate,
     orbit_worst_interval,
 )
+from dpverify.verifiers.multiparty.routes import reduces
 from dpverify.verifiers.options import VerifyOptions
-from dpverify.verifiers.proof import proof_summary
+from dpverify.verifiers.proof import first_deciding, kind
 from dpverify.verifiers.result import AgentResult, Verdict
-
-METHOD_ORBIT = "orbit"
 
 
 def orbit_problem(spec: MultipartySpec, agent: AgentSpec) -> tuple[OrbitProblem, Symmetry]:
@@ -56,11 +58,10 @@ def orbit_problem(spec: MultipartySpec, agent: AgentSpec) -> tuple[OrbitProblem,
     return OrbitProblem(symmetry.classes, table.outputs, table.gain_exact, own), symmetry
 
 
-# With exact lambdas, the exact orbit certificate (which can prove the optimum exactly) is
-# built first while its integer work is at most this; beyond it, and whenever the lambdas
-# come from epsilon (the exact certificate is a bracket too), the interval certificate
-# (arb balls, theory/orbits/interval.py) comes first, and the exact one only when the
-# interval bracket cannot decide.
+# The exact orbit certificate (which can prove the optimum exactly) is built first while
+# its integer work is at most this; beyond it `verify` builds the interval certificate
+# (arb balls, theory/orbits/interval.py) first, and the exact one only when the interval
+# bracket cannot decide. `certify` always builds the exact one.
 EXACT_ORBIT_WORK = 2_000_000
 
 
@@ -70,7 +71,7 @@ def exact_orbit_work(symmetry: Symmetry, outputs: int, worst: bool) -> int:
     dense float LP on orbits (orbits^2 x outputs)."""
     columns = 2 * outputs + 3
     work = symmetry.orbit_count * sum(n + 1 for n in symmetry.sizes) * columns
-    if worst:
+    if worst:  # the float LP on orbits: a dense (orbits x orbits x outputs) matrix
         work = max(work, symmetry.orbit_count ** 2 * outputs)
     return work
 
@@ -84,16 +85,15 @@ def interval_orbit_work(symmetry: Symmetry, outputs: int) -> int:
 
 
 def orbit_work(symmetry: Symmetry, outputs: int, worst: bool) -> int:
-    """The size of the route the orbit method takes first (for the guard,
-    --max-orbit-work): the exact transforms while they are small
-    (EXACT_ORBIT_WORK), else the interval ones. A worst case whose uniform candidate does
-    not close then needs the float LP on orbits, guarded when it is built
-    (orbit_worst.py)."""
+    """The size of the route `verify` takes first (for the guard, --max-orbit-work): the
+    exact transforms while they are small (EXACT_ORBIT_WORK), else the interval ones. A
+    worst case whose uniform candidate does not close then needs the float LP on orbits,
+    guarded when it is built (orbit_worst.py)."""
     exact = exact_orbit_work(symmetry, outputs, worst)
     return exact if exact <= EXACT_ORBIT_WORK else interval_orbit_work(symmetry, outputs)
 
 
-def class_lambdas(spec: MultipartySpec, classes, tol: float | None = None
+def class_lambdas(spec: MultipartySpec, classes, tol: Fraction | float | None = None
                   ) -> tuple[list[Fraction], list[Fraction], bool]:
     """(lower, upper) lambdas of every class, and whether they are exact: the fine brackets
     of e^eps, or (tol given) the coarse ones the verdict needs (theory/exact.py)."""
@@ -105,25 +105,53 @@ def class_lambdas(spec: MultipartySpec, classes, tol: float | None = None
             lower == upper)
 
 
-def use_interval(spec: MultipartySpec, symmetry: Symmetry, outputs: int, worst: bool) -> bool:
-    """Whether the interval certificate comes first (EXACT_ORBIT_WORK)."""
-    return spec.lambdas_exact is None or \
-        exact_orbit_work(symmetry, outputs, worst) > EXACT_ORBIT_WORK
+def orbit_fit(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
+              options: VerifyOptions) -> str | None:
+    """Why the orbit method does not fit (None when it does): no symmetry that reduces
+    the problem, or too much exact work (`work_limit`)."""
+    symmetry = reduces(spec, agent)
+    if symmetry is None:
+        return "the function has no symmetry to reduce by"
+    return work_limit(spec, agent, symmetry, accuracy, options)
+
+
+def work_limit(spec: MultipartySpec, agent: AgentSpec, symmetry: Symmetry,
+               accuracy: Accuracy, options: VerifyOptions) -> str | None:
+    """The one guard of the orbit method's exact work (--max-orbit-work), for choosing it
+    and for building its certificate alike: why it is too large, or None."""
+    work = orbit_work(symmetry, outputs_estimate(spec, agent), accuracy is Accuracy.WORST)
+    if work > options.max_orbit_work:
+        return (f"the orbit method needs about {work:.3g} units of work "
+                f"({symmetry.orbit_count:,} orbits); the limit is "
+                f"{options.max_orbit_work:.3g} (raise it with --max-orbit-work)")
+    return None
+
+
+def outputs_estimate(spec: MultipartySpec, agent: AgentSpec) -> int:
+    """The number of outputs without tabulating (for the work estimate)."""
+    from dpverify.spec.symmetric import count_values, is_count_function
+
+    if agent.outputs is not None:
+        return len(agent.outputs)
+    if is_count_function(agent.function):
+        return len(set(count_values(agent.function, spec.parties)))
+    return 2
 
 
 def orbit_certificate(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy | str,
-                      options: VerifyOptions, *, fine: bool = False) -> OrbitCertificate:
-    """The exact orbit certificate of one agent and accuracy, at the coarse brackets of
-    e^eps the tolerance allows (or the fine ones)."""
-    problem, symmetry = orbit_problem(spec, agent)
+                      options: VerifyOptions, *, fine: bool = True) -> OrbitCertificate:
+    """The exact orbit certificate of one agent and accuracy (SizeLimitError without a
+    symmetry, or beyond the work limit of the exact transforms), at the fine brackets of
+    e^eps or (not `fine`) the coarse ones the tolerance allows."""
     accuracy = Accuracy(accuracy)
+    problem, symmetry = orbit_problem(spec, agent)
     worst = accuracy is Accuracy.WORST
     work = exact_orbit_work(symmetry, len(problem.outputs), worst)
     if work > options.max_orbit_work:
         raise SizeLimitError(
-            f"{spec.source}: too large for the exact orbit certificate: "
-            f"{symmetry.orbit_count:,} orbits ({work:.3g} units of exact work); the limit is "
-            f"{options.max_orbit_work:.3g} (raise it with --max-orbit-work)")
+            f"{spec.source}: {agent.name}: the exact orbit certificate needs about "
+            f"{work:.3g} units of exact work ({symmetry.orbit_count:,} orbits); the limit "
+            f"is {options.max_orbit_work:.3g} (raise it with --max-orbit-work)")
     lower, upper, exact = class_lambdas(spec, problem.classes, None if fine else options.tol)
     if not worst:
         return average_certificate(agent.name, problem, lower, upper, exact)
@@ -139,90 +167,80 @@ def orbit_interval_certificate(spec: MultipartySpec, agent: AgentSpec,
     work = interval_orbit_work(symmetry, len(problem.outputs))
     if work > options.max_orbit_work:
         raise SizeLimitError(
-            f"{spec.source}: too large for the orbit method: {symmetry.orbit_count:,} orbits "
-            f"({work:.3g} units of work); the limit is {options.max_orbit_work:.3g} (raise "
-            "it with --max-orbit-work)")
+            f"{spec.source}: {agent.name}: the orbit method needs about {work:.3g} units "
+            f"of work ({symmetry.orbit_count:,} orbits); the limit is "
+            f"{options.max_orbit_work:.3g} (raise it with --max-orbit-work)")
     lower, upper, _ = class_lambdas(spec, problem.classes)
     if accuracy is Accuracy.AVERAGE:
         return average_interval(agent.name, problem, lower, upper)[0]
     return orbit_worst_interval(agent.name, problem, lower, upper, options)
 
 
-def decide(cert: dict, checked, tol: Fraction) -> tuple[bool, str]:
-    """(optimal?, how): a checked certificate decides `optimal` when it proves the optimum
-    or brackets it within the tolerance."""
-    value, bound = parse_rational(cert["lower"]["value"]), parse_rational(cert["upper"]["bound"])
-    if not checked.ok:
-        return False, ""
-    if cert["status"] == "proved-optimal":
-        return True, "proved"
-    if cert["status"] == "bracket" and bound - value <= tol:
-        return True, f"bracketed within {float(bound - value):.3g}"
-    return False, ""
+def use_interval(spec: MultipartySpec, symmetry: Symmetry, outputs: int, worst: bool) -> bool:
+    """Whether `verify` builds the interval certificate first (EXACT_ORBIT_WORK)."""
+    return exact_orbit_work(symmetry, outputs, worst) > EXACT_ORBIT_WORK
+
+
+def interval_first(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy) -> bool:
+    """use_interval for an agent (False when it has no symmetry that reduces it)."""
+    symmetry = reduces(spec, agent)
+    return symmetry is not None and use_interval(
+        spec, symmetry, outputs_estimate(spec, agent), accuracy is Accuracy.WORST)
+
+
+HOW = {"exact": "exact orbit certificate (python-flint integers)",
+       "interval": "interval orbit certificate (arb balls)"}
 
 
 def verify_orbit_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
                        options: VerifyOptions) -> AgentResult:
-    """One (agent, accuracy) by the orbit method: the interval certificate first where it
-    is the cheaper (use_interval), then the exact one at coarse brackets of e^eps, refined
-    to the fine ones when those cannot decide; the independent checker confirms each."""
-    from dpverify.checker import check_certificate
-
+    """One (agent, accuracy) by the orbit method: where exact integers are the cost
+    (use_interval) the interval certificate first, then the exact one at the coarse
+    brackets of e^eps; then (always) the exact one at the fine brackets. The independent
+    checker confirms each, and a certificate it rejects ends the search (a bug, never a
+    pass; proof.first_deciding)."""
     start = time.perf_counter()
     problem, symmetry = orbit_problem(spec, agent)
-    tol = problem.units.tolerance(options.tol)
+    tol = units_of(problem.gain).tolerance(options.tol)
     worst = accuracy is Accuracy.WORST
-    attempts: list[str] = []
+    attempts: list[tuple[bool, Callable[[], OrbitCertificate | IntervalCertificate]]] = []
     if use_interval(spec, symmetry, len(problem.outputs), worst):
-        attempts.append("interval")
-    attempts.append("exact")
-    if spec.lambdas_exact is None:
-        attempts.append("fine")
-    last = None
-    for attempt in attempts:
-        try:
-            if attempt == "interval":
-                found: OrbitCertificate | IntervalCertificate = orbit_interval_certificate(
-                    spec, agent, accuracy, options)
-            else:
-                found = orbit_certificate(spec, agent, accuracy, options,
-                                          fine=attempt == "fine")
-        except SizeLimitError:
-            if attempt == "interval":
-                continue
-            if last is None:
-                raise
-            break  # the exact certificate is too large: the interval bracket stands
-        cert = found.to_json(spec.name)
-        checked = check_certificate(spec, cert)
-        last = (found, cert, checked)
-        if decide(cert, checked, tol)[0] or not checked.ok:
-            break
-    assert last is not None
-    found, cert, checked = last
-    return _orbit_result(agent, accuracy, found, cert, checked, tol, start)
-
-
-def _orbit_result(agent: AgentSpec, accuracy: Accuracy, found, cert: dict, checked,
-                  tol: Fraction, start: float) -> AgentResult:
-    value, bound = parse_rational(cert["lower"]["value"]), parse_rational(cert["upper"]["bound"])
-    proof = proof_summary(cert)
-    kind = ("interval orbit certificate (arb balls)"
-            if proof.get("arithmetic") == "interval"
-            else "exact orbit certificate (python-flint integers)")
-    how = f"{kind}, checked independently"
-    optimal, decided = decide(cert, checked, tol)
-    if not checked.ok:
-        verdict, reason = Verdict.ERROR, (f"undecided: the {kind} fails the "
-                                          f"independent check ({checked.message})")
-    elif optimal and decided == "proved":
-        verdict, reason = Verdict.OPTIMAL, f"proved by the {how}"
-    elif optimal:
-        verdict, reason = Verdict.OPTIMAL, f"{decided} by the {how}"
+        attempts.append((True, lambda: orbit_interval_certificate(spec, agent, accuracy,
+                                                                  options)))
+        if spec.lambdas_exact is None:
+            attempts.append((False, lambda: orbit_certificate(spec, agent, accuracy,
+                                                              options, fine=False)))
+    attempts.append((False, lambda: orbit_certificate(spec, agent, accuracy, options)))
+    found, decided = first_deciding(spec, attempts, tol)
+    how = HOW[kind(found)]
+    if decided.verdict is Verdict.OPTIMAL:
+        what = ("proved" if found.status == PROVED else
+                f"bracketed within {float(found.bound - found.value):.3g}")
+        reason = f"{what} by the {how}, checked independently"
     else:
-        verdict, reason = Verdict.ERROR, (
-            f"undecided: the {kind} brackets the optimum in "
-            f"[{float(value):.12g}, {float(bound):.12g}], wider than --tol")
-    return AgentResult(agent.name, accuracy.value, float(bound), float(value), verdict,
-                       time.perf_counter() - start, reason=reason, method=METHOD_ORBIT,
-                       extra={"proof": proof})
+        reason = f"undecided: the {how} {decided.how}"
+    return AgentResult(agent.name, accuracy.value, float(found.bound), float(found.value),
+                       decided.verdict, time.perf_counter() - start, reason=reason,
+                       method=Method.ORBIT, proof=decided.proof)
+
+
+class OrbitRoute:
+    """The orbit method (module docstring)."""
+
+    method = Method.ORBIT
+
+    def fits(self, spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
+             options: VerifyOptions) -> str | None:
+        return orbit_fit(spec, agent, accuracy, options)
+
+    def verify(self, spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
+               options: VerifyOptions) -> AgentResult:
+        return verify_orbit_agent(spec, agent, accuracy, options)
+
+    def certificate(self, spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
+                    hint: AgentResult | None, options: VerifyOptions, *, fine: bool = True
+                    ) -> OrbitCertificate:
+        return orbit_certificate(spec, agent, accuracy, options, fine=fine)
+
+
+ORBIT = OrbitRoute()

@@ -19,15 +19,13 @@ beyond what a float LP keeps, the verdict is settled here, never guessed:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
 
 from dpverify.errors import SizeLimitError, SolverError
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
-from dpverify.spec.numbers import parse_rational
 from dpverify.spec.tables import tabulate
 from dpverify.theory.certificates import own_bits
 from dpverify.theory.exact import Scaled, lambda_brackets, rr_apply
@@ -35,22 +33,19 @@ from dpverify.theory.exact_rows import exact_stochastic
 from dpverify.theory.rr import kron_apply
 from dpverify.theory.units import units_of
 from dpverify.verifiers.options import VerifyOptions
-from dpverify.verifiers.proof import proof_summary
-from dpverify.verifiers.result import Verdict
-
-METHOD_LP = "lp"
-METHOD_PROOF = "proof"
+from dpverify.verifiers.proof import unproved
+from dpverify.verifiers.result import Proof, Verdict
 
 
 @dataclass(frozen=True)
 class Settled:
-    """An exactly settled result: values in the user's units, and the proof summary."""
+    """An exactly settled result: values in the user's units, and the proof."""
 
     verdict: Verdict
     reason: str
     relaxed: float | None
     rr: float | None
-    proof: dict[str, Any] = field(default_factory=dict)
+    proof: Proof | None = None
     rule: np.ndarray | None = None  # the certificate's decision rule (RR's), as floats
 
 
@@ -60,104 +55,38 @@ def settle(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
     """Settle one (agent, accuracy) exactly. `why` says why the floats could not decide
     (the tolerance is relative to the range of the agent's gains); `witness` is (the relaxed
     LP's corner weights theta[s, label] as floats, worst) when there is a relaxed solution
-    to turn into an exact witness.
-
-    In this order: the interval certificate (outward-rounded floats, where exact rationals
-    are the cost: certify.use_interval), then the exact one at the coarse brackets of
-    e^eps the tolerance allows, refined to the fine brackets when those cannot decide
-    (never `optimal` from a bracket wider than the tolerance)."""
-    from dpverify.verifiers.multiparty.certify import use_interval
+    to turn into an exact witness."""
+    from dpverify.verifiers.multiparty.certify import float_rule, kind_of, verify_certificate
 
     table = tabulate(spec, agent)
     tol = units_of(table.gain_exact).tolerance(options.tol)
-    if use_interval(spec, agent, options):
-        found = _by_interval(spec, agent, accuracy, options, why, hint_result, tol)
-        if found is not None:
-            return found
-    return _by_exact(spec, agent, accuracy, options, why, witness, hint_result, tol)
-
-
-def _by_interval(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
-                 options: VerifyOptions, why: str, hint_result, tol: Fraction
-                 ) -> Settled | None:
-    """`optimal` from a checked interval certificate within the tolerance; an error when
-    the checker rejects it (a bug, never a pass); None (go exact) otherwise."""
-    from dpverify.checker import check_certificate
-    from dpverify.verifiers.multiparty.certify import interval_certificate
-
     try:
-        found = interval_certificate(spec, agent, accuracy, hint_result, options)
-    except (SizeLimitError, SolverError):
-        return None
-    cert = found.to_json(spec.name)
-    proof = proof_summary(cert)
-    checked = check_certificate(spec, cert)
-    if not checked.ok:
-        return Settled(Verdict.ERROR, f"undecided: {why}; the interval certificate fails the "
-                       f"independent check ({checked.message})", None, None, proof)
-    if cert["status"] == "bracket" and found.width <= tol:
-        return Settled(Verdict.OPTIMAL, f"{why}; the interval certificate brackets the "
-                       f"optimum within {float(found.width):.3g} (outward-rounded floating "
-                       "point, checked independently)", float(found.bound), float(found.value),
-                       proof, found.rule)
-    return None
-
-
-def _by_exact(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
-              options: VerifyOptions, why: str, witness, hint_result, tol: Fraction
-              ) -> Settled:
-    """The exact certificate: coarse brackets of e^eps first, the fine ones when the
-    coarse bracket is wider than the tolerance; then a gap only with an exact witness."""
-    from dpverify.checker import check_certificate
-    from dpverify.verifiers.multiparty.certify import certify_agent
-
-    refine = (False, True) if spec.lambdas_exact is None else (False,)
-    for fine in refine:
-        try:
-            cert = certify_agent(spec, agent, accuracy, hint_result, options, fine=fine)
-        except (SizeLimitError, SolverError) as exc:
-            return Settled(Verdict.ERROR, f"undecided: {why}; no exact certificate: {exc}",
-                           None, None, {"status": "unproved", "width": None,
-                                        "reason": str(exc)})
-        proof = proof_summary(cert)
-        value = parse_rational(cert["lower"]["value"])
-        bound = parse_rational(cert["upper"]["bound"])
-        checked = check_certificate(spec, cert)
-        if not checked.ok:  # the construction and the checker disagree: a bug, never a pass
-            return Settled(Verdict.ERROR, f"undecided: {why}; the exact certificate fails the "
-                           f"independent check ({checked.message})", None, None, proof)
-        width = bound - value
-        if cert["status"] == "proved-optimal" or (cert["status"] == "bracket" and width <= tol):
-            how = ("proves the optimum exactly" if cert["status"] == "proved-optimal"
-                   else f"brackets the optimum within {float(width):.3g}")
-            return Settled(Verdict.OPTIMAL, f"{why}; the exact certificate {how} (checked "
-                           "independently)", float(bound), float(value), proof,
-                           _float_rule(cert["lower"]["decision"]))
+        cert, decided = verify_certificate(spec, agent, accuracy, hint_result, options, tol)
+    except (SizeLimitError, SolverError) as exc:
+        return Settled(Verdict.ERROR, f"undecided: {why}; no exact certificate: {exc}",
+                       None, None, unproved(str(exc)))
+    value, bound = cert.value, cert.bound
+    what = f"the {kind_of(cert)} certificate"
+    if not decided.checked:  # the construction and the checker disagree: a bug, never a pass
+        return Settled(Verdict.ERROR, f"undecided: {why}; {what} {decided.how}", None, None,
+                       decided.proof)
+    if decided.verdict is Verdict.OPTIMAL:
+        return Settled(Verdict.OPTIMAL, f"{why}; {what} {decided.how} (checked "
+                       "independently)", float(bound), float(value), decided.proof,
+                       float_rule(cert))
     if witness is not None:
         lower = lambda_brackets(spec.lambdas_exact, spec.epsilons_exact)[0]
         theta, worst = witness
-        reached = witness_value(lower, tabulate(spec, agent).gain_exact, agent.party, theta,
-                                worst)
+        reached = witness_value(lower, table.gain_exact, agent.party, theta, worst)
         if reached > bound:
             return Settled(Verdict.GAP, (
                 f"a protocol made exactly feasible from the relaxed LP's solution reaches "
                 f"{float(reached):.12g}, above the exact upper bound {float(bound):.12g} on "
                 "randomized response: this contradicts Kairouz-Oh-Viswanath Theorem 3.1 and "
-                "the certificate; please report it"), float(reached), float(value), proof)
-    return Settled(Verdict.ERROR, (
-        f"undecided: {why}; the exact certificate brackets the optimum in "
-        f"[{float(value):.12g}, {float(bound):.12g}] (width {float(width):.3g}), wider than "
-        "--tol"), float(bound), float(value), proof)
-
-
-def _float_rule(decision) -> np.ndarray:
-    """A certificate's decision rule ("p/q" strings, Q[tau][y] or Q[b][tau][y]) as floats."""
-    def convert(item):
-        if isinstance(item, list):
-            return [convert(v) for v in item]
-        return float(parse_rational(item))
-
-    return np.array(convert(decision), dtype=np.float64)
+                "the certificate; please report it"), float(reached), float(value),
+                decided.proof)
+    return Settled(Verdict.ERROR, f"undecided: {why}; {what} {decided.how}",
+                   float(bound), float(value), decided.proof)
 
 
 def label_gain_table(gain_exact: Sequence[Sequence[Fraction]], party: int) -> list[list]:

@@ -17,6 +17,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from dpverify.defaults import LpForm
 from dpverify.lp import solve
 from dpverify.lp.builder import chain_nonzeros
 from dpverify.lp.highs import SMALL_MATRIX_VALUE
@@ -25,7 +26,7 @@ from dpverify.theory.exact_rows import exact_distribution, has_mass, snap
 from dpverify.theory.symbols.certificate import SNAP_DENOMINATOR, repaired_upper
 from dpverify.theory.symbols.rays import ray_count, ray_matrix, symbol_label_gains
 from dpverify.verifiers.multiparty.lps import PointFamily, relaxed_lp
-from dpverify.verifiers.options import VerifyOptions, check_limit
+from dpverify.verifiers.options import VerifyOptions, check_limit, lp_form
 
 TIGHT_FEASIBILITY = 1e-10  # as verifiers/multiparty/corner_lp.py: well below the verdict tolerance
 
@@ -41,12 +42,12 @@ def label_count(spec: MultipartySpec, agent: AgentSpec, outputs: int) -> int:
 
 
 def bound_nonzeros(spec: MultipartySpec, agent: AgentSpec, outputs: int,
-                   form: str = "chain") -> int:
+                   form: str = LpForm.CHAIN) -> int:
     """Non-zeros of the ray-product LP of one agent (for the size guard)."""
     n = spec.num_inputs
     rays = [ray_count(m) for m in spec.alphabets]
     labels = label_count(spec, agent, outputs)
-    if form == "dense":
+    if form == LpForm.DENSE:
         return labels * n * int(np.prod(rays)) * 2
     return labels * (chain_nonzeros(rays, list(spec.alphabets)) + 2 * n) + n
 
@@ -55,7 +56,7 @@ def check_bound_size(spec: MultipartySpec, agent: AgentSpec, outputs: int,
                      options: VerifyOptions) -> int:
     """Refuse (SizeLimitError, exit 3) a ray-product LP above --max-nonzeros."""
     labels = label_count(spec, agent, outputs)
-    return check_limit(spec.source, bound_nonzeros(spec, agent, outputs, options.form),
+    return check_limit(spec.source, bound_nonzeros(spec, agent, outputs, lp_form(options)),
                        options, f"alphabets {list(spec.alphabets)} and {labels} labels")
 
 
@@ -86,7 +87,7 @@ def float_bound(spec: MultipartySpec, label_gains: np.ndarray, worst: bool,
             "a privacy level is beyond what a float LP keeps (a ray's smallest entry "
             f"1/(1+(m-1) lambda) is below {SMALL_MATRIX_VALUE:g})"))
     built = relaxed_lp(label_gains, [ray_family(spec.alphabets, spec.lambdas)], worst,
-                       options.form)
+                       lp_form(options))
     sol = solve(built.lp, options.backend, time_limit=options.time_limit,
                 threads=options.threads, feasibility_tol=TIGHT_FEASIBILITY)
     if not sol.optimal:

@@ -9,7 +9,6 @@ verifier for it (verifier.py, `symbol_certificate`).
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
 
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
 from dpverify.spec.tables import tabulate
@@ -23,7 +22,9 @@ from dpverify.theory.symbols.certificate import (
 )
 from dpverify.theory.units import Units
 from dpverify.verifiers.multisymbol.outcome import Outcome
-from dpverify.verifiers.proof import proof_summary
+from dpverify.verifiers.proof import proof_of as certificate_proof
+from dpverify.verifiers.proof import unproved
+from dpverify.verifiers.result import Proof
 
 
 def build_certificate(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
@@ -57,9 +58,9 @@ def build_certificate(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy
         decision=tuple(decision), value=value, status=str(status), notes=tuple(notes))
 
 
-def proof_of(out: Outcome) -> dict[str, Any]:
-    """`verify --certify`: the certificate's status and width (it was checked
+def proof_of(out: Outcome) -> Proof:
+    """`verify --certify`: the certificate's status and bracket (it was checked
     independently when the outcome was decided)."""
     if out.certificate is None:
-        return {"status": str(UNPROVED), "width": None, "reason": out.reason}
-    return proof_summary(out.certificate)
+        return unproved(out.reason)
+    return certificate_proof(out.certificate, out.checked)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 
+from dpverify.theory.symbols.certificate import SymbolCertificate
 from dpverify.verifiers.multisymbol.bound import ExactBound
 from dpverify.verifiers.result import Verdict
 
@@ -27,4 +28,6 @@ class Outcome:
     origin: str = "rr"
     witness: Path | None = None
     notes: list[str] = field(default_factory=list)
-    certificate: dict | None = None  # dpverify-mary-certificate/1, checked independently
+    # dpverify-mary-certificate/1, checked independently (`checked`: it passed)
+    certificate: SymbolCertificate | None = None
+    checked: bool = False

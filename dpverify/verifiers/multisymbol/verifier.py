@@ -25,13 +25,13 @@ from __future__ import annotations
 import time
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
 
 from dpverify.defaults import DEFAULT_WITNESS_DIR
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
 from dpverify.spec.numbers import rational_text
 from dpverify.spec.tables import tabulate
 from dpverify.theory.exact import lambda_brackets
+from dpverify.theory.symbols.certificate import SymbolCertificate
 from dpverify.theory.symbols.noninteractive import (
     exact_channel,
     exact_transcripts,
@@ -50,9 +50,7 @@ from dpverify.verifiers.multisymbol.search import Objective, search
 from dpverify.verifiers.multisymbol.witness import witness_text, witness_value, write_witness
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.protocol_value import protocol_value
-from dpverify.verifiers.result import AgentResult, ProblemResult, Verdict
-
-METHOD_RAYS = "rays"
+from dpverify.verifiers.result import ProblemResult, SymbolResult, Verdict
 
 
 def _rr(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy, units: Units,
@@ -174,8 +172,7 @@ def _certified(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy, out: 
     cert = build_certificate(spec, agent, accuracy, out, units)
     if cert is None:
         return
-    data = cert.to_json(spec.name)
-    checked = check_certificate(spec, data)
+    checked = check_certificate(spec, cert.to_json(spec.name))
     value, bound = cert.value, cert.bound
     best = units.to_user(out.best or 0)
     upper = units.to_user(out.bound.bound if out.bound else 0)
@@ -184,7 +181,7 @@ def _certified(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy, out: 
         out.reason = ("the exact certificate of this result fails the independent check "
                       f"({checked.message if not checked.ok else 'its values differ'}): a "
                       "bug, please report it; " + out.reason)
-    out.certificate = data
+    out.certificate, out.checked = cert, checked.ok
 
 
 def witness_directory(options: VerifyOptions) -> Path:
@@ -192,29 +189,24 @@ def witness_directory(options: VerifyOptions) -> Path:
 
 
 def verify_symbol_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
-                        options: VerifyOptions) -> AgentResult:
+                        options: VerifyOptions) -> SymbolResult:
     start = time.perf_counter()
     out = symbol_outcome(spec, agent, accuracy, options, witness_directory(options))
     units = units_of(tabulate(spec, agent).gain_exact)
-    extra: dict[str, Any] = {}
-    if out.best is not None:
-        extra["best_value"] = units.user(out.best)
-    if out.witness is not None:
-        extra["witness"] = str(out.witness)
     reason = "; ".join(r for r in [out.reason, *out.notes] if r)
-    result = AgentResult(
+    return SymbolResult(
         agent.name, accuracy.value, units.user(out.bound.bound if out.bound else None),
         units.user(out.rr_low), out.verdict, time.perf_counter() - start, reason=reason,
-        outputs=tabulate(spec, agent).outputs, method=METHOD_RAYS, extra=extra)
-    if options.certify and out.bound is not None:
-        extra["proof"] = proof_of(out)
-    return result
+        outputs=tabulate(spec, agent).outputs,
+        best_value=None if out.best is None else units.user(out.best),
+        witness=None if out.witness is None else str(out.witness),
+        proof=proof_of(out) if options.certify and out.bound is not None else None)
 
 
 def symbol_certificate(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy | str,
-                       options: VerifyOptions) -> dict:
-    """`dpverify certify` for more than two symbols: the certificate JSON object (no
-    witness file is written; the certificate holds the protocol)."""
+                       options: VerifyOptions) -> SymbolCertificate:
+    """`dpverify certify` for more than two symbols: the certificate (no witness file is
+    written; the certificate holds the protocol)."""
     accuracy = Accuracy(accuracy)
     out = symbol_outcome(spec, agent, accuracy, options, None)
     if out.certificate is None:
@@ -241,7 +233,7 @@ def verify_multisymbol(spec: MultipartySpec, options: VerifyOptions) -> ProblemR
     return ProblemResult(spec.name, spec.source, spec.kind, tuple(results), header)
 
 
-__all__ = ["METHOD_RAYS", "Outcome", "decide", "symbol_certificate", "symbol_outcome", "units_of",
+__all__ = ["Outcome", "decide", "symbol_certificate", "symbol_outcome", "units_of",
            "verify_multisymbol"]
 
 

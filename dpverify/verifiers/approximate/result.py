@@ -1,0 +1,96 @@
+"""The result of one agent and accuracy under (epsilon_i, delta_i)-DP (docs/theory.md,
+"Approximate privacy"; verifiers/approximate/verifier.py builds it), apart from its
+verifier so that the console and the runner read it without loading the LPs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from dpverify.defaults import Method
+from dpverify.spec.numbers import rational_text
+from dpverify.theory.approx.hockey import DeltaBracket
+from dpverify.verifiers.result import Verdict
+
+# The verdicts are those of every result (verifiers/result.py): optimal, interaction-helps
+# (a finding: exit status 1), open (undecided: exit status 3) and error.
+SHORT_EXACT = 40  # exact values are written in JSON as "p/q" up to this many characters
+
+
+def _exact_text(value: Fraction | None) -> str | None:
+    if value is None:
+        return None
+    text = rational_text(value)
+    return text if len(text) <= SHORT_EXACT else None
+
+
+@dataclass(frozen=True, eq=False)
+class ApproxResult:
+    """One agent and accuracy (module docstring), values in the user's units; the exact
+    numbers (user units) beside the floats; `witness` the path of the best protocol's file
+    (None when RR is best, or when no directory was given) and `witness_text` its text;
+    `witness_deltas` its achieved deltas at the claimed levels."""
+
+    agent: str
+    accuracy: str
+    deltas: tuple[Fraction, ...]
+    relaxed_optimum: float | None
+    rr_value: float | None
+    best_value: float | None
+    witness: str | None
+    verdict: Verdict
+    reason: str
+    seconds: float
+    relaxed_optimum_exact: Fraction | None = None
+    rr_value_exact: Fraction | None = None
+    best_value_exact: Fraction | None = None
+    witness_deltas: tuple[DeltaBracket, ...] = ()
+    origin: str = ""
+    search_starts: int = 0
+    search_steps: int = 0
+    witness_text: str | None = None
+    method: str = Method.FOUR_RAY  # the four-ray bound (docs/theory.md)
+
+    @property
+    def optimum(self) -> float | None:
+        """The value `[expect]` entries and the results store compare: the bound."""
+        return self.relaxed_optimum
+
+    @property
+    def gap(self) -> float | None:
+        """bound - the best non-interactive value."""
+        if self.relaxed_optimum is None or self.rr_value is None:
+            return None
+        return self.relaxed_optimum - self.rr_value
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.to_json()
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "agent": self.agent, "accuracy": self.accuracy,
+            "delta": [rational_text(d) for d in self.deltas],
+            "relaxed_optimum": self.relaxed_optimum, "rr_value": self.rr_value,
+            "best_value": self.best_value, "witness": self.witness, "gap": self.gap,
+            "verdict": self.verdict.value, "method": self.method,
+            "seconds": round(self.seconds, 4)}
+        exact = {"relaxed_optimum_exact": _exact_text(self.relaxed_optimum_exact),
+                 "rr_value_exact": _exact_text(self.rr_value_exact),
+                 "best_value_exact": _exact_text(self.best_value_exact)}
+        out.update({k: v for k, v in exact.items() if v is not None})
+        if self.witness_deltas:  # "p/q" when short, else floats; [lower, upper] brackets
+            def short(v: Fraction) -> str | float:
+                return _exact_text(v) or float(v)
+
+            out["witness_deltas"] = [short(b.upper) if b.exact else
+                                     [short(b.lower), short(b.upper)]
+                                     for b in self.witness_deltas]
+        out["search"] = {"origin": self.origin, "starts": self.search_starts,
+                         "steps": self.search_steps}
+        if self.reason:
+            out["reason"] = self.reason
+        return out
+
+
+__all__ = ["ApproxResult"]

@@ -1,0 +1,82 @@
+"""The result of a count problem (spec.md: `agent` "consumer", `accuracy` "minimax" or
+"bayes", `mechanism_optimum` and `geometric_value`), apart from its verifier so that the
+console and the runner read it without loading the LPs."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from dpverify.defaults import Method
+from dpverify.verifiers.result import Bracket, Verdict, plain
+
+
+def _num(x: float | None) -> float | None:
+    if x is None or not math.isfinite(x):
+        return None
+    return float(x)
+
+
+@dataclass(frozen=True, eq=False)
+class CountResult:
+    """The one result of a count problem (module docstring). Losses are minimised, so
+    `gap = geometric_value - mechanism_optimum`; `mechanism_bounds` the rigorous bracket of
+    the optimal mechanism's loss when it is reported (the verdict undecided, or alpha
+    below what a float LP keeps); `note` a sentence for a human."""
+
+    agent: str
+    accuracy: str
+    mechanism_optimum: float | None
+    geometric_value: float | None
+    hypothesis: str  # "monotone" or "not-monotone": is l(i, r) non-decreasing in |i - r|?
+    verdict: Verdict
+    seconds: float
+    reason: str = ""
+    mechanism: np.ndarray | None = None  # an optimal alpha-DP mechanism x*[i, r]
+    post_processing: np.ndarray | None = None  # T[k, r]: G T is the candidate mechanism
+    note: str = ""
+    mechanism_bounds: Bracket | None = None
+    delta: str | None = None  # delta > 0 (theory.md section 7): delta as "p/q"
+    best: str | None = None  # with delta: "geometric" or "lp", the best mechanism found
+
+    rule: ClassVar[None] = None  # count results have no multi-party decision rule
+    # the LPs, with rigorous brackets (a gap is confirmed in exact arithmetic)
+    method: ClassVar[str] = Method.LP
+
+    @property
+    def gap(self) -> float | None:
+        if self.mechanism_optimum is None or self.geometric_value is None:
+            return None
+        return self.geometric_value - self.mechanism_optimum
+
+    @property
+    def optimum(self) -> float | None:
+        """The value `[expect]` entries are compared with: the optimal mechanism's loss."""
+        return self.mechanism_optimum
+
+    def to_json(self) -> dict[str, Any]:
+        """spec.md's result object (plain JSON values)."""
+        out: dict[str, Any] = {
+            "agent": self.agent, "accuracy": self.accuracy,
+            "mechanism_optimum": _num(self.mechanism_optimum),
+            "geometric_value": _num(self.geometric_value),
+            "gap": _num(self.gap), "verdict": self.verdict.value,
+            "hypothesis": self.hypothesis, "method": str(self.method),
+            "seconds": round(self.seconds, 4),
+        }
+        if self.reason:
+            out["reason"] = self.reason
+        if self.delta is not None:
+            out["delta"] = self.delta
+            out["best"] = self.best
+        if self.mechanism_bounds is not None:
+            out["mechanism_bounds"] = self.mechanism_bounds.to_json()
+        if self.note:
+            out["note"] = self.note
+        return plain(out)
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.to_json()
