@@ -92,21 +92,14 @@ def exact_verdict(spec: MultipartySpec, cert: AnyCertificate, tol: Fraction) -> 
         f"(width {_float(width):.3g}), wider than --tol"), proof, True)
 
 
-# An interval certificate decides at once when its bracket is within this share of the
-# tolerance (about 1e-12 of the gains' range at the default --tol: no reported digit
-# moves); a wider one (the worst case's rationalised float hints) is kept while the exact
-# certificate is tried, and stands when that is over a limit or cannot decide.
-INTERVAL_SHARE = Fraction(1, 1 << 10)
-
-
 def first_deciding(spec: MultipartySpec,
                    attempts: Sequence[tuple[bool, Callable[[], AnyCertificate]]],
                    tol: Fraction) -> tuple[AnyCertificate, ExactVerdict]:
     """Build and check certificates in order (`attempts`: (is it the interval one, how to
-    build it)) until one decides `optimal` (an interval one within INTERVAL_SHARE of the
-    tolerance) or fails the independent check (a bug, never a pass: it ends the search).
-    A limit or solver failure skips an attempt. Then the first that decided, else the
-    last built; the last limit or failure when none was built."""
+    build it)) until one decides `optimal` or fails the independent check (a bug, never a
+    pass: it ends the search). A limit or solver failure skips an attempt (after a built
+    one, an exact certificate over a limit ends the search: what was built stands). Then
+    the last built; the last limit or failure when none was built."""
     built: list[tuple[AnyCertificate, ExactVerdict]] = []
     failure: SizeLimitError | SolverError | None = None
     for interval, build in attempts:
@@ -121,10 +114,9 @@ def first_deciding(spec: MultipartySpec,
         built.append((cert, decided))
         if not decided.checked:
             return cert, decided
-        if decided.verdict is Verdict.OPTIMAL and (
-                not interval or cert.bound - cert.value <= tol * INTERVAL_SHARE):
+        if decided.verdict is Verdict.OPTIMAL:
             return cert, decided
     if not built:
         assert failure is not None
         raise failure
-    return next((b for b in built if b[1].verdict is Verdict.OPTIMAL), built[-1])
+    return built[-1]
