@@ -52,7 +52,7 @@ from dpverify.checker.common import (
 )
 from dpverify.checker.orbits import orbit_table, read_classes
 
-FRACTION_BITS = 66  # F: fixed-point fraction bits (plus log2 of the inputs for a prior)
+FRACTION_BITS = 56  # F: fixed-point fraction bits (plus log2 of the inputs for a prior)
 WEIGHT_GUARD = 2  # G = F + 2
 ARB_BITS = 96  # arb's working precision on orbits
 
@@ -61,8 +61,9 @@ def check_interval(spec, cert: dict) -> CheckResult:
     """A certificate on all 2^k inputs, checked in fixed point."""
     head = read_header(spec, cert, INTERVAL_FORMAT)
     agent, k = head.agent, spec.parties
-    values = spec_values(spec, agent)
-    outputs, by_value = gains_by_value(spec, agent, values)
+    # f(x) as (numerator, denominator) pairs: hashing a million Fractions takes seconds
+    keys = [(v.numerator, v.denominator) for v in spec_values(spec, agent)]
+    outputs, by_value = gains_by_value(spec, agent, [Fraction(*t) for t in set(keys)])
     read_outputs(cert, outputs)
     up = vector(head.upper, "lambdas", k, "upper.")
     lo = vector(head.lower, "lambdas", k, "lower.")
@@ -70,8 +71,8 @@ def check_interval(spec, cert: dict) -> CheckResult:
     units = _Units(by_value)
     distinct = list(by_value)
     rows = [units.unit(v) for v in distinct]  # g' per distinct function value
-    index = {v: i for i, v in enumerate(distinct)}
-    idx = [index[v] for v in values]
+    index = {(v.numerator, v.denominator): i for i, v in enumerate(distinct)}
+    idx = [index[t] for t in keys]
     parts = _parts(k, agent.party)
     if head.accuracy == "average":
         _no_key(head.upper, "prior", "upper.")
@@ -293,34 +294,33 @@ def _coefficients(rows: list[tuple[Fraction, ...]]) -> tuple[list[list[int]], in
 
 
 def _average_bits(k: int, up, lo, rows, idx: list[int], parts) -> tuple[Fraction, Fraction]:
-    """Uniform prior: the indicator columns 1(f(x) = v, x in part) transformed (values 0
-    or 1: exact in fixed point), the scores sum_v g'(v, y) of them, summed over the
-    labels' best (times 2^-k, the prior) at the upper lambdas: the bound; the same sum
-    of lower ends at the lower lambdas: the argmax rule's value."""
+    """Uniform prior: per part and output y the column floor(g'(x, y) 2^F) (1 unit below
+    g' at most) transformed at the upper lambdas (E units more), the best score of each
+    corner summed (times 2^-k, the prior). With E + 1 units per corner and part added,
+    the bound; as computed (lower ends), the value of their argmax rule, moved to the
+    lower lambdas by the coupling bound (one transform, not two)."""
     n, F = 1 << k, FRACTION_BITS
-    coef, den = _coefficients(rows)
-    distinct, m = len(rows), len(rows[0])
+    m = len(rows[0])
     one = 1 << F
-    slack = _error_units(k) * max(sum(coef[v][y] for v in range(distinct)) for y in range(m))
-    sums: dict[str, int] = {}
-    for which, lambdas in (("up", up), ("lo", lo)):
-        if which == "lo" and lo == up:
-            sums["lo"] = sums["up"]
-            break
-        total = 0
-        for part in parts:
-            columns = [[one if i == v else 0 for i in idx] if part is None else
-                       [one if i == v and inside else 0 for i, inside in zip(idx, part,
-                                                                              strict=True)]
-                       for v in range(distinct)]
-            packed = _Packed(k, columns, F, extra_bits=(den * distinct).bit_length())
-            packed.transform(lambdas)
-            scores = [packed.unpack(col) for col in packed.combine(coef)]
-            total += sum(map(max, zip(*scores, strict=True))) if m > 1 else sum(scores[0])
-        sums[which] = total
-    scale = Fraction(1, n * den * one)
-    bound = (sums["up"] + n * len(parts) * slack) * scale
-    return bound, sums["lo"] * scale
+    units = [[(g.numerator << F) // g.denominator for g in row] for row in rows]
+    total = 0
+    for part in parts:
+        columns = [[units[i][y] for i in idx] if part is None else
+                   [units[i][y] if inside else 0 for i, inside in zip(idx, part, strict=True)]
+                   for y in range(m)]
+        packed = _Packed(k, columns, F)
+        packed.transform(up)
+        identity = [[int(c == y) for y in range(m)] for c in range(m)]
+        scores = [packed.unpack(col) for col in packed.combine(identity)]
+        total += sum(map(max, zip(*scores, strict=True))) if m > 1 else sum(scores[0])
+    scale = Fraction(1, n * one)
+    bound = (total + n * len(parts) * (_error_units(k) + 1)) * scale
+    # The argmax rule of these (rounded-down) scores has accuracy at least total * scale at
+    # the upper lambdas, and at the lower ones at most sum_i rho(lo_i) - rho(up_i) less
+    # (rho = 1 / (1 + lambda): couple each party's flips; the gains are in [0, 1]).
+    moved = sum((1 / (1 + a) - 1 / (1 + b) for a, b in zip(lo, up, strict=True)),
+                Fraction(0))
+    return bound, total * scale - moved
 
 
 def _prior_bound_bits(k: int, up, prior: list[Fraction], rows, idx, parts) -> Fraction:
