@@ -224,3 +224,23 @@ def test_certify_keeps_exact_certificates():
     cert = certificate_for(spec, spec.agents[0], "average")
     assert cert.to_json(spec.name)["format"] == "dpverify-certificate/1"
     assert tuple(cert.upper_lambdas) == lambda_brackets(None, spec.epsilons_exact)[1]
+
+
+def test_parity_at_small_epsilons_by_the_zero_information_game():
+    """Regression (issue 19): 19-party parity, epsilons in {0.05, 1, 2}, worst case with an
+    asymmetric gain took over 300 s (HiGHS does not solve the orbit LP: its rows agree to
+    1e-11). The game between the parity's level sets and the outputs gives prior and rule
+    (value 4/5 exactly, the bound 1e-13 above), checked in arb balls."""
+    levels = [0.05, 1.0, 2.0]
+    spec = loads(f"""[problem]
+parties = 19
+epsilon = {[levels[i % 3] for i in range(19)]}
+accuracy = "worst"
+[observer]
+function = "parity"
+gain = {{ expr = "2 if f == y else (0 if y == 0 else -1)" }}
+""")
+    r = verify_orbit_agent(spec, spec.agents[0], Accuracy.WORST, OPTIONS)
+    assert r.verdict is Verdict.OPTIMAL and "interval orbit certificate" in r.reason
+    assert r.rr_value <= 0.8 + 1e-15 and abs(r.rr_value - 0.8) < 1e-12
+    assert r.relaxed_optimum >= 0.8 and r.relaxed_optimum - r.rr_value < 1e-12

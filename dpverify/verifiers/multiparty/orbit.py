@@ -176,8 +176,18 @@ def orbit_interval_certificate(spec: MultipartySpec, agent: AgentSpec,
     return orbit_worst_interval(agent.name, problem, lower, upper, options)
 
 
+# With lambdas from epsilon the exact orbit certificate carries brackets of e^eps in its
+# integers (and its worst case an LP on orbits): from this many parties `verify` builds
+# the interval one first. Below, the exact one is fast and `--method orbit` keeps the
+# full LP's values to the last bits (tests/test_orbits.py compares them up to k = 8).
+INTERVAL_FROM_PARTIES_EPSILON = 9
+
+
 def use_interval(spec: MultipartySpec, symmetry: Symmetry, outputs: int, worst: bool) -> bool:
-    """Whether `verify` builds the interval certificate first (EXACT_ORBIT_WORK)."""
+    """Whether `verify` builds the interval certificate first: beyond EXACT_ORBIT_WORK, or
+    with lambdas from epsilon from INTERVAL_FROM_PARTIES_EPSILON parties."""
+    if spec.lambdas_exact is None and spec.parties >= INTERVAL_FROM_PARTIES_EPSILON:
+        return True
     return exact_orbit_work(symmetry, outputs, worst) > EXACT_ORBIT_WORK
 
 

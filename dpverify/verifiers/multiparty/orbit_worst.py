@@ -104,6 +104,11 @@ def orbit_worst_interval(agent: str, problem: OrbitProblem, lower, upper,
     half = problem.units.tolerance(options.tol) / 2
     if best.width <= half:
         return best
+    game = _game_candidate(agent, problem, lower, upper)
+    if game is not None and game.width < best.width:
+        best = game
+        if best.width <= half:
+            return best
     count, m = len(problem.gain), len(problem.outputs)
     if count * count * m > options.max_orbit_work:
         return replace(best, notes=(*best.notes, (
@@ -114,6 +119,48 @@ def orbit_worst_interval(agent: str, problem: OrbitProblem, lower, upper,
     prior, rule, notes = _float_hints(problem, gain, _relevant(problem), upper, options)
     cert = worst_interval(agent, problem, lower, upper, prior, rule, notes)
     return cert if cert.width < best.width else best
+
+
+def _game_candidate(agent: str, problem: OrbitProblem, lower, upper):
+    """The zero-information candidate (the observer only): the matrix game of the gains
+    between the function's level sets (rows: distinct gain rows) and the outputs, solved
+    in floats and made exact. Its rule is the optimal mixed output, the same on every
+    corner orbit (whatever RR releases, it is worth the game's value on every input); its
+    prior puts the game's weight on each level set, spread as the uniform prior. Close to
+    optimal when the channel says little about f (parity at small epsilons: RR's signal
+    is the product of the parties' (lambda - 1) / (lambda + 1)). None when it does not
+    apply or the game's LP fails."""
+    if problem.own is not None:
+        return None
+    from scipy.optimize import linprog  # lazy: scipy is heavy to import
+
+    rows = [tuple(r) for r in problem.units.exact]
+    levels = sorted(set(rows))
+    G = np.array([[float(v) for v in row] for row in levels])
+    n_levels, m = G.shape
+    # the rule: max t, sum_y G[v, y] q_y >= t, q a distribution; the prior from its duals
+    c = np.zeros(m + 1)
+    c[-1] = -1.0
+    A = np.hstack([-G, np.ones((n_levels, 1))])
+    found = linprog(c, A_ub=A, b_ub=np.zeros(n_levels),
+                    A_eq=np.hstack([np.ones((1, m)), np.zeros((1, 1))]), b_eq=[1.0],
+                    bounds=[(0, None)] * m + [(None, None)], method="highs")
+    if found.status != 0:
+        return None
+    rounding = snap(RATIONAL_DENOMINATOR)
+    q = exact_distribution(np.clip(found.x[:m], 0.0, None), rounding=rounding)
+    weights = exact_distribution(np.clip(-np.asarray(found.ineqlin.marginals), 0.0, None)
+                                 if np.any(found.ineqlin.marginals) else np.ones(n_levels),
+                                 rounding=rounding)
+    sizes = problem.space(lower).orbit_sizes()
+    level_of = [levels.index(r) for r in rows]
+    totals = [sum(s for s, v in zip(sizes, level_of, strict=True) if v == lv)
+              for lv in range(n_levels)]
+    mass = [weights[v] * Fraction(s, totals[v]) for s, v in zip(sizes, level_of, strict=True)]
+    decision = tuple(tuple(q) for _ in range(len(rows)))
+    return worst_interval(agent, problem, lower, upper, mass, decision, (
+        "the zero-information game's prior (by level set of the function) and mixed "
+        "output, in arb balls",))
 
 
 def uniform_candidate(agent: str, problem: OrbitProblem, lower, upper, exact: bool):
