@@ -244,3 +244,32 @@ gain = {{ expr = "2 if f == y else (0 if y == 0 else -1)" }}
     assert r.verdict is Verdict.OPTIMAL and "interval orbit certificate" in r.reason
     assert r.rr_value <= 0.8 + 1e-15 and abs(r.rr_value - 0.8) < 1e-12
     assert r.relaxed_optimum >= 0.8 and r.relaxed_optimum - r.rr_value < 1e-12
+
+
+@pytest.mark.parametrize("accuracy", [Accuracy.AVERAGE, Accuracy.WORST])
+def test_party_orbit_interval_certificates_hold_the_exact_optimum(accuracy):
+    """Parties on orbits (two privacy classes, own class apart): accepted by the checker,
+    and the bracket holds the exact orbit certificate's proved optimum."""
+    from dpverify.verifiers.multiparty.orbit import orbit_certificate
+
+    spec = loads("""[problem]
+parties = 12
+lambda = ["2","2","2","2","3","3","3","3","3","3","3","3"]
+[[party]]
+index = 1
+function = "majority"
+[[party]]
+index = 6
+function = "sum"
+gain = "-abs"
+""")
+    for agent in spec.agents:
+        from dpverify.verifiers.multiparty.orbit import orbit_interval_certificate
+
+        cert = orbit_interval_certificate(spec, agent, accuracy, OPTIONS)
+        exact = orbit_certificate(spec, agent, accuracy, OPTIONS)
+        assert exact.status == "proved-optimal"
+        assert check_certificate(spec, cert.to_json(spec.name)).ok
+        assert cert.value <= exact.value <= cert.bound
+        moved = replace(cert, bound=_down(exact.value)).to_json(spec.name)
+        assert not check_certificate(spec, moved).ok
