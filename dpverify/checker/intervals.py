@@ -52,7 +52,11 @@ from dpverify.checker.common import (
 )
 from dpverify.checker.orbits import orbit_table, read_classes
 
-FRACTION_BITS = 56  # F: fixed-point fraction bits (plus log2 of the inputs for a prior)
+# F: fixed-point fraction bits. The average's error is 2k + 3 units per score whatever the
+# outputs; a worst case's rule value adds up to one error per output (m (2k + 2) units),
+# so it gets 10 bits more (the construction leaves 2^-46 of room: m up to about 25,000).
+FRACTION_BITS = 56
+WORST_BITS = 66  # (plus log2 of the inputs for a prior)
 WEIGHT_GUARD = 2  # G = F + 2
 ARB_BITS = 96  # arb's working precision on orbits
 
@@ -333,7 +337,7 @@ def _prior_bound_bits(k: int, up, prior: list[Fraction], rows, idx, parts) -> Fr
     t = 0
     while top * 2 ** (t + 1) <= 1:
         t += 1
-    F = FRACTION_BITS + k
+    F = WORST_BITS + k
     scale = 2 ** (F + t)
     columns = []
     for part in parts:
@@ -353,7 +357,7 @@ def _prior_bound_bits(k: int, up, prior: list[Fraction], rows, idx, parts) -> Fr
 def _rule_value_bits(k: int, lo, rules, rows, idx: list[int], party: int) -> Fraction:
     """A lower end of min_x sum_y g'(x, y) (S Q_(b(x), y))[x]: the rule's columns in fixed
     point rounded down, transformed (rounded down), weighted by the exact g' >= 0."""
-    n, F = 1 << k, FRACTION_BITS
+    n, F = 1 << k, WORST_BITS
     m = len(rules[0][0])
     one = 1 << F
     columns = [[math.floor(rule[tau][y] * one) for tau in range(n)]
