@@ -72,6 +72,7 @@ from dpverify.verifiers.proof import (
     ExactVerdict,
     exact_verdict,
     first_deciding,
+    kind,
     proof_of,
     unproved,
 )
@@ -179,7 +180,7 @@ class ProofRoute:
         except (SizeLimitError, SolverError) as exc:
             return result(Verdict.ERROR, f"undecided: no exact certificate: {exc}",
                           unproved(str(exc)))
-        what = f"the {kind_of(cert)} certificate"
+        what = f"the {kind(cert)} certificate"
         if not decided.checked:
             return result(Verdict.ERROR, f"undecided: {what} {decided.how}", decided.proof)
         if decided.verdict is Verdict.OPTIMAL:
@@ -281,11 +282,6 @@ def verify_certificate(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Ac
             if i == len(routes) - 1:
                 raise
     raise AssertionError("fitting returns at least one route")
-
-
-def kind_of(cert: AnyCertificate) -> str:
-    """`exact` or `interval`, for a verdict's reason."""
-    return "interval" if isinstance(cert, IntervalCertificate) else "exact"
 
 
 def certify_agent(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Accuracy | str,

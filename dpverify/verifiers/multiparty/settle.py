@@ -33,7 +33,7 @@ from dpverify.theory.exact_rows import exact_stochastic
 from dpverify.theory.rr import kron_apply
 from dpverify.theory.units import units_of
 from dpverify.verifiers.options import VerifyOptions
-from dpverify.verifiers.proof import unproved
+from dpverify.verifiers.proof import kind, unproved
 from dpverify.verifiers.result import Proof, Verdict
 
 
@@ -56,7 +56,7 @@ def settle(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
     (the tolerance is relative to the range of the agent's gains); `witness` is (the relaxed
     LP's corner weights theta[s, label] as floats, worst) when there is a relaxed solution
     to turn into an exact witness."""
-    from dpverify.verifiers.multiparty.certify import float_rule, kind_of, verify_certificate
+    from dpverify.verifiers.multiparty.certify import float_rule, verify_certificate
 
     table = tabulate(spec, agent)
     tol = units_of(table.gain_exact).tolerance(options.tol)
@@ -66,7 +66,7 @@ def settle(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
         return Settled(Verdict.ERROR, f"undecided: {why}; no exact certificate: {exc}",
                        None, None, unproved(str(exc)))
     value, bound = cert.value, cert.bound
-    what = f"the {kind_of(cert)} certificate"
+    what = f"the {kind(cert)} certificate"
     if not decided.checked:  # the construction and the checker disagree: a bug, never a pass
         return Settled(Verdict.ERROR, f"undecided: {why}; {what} {decided.how}", None, None,
                        decided.proof)
