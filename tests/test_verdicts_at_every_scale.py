@@ -238,11 +238,14 @@ def _fake_certificate(monkeypatch, value: Fraction, bound: Fraction, status: str
 
     from dpverify import checker
     from dpverify.verifiers.multiparty import certify
+    from dpverify.verifiers.proof import exact_verdict
 
     spec = loads(XOR3)
     cert = replace(certify.certificate_for(spec, spec.agents[0], "average"), value=value,
                    bound=bound, status=status)
     monkeypatch.setattr(certify, "certificate_for", lambda *a, **k: cert)
+    monkeypatch.setattr(certify, "verify_certificate", lambda spec, agent, accuracy, hint,
+                        options, tol: (cert, exact_verdict(spec, cert, tol)))
     monkeypatch.setattr(checker, "check_certificate",
                         lambda spec, c: checker.CheckResult(True, "fake"))
 

@@ -14,7 +14,9 @@ certificates, so the answers do not depend on what was checked before
 * `dpverify-certificate/1`, all 2^k inputs of a problem on bits: checker/bits.py;
 * `dpverify-orbit-certificate/1`, on orbits of classes of parties: checker/orbits.py;
 * `dpverify-mary-certificate/1`, more than two symbols: checker/symbols.py;
-* `dpverify-delta-certificate/1`, the four-ray bound with delta > 0: checker/delta.py.
+* `dpverify-delta-certificate/1`, the four-ray bound with delta > 0: checker/delta.py;
+* `dpverify-interval-certificate/1` and `dpverify-orbit-interval-certificate/1`, brackets
+  proved in outward-rounded arithmetic (fixed point, arb balls): checker/intervals.py.
 """
 
 from __future__ import annotations
@@ -24,23 +26,27 @@ import json
 from dpverify.checker.bits import check_bits
 from dpverify.checker.common import (
     FORMAT,
+    INTERVAL_FORMAT,
     MARY_FORMAT,
     ORBIT_FORMAT,
+    ORBIT_INTERVAL_FORMAT,
     STATUSES,
     CertificateFormatError,
     CheckFailed,
     CheckResult,
 )
 from dpverify.checker.delta import DELTA_FORMAT, check_delta
+from dpverify.checker.intervals import check_interval, check_orbit_interval
 from dpverify.checker.orbits import check_orbits
 from dpverify.checker.symbols import check_symbols
 from dpverify.spec.numbers import parse_integer
 
-__all__ = ["DELTA_FORMAT", "FORMAT", "MARY_FORMAT", "ORBIT_FORMAT", "STATUSES",
-           "CertificateFormatError", "CheckFailed", "CheckResult", "check_certificate",
-           "read_certificate"]
+__all__ = ["DELTA_FORMAT", "FORMAT", "INTERVAL_FORMAT", "MARY_FORMAT", "ORBIT_FORMAT",
+           "ORBIT_INTERVAL_FORMAT", "STATUSES", "CertificateFormatError", "CheckFailed",
+           "CheckResult", "check_certificate", "read_certificate"]
 
 CHECKERS = {FORMAT: check_bits, ORBIT_FORMAT: check_orbits, MARY_FORMAT: check_symbols,
+            INTERVAL_FORMAT: check_interval, ORBIT_INTERVAL_FORMAT: check_orbit_interval,
             DELTA_FORMAT: check_delta}
 
 

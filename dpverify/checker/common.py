@@ -18,11 +18,13 @@ from flint import arb, ctx, fmpq
 
 from dpverify.spec.model import AgentSpec
 from dpverify.spec.numbers import parse_rational, rational_text
-from dpverify.spec.tables import MAX_TABULATED_PARTIES, function_values, table_of
+from dpverify.spec.tables import MAX_TABULATED_PARTIES, function_values, gain_rows, table_of
 
 FORMAT = "dpverify-certificate/1"
 ORBIT_FORMAT = "dpverify-orbit-certificate/1"
 MARY_FORMAT = "dpverify-mary-certificate/1"
+INTERVAL_FORMAT = "dpverify-interval-certificate/1"
+ORBIT_INTERVAL_FORMAT = "dpverify-orbit-interval-certificate/1"
 STATUSES = ("proved-optimal", "bracket")
 
 # Messages show a rational exactly up to this many bits (about 40 digits), else as a float.
@@ -153,6 +155,15 @@ def spec_gains(spec, agent: AgentSpec, values) -> tuple[tuple[Fraction, ...], li
     per input, or one per orbit), from the spec's gain definition (no cache)."""
     table = table_of(agent, tuple(values), spec.source)
     return table.outputs, [list(row) for row in table.gain_exact]
+
+
+def gains_by_value(spec, agent: AgentSpec, values) -> tuple[tuple[Fraction, ...], dict]:
+    """The outputs and the exact gain row w(f, y) of every distinct function value (sorted),
+    from the spec's gain definition (no cache): a gain depends on the input only through
+    f(x), so a table over 2^k inputs needs only these rows."""
+    distinct = tuple(sorted(set(values)))
+    outputs = agent.outputs if agent.outputs is not None else distinct
+    return tuple(outputs), dict(gain_rows(agent, distinct, tuple(outputs), spec.source))
 
 
 # ------------------------------------------------------------------ arithmetic

@@ -223,6 +223,81 @@ def lambda_brackets(
     return tuple(p[0] for p in pairs), tuple(p[1] for p in pairs)
 
 
+# --------------------------------------------------------------------------- coarse brackets
+
+
+def flip(lam: Fraction) -> Fraction:
+    """RR's flip probability rho = 1 / (1 + lambda) (KOV 2015, eq. (9))."""
+    return 1 / (1 + Fraction(lam))
+
+
+def bracket_cost(lower: Sequence[Fraction], upper: Sequence[Fraction]) -> Fraction:
+    """sum_i rho(lower_i) - rho(upper_i): the most the optimum can move between the two
+    sets of levels, relative to the gains' range (theory.md 2.6: coupling RR's flips, any
+    rule's accuracy on any input moves by at most span * sum_i |rho_i - rho'_i|)."""
+    return sum((flip(lo) - flip(hi) for lo, hi in zip(lower, upper, strict=True)),
+               Fraction(0))
+
+
+def simplest_between(a: Fraction, b: Fraction) -> Fraction:
+    """The rational of smallest denominator in [a, b] (0 < a <= b), by continued fractions
+    (Stern-Brocot): an integer when there is one, else n + 1 / (the simplest in
+    [1 / (b - n), 1 / (a - n)]) for n = floor(a)."""
+    n = a.numerator // a.denominator
+    if n == a:
+        return Fraction(n)
+    if n + 1 <= b:
+        return Fraction(n + 1)
+    return n + 1 / simplest_between(1 / (b - n), 1 / (a - n))
+
+
+def coarse_bracket(eps: Fraction, budget: Fraction) -> tuple[Fraction, Fraction]:
+    """Rationals lo <= e^eps <= hi with small numerators and denominators and
+    rho(lo) - rho(hi) <= budget (rho = 1 / (1 + lambda)): the simplest rationals in
+    [lambda_min, L] and [H, lambda_max], where [L, H] is exp_bracket's fine bracket and
+    rho(lambda_min) = rho(H) + budget / 2, rho(lambda_max) = rho(L) - budget / 2. A budget
+    below the fine bracket's own cost gives the fine bracket."""
+    eps = Fraction(eps)
+    L, H = exp_bracket(eps)
+    if L == H:
+        return L, H
+    half = budget / 2
+    lo_floor = 1 / (flip(H) + half) - 1
+    lo = L if lo_floor >= L else simplest_between(max(lo_floor, Fraction(1)), L)
+    top = flip(L) - half
+    if top <= 0:  # any lambda above H is close enough: the next integer
+        hi = Fraction(H.numerator // H.denominator + 1)
+    else:
+        hi_ceiling = 1 / top - 1
+        hi = H if hi_ceiling <= H else simplest_between(H, hi_ceiling)
+    return lo, hi
+
+
+# The share of the tolerance the coarse brackets may cost: small enough that no reported
+# value moves visibly (tol * span / 2^20, about 1e-15 of the gains' range at the default
+# --tol), yet brackets of about 25 bits instead of 64 for each lambda.
+COARSE_SHARE = Fraction(1, 1 << 20)
+
+
+def coarse_brackets(lambdas_exact: Sequence[Fraction] | None,
+                    epsilons_exact: Sequence[Fraction] | None, tol: Fraction | float
+                    ) -> tuple[tuple[Fraction, ...], tuple[Fraction, ...]]:
+    """Brackets of e^eps as coarse as the verdict allows (theory.md 2.6): their cost
+    (bracket_cost) is at most COARSE_SHARE of tol, so that they move the optimum by at most
+    that share of the tolerance (tol * span) and leave the rest to the construction. Each
+    party gets an equal share; equal epsilons get equal brackets. Exact lambdas are
+    returned as given."""
+    if lambdas_exact is not None or epsilons_exact is None:
+        return lambda_brackets(lambdas_exact, epsilons_exact)
+    k = len(epsilons_exact)
+    total = Fraction(tol) * COARSE_SHARE
+    budget = total / k
+    found = {e: coarse_bracket(Fraction(e), budget) for e in set(epsilons_exact)}
+    lower = tuple(found[e][0] for e in epsilons_exact)
+    upper = tuple(found[e][1] for e in epsilons_exact)
+    assert bracket_cost(lower, upper) <= total or budget == 0
+    return lower, upper
+
 
 def rational_string(value: Fraction) -> str:
     """'p/q', or 'p' for an integer: the certificate format's exact numbers, at any length

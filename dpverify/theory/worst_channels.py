@@ -101,18 +101,21 @@ def spread_exact(space: OrbitSpace) -> tuple[np.ndarray, np.ndarray]:
 
 @functools.lru_cache(maxsize=8)
 def spread_floats(space: OrbitSpace) -> np.ndarray:
-    """K[W, J] in floats: each class's block correctly rounded from its exact integers
-    (entries below the float range become 0), then their Kronecker product."""
+    """K[W, J] in floats (hints only: the certificates are exact or enclosed), then their
+    Kronecker product. A class's row w is the law of the released ones given w ones:
+    K_c[w, .] = coefficients of ((1 - a) + a z)^w ((1 - b) + b z)^(n - w), a = p / (p + q),
+    b = q / (p + q) (K[W, J] = M[J, W], theory/orbits/space.py), built from the powers by
+    products of non-negative polynomials: stable, and entries below the float range
+    become 0. (The exact integers of class_matrix_t, divided, took minutes at n = 1000.)"""
     out: np.ndarray = np.ones((1, 1))
     for n, lam in zip(space.sizes, space.lambdas, strict=True):
         p, q = lambda_pq(Fraction(lam))
-        den = denominator(p, q, n)
-        rows = class_matrix_t(p, q, n).entries()  # row j, column w
-        block = np.empty((n + 1, n + 1))
-        for j in range(n + 1):
-            cj = math.comb(n, j)
-            for w in range(n + 1):
-                block[w, j] = cj * int(rows[j * (n + 1) + w]) / (math.comb(n, w) * den)
+        a, b = float(Fraction(p, p + q)), float(Fraction(q, p + q))
+        ones, zeros = [np.ones(1)], [np.ones(1)]
+        for _ in range(n):
+            ones.append(np.convolve(ones[-1], [1.0 - a, a]))
+            zeros.append(np.convolve(zeros[-1], [1.0 - b, b]))
+        block = np.array([np.convolve(ones[w], zeros[n - w]) for w in range(n + 1)])
         out = np.kron(out, block)
     return out
 

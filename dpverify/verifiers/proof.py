@@ -1,14 +1,19 @@
 """A certificate as a result reports it (`Proof`, the result's `proof` field), for every
-certificate format (multi-party bits, orbits, more than two symbols), and the verdict an
-exact certificate gives once the independent checker has confirmed it."""
+certificate format (multi-party bits, orbits, more than two symbols, and the interval
+certificates of `verify`: brackets proved in outward-rounded arithmetic, docs/theory.md
+"Interval brackets"), and the verdict a certificate gives once the independent checker has
+confirmed it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
+from dpverify.errors import SizeLimitError, SolverError
 from dpverify.spec.model import MultipartySpec
 from dpverify.theory.certificates.format import BRACKET, PROVED, UNPROVED, Certificate
+from dpverify.theory.certificates.interval import Arithmetic, IntervalCertificate
 from dpverify.theory.exact import rational_string
 from dpverify.verifiers.result import Bracket, BracketMethod, Proof, Verdict
 
@@ -20,13 +25,23 @@ def _float(v: Fraction) -> float:
         return float("inf") if v > 0 else float("-inf")
 
 
-def certificate_bracket(cert: Certificate, checked: bool = False) -> Bracket:
-    """`[value, bound]` of a certificate (user units) with its exact width."""
+AnyCertificate = Certificate | IntervalCertificate
+
+
+def kind(cert: AnyCertificate) -> str:
+    """`exact` or `interval` (how the certificate's bracket was computed), for messages."""
+    return str(getattr(cert, "arithmetic", Arithmetic.EXACT))
+
+
+def certificate_bracket(cert: AnyCertificate, checked: bool = False) -> Bracket:
+    """`[value, bound]` of a certificate (user units) with its exact width; its method
+    `interval` for a bracket proved in outward-rounded arithmetic."""
+    method = BracketMethod.INTERVAL if kind(cert) == "interval" else BracketMethod.EXACT
     return Bracket(_float(cert.value), _float(cert.bound), _float(cert.bound - cert.value),
-                   BracketMethod.EXACT, checked)
+                   method, checked)
 
 
-def proof_of(cert: Certificate, checked: bool = False) -> Proof:
+def proof_of(cert: AnyCertificate, checked: bool = False) -> Proof:
     """The certificate's status and bracket; for a proof the exact optimum ("p/q")."""
     bracket = certificate_bracket(cert, checked)
     if cert.status == PROVED:
@@ -55,7 +70,7 @@ class ExactVerdict:
     checked: bool
 
 
-def exact_verdict(spec: MultipartySpec, cert: Certificate, tol: Fraction) -> ExactVerdict:
+def exact_verdict(spec: MultipartySpec, cert: AnyCertificate, tol: Fraction) -> ExactVerdict:
     """The certificate checked by the independent checker (`dpverify.checker`, on its JSON
     form: it shares nothing with the construction), then its verdict at the tolerance
     `tol` (the user's units). A certificate that fails the check is a bug, never a pass."""
@@ -75,3 +90,33 @@ def exact_verdict(spec: MultipartySpec, cert: Certificate, tol: Fraction) -> Exa
     return ExactVerdict(Verdict.ERROR, (
         f"brackets the optimum in [{_float(cert.value):.12g}, {_float(cert.bound):.12g}] "
         f"(width {_float(width):.3g}), wider than --tol"), proof, True)
+
+
+def first_deciding(spec: MultipartySpec,
+                   attempts: Sequence[tuple[bool, Callable[[], AnyCertificate]]],
+                   tol: Fraction) -> tuple[AnyCertificate, ExactVerdict]:
+    """Build and check certificates in order (`attempts`: (is it the interval one, how to
+    build it)) until one decides `optimal` or fails the independent check (a bug, never a
+    pass: it ends the search). A limit or solver failure skips an attempt (after a built
+    one, an exact certificate over a limit ends the search: what was built stands). Then
+    the last built; the last limit or failure when none was built."""
+    built: list[tuple[AnyCertificate, ExactVerdict]] = []
+    failure: SizeLimitError | SolverError | None = None
+    for interval, build in attempts:
+        try:
+            cert = build()
+        except (SizeLimitError, SolverError) as exc:
+            failure = exc
+            if built and not interval:
+                break  # the exact certificate is over a limit: what was built stands
+            continue
+        decided = exact_verdict(spec, cert, tol)
+        built.append((cert, decided))
+        if not decided.checked:
+            return cert, decided
+        if decided.verdict is Verdict.OPTIMAL:
+            return cert, decided
+    if not built:
+        assert failure is not None
+        raise failure
+    return built[-1]

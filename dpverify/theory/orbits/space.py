@@ -77,8 +77,17 @@ class OrbitSpace:
         """|W| = prod_c C(n_c, w_c) for every orbit, in orbit order."""
         out = [1]
         for n in self.sizes:
-            out = [a * math.comb(n, w) for a in out for w in range(n + 1)]
+            row = binomials(n)
+            out = [a * c for a in out for c in row]
         return out
+
+
+def binomials(n: int) -> list[int]:
+    """C(n, 0), ..., C(n, n), each from the last (n multiplications, not n^2)."""
+    row = [1]
+    for w in range(n):
+        row.append(row[-1] * (n - w) // (w + 1))
+    return row
 
 
 @functools.lru_cache(maxsize=32)

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -38,23 +41,42 @@ from dpverify.theory.certificates import (
     worst_certificate,
 )
 from dpverify.theory.certificates.format import Certificate
-from dpverify.theory.exact import lambda_brackets
+from dpverify.theory.certificates.interval import (
+    IntervalCertificate,
+    average_interval,
+    worst_interval,
+)
+from dpverify.theory.certificates.interval import prior_bound as interval_prior_bound
+from dpverify.theory.certificates.repair import rationalised_prior, rationalised_rule, uniform_prior
+from dpverify.theory.exact import coarse_brackets, lambda_brackets
 from dpverify.theory.exact_rows import clean_distribution, has_mass
 from dpverify.theory.orbits.certificates import OrbitCertificate
 from dpverify.theory.units import units_of
 from dpverify.theory.worst_ipm import MAX_DENSE_INPUTS, dense_worst
 from dpverify.theory.worst_lp import WorstLp, solve_float
 from dpverify.verifiers.approximate.certify import delta_certificate
-from dpverify.verifiers.multiparty.orbit import ORBIT
+from dpverify.verifiers.multiparty.orbit import (
+    ORBIT,
+    interval_first,
+    orbit_interval_certificate,
+)
 from dpverify.verifiers.multiparty.routes import (
     ALL_INPUTS_PARTIES,
     CertificateRoute,
-    choose,
+    fitting,
     wanted,
 )
 from dpverify.verifiers.multisymbol.verifier import symbol_certificate
 from dpverify.verifiers.options import VerifyOptions
-from dpverify.verifiers.proof import exact_verdict, proof_of, unproved
+from dpverify.verifiers.proof import (
+    AnyCertificate,
+    ExactVerdict,
+    exact_verdict,
+    first_deciding,
+    kind,
+    proof_of,
+    unproved,
+)
 from dpverify.verifiers.result import AgentResult, Proof, Verdict
 
 # The reduced (orbit) LP is dense, about |orbits|^2 * |Y| non-zeros, against about
@@ -140,8 +162,9 @@ class ProofRoute:
         return None
 
     def certificate(self, spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
-                    hint: AgentResult | None, options: VerifyOptions) -> Certificate:
-        return all_inputs_certificate(spec, agent, accuracy, hint, options)
+                    hint: AgentResult | None, options: VerifyOptions, *, fine: bool = True
+                    ) -> Certificate:
+        return all_inputs_certificate(spec, agent, accuracy, hint, options, fine=fine)
 
     def verify(self, spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
                options: VerifyOptions) -> AgentResult:
@@ -151,7 +174,8 @@ class ProofRoute:
         table = tabulate(spec, agent)
         budget = replace(options, max_nonzeros=max(options.max_nonzeros, PROOF_HINT_NONZEROS))
 
-        def result(verdict: Verdict, reason: str, proof: Proof, cert: Certificate | None = None,
+        def result(verdict: Verdict, reason: str, proof: Proof,
+                   cert: AnyCertificate | None = None,
                    rule: np.ndarray | None = None) -> AgentResult:
             return AgentResult(
                 agent.name, accuracy.value, None if cert is None else float(cert.bound),
@@ -159,20 +183,19 @@ class ProofRoute:
                 time.perf_counter() - start, reason=reason, rule=rule, outputs=table.outputs,
                 method=Method.PROOF, proof=proof)
 
+        tol = units_of(table.gain_exact).tolerance(options.tol)
         try:
-            cert = self.certificate(spec, agent, accuracy, None, budget)
+            cert, decided = decided_certificate(self, spec, agent, accuracy, None, budget, tol)
         except (SizeLimitError, SolverError) as exc:
             return result(Verdict.ERROR, f"undecided: no exact certificate: {exc}",
                           unproved(str(exc)))
-        decided = exact_verdict(spec, cert, units_of(table.gain_exact).tolerance(options.tol))
+        what = f"the {kind(cert)} certificate"
         if not decided.checked:
-            return result(Verdict.ERROR, f"undecided: the exact certificate {decided.how}",
-                          decided.proof)
+            return result(Verdict.ERROR, f"undecided: {what} {decided.how}", decided.proof)
         if decided.verdict is Verdict.OPTIMAL:
-            return result(Verdict.OPTIMAL, f"the exact certificate {decided.how} (checked "
-                          "independently)", decided.proof, cert, float_rule(cert))
-        return result(Verdict.ERROR, f"undecided: the exact certificate {decided.how}",
-                      decided.proof, cert)
+            return result(Verdict.OPTIMAL, f"{what} {decided.how} (checked independently)",
+                          decided.proof, cert, float_rule(cert))
+        return result(Verdict.ERROR, f"undecided: {what} {decided.how}", decided.proof, cert)
 
 
 PROOF = ProofRoute()
@@ -193,21 +216,26 @@ def certificate_routes(spec: MultipartySpec) -> tuple[CertificateRoute, ...]:
     return (ORBIT, PROOF) if spec.parties > ALL_INPUTS_PARTIES else (PROOF, ORBIT)
 
 
-def float_rule(cert: Certificate) -> np.ndarray | None:
+def float_rule(cert: AnyCertificate) -> np.ndarray | None:
     """The certificate's decision rule on all inputs as floats (None for a rule on orbits:
     it has no row per input)."""
     if isinstance(cert, OrbitCertificate):
         return None
+    if isinstance(cert, IntervalCertificate):
+        return None if cert.classes is not None else cert.rule
     return np.array(cert.decision, dtype=np.float64)
 
 
 def certificate_for(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Accuracy | str,
                     agent_result: AgentResult | None = None,
-                    options: VerifyOptions | None = None) -> Certificate:
+                    options: VerifyOptions | None = None, *, fine: bool = True) -> Certificate:
     """The exact certificate (typed) of one agent and accuracy, by the route `choose`
     takes among `certificate_routes` (`--method proof|orbit` asks for one; `auto` and `lp`
-    take the first that fits); more than two symbols: dpverify-mary-certificate/1; delta > 0:
+    take the first that fits, and the next when its exact certificate is over a limit);
+    more than two symbols: dpverify-mary-certificate/1; delta > 0:
     dpverify-delta-certificate/1 (the four-ray bound, under the same size guard as verify).
+    At the fine brackets of e^eps (64 bits), or (not `fine`) the coarse ones the tolerance
+    allows (theory/exact.py).
     SizeLimitError (a limit) or SolverError (a failed LP) when there is none."""
     options = options or VerifyOptions()
     accuracy = Accuracy(accuracy)
@@ -215,9 +243,58 @@ def certificate_for(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Accur
         return delta_certificate(spec, agent_spec, accuracy, options)
     if not spec.binary:  # more than two symbols: dpverify-mary-certificate/1
         return symbol_certificate(spec, agent_spec, accuracy, options)
-    route, _ = choose(wanted(certificate_routes(spec), options), spec, agent_spec, accuracy,
-                      options)
-    return route.certificate(spec, agent_spec, accuracy, agent_result, options)
+    routes = fitting(wanted(certificate_routes(spec), options), spec, agent_spec, accuracy,
+                     options)
+    for i, (route, _) in enumerate(routes):
+        try:
+            return route.certificate(spec, agent_spec, accuracy, agent_result, options,
+                                     fine=fine)
+        except SizeLimitError:
+            if i == len(routes) - 1:
+                raise
+    raise AssertionError("fitting returns at least one route")
+
+
+def decided_certificate(route: CertificateRoute, spec: MultipartySpec, agent: AgentSpec,
+                        accuracy: Accuracy, hint: AgentResult | None,
+                        options: VerifyOptions, tol: Fraction
+                        ) -> tuple[AnyCertificate, ExactVerdict]:
+    """`verify`'s certificate and what it decides, cheapest first (proof.first_deciding):
+    where exact rationals are the cost (`use_interval`), the interval certificate
+    (outward-rounded floats), then the exact one at the coarse brackets of e^eps the
+    tolerance allows; then (always) the exact one at the fine brackets. A small problem
+    gets the exact certificate at once. `certify` keeps exact certificates."""
+    def exact(fine: bool) -> Callable[[], AnyCertificate]:
+        return lambda: route.certificate(spec, agent, accuracy, hint, options, fine=fine)
+
+    attempts: list[tuple[bool, Callable[[], AnyCertificate]]] = []
+    large = use_interval(spec, agent, accuracy, route)
+    if large:
+        attempts.append((True, lambda: interval_certificate(route, spec, agent, accuracy,
+                                                            hint, options)))
+        if spec.lambdas_exact is None:
+            attempts.append((False, exact(False)))
+    attempts.append((False, exact(True)))
+    return first_deciding(spec, attempts, tol)
+
+
+def verify_certificate(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Accuracy,
+                       hint: AgentResult | None, options: VerifyOptions, tol: Fraction
+                       ) -> tuple[AnyCertificate, ExactVerdict]:
+    """`decided_certificate` by the routes `certificate_for` takes, in its order (the
+    exact settling of the LP's verdicts; more than two symbols: the m-ary certificate)."""
+    if not spec.binary:
+        cert = symbol_certificate(spec, agent_spec, accuracy, options)
+        return cert, exact_verdict(spec, cert, tol)
+    routes = fitting(wanted(certificate_routes(spec), options), spec, agent_spec, accuracy,
+                     options)
+    for i, (route, _) in enumerate(routes):
+        try:
+            return decided_certificate(route, spec, agent_spec, accuracy, hint, options, tol)
+        except SizeLimitError:
+            if i == len(routes) - 1:
+                raise
+    raise AssertionError("fitting returns at least one route")
 
 
 def certify_agent(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Accuracy | str,
@@ -237,51 +314,171 @@ def certify_agent(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Accurac
 
 def all_inputs_certificate(spec: MultipartySpec, agent_spec: AgentSpec,
                            accuracy: Accuracy, agent_result: AgentResult | None,
-                           options: VerifyOptions) -> Certificate:
-    """RR's exact certificate on all 2^k inputs (dpverify-certificate/1)."""
+                           options: VerifyOptions, *, fine: bool = True) -> Certificate:
+    """RR's exact certificate on all 2^k inputs (dpverify-certificate/1), at the fine
+    brackets of e^eps or (not `fine`) the coarse ones the tolerance allows."""
     table = tabulate(spec, agent_spec)
-    lower, upper = lambda_brackets(spec.lambdas_exact, spec.epsilons_exact)
+    if fine:
+        lower, upper = lambda_brackets(spec.lambdas_exact, spec.epsilons_exact)
+    else:
+        lower, upper = coarse_brackets(spec.lambdas_exact, spec.epsilons_exact, options.tol)
     exact = lower == upper
     party = agent_spec.party
     if accuracy is Accuracy.AVERAGE:
         return average_certificate(agent_spec.name, table.outputs, table.gain_exact, party,
                                    lower, upper, exact)
+    plan = _worst_plan(spec, agent_spec, options, agent_result)
+    finder = basis_finder(options)
+    cert = worst_certificate(agent_spec.name, table.outputs, table.gain_exact, party, lower,
+                             upper, exact, plan.orbits, plan.given or plan.solved(), finder)
+    if plan.given is not None and cert.status != PROVED and exact and plan.fits:
+        # the verifier's hints (relaxed-LP prior) did not close it: RR's own LP and dual
+        cert = worst_certificate(agent_spec.name, table.outputs, table.gain_exact, party,
+                                 lower, upper, exact, plan.orbits, plan.solved(), finder)
+    return cert
 
+
+@dataclass
+class _WorstPlan:
+    """What a worst-case certificate on all inputs needs: the orbits of its LP, the hints
+    the verifier gave (`given`), and RR's own LP solved on demand (`solved`, once)."""
+
+    spec: MultipartySpec
+    agent: str
+    table: Any
+    party: int
+    orbits: Orbits
+    bits: list
+    estimate: int
+    options: VerifyOptions
+    given: dict | None
+    too_large: SizeLimitError
+    _solved: dict | None = None
+
+    @property
+    def fits(self) -> bool:
+        return self.estimate <= self.options.max_nonzeros
+
+    def solved(self) -> dict:
+        if self._solved is None:
+            self._solved = self._solve()
+        return self._solved
+
+    def _solve(self) -> dict:
+        n = self.spec.num_inputs
+        unit = units_of(self.table.gain_exact).unit
+        if self.orbits.count == n and DENSE_FROM_INPUTS <= n <= MAX_DENSE_INPUTS:
+            return _dense_hints(self.spec, unit, self.party, self.bits)
+        if not self.fits:
+            raise self.too_large
+        hints = _solve_hints(self.spec, unit, self.party, self.orbits, self.bits,
+                             self.options)
+        # None: the hint LP failed on a problem small enough for the exact simplex alone
+        return hints if hints is not None else {b: None for b in self.bits}
+
+
+def _worst_plan(spec: MultipartySpec, agent_spec: AgentSpec, options: VerifyOptions,
+                agent_result: AgentResult | None) -> _WorstPlan:
+    table = tabulate(spec, agent_spec)
+    party = agent_spec.party
     keys = spec.lambdas_exact if spec.lambdas_exact is not None else spec.epsilons_exact
     assert keys is not None  # the loader sets one of them
     n = spec.num_inputs
     orbits = symmetry_orbits(keys, table.gain_exact, party)
     if not _use_reduced(orbits, n):
         orbits = trivial_orbits(spec.parties)
-    bits = [None] if party == 0 else [0, 1]
     estimate = estimate_worst_nonzeros(spec, agent_spec, orbits)
     too_large = SizeLimitError(
         f"{spec.source}: the worst-case certificate of {agent_spec.name} needs an LP with "
         f"about {estimate:.3g} non-zeros; the limit is {options.max_nonzeros:,} "
         f"(raise it with --max-nonzeros), and the dense method takes at most "
         f"{MAX_DENSE_INPUTS} inputs without symmetry")
-
-    def solved_hints() -> dict:
-        if orbits.count == n and DENSE_FROM_INPUTS <= n <= MAX_DENSE_INPUTS:
-            return _dense_hints(spec, units_of(table.gain_exact).unit, party, bits)
-        if estimate > options.max_nonzeros:
-            raise too_large
-        hints = _solve_hints(spec, units_of(table.gain_exact).unit, party, orbits, bits, options)
-        # None: the hint LP failed on a problem small enough for the exact simplex alone
-        return hints if hints is not None else {b: None for b in bits}
-
     given = None
     if orbits.count == n and agent_result is not None and agent_result.rule is not None:
         given = _hints_from_result(spec, party, agent_result)
-    finder = basis_finder(options)
-    cert = worst_certificate(agent_spec.name, table.outputs, table.gain_exact, party, lower,
-                             upper, exact, orbits, given or solved_hints(), finder)
-    if given is not None and cert.status != PROVED and exact \
-            and estimate <= options.max_nonzeros:
-        # the verifier's hints (relaxed-LP prior) did not close it: RR's own LP and dual
-        cert = worst_certificate(agent_spec.name, table.outputs, table.gain_exact, party,
-                                 lower, upper, exact, orbits, solved_hints(), finder)
-    return cert
+    return _WorstPlan(spec, agent_spec.name, table, party, orbits, [None] if party == 0 else [0, 1],
+                      estimate, options, given, too_large)
+
+
+# Without symmetry `verify` builds the certificate on all inputs in floats (an interval
+# bracket, theory/certificates/interval.py) before exact rationals from this many parties
+# on when the lambdas come from epsilon (the exact certificate is a bracket too, with
+# brackets of e^eps in its integers), and from INTERVAL_FROM_PARTIES with exact lambdas
+# (an exact certificate on 2^13 inputs takes seconds; 2^20, minutes). Below, the exact
+# certificate takes well under a second and its bracket is the narrower.
+INTERVAL_FROM_PARTIES_EPSILON = 8
+INTERVAL_FROM_PARTIES = 13
+
+
+def use_interval(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Accuracy,
+                 route: CertificateRoute) -> bool:
+    """Whether `verify` tries the interval certificate before the exact one: many parties
+    (above), or the orbit method beyond its exact work (orbit.use_interval)."""
+    if route.method is Method.ORBIT:
+        return interval_first(spec, agent_spec, accuracy)
+    if spec.lambdas_exact is None:
+        return spec.parties >= INTERVAL_FROM_PARTIES_EPSILON
+    return spec.parties >= INTERVAL_FROM_PARTIES
+
+
+def interval_certificate(route: CertificateRoute, spec: MultipartySpec,
+                         agent_spec: AgentSpec, accuracy: Accuracy | str,
+                         agent_result: AgentResult | None = None,
+                         options: VerifyOptions | None = None) -> IntervalCertificate:
+    """The certificate's bracket in outward-rounded arithmetic (`verify`; `certify` keeps
+    exact certificates): at the fine brackets of e^eps (floats cost nothing more there);
+    the average case directly; the worst case from the float hints (RR's worst-case LP:
+    its rule, and the better of its prior and the uniform one), rationalised."""
+    options = options or VerifyOptions()
+    accuracy = Accuracy(accuracy)
+    if route.method is Method.ORBIT:
+        return orbit_interval_certificate(spec, agent_spec, accuracy, options)
+    table = tabulate(spec, agent_spec)
+    lower, upper = lambda_brackets(spec.lambdas_exact, spec.epsilons_exact)
+    party = agent_spec.party
+    if accuracy is Accuracy.AVERAGE:
+        return average_interval(agent_spec.name, table.outputs, table.gain_exact, party,
+                                lower, upper)
+    plan = _worst_plan(spec, agent_spec, options, agent_result)
+    best = None
+    for hints in ([plan.given] if plan.given is not None else []) + [None]:
+        found = _interval_from_hints(plan, hints if hints is not None else plan.solved(),
+                                     lower, upper)
+        if found is not None and (best is None or found.width < best.width):
+            best = found
+        if best is not None and best.width <= units_of(table.gain_exact).tolerance(
+                options.tol) / 2:
+            break
+    if best is None:
+        raise SolverError("no float hints for the interval certificate")
+    return best
+
+
+def _interval_from_hints(plan: _WorstPlan, hints: dict, lower, upper
+                         ) -> IntervalCertificate | None:
+    """The rationalised hints' bracket in floats; None when a sub-problem has no hint."""
+    if any(hints[b] is None for b in plan.bits):
+        return None
+    n = plan.spec.num_inputs
+    table = plan.table
+    unit = units_of(table.gain_exact).unit
+    rules, priors = {}, []
+    for b in plan.bits:
+        hint = hints[b]
+        rules[b] = rationalised_rule(plan.orbits, hint.rule)
+        relevant = None if b is None else own_bits(plan.spec.parties, plan.party) == b
+        candidates = [uniform_prior(n, relevant)]
+        fallback = rationalised_prior(plan.orbits, hint, n)
+        if fallback is not None:
+            candidates.insert(0, fallback)
+        priors.extend(candidates)
+    bounds = [interval_prior_bound(upper, unit, plan.party, p) for p in priors]
+    prior = priors[min(range(len(priors)), key=bounds.__getitem__)]
+    decision = rules[None] if plan.party == 0 else (rules[0], rules[1])
+    return worst_interval(plan.agent, table.outputs, table.gain_exact, plan.party,
+                          lower, upper, prior, decision,
+                          ("the bracket of the rationalised float rule and prior of RR's "
+                           "worst-case LP, in floats with bounded rounding",))
 
 
 def _hints_from_result(spec: MultipartySpec, party: int, result: AgentResult) -> dict | None:

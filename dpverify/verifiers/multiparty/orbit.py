@@ -20,6 +20,7 @@ k = 1000): no float LP ever decides a verdict here; floats only propose.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from fractions import Fraction
 
 from dpverify.defaults import Method
@@ -27,17 +28,22 @@ from dpverify.errors import SizeLimitError
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
 from dpverify.spec.symmetric import Symmetry, agent_symmetry, orbit_table
 from dpverify.theory.certificates.format import PROVED
-from dpverify.theory.exact import lambda_brackets
+from dpverify.theory.certificates.interval import IntervalCertificate
+from dpverify.theory.exact import coarse_brackets, lambda_brackets
 from dpverify.theory.orbits.certificates import (
     OrbitCertificate,
     OrbitProblem,
     average_certificate,
 )
+from dpverify.theory.orbits.interval import average_interval
 from dpverify.theory.units import units_of
-from dpverify.verifiers.multiparty.orbit_worst import orbit_worst_certificate
+from dpverify.verifiers.multiparty.orbit_worst import (
+    orbit_worst_certificate,
+    orbit_worst_interval,
+)
 from dpverify.verifiers.multiparty.routes import reduces
 from dpverify.verifiers.options import VerifyOptions
-from dpverify.verifiers.proof import exact_verdict
+from dpverify.verifiers.proof import first_deciding, kind
 from dpverify.verifiers.result import AgentResult, Verdict
 
 
@@ -52,9 +58,17 @@ def orbit_problem(spec: MultipartySpec, agent: AgentSpec) -> tuple[OrbitProblem,
     return OrbitProblem(symmetry.classes, table.outputs, table.gain_exact, own), symmetry
 
 
-def orbit_work(symmetry: Symmetry, outputs: int, worst: bool) -> int:
-    """A size for the guard: integer operations of the exact transforms, about
-    (orbits) x (sum of class sizes) x (columns transformed)."""
+# The exact orbit certificate (which can prove the optimum exactly) is built first while
+# its integer work is at most this; beyond it `verify` builds the interval certificate
+# (arb balls, theory/orbits/interval.py) first, and the exact one only when the interval
+# bracket cannot decide. `certify` always builds the exact one.
+EXACT_ORBIT_WORK = 2_000_000
+
+
+def exact_orbit_work(symmetry: Symmetry, outputs: int, worst: bool) -> int:
+    """A size for the exact route: integer operations of the exact transforms, about
+    (orbits) x (sum of class sizes) x (columns transformed), and for the worst case the
+    dense float LP on orbits (orbits^2 x outputs)."""
     columns = 2 * outputs + 3
     work = symmetry.orbit_count * sum(n + 1 for n in symmetry.sizes) * columns
     if worst:  # the float LP on orbits: a dense (orbits x orbits x outputs) matrix
@@ -62,9 +76,31 @@ def orbit_work(symmetry: Symmetry, outputs: int, worst: bool) -> int:
     return work
 
 
-def class_lambdas(spec: MultipartySpec, classes) -> tuple[list[Fraction], list[Fraction], bool]:
-    """(lower, upper) lambdas of every class, and whether they are exact."""
-    lower, upper = lambda_brackets(spec.lambdas_exact, spec.epsilons_exact)
+def interval_orbit_work(symmetry: Symmetry, outputs: int) -> int:
+    """A size for the interval route: the transforms by divide and conquer on arb
+    polynomials, about (orbits) x (sum of log2(class size)^2) x (columns)."""
+    columns = 2 * outputs + 3
+    return symmetry.orbit_count * sum(max(1, (n + 1).bit_length()) ** 2
+                                      for n in symmetry.sizes) * columns
+
+
+def orbit_work(symmetry: Symmetry, outputs: int, worst: bool) -> int:
+    """The size of the route `verify` takes first (for the guard, --max-orbit-work): the
+    exact transforms while they are small (EXACT_ORBIT_WORK), else the interval ones. A
+    worst case whose uniform candidate does not close then needs the float LP on orbits,
+    guarded when it is built (orbit_worst.py)."""
+    exact = exact_orbit_work(symmetry, outputs, worst)
+    return exact if exact <= EXACT_ORBIT_WORK else interval_orbit_work(symmetry, outputs)
+
+
+def class_lambdas(spec: MultipartySpec, classes, tol: Fraction | float | None = None
+                  ) -> tuple[list[Fraction], list[Fraction], bool]:
+    """(lower, upper) lambdas of every class, and whether they are exact: the fine brackets
+    of e^eps, or (tol given) the coarse ones the verdict needs (theory/exact.py)."""
+    if tol is None:
+        lower, upper = lambda_brackets(spec.lambdas_exact, spec.epsilons_exact)
+    else:
+        lower, upper = coarse_brackets(spec.lambdas_exact, spec.epsilons_exact, tol)
     return ([lower[c[0] - 1] for c in classes], [upper[c[0] - 1] for c in classes],
             lower == upper)
 
@@ -85,7 +121,7 @@ def work_limit(spec: MultipartySpec, agent: AgentSpec, symmetry: Symmetry,
     and for building its certificate alike: why it is too large, or None."""
     work = orbit_work(symmetry, outputs_estimate(spec, agent), accuracy is Accuracy.WORST)
     if work > options.max_orbit_work:
-        return (f"the orbit method needs about {work:.3g} units of exact work "
+        return (f"the orbit method needs about {work:.3g} units of work "
                 f"({symmetry.orbit_count:,} orbits); the limit is "
                 f"{options.max_orbit_work:.3g} (raise it with --max-orbit-work)")
     return None
@@ -103,36 +139,96 @@ def outputs_estimate(spec: MultipartySpec, agent: AgentSpec) -> int:
 
 
 def orbit_certificate(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy | str,
-                      options: VerifyOptions) -> OrbitCertificate:
+                      options: VerifyOptions, *, fine: bool = True) -> OrbitCertificate:
     """The exact orbit certificate of one agent and accuracy (SizeLimitError without a
-    symmetry, or beyond the work limit)."""
+    symmetry, or beyond the work limit of the exact transforms), at the fine brackets of
+    e^eps or (not `fine`) the coarse ones the tolerance allows."""
     accuracy = Accuracy(accuracy)
     problem, symmetry = orbit_problem(spec, agent)
-    why = work_limit(spec, agent, symmetry, accuracy, options)
-    if why is not None:
-        raise SizeLimitError(f"{spec.source}: {agent.name}: {why}")
-    lower, upper, exact = class_lambdas(spec, problem.classes)
-    if accuracy is not Accuracy.WORST:
+    worst = accuracy is Accuracy.WORST
+    work = exact_orbit_work(symmetry, len(problem.outputs), worst)
+    if work > options.max_orbit_work:
+        raise SizeLimitError(
+            f"{spec.source}: {agent.name}: the exact orbit certificate needs about "
+            f"{work:.3g} units of exact work ({symmetry.orbit_count:,} orbits); the limit "
+            f"is {options.max_orbit_work:.3g} (raise it with --max-orbit-work)")
+    lower, upper, exact = class_lambdas(spec, problem.classes, None if fine else options.tol)
+    if not worst:
         return average_certificate(agent.name, problem, lower, upper, exact)
     return orbit_worst_certificate(agent.name, problem, lower, upper, exact, options)
 
 
-HOW = "exact orbit certificate (python-flint integers)"
+def orbit_interval_certificate(spec: MultipartySpec, agent: AgentSpec,
+                               accuracy: Accuracy | str, options: VerifyOptions
+                               ) -> IntervalCertificate:
+    """The interval orbit certificate (arb balls) at the fine brackets of e^eps."""
+    problem, symmetry = orbit_problem(spec, agent)
+    accuracy = Accuracy(accuracy)
+    work = interval_orbit_work(symmetry, len(problem.outputs))
+    if work > options.max_orbit_work:
+        raise SizeLimitError(
+            f"{spec.source}: {agent.name}: the orbit method needs about {work:.3g} units "
+            f"of work ({symmetry.orbit_count:,} orbits); the limit is "
+            f"{options.max_orbit_work:.3g} (raise it with --max-orbit-work)")
+    lower, upper, _ = class_lambdas(spec, problem.classes)
+    if accuracy is Accuracy.AVERAGE:
+        return average_interval(agent.name, problem, lower, upper)[0]
+    return orbit_worst_interval(agent.name, problem, lower, upper, options)
+
+
+# With lambdas from epsilon the exact orbit certificate carries brackets of e^eps in its
+# integers (and its worst case an LP on orbits): from this many parties `verify` builds
+# the interval one first. Below, the exact one is fast and `--method orbit` keeps the
+# full LP's values to the last bits (tests/test_orbits.py compares them up to k = 8).
+INTERVAL_FROM_PARTIES_EPSILON = 9
+
+
+def use_interval(spec: MultipartySpec, symmetry: Symmetry, outputs: int, worst: bool) -> bool:
+    """Whether `verify` builds the interval certificate first: beyond EXACT_ORBIT_WORK, or
+    with lambdas from epsilon from INTERVAL_FROM_PARTIES_EPSILON parties."""
+    if spec.lambdas_exact is None and spec.parties >= INTERVAL_FROM_PARTIES_EPSILON:
+        return True
+    return exact_orbit_work(symmetry, outputs, worst) > EXACT_ORBIT_WORK
+
+
+def interval_first(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy) -> bool:
+    """use_interval for an agent (False when it has no symmetry that reduces it)."""
+    symmetry = reduces(spec, agent)
+    return symmetry is not None and use_interval(
+        spec, symmetry, outputs_estimate(spec, agent), accuracy is Accuracy.WORST)
+
+
+HOW = {"exact": "exact orbit certificate (python-flint integers)",
+       "interval": "interval orbit certificate (arb balls)"}
 
 
 def verify_orbit_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
                        options: VerifyOptions) -> AgentResult:
-    """One (agent, accuracy) by the orbit method: the exact certificate decides, the
-    independent checker confirms."""
+    """One (agent, accuracy) by the orbit method: where exact integers are the cost
+    (use_interval) the interval certificate first, then the exact one at the coarse
+    brackets of e^eps; then (always) the exact one at the fine brackets. The independent
+    checker confirms each, and a certificate it rejects ends the search (a bug, never a
+    pass; proof.first_deciding)."""
     start = time.perf_counter()
-    found = orbit_certificate(spec, agent, accuracy, options)
-    decided = exact_verdict(spec, found, units_of(found.gain).tolerance(options.tol))
+    problem, symmetry = orbit_problem(spec, agent)
+    tol = units_of(problem.gain).tolerance(options.tol)
+    worst = accuracy is Accuracy.WORST
+    attempts: list[tuple[bool, Callable[[], OrbitCertificate | IntervalCertificate]]] = []
+    if use_interval(spec, symmetry, len(problem.outputs), worst):
+        attempts.append((True, lambda: orbit_interval_certificate(spec, agent, accuracy,
+                                                                  options)))
+        if spec.lambdas_exact is None:
+            attempts.append((False, lambda: orbit_certificate(spec, agent, accuracy,
+                                                              options, fine=False)))
+    attempts.append((False, lambda: orbit_certificate(spec, agent, accuracy, options)))
+    found, decided = first_deciding(spec, attempts, tol)
+    how = HOW[kind(found)]
     if decided.verdict is Verdict.OPTIMAL:
         what = ("proved" if found.status == PROVED else
                 f"bracketed within {float(found.bound - found.value):.3g}")
-        reason = f"{what} by the {HOW}, checked independently"
+        reason = f"{what} by the {how}, checked independently"
     else:
-        reason = f"undecided: the {HOW} {decided.how}"
+        reason = f"undecided: the {how} {decided.how}"
     return AgentResult(agent.name, accuracy.value, float(found.bound), float(found.value),
                        decided.verdict, time.perf_counter() - start, reason=reason,
                        method=Method.ORBIT, proof=decided.proof)
@@ -152,8 +248,9 @@ class OrbitRoute:
         return verify_orbit_agent(spec, agent, accuracy, options)
 
     def certificate(self, spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
-                    hint: AgentResult | None, options: VerifyOptions) -> OrbitCertificate:
-        return orbit_certificate(spec, agent, accuracy, options)
+                    hint: AgentResult | None, options: VerifyOptions, *, fine: bool = True
+                    ) -> OrbitCertificate:
+        return orbit_certificate(spec, agent, accuracy, options, fine=fine)
 
 
 ORBIT = OrbitRoute()

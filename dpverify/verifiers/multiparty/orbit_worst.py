@@ -12,6 +12,7 @@ sub-problem with the smaller value is used, and each own bit keeps its own rule.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
@@ -28,6 +29,12 @@ from dpverify.theory.orbits.certificates import (
     argmax_rule,
     label_scores,
     worst_certificate,
+)
+from dpverify.theory.orbits.interval import (
+    average_interval,
+    rule_accuracies,
+    uniform_scores,
+    worst_interval,
 )
 from dpverify.theory.orbits.space import OrbitArray
 from dpverify.theory.worst_lp import (
@@ -78,6 +85,82 @@ def orbit_worst_certificate(agent: str, problem: OrbitProblem, lower, upper, exa
         return cert
     prior, rule, notes = _exact_hints(problem, gain, parts, lower, upper, options)
     return worst_certificate(agent, problem, lower, upper, exact, prior, rule, notes)
+
+
+def orbit_worst_interval(agent: str, problem: OrbitProblem, lower, upper,
+                         options: VerifyOptions):
+    """The worst-case orbit certificate in arb balls (theory/orbits/interval.py): the
+    uniform prior (for a party, on the own bit with the smaller bound) with RR's argmax
+    rule, kept when its bracket is within half of --tol; else the rationalised float
+    solution of the orbit LP (guarded by --max-orbit-work: orbits^2 x outputs), the
+    narrower of the two."""
+    scores = uniform_scores(problem, upper)
+    _, decision = average_interval(agent, problem, lower, upper, scores_up=scores)
+    value = min(rule_accuracies(problem, lower, decision))
+    bits = [None] if problem.own is None else [0, 1]
+    best = min((worst_interval(agent, problem, lower, upper, None, decision,
+                               uniform_bit=b, scores_up=scores, value=value) for b in bits),
+               key=lambda c: c.bound)
+    half = problem.units.tolerance(options.tol) / 2
+    if best.width <= half:
+        return best
+    game = _game_candidate(agent, problem, lower, upper)
+    if game is not None and game.width < best.width:
+        best = game
+        if best.width <= half:
+            return best
+    count, m = len(problem.gain), len(problem.outputs)
+    if count * count * m > options.max_orbit_work:
+        return replace(best, notes=(*best.notes, (
+            f"the worst-case LP on {count:,} orbits (about {count * count * m:.3g} "
+            f"coefficients) is over --max-orbit-work ({options.max_orbit_work:.3g}): the "
+            "uniform prior's bracket")))
+    gain = [list(row) for row in problem.units.exact]
+    prior, rule, notes = _float_hints(problem, gain, _relevant(problem), upper, options)
+    cert = worst_interval(agent, problem, lower, upper, prior, rule, notes)
+    return cert if cert.width < best.width else best
+
+
+def _game_candidate(agent: str, problem: OrbitProblem, lower, upper):
+    """The zero-information candidate (the observer only): the matrix game of the gains
+    between the function's level sets (rows: distinct gain rows) and the outputs, solved
+    in floats and made exact. Its rule is the optimal mixed output, the same on every
+    corner orbit (whatever RR releases, it is worth the game's value on every input); its
+    prior puts the game's weight on each level set, spread as the uniform prior. Close to
+    optimal when the channel says little about f (parity at small epsilons: RR's signal
+    is the product of the parties' (lambda - 1) / (lambda + 1)). None when it does not
+    apply or the game's LP fails."""
+    if problem.own is not None:
+        return None
+    from scipy.optimize import linprog  # lazy: scipy is heavy to import
+
+    rows = [tuple(r) for r in problem.units.exact]
+    levels = sorted(set(rows))
+    G = np.array([[float(v) for v in row] for row in levels])
+    n_levels, m = G.shape
+    # the rule: max t, sum_y G[v, y] q_y >= t, q a distribution; the prior from its duals
+    c = np.zeros(m + 1)
+    c[-1] = -1.0
+    A = np.hstack([-G, np.ones((n_levels, 1))])
+    found = linprog(c, A_ub=A, b_ub=np.zeros(n_levels),
+                    A_eq=np.hstack([np.ones((1, m)), np.zeros((1, 1))]), b_eq=[1.0],
+                    bounds=[(0, None)] * m + [(None, None)], method="highs")
+    if found.status != 0:
+        return None
+    rounding = snap(RATIONAL_DENOMINATOR)
+    q = exact_distribution(np.clip(found.x[:m], 0.0, None), rounding=rounding)
+    weights = exact_distribution(np.clip(-np.asarray(found.ineqlin.marginals), 0.0, None)
+                                 if np.any(found.ineqlin.marginals) else np.ones(n_levels),
+                                 rounding=rounding)
+    sizes = problem.space(lower).orbit_sizes()
+    level_of = [levels.index(r) for r in rows]
+    totals = [sum(s for s, v in zip(sizes, level_of, strict=True) if v == lv)
+              for lv in range(n_levels)]
+    mass = [weights[v] * Fraction(s, totals[v]) for s, v in zip(sizes, level_of, strict=True)]
+    decision = tuple(tuple(q) for _ in range(len(rows)))
+    return worst_interval(agent, problem, lower, upper, mass, decision, (
+        "the zero-information game's prior (by level set of the function) and mixed "
+        "output, in arb balls",))
 
 
 def uniform_candidate(agent: str, problem: OrbitProblem, lower, upper, exact: bool):

@@ -50,9 +50,12 @@ class CertificateRoute(Route, Protocol):
     `certify` and for settling the LP's verdicts."""
 
     def certificate(self, spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
-                    hint: AgentResult | None, options: VerifyOptions) -> Certificate:
+                    hint: AgentResult | None, options: VerifyOptions, *, fine: bool = True
+                    ) -> Certificate:
         """The certificate (typed; SizeLimitError or SolverError when there is none);
-        `hint` a float result of the LP route, whose rule and prior may serve as hints."""
+        `hint` a float result of the LP route, whose rule and prior may serve as hints;
+        at the fine brackets of e^eps, or (not `fine`) the coarse ones the tolerance
+        allows."""
         ...
 
 

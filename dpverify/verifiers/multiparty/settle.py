@@ -33,7 +33,7 @@ from dpverify.theory.exact_rows import exact_stochastic
 from dpverify.theory.rr import kron_apply
 from dpverify.theory.units import units_of
 from dpverify.verifiers.options import VerifyOptions
-from dpverify.verifiers.proof import exact_verdict, unproved
+from dpverify.verifiers.proof import kind, unproved
 from dpverify.verifiers.result import Proof, Verdict
 
 
@@ -56,21 +56,22 @@ def settle(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
     (the tolerance is relative to the range of the agent's gains); `witness` is (the relaxed
     LP's corner weights theta[s, label] as floats, worst) when there is a relaxed solution
     to turn into an exact witness."""
-    from dpverify.verifiers.multiparty.certify import certificate_for, float_rule
+    from dpverify.verifiers.multiparty.certify import float_rule, verify_certificate
 
+    table = tabulate(spec, agent)
+    tol = units_of(table.gain_exact).tolerance(options.tol)
     try:
-        cert = certificate_for(spec, agent, accuracy, hint_result, options)
+        cert, decided = verify_certificate(spec, agent, accuracy, hint_result, options, tol)
     except (SizeLimitError, SolverError) as exc:
         return Settled(Verdict.ERROR, f"undecided: {why}; no exact certificate: {exc}",
                        None, None, unproved(str(exc)))
-    table = tabulate(spec, agent)
-    decided = exact_verdict(spec, cert, units_of(table.gain_exact).tolerance(options.tol))
     value, bound = cert.value, cert.bound
+    what = f"the {kind(cert)} certificate"
     if not decided.checked:  # the construction and the checker disagree: a bug, never a pass
-        return Settled(Verdict.ERROR, f"undecided: {why}; the exact certificate "
-                       f"{decided.how}", None, None, decided.proof)
+        return Settled(Verdict.ERROR, f"undecided: {why}; {what} {decided.how}", None, None,
+                       decided.proof)
     if decided.verdict is Verdict.OPTIMAL:
-        return Settled(Verdict.OPTIMAL, f"{why}; the exact certificate {decided.how} (checked "
+        return Settled(Verdict.OPTIMAL, f"{why}; {what} {decided.how} (checked "
                        "independently)", float(bound), float(value), decided.proof,
                        float_rule(cert))
     if witness is not None:
@@ -84,7 +85,7 @@ def settle(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
                 "randomized response: this contradicts Kairouz-Oh-Viswanath Theorem 3.1 and "
                 "the certificate; please report it"), float(reached), float(value),
                 decided.proof)
-    return Settled(Verdict.ERROR, f"undecided: {why}; the exact certificate {decided.how}",
+    return Settled(Verdict.ERROR, f"undecided: {why}; {what} {decided.how}",
                    float(bound), float(value), decided.proof)
 
 
