@@ -16,24 +16,20 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 
-from dpverify.defaults import Method
 from dpverify.errors import DpverifyError, InputError, SpecError
 from dpverify.filenames import output_path
 from dpverify.runner.files import SkippedFile, find_problem_files, no_problem_files
 from dpverify.spec import load
-from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
+from dpverify.spec.model import MultipartySpec
 from dpverify.spec.numbers import parse_rational, rational_text
 from dpverify.status import ExitStatus, exit_status
 from dpverify.theory.certificates.format import UNPROVED
 from dpverify.verifiers.multiparty.certify import (
     certificate_filename,
-    certificate_routes,
     certify_agent,
     dump_certificate,
 )
-from dpverify.verifiers.multiparty.routes import choose, wanted
 from dpverify.verifiers.options import VerifyOptions
-from dpverify.verifiers.progress import stage
 
 __all__ = ["CertificateCheck", "CertificateChecks", "CertificateRecord", "Certification",
            "CertifyReport",
@@ -139,31 +135,11 @@ def _record(cert: dict, target: Path | None) -> CertificateRecord:
         notes=tuple(cert.get("notes", ())), certificate=cert)
 
 
-def _route_name(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
-                options: VerifyOptions) -> str:
-    """The route certify_agent takes (certify.certificate_for's choice), for the progress
-    line: `proof`, `orbit`, `rays` (more than two symbols) or `four-ray` (delta > 0);
-    `certificate` when none fits
-    (certify_agent then says why)."""
-    if not spec.binary:
-        return Method.RAYS
-    if spec.approximate:  # delta > 0: dpverify-delta-certificate/1
-        return Method.FOUR_RAY
-    try:
-        route, _ = choose(wanted(certificate_routes(spec), options), spec, agent, accuracy,
-                          options)
-    except DpverifyError:
-        return "certificate"
-    return route.method
-
-
 def _certify_spec(spec: MultipartySpec, folder: Path | None, options: VerifyOptions,
                   report: CertifyReport, on_certificate: Callable[[CertificateRecord], None],
                   on_message: Callable[[str], None]) -> None:
     for agent in spec.agents:
         for accuracy in spec.accuracies:
-            stage(spec.name, agent.name, accuracy.value, _route_name(spec, agent, accuracy,
-                                                                    options))
             try:
                 cert = certify_agent(spec, agent, accuracy, options=options)
             except DpverifyError as exc:

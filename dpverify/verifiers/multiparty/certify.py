@@ -68,6 +68,7 @@ from dpverify.verifiers.multiparty.routes import (
 )
 from dpverify.verifiers.multisymbol.verifier import symbol_certificate
 from dpverify.verifiers.options import VerifyOptions
+from dpverify.verifiers.progress import stage
 from dpverify.verifiers.proof import (
     AnyCertificate,
     ExactVerdict,
@@ -240,12 +241,15 @@ def certificate_for(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Accur
     options = options or VerifyOptions()
     accuracy = Accuracy(accuracy)
     if spec.approximate:  # delta > 0: dpverify-delta-certificate/1
+        stage(spec.name, agent_spec.name, accuracy.value, Method.FOUR_RAY)
         return delta_certificate(spec, agent_spec, accuracy, options)
     if not spec.binary:  # more than two symbols: dpverify-mary-certificate/1
+        stage(spec.name, agent_spec.name, accuracy.value, Method.RAYS)
         return symbol_certificate(spec, agent_spec, accuracy, options)
     routes = fitting(wanted(certificate_routes(spec), options), spec, agent_spec, accuracy,
                      options)
     for i, (route, _) in enumerate(routes):
+        stage(spec.name, agent_spec.name, accuracy.value, route.method)  # progress line
         try:
             return route.certificate(spec, agent_spec, accuracy, agent_result, options,
                                      fine=fine)
