@@ -573,3 +573,26 @@ def test_ctrl_c_stops_cleanly(tmp_path: Path) -> None:
     # Each result is committed before it is counted: Ctrl-C between the two can only
     # leave one more stored than counted.
     assert int(match.group(1)) <= saved <= int(match.group(1)) + 1 and saved < 300
+
+
+def test_a_result_computed_past_the_limit_is_a_timeout_however_fast_it_arrives(tmp_path):
+    """The time limit is the worker's own clock: a result that took longer than --timeout
+    is `timeout` even when it reached the runner before its next look at the deadlines
+    (a warm pool answers a small problem within one poll; this used to keep the result,
+    so a 1e-6 s limit bit only while the workers were starting)."""
+    from dpverify.runner.executors.base import within_limit
+    from dpverify.runner.worker import Outcome
+
+    done = Outcome(1, "done", {"problem": "p", "source": "p.toml", "verdict": "optimal"},
+                   values=(("observer", "average", 0.5),), seconds=0.2)
+    late = within_limit(done, 0.1)
+    assert late.status == TIMEOUT and late.result["verdict"] == "error"
+    assert "timeout" in late.result["reason"] and late.result["problem"] == "p"
+    assert late.values == ()
+    assert within_limit(done, 0.3) is done  # control: within the limit, kept as it is
+    assert within_limit(done, None) is done
+    folder = tmp_path / "p"
+    write_problems(folder, 4)
+    for _ in range(2):  # the second run on warm workers too
+        report = run_batch([folder], VerifyOptions(), store=None, jobs=1, timeout=1e-6)
+        assert {i.status for i in report.items} == {TIMEOUT}, report.items

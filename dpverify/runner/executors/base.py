@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, Self
 
 from dpverify.errors import InputError
-from dpverify.runner.store import CRASHED, FAILED, TIMEOUT
+from dpverify.runner.store import CRASHED, DONE, FAILED, TIMEOUT
 from dpverify.runner.worker import Outcome, Task, error_result, outcome_from
 from dpverify.verifiers.options import VerifyOptions
 
@@ -77,6 +77,18 @@ class State:
     flights: dict[cf.Future, Flight] = field(default_factory=dict)
     waiting: list[Task] = field(default_factory=list)  # computed by another run
     rechecked: float = 0.0
+
+
+def within_limit(outcome: Outcome, timeout: float | None) -> Outcome:
+    """A result computed in more than `timeout` seconds (the worker's own clock) is a
+    timeout, even when it arrived before the runner's next look at the deadlines: the
+    limit means the same thing whatever the polling and however fast the pool starts."""
+    if timeout is None or outcome.status != DONE or outcome.seconds <= timeout:
+        return outcome
+    problem = outcome.result.get("problem")
+    return replace(outcome, status=TIMEOUT, result=error_result(
+        str(outcome.result.get("source", "")), "timeout",
+        problem=str(problem) if problem else None), values=(), expect=())
 
 
 class Executor(ABC):
@@ -148,7 +160,7 @@ class Executor(ABC):
                     flight = state.flights.pop(fut)
                     exc = fut.exception()
                     if exc is None:
-                        yield outcome_from(flight.task, fut.result())
+                        yield within_limit(outcome_from(flight.task, fut.result()), timeout)
                     elif self._broken(exc):
                         broken.append(flight)
                     else:  # an infrastructure failure (Dask's KilledWorker, a lost connection)
