@@ -22,14 +22,14 @@ $(TEST_STAMP): pyproject.toml | $(BIN)/python
 # problems/count/parity-gap-6.toml is a shipped counterexample (a non-monotone loss, where
 # the theorem does not apply), problems/protocols/ holds protocols that are suboptimal or
 # not as private as they claim, problems/multisymbol/ gaps and an open instance (inputs
-# with three symbols, where no theorem decides), and problems/approximate/ a problem with
-# delta > 0 where interaction helps; so the run ends with exit status 3 (open) or 1 (a
+# with three symbols, where no theorem decides), and problems/approximate/ (delta > 0) a
+# count query with a gap and a problem where interaction helps; so the run ends with exit status 3 (open) or 1 (a
 # finding): expected here, and `dpverify check` then confirms every verdict against its
 # [expect] table (a real error fails the check).
 run: $(STAMP)
 	@$(BIN)/dpverify verify problems/; status=$$?; \
 	if [ $$status -eq 1 ] || [ $$status -eq 3 ]; then \
-	  echo "exit status $$status, as expected: problems/count/parity-gap-6.toml has a gap (a non-monotone loss, outside the theorem), problems/protocols/ has suboptimal protocols and one that is not private (shipped counterexamples), problems/multisymbol/ has gaps and an open instance (three symbols: research mode), and in problems/approximate/xor-2-delta.toml interaction helps (delta > 0). Checking every verdict against its [expect] table:"; \
+	  echo "exit status $$status, as expected: problems/count/parity-gap-6.toml has a gap (a non-monotone loss, outside the theorem), problems/protocols/ has suboptimal protocols and one that is not private (shipped counterexamples), problems/multisymbol/ has gaps and an open instance (three symbols: research mode), and problems/approximate/ (delta > 0) has a count query that the geometric mechanism does not serve best and a problem where interaction helps. Checking every verdict against its [expect] table:"; \
 	  $(BIN)/dpverify check problems/ --quiet; status=$$?; \
 	fi; exit $$status
 
