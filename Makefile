@@ -23,9 +23,9 @@ $(TEST_STAMP): pyproject.toml | $(BIN)/python
 # the theorem does not apply), problems/protocols/ holds protocols that are suboptimal or
 # not as private as they claim, problems/multisymbol/ gaps and an open instance (inputs
 # with three symbols, where no theorem decides), and problems/approximate/ (delta > 0) a
-# count query with a gap and a problem where interaction helps; so the run ends with exit status 3 (open) or 1 (a
-# finding): expected here, and `dpverify check` then confirms every verdict against its
-# [expect] table (a real error fails the check).
+# count query with a gap and a problem where interaction helps; so the run ends with exit
+# status 3 (open) or 1 (a finding): expected here, and `dpverify check` then confirms every
+# verdict against its [expect] table (a real error fails the check).
 run: $(STAMP)
 	@$(BIN)/dpverify verify problems/; status=$$?; \
 	if [ $$status -eq 1 ] || [ $$status -eq 3 ]; then \
