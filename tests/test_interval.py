@@ -273,3 +273,26 @@ gain = "-abs"
         assert cert.value <= exact.value <= cert.bound
         moved = replace(cert, bound=_down(exact.value)).to_json(spec.name)
         assert not check_certificate(spec, moved).ok
+
+
+def test_the_scale_of_a_tiny_prior_is_found_from_bit_lengths():
+    """checker/intervals.halvings equals its definition (the largest t >= 0 with
+    top 2^t <= 1) and takes no time for a crafted prior entry as small as 2^-20000
+    (stepping one power of two at a time took minutes there)."""
+    from fractions import Fraction
+
+    from dpverify.checker.intervals import halvings
+
+    def by_steps(top: Fraction) -> int:
+        t = 0
+        while top * 2 ** (t + 1) <= 1:
+            t += 1
+        return t
+
+    for e in range(70):
+        for d in (-1, 0, 1):
+            for n in (1, 3, 5):
+                top = Fraction(n, max(n, 2**e + d))
+                assert halvings(top) == by_steps(top), top
+    assert halvings(Fraction(1, 2**20000)) == 20000
+    assert halvings(Fraction(3, 2**20000)) == 19998

@@ -327,6 +327,17 @@ def _average_bits(k: int, up, lo, rows, idx: list[int], parts) -> tuple[Fraction
     return bound, total * scale - moved
 
 
+def halvings(top: Fraction) -> int:
+    """The largest t >= 0 with top 2^t <= 1 (top > 0; top 2^t then lies in (1/2, 1] when
+    top <= 1), from the bit lengths of its numerator and denominator: constant work
+    however small a crafted prior makes top."""
+    p, q = top.numerator, top.denominator
+    e = q.bit_length() - p.bit_length()  # floor(log2(q / p)) is e or e - 1
+    if e >= 0 and (p << e) > q:
+        e -= 1
+    return max(e, 0)
+
+
 def _prior_bound_bits(k: int, up, prior: list[Fraction], rows, idx, parts) -> Fraction:
     """An upper end of sum_s sum_parts max_y S (prior g'_y 1_part)[s]: the columns scaled
     by 2^t (the largest entry in [1/2, 1]) with F + k fraction bits."""
@@ -334,9 +345,7 @@ def _prior_bound_bits(k: int, up, prior: list[Fraction], rows, idx, parts) -> Fr
     top = max(prior[x] * max(rows[idx[x]]) for x in range(n))
     if top == 0:
         return Fraction(0)
-    t = 0
-    while top * 2 ** (t + 1) <= 1:
-        t += 1
+    t = halvings(top)
     F = WORST_BITS + k
     scale = 2 ** (F + t)
     columns = []
