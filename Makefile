@@ -33,11 +33,12 @@ run: $(STAMP)
 	  $(BIN)/dpverify check problems/ --quiet; status=$$?; \
 	fi; exit $$status
 
-# two workers (pytest-xdist), a test file per worker at a time: measured on 2 cores shared
-# with another job's test run (load 3-4), 84 s (154 s before issue 19's pass), 108 s with a
-# CPU hog on top (253 s before); less on an idle machine. `--runslow` adds the slow tests
+# three workers on 2 cores (pytest-xdist), a test file per worker at a time: many tests wait
+# on the processes they start, so a third worker fills the gaps. Measured on 2 cores: 61 s
+# idle, 80-84 s with a CPU hog on one core (two workers: 59-66 s and 93-101 s; 253 s before
+# issue 19). `--runslow` adds the slow tests
 test: $(TEST_STAMP)
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile
+	$(BIN)/python -m pytest -q -n 3 --dist loadfile
 
 DEV_STAMP := $(VENV)/.installed-dev
 
