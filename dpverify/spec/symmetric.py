@@ -45,11 +45,10 @@ def privacy_classes(spec: MultipartySpec) -> list[list[int]]:
 class Symmetry:
     """A partition of the parties into classes (1-based indices, each sorted, classes in
     order of their first party) such that permuting parties inside a class preserves the
-    privacy levels, the agent's gains and the agent's own index. `structural` is True when
-    it follows from the function's form (no tabulation was needed)."""
+    privacy levels, the agent's gains and the agent's own index (found from the function's
+    form, or by tabulation)."""
 
     classes: tuple[tuple[int, ...], ...]
-    structural: bool
 
     @property
     def sizes(self) -> tuple[int, ...]:
@@ -90,9 +89,9 @@ def agent_symmetry(spec: MultipartySpec, agent: AgentSpec) -> Symmetry | None:
     fn = agent.function
     out: Symmetry | None
     if is_count_function(fn):
-        out = Symmetry(tuple(tuple(c) for c in classes), True)
+        out = Symmetry(tuple(tuple(c) for c in classes))
     elif fn.kind == "named" and fn.name == "bit":
-        out = Symmetry(tuple(tuple(c) for c in _split(classes, fn.param)), True)
+        out = Symmetry(tuple(tuple(c) for c in _split(classes, fn.param)))
     else:
         out = _detected(spec, agent, classes)
     cache[agent.name] = out
@@ -110,7 +109,7 @@ def _detected(spec: MultipartySpec, agent: AgentSpec, classes: list[list[int]]
     if k > MAX_TABULATED_PARTIES:
         return None
     groups = swap_blocks(tabulate(spec, agent).gain_exact, k, classes)
-    return Symmetry(tuple(tuple(g) for g in groups), False)
+    return Symmetry(tuple(tuple(g) for g in groups))
 
 
 def swap_blocks(rows, k: int, classes: list[list[int]]) -> list[list[int]]:
