@@ -1,6 +1,6 @@
 """dpverify: verify optimality theorems in differential privacy.
 
-The Python API (README, "Python API"; dpverify/api.py), the same as the command line's
+The Python API (docs/api.md; dpverify/api.py), the same as the command line's
 (every command calls the function of its name):
 
     import dpverify
