@@ -324,3 +324,19 @@ def test_the_answers_do_not_depend_on_the_order_or_the_process(tmp_path, xor_cer
             path, ok, message = json.loads(line)
             assert fresh.setdefault(path, [ok, message]) == [ok, message]
     assert fresh == forward
+
+
+def test_certify_notes_that_method_does_not_apply_to_delta(tmp_path):
+    """--method chooses among the pure routes; a delta > 0 problem has one certificate,
+    the four-ray one: a note says so (and none without --method, the control)."""
+    from click.testing import CliRunner
+
+    from dpverify.cli import main
+
+    path = Path(__file__).resolve().parents[1] / "problems" / "approximate" / "bit-1-delta.toml"
+    res = CliRunner().invoke(main, ["certify", str(path), "-o", str(tmp_path), "-q",
+                                    "--method", "orbit"])
+    assert res.exit_code == 0, res.output
+    assert "--method does not apply to delta > 0" in res.stderr
+    res = CliRunner().invoke(main, ["certify", str(path), "-o", str(tmp_path), "-q"])
+    assert res.exit_code == 0 and "does not apply" not in res.stderr

@@ -16,6 +16,7 @@ from dpverify.cli.options import (
     OUTPUT_OPTIONS,
     add_options,
     consoles,
+    given,
     json_option,
     note,
 )
@@ -30,9 +31,10 @@ from dpverify.cli.options import (
 @json_option("Print one JSON array, one object per certificate written (path, problem, agent, "
              "accuracy, status, value, bound, width), and nothing else.")
 @add_options(OUTPUT_OPTIONS)
+@click.pass_context
 @handle_errors
-def certify(paths, out_dir, backend, max_nonzeros, method, max_orbit_work, as_json, quiet,
-            no_color):
+def certify(ctx, paths, out_dir, backend, max_nonzeros, method, max_orbit_work, as_json,
+            quiet, no_color):
     """Write exact certificates for the multi-party problems PATHS (directories are
     searched for *.toml): one `<problem>.<agent>.<accuracy>.cert.json` per agent and
     accuracy, each an exact proof of an upper bound (a prior and mu over the inputs) and a
@@ -86,6 +88,11 @@ def certify(paths, out_dir, backend, max_nonzeros, method, max_orbit_work, as_js
         out.print(certify_summary(report))
     if report.skipped:
         note(skipped_line(report.skipped))
+    approximate = sorted({r.problem for r in report.certificates
+                          if r.approximate})
+    if approximate and given(ctx, "method"):
+        note(f"--method does not apply to delta > 0 (one certificate: the four-ray bound's): "
+             f"{', '.join(approximate)}")
     sys.exit(report.exit_status())
 
 

@@ -56,6 +56,13 @@ class CertificateRecord:
     def width(self) -> Fraction:
         return self.bound - self.value
 
+    @property
+    def approximate(self) -> bool:
+        """Whether it is the four-ray bound's certificate (delta > 0)."""
+        from dpverify.checker import DELTA_FORMAT
+
+        return self.certificate.get("format") == DELTA_FORMAT
+
     def to_dict(self) -> dict:
         """`certify --json`'s object: exact `value` and `bound` as "p/q" strings."""
         return {"path": None if self.path is None else str(self.path),
