@@ -25,11 +25,11 @@ from fractions import Fraction
 
 from dpverify.checker.common import (
     FORMAT,
-    CertificateFormatError,
     CheckFailed,
     CheckResult,
     check_levels,
     common_denominator,
+    decision_rules,
     declared_value,
     final_status,
     get_field,
@@ -142,19 +142,7 @@ def lower_bound(spec, party: int, accuracy: str, lower: dict, lo: list[Fraction]
     recomputed here: acc[x] = sum_y gain[x][y] sum_tau P[x, tau] Q_b[tau, y] (b the party's
     own bit), then the mean (average) or the minimum (worst); it must equal lower.value."""
     k, n, m = spec.parties, 1 << spec.parties, len(gain[0])
-    raw = get_field(lower, "decision", list, "lower.")
-    if party == 0:
-        rules = [matrix(raw, n, m, "lower.decision")]
-    else:
-        if len(raw) != 2:
-            raise CertificateFormatError("`lower.decision` of a party needs 2 halves (own bit)")
-        rules = [matrix(raw[b], n, m, f"lower.decision[{b}]") for b in (0, 1)]
-    for b, rule in enumerate(rules):
-        for tau, row in enumerate(rule):
-            if any(q < 0 for q in row) or sum(row) != 1:
-                where = f"[{b}]" if party else ""
-                raise CheckFailed(f"decision row{where}[{tau}] is not a distribution "
-                                  f"(entries >= 0 summing to 1): sums to {show(sum(row))}")
+    rules = decision_rules(lower, party, n, m)
     pq_lo = [(v.numerator, v.denominator) for v in lo]
     scale_lo = math.prod(p + q for p, q in pq_lo)
     ints, den_q = common_denominator([q for rule in rules for row in rule for q in row])

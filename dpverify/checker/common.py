@@ -285,3 +285,22 @@ def final_status(spec, status: str, value: Fraction, bound: Fraction, up: list[F
                            bracket=(value, bound))
     return CheckResult(True, f"bracket [{float(value):.17g}, {float(bound):.17g}] "
                              f"width {float(bound - value):.3g}", bracket=(value, bound))
+
+
+def decision_rules(lower: dict, party: int, rows: int, m: int) -> list[list[list[Fraction]]]:
+    """`lower.decision`: one rule (observer) or two (a party, per own bit), each `rows`
+    rows of `m` rationals, every row a distribution (entries >= 0 summing to 1)."""
+    raw = get_field(lower, "decision", list, "lower.")
+    if party == 0:
+        rules = [matrix(raw, rows, m, "lower.decision")]
+    else:
+        if len(raw) != 2:
+            raise CertificateFormatError("`lower.decision` of a party needs 2 halves (own bit)")
+        rules = [matrix(raw[b], rows, m, f"lower.decision[{b}]") for b in (0, 1)]
+    for b, rule in enumerate(rules):
+        for tau, row in enumerate(rule):
+            if any(q < 0 for q in row) or sum(row) != 1:
+                where = f"[{b}]" if party else ""
+                raise CheckFailed(f"decision row{where}[{tau}] is not a distribution "
+                                  f"(entries >= 0 summing to 1): sums to {show(sum(row))}")
+    return rules

@@ -39,10 +39,10 @@ from dpverify.checker.common import (
     CheckFailed,
     CheckResult,
     check_levels,
+    decision_rules,
     declared_value,
     final_status,
     get_field,
-    matrix,
     rational,
     read_header,
     show,
@@ -221,19 +221,7 @@ def lower_bound(k: int, party: int, accuracy: str, lower: dict, lo: list[Fractio
     acc[x] = sum_t P[x, t] sum_y Q_b[t, y] gain[x][y] (b the party's own bit), then the
     mean (average) or the minimum (worst); it must equal lower.value."""
     n, m, transcripts = 1 << k, len(gain[0]), 4 ** k
-    raw = get_field(lower, "decision", list, "lower.")
-    if party == 0:
-        rules = [matrix(raw, transcripts, m, "lower.decision")]
-    else:
-        if len(raw) != 2:
-            raise CertificateFormatError("`lower.decision` of a party needs 2 halves (own bit)")
-        rules = [matrix(raw[b], transcripts, m, f"lower.decision[{b}]") for b in (0, 1)]
-    for b, rule in enumerate(rules):
-        for t, row in enumerate(rule):
-            if any(v < 0 for v in row) or sum(row) != 1:
-                where = f"[{b}]" if party else ""
-                raise CheckFailed(f"decision row{where}[{t}] is not a distribution "
-                                  f"(entries >= 0 summing to 1): sums to {show(sum(row))}")
+    rules = decision_rules(lower, party, transcripts, m)
     kernels = [rr_kernel(lam, d) for lam, d in zip(lo, deltas, strict=True)]
     P = kron(kernels)
     scale = math.prod(d.denominator * (lam.numerator + lam.denominator)

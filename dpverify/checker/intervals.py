@@ -40,9 +40,9 @@ from dpverify.checker.common import (
     CheckFailed,
     CheckResult,
     check_levels,
+    decision_rules,
     gains_by_value,
     get_field,
-    matrix,
     rational,
     read_header,
     read_outputs,
@@ -87,7 +87,7 @@ def check_interval(spec, cert: dict) -> CheckResult:
         prior = vector(head.upper, "prior", n, "upper.")
         if any(p < 0 for p in prior) or sum(prior) != 1:
             raise CheckFailed("upper.prior is not a distribution (entries >= 0 summing to 1)")
-        rules = _rules(head.lower, agent.party, n, len(outputs))
+        rules = decision_rules(head.lower, agent.party, n, len(outputs))
         bound = _prior_bound_bits(k, up, prior, rows, idx, parts)
         value = _rule_value_bits(k, lo, rules, rows, idx, agent.party)
     return _conclude(head, units, bound, value)
@@ -129,7 +129,7 @@ def check_orbit_interval(spec, cert: dict) -> CheckResult:
         else:
             prior = _worst_masses(head.upper, spec.parties, mass, own, weights)
             bound = _upper_sum(_orbit_scores(sizes, up, prior, gain, parts, cache))
-            rules = _rules(head.lower, agent.party, count, len(outputs))
+            rules = decision_rules(head.lower, agent.party, count, len(outputs))
             value = _orbit_rule_value(sizes, lo, rules, gain, mass, own, weights, cache)
     finally:
         ctx.prec = old
@@ -179,23 +179,6 @@ def _no_key(obj: dict, key: str, where: str) -> None:
     if key in obj:
         raise CertificateFormatError(f"`{where}{key}` is not part of an average-case interval "
                                      "certificate (the prior is uniform, the rule RR's argmax)")
-
-
-def _rules(lower: dict, party: int, count: int, m: int) -> list[list[list[Fraction]]]:
-    raw = get_field(lower, "decision", list, "lower.")
-    if party == 0:
-        rules = [matrix(raw, count, m, "lower.decision")]
-    else:
-        if len(raw) != 2:
-            raise CertificateFormatError("`lower.decision` of a party needs 2 halves (own bit)")
-        rules = [matrix(raw[b], count, m, f"lower.decision[{b}]") for b in (0, 1)]
-    for b, rule in enumerate(rules):
-        for tau, row in enumerate(rule):
-            if any(q < 0 for q in row) or sum(row) != 1:
-                where = f"[{b}]" if party else ""
-                raise CheckFailed(f"decision row{where}[{tau}] is not a distribution "
-                                  f"(entries >= 0 summing to 1): sums to {show(sum(row))}")
-    return rules
 
 
 def _conclude(head, units: _Units, bound_unit: Fraction, value_unit: Fraction
