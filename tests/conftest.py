@@ -3,7 +3,6 @@ problem-file helpers, and batch worker pools kept warm for the session."""
 
 from __future__ import annotations
 
-import os
 import textwrap
 from pathlib import Path
 
@@ -120,12 +119,7 @@ def _share_warm_pools(request, _warm_pools, monkeypatch):
 
         def close(self) -> None:  # the run is over: keep the workers, restore the env
             self.drain()
-            for key, value in self._saved_env.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
-            self._saved_env = {}
+            self.restore_env()
 
         def shut(self) -> None:
             local.LocalPool.close(self)

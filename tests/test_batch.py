@@ -7,7 +7,6 @@ Spawned process pools cost a second or two each, so the expensive runs are share
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import json
 import os
 import signal
@@ -19,13 +18,14 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from inline import InlineExecutor
 
 from dpverify.cli import main
 from dpverify.errors import InputError
 from dpverify.runner import Store, run_batch
 from dpverify.runner.batch import BatchItem, BatchReport
 from dpverify.runner.executors.dask import import_distributed
-from dpverify.runner.executors.local import Executor, LocalPool, Task, run_task
+from dpverify.runner.executors.local import LocalPool, Task, run_task
 from dpverify.runner.fingerprint import build_id
 from dpverify.runner.store import INVALID, TIMEOUT, options_key
 from dpverify.verifiers.dispatch import verify_file
@@ -95,24 +95,6 @@ def comparable(obj: dict) -> dict:
     out = {k: v for k, v in obj.items() if k != "seconds"}
     out["results"] = [{k: v for k, v in r.items() if k != "seconds"} for r in obj["results"]]
     return out
-
-
-class InlineExecutor(Executor):
-    """Runs each task in this process: the runner's logic without spawning anything."""
-
-    name = "inline"
-
-    def __init__(self) -> None:
-        self.submitted: list[Task] = []
-
-    def _submit(self, task: Task):
-        self.submitted.append(task)
-        fut: cf.Future = cf.Future()
-        fut.set_result(run_task(task))
-        return fut, None
-
-    def _kill(self, late, flights):
-        return []
 
 
 def crash_on_b(task: Task):

@@ -3,7 +3,6 @@ store, waiting for another run's results, a killed run's claims taken over."""
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import json
 import os
 import signal
@@ -15,9 +14,11 @@ import threading
 import time
 from pathlib import Path
 
+from inline import InlineExecutor
+
 from dpverify import Agent, Problem
 from dpverify.runner.batch import problem_text, run_problems
-from dpverify.runner.executors.local import Executor, Task, run_task
+from dpverify.runner.executors.local import Task, run_task
 from dpverify.runner.fingerprint import build_id
 from dpverify.runner.store import (
     CLAIM_STALE,
@@ -168,24 +169,6 @@ def test_a_killed_runs_claims_do_not_hold_up_the_next(tmp_path):
     assert sorted(i["source"] for i in report) == sorted(map(str, paths))
     assert all(i["verdict"] == "optimal" for i in report)
     assert time.time() - start < CLAIM_STALE / 2  # taken over at once, not after expiry
-
-
-class InlineExecutor(Executor):
-    """Runs each task in this process (the runner's logic, nothing spawned)."""
-
-    name = "inline"
-
-    def __init__(self) -> None:
-        self.submitted: list[Task] = []
-
-    def _submit(self, task: Task):
-        self.submitted.append(task)
-        fut: cf.Future = cf.Future()
-        fut.set_result(run_task(task))
-        return fut, None
-
-    def _kill(self, late, flights):
-        return []
 
 
 class Heard:

@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from dpverify.console import VERDICT_STYLE
-from dpverify.console.numbers import fmt, fmt_gap
+from dpverify.console.numbers import fmt, fmt_gap, proof_cell
 from dpverify.console.tables import print_table
 from dpverify.spec.numbers import rational_text
 
@@ -48,23 +48,11 @@ def approximate_table(result: Any, *, seconds: bool = True, gap_digits: int = 2,
             r.agent, r.accuracy, fmt(r.relaxed_optimum), fmt(r.rr_value), fmt(r.best_value),
             fmt_gap(r.gap, gap_digits),
             Text(r.verdict.value, style=VERDICT_STYLE.get(r.verdict.value, ""))]
-        row += [proof_text(r.proof)] * show_proof
+        row += [proof_cell(r.proof)] * show_proof
         row += [r.method] * method
         row += [f"{r.seconds:.3f}"] * seconds
         table.add_row(*row)
     return table
-
-
-def proof_text(proof: Any) -> str:
-    """The bound's certificate in a cell: `proved` (RR(epsilon, delta) attains the bound),
-    `bracket +-width` (the bound and RR's value, checked), `unproved`, or `-`."""
-    if proof is None:
-        return "-"
-    if proof.status == "proved-optimal":
-        return "proved"
-    if proof.status == "bracket":
-        return f"bracket +-{proof.width or 0:.1e}"
-    return "unproved"
 
 
 # -- derive with delta (verifiers/count/approximate.py) ----------------------------------

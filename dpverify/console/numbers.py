@@ -71,3 +71,15 @@ def fmt_gap(value: float | None, digits: int = 2) -> str:
     if value is None:
         return "-"
     return f"{value:.{digits}e}"
+
+
+def proof_cell(proof: Any) -> str:
+    """A result's `proof` (verifiers/result.py, Proof) in a table cell: `proved`,
+    `bracket +-width`, `unproved`, or `-` when no certificate was built."""
+    if proof is None:
+        return "-"
+    if proof.status == "proved-optimal":
+        return "proved"
+    if proof.status == "bracket":
+        return f"bracket +-{proof.width or 0:.1e}"
+    return "unproved"

@@ -18,13 +18,13 @@ from rich.text import Text
 
 from dpverify.console import VERDICT_STYLE
 from dpverify.console.approximate import approximate_table
-from dpverify.console.numbers import fmt, fmt_gap, json_output
+from dpverify.console.numbers import fmt, fmt_gap, json_output, proof_cell
 from dpverify.console.protocols import protocol_rules_json, protocol_table, rules_tables
 from dpverify.console.rules import rule_label
 from dpverify.verifiers.approximate.result import ApproxResult
 from dpverify.verifiers.audit.result import AuditResult, MechanismResult
 from dpverify.verifiers.count.result import CountResult
-from dpverify.verifiers.result import AgentResult, Proof, SymbolResult
+from dpverify.verifiers.result import AgentResult, SymbolResult
 
 MAX_RULE_ROWS = 64
 TEXT_COLUMNS = ("agent", "model", "accuracy", "hypothesis", "verdict", "proof")
@@ -239,16 +239,6 @@ def view_of(result: Any) -> ResultView:
             if cls in VIEWS:
                 return VIEWS[cls]
     return ANY
-
-
-def proof_cell(proof: Proof | None) -> str:
-    if proof is None:
-        return "-"
-    if proof.status == "proved-optimal":
-        return "proved"
-    if proof.status == "bracket":
-        return f"bracket +-{proof.width or 0:.1e}"
-    return "unproved"
 
 
 def result_json(file_result: Any, *, rules: bool = False) -> dict[str, Any]:

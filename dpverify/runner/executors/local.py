@@ -201,6 +201,10 @@ class LocalPool(Executor):
         killing them is safe, and saves the ~0.2 s a graceful shutdown spends waiting for
         each interpreter to tear numpy and scipy down (a tenth of a small batch)."""
         self._discard_pool()
+        self.restore_env()
+
+    def restore_env(self) -> None:
+        """Put back the environment variables the pool set for its workers."""
         for key, value in self._saved_env.items():
             if value is None:
                 os.environ.pop(key, None)
