@@ -39,7 +39,10 @@ def file_stem(name: str, *, fallback: str = "problem") -> str:
         return name
     safe = safe or fallback
     budget = MAX_STEM_BYTES - _HASH_CHARS - 1
-    while len(safe.encode("utf-8")) > budget:
+    # every character is at least one byte: cut to `budget` characters first, so that the
+    # byte trim below runs on a short string (linear in the name, whatever its length)
+    safe = safe[:budget]
+    while len(safe.encode("utf-8", "surrogatepass")) > budget:
         safe = safe[:-1]
     return f"{safe}-{_digest(name)}"
 
