@@ -47,6 +47,29 @@ def file_stem(name: str, *, fallback: str = "problem") -> str:
     return f"{safe}-{_digest(name)}"
 
 
+def make_directory(directory: str | Path) -> Path:
+    """`directory`, created with its parents when missing; InputError (exit 2, one line)
+    when it cannot be, as `certify -o` says."""
+    folder = Path(directory)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"{folder}: cannot create the output directory: "
+                         f"{exc.strerror or exc}") from None
+    return folder
+
+
+def write_output(path: Path, text: str) -> Path:
+    """Write `text` (UTF-8) to `path`; InputError (exit 2, one line) when it cannot be
+    written (a directory without write permission, a full disk, a name that is a
+    directory)."""
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    return path
+
+
 def output_path(directory: str | Path, filename: str) -> Path:
     """`directory / filename`, refused (InputError, exit 2) unless it names a file directly
     inside `directory`: `filename` must be one path component, not `.` or `..`."""

@@ -123,3 +123,87 @@ def test_a_long_sum_expression_verifies(tmp_path):
     spec = loads(path.read_text(encoding="utf-8"))
     values = count_values(spec.agents[0].function, 5)
     assert values == tuple(Fraction(c + 100 * 10**15) for c in range(6))
+
+
+# --------------------------------------------------------------------------- outputs
+
+PROBLEMS = __import__("pathlib").Path(__file__).resolve().parent.parent / "problems"
+
+
+@pytest.fixture
+def blocker(tmp_path):
+    """A file where an output directory should be: nothing can be created under it (as
+    root too, unlike a directory without write permission)."""
+    path = tmp_path / "blocker"
+    path.write_text("a file, not a directory", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("args", [
+    ["verify", str(PROBLEMS / "multisymbol" / "max-3x2-gap.toml"), "--witness-dir", "{}/w"],
+    ["verify", str(PROBLEMS / "approximate" / "xor-2-delta.toml"), "--witness-dir", "{}/w"],
+    ["falsify", str(PROBLEMS / "xor-2.toml"), "--protocols", "3", "--save-best", "{}/b.toml"],
+    ["falsify", str(PROBLEMS / "xor-2.toml"), "--protocols", "3", "--counterexamples",
+     "{}/c"],
+    ["survey", "--alphabet", "3", "--parties", "1", "--epsilon", "1.5", "--values", "3",
+     "--accuracy", "average", "-j", "1", "--save", "{}/s"],
+])
+def test_outputs_that_cannot_be_written_are_exit_2(blocker, args):
+    result = _run([a.format(blocker) for a in args])
+    assert result.exit_code == 2, result.output[-800:]
+    assert str(blocker) in result.output and "internal error" not in result.output
+    assert "cannot" in result.output
+
+
+def test_write_output_names_the_file(tmp_path):
+    from dpverify.errors import InputError
+    from dpverify.filenames import make_directory, write_output
+
+    (tmp_path / "d").mkdir()
+    with pytest.raises(InputError, match="cannot write"):
+        write_output(tmp_path / "d", "text")  # a directory where the file should be
+    assert write_output(tmp_path / "f.txt", "text").read_text(encoding="utf-8") == "text"
+    (tmp_path / "file").write_text("x", encoding="utf-8")
+    with pytest.raises(InputError, match="cannot create the output directory"):
+        make_directory(tmp_path / "file" / "sub")
+    assert make_directory(tmp_path / "a" / "b").is_dir()
+
+
+# --------------------------------------------------------------------------- processes
+
+
+def _group_members(pgid: int) -> list[str]:
+    """The processes (zombies included) whose process group is `pgid`, from /proc."""
+    import os
+
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8") as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        if int(fields[2]) == pgid:  # after pid (comm): state, ppid, pgrp
+            members.append(f"{entry} {stat[:stat.rindex(')') + 1]} state {fields[0]}")
+    return members
+
+
+@pytest.mark.skipif(not __import__("os").path.isdir("/proc"), reason="needs /proc")
+def test_batch_leaves_no_process_of_its_group_behind(tmp_path):
+    import subprocess
+    import sys
+
+    for name in ("xor-2.toml", "and-3.toml", "majority-5.toml"):
+        (tmp_path / name).write_bytes((PROBLEMS / name).read_bytes())
+    # a session of its own: the batch's pid is its process group
+    process = subprocess.Popen([sys.executable, "-m", "dpverify", "batch", str(tmp_path),
+                                "--jobs", "2", "--store", str(tmp_path / "s.sqlite")],
+                               start_new_session=True, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    _, stderr = process.communicate(timeout=240)
+    assert process.returncode == 0, stderr[-800:]
+    assert _group_members(process.pid) == []  # nothing running, and no zombie either
+    assert "leaked" not in stderr and "resource_tracker" not in stderr

@@ -29,7 +29,7 @@ import numpy as np
 
 from dpverify.defaults import DEFAULT_TIMEOUT
 from dpverify.errors import InputError, OptionError
-from dpverify.filenames import file_stem, output_path
+from dpverify.filenames import file_stem, make_directory, output_path, write_output
 from dpverify.spec.documents import number, toml_text
 from dpverify.spec.numbers import NumberError, parse_exact
 from dpverify.status import ExitStatus, verdict_status
@@ -242,12 +242,12 @@ def case_result(case: Case, result: dict[str, Any], seconds: float) -> CaseResul
 
 def save_case(plan: SurveyPlan, result: CaseResult, directory: Path) -> str:
     """An interesting case (gap or open) as a problem file with its [expect] table."""
-    directory.mkdir(parents=True, exist_ok=True)
+    make_directory(directory)
     expect = {result.case.accuracy: result.bound, "verdict": result.verdict}
     text = problem_text(plan, result.case, expect,
                         f"Found by `dpverify survey`: {result.verdict}. {result.reason}")
     path = output_path(directory, f"{file_stem(case_name(plan, result.case))}.toml")
-    path.write_text(text, encoding="utf-8")
+    write_output(path, text)
     return str(path)
 
 

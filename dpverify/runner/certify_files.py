@@ -17,7 +17,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from dpverify.errors import DpverifyError, InputError, SpecError
-from dpverify.filenames import output_path
+from dpverify.filenames import make_directory, output_path, write_output
 from dpverify.runner.files import SkippedFile, find_problem_files, no_problem_files
 from dpverify.spec import load
 from dpverify.spec.model import MultipartySpec
@@ -124,13 +124,7 @@ class Certification:
 
 
 def _output_folder(out_dir: str | Path) -> Path:
-    folder = Path(out_dir)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InputError(f"{out_dir}: cannot create the output directory: {exc.strerror}"
-                         ) from None
-    return folder
+    return make_directory(out_dir)
 
 
 def _record(cert: dict, target: Path | None) -> CertificateRecord:
@@ -158,10 +152,7 @@ def _certify_spec(spec: MultipartySpec, folder: Path | None, options: VerifyOpti
             if folder is not None:
                 target = output_path(folder, certificate_filename(spec.name, agent.name,
                                                                   accuracy.value))
-                try:
-                    target.write_text(dump_certificate(cert), encoding="utf-8")
-                except OSError as exc:
-                    raise InputError(f"{target}: cannot write: {exc.strerror}") from None
+                write_output(target, dump_certificate(cert))
             record = _record(cert, target)
             report.certificates.append(record)
             on_certificate(record)

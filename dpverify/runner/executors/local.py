@@ -40,12 +40,13 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
+import gc
 import os
 import queue
 import signal
 import time
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any
+from typing import Any, ClassVar
 
 from dpverify.runner.executors.base import (
     Executor,
@@ -89,6 +90,8 @@ class LocalPool(Executor):
     """A spawn ProcessPoolExecutor with `workers` processes (one HiGHS thread each)."""
 
     name = "local"
+    # the pools of this process that have workers (the resource tracker serves them all)
+    live: ClassVar[set[int]] = set()
 
     def __init__(self, workers: int | None = None, *, target: Any = None) -> None:
         self.workers = max(1, workers or usable_cpus())
@@ -117,6 +120,7 @@ class LocalPool(Executor):
             self._pool = cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=self._ctx,
                                                 initializer=init_worker,
                                                 initargs=(self._queue,))
+            LocalPool.live.add(id(self))
         return self._pool
 
     def _submit(self, task: Task) -> tuple[cf.Future, Any]:
@@ -159,6 +163,7 @@ class LocalPool(Executor):
         pool, procs = self._pool, self._processes()
         self._pool = None
         self._started = {}
+        LocalPool.live.discard(id(self))
         if pool is None:
             return []
         for p in procs:
@@ -202,6 +207,8 @@ class LocalPool(Executor):
         each interpreter to tear numpy and scipy down (a tenth of a small batch)."""
         self._discard_pool()
         self.restore_env()
+        if not LocalPool.live:  # no other pool of this process needs it
+            stop_resource_tracker()
 
     def restore_env(self) -> None:
         """Put back the environment variables the pool set for its workers."""
@@ -211,6 +218,20 @@ class LocalPool(Executor):
             else:
                 os.environ[key] = value
         self._saved_env = {}
+
+
+def stop_resource_tracker() -> None:
+    """Stop (and reap) the process `multiprocessing` starts beside a spawn pool to track its
+    semaphores. It exits by itself when this process exits, but nobody then waits for it:
+    where no init reaps orphans (containers) it stays a zombie in the caller's process
+    group. Stopped here, once the pool is gone, so that `batch` leaves no process behind; a
+    later pool starts a new one."""
+    from multiprocessing import resource_tracker
+
+    gc.collect()  # the pool's semaphores unregister as they are collected: before, not after
+    tracker = getattr(resource_tracker, "_resource_tracker", None)
+    with contextlib.suppress(OSError, AttributeError, ChildProcessError):
+        tracker._stop()  # type: ignore[union-attr]  # the stdlib's only way to stop it
 
 
 def _exit_code(process: Any, deadline: float) -> int | None:
