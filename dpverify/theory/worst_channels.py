@@ -100,14 +100,15 @@ def spread_exact(space: OrbitSpace) -> tuple[np.ndarray, np.ndarray]:
 
 
 @functools.lru_cache(maxsize=8)
-def spread_floats(space: OrbitSpace) -> np.ndarray:
-    """K[W, J] in floats (hints only: the certificates are exact or enclosed), then their
-    Kronecker product. A class's row w is the law of the released ones given w ones:
-    K_c[w, .] = coefficients of ((1 - a) + a z)^w ((1 - b) + b z)^(n - w), a = p / (p + q),
-    b = q / (p + q) (K[W, J] = M[J, W], theory/orbits/space.py), built from the powers by
-    products of non-negative polynomials: stable, and entries below the float range
-    become 0. (The exact integers of class_matrix_t, divided, took minutes at n = 1000.)"""
-    out: np.ndarray = np.ones((1, 1))
+def class_blocks(space: OrbitSpace) -> tuple[np.ndarray, ...]:
+    """The classes' blocks K_c in floats (hints only: the certificates are exact or
+    enclosed), K = K_1 (x) ... (x) K_C. A class's row w is the law of the released ones
+    given w ones: K_c[w, .] = coefficients of ((1 - a) + a z)^w ((1 - b) + b z)^(n - w),
+    a = p / (p + q), b = q / (p + q) (K[W, J] = M[J, W], theory/orbits/space.py), built
+    from the powers by products of non-negative polynomials: stable, and entries below the
+    float range become 0. (The exact integers of class_matrix_t, divided, took minutes at
+    n = 1000.)"""
+    out = []
     for n, lam in zip(space.sizes, space.lambdas, strict=True):
         p, q = lambda_pq(Fraction(lam))
         a, b = float(Fraction(p, p + q)), float(Fraction(q, p + q))
@@ -116,6 +117,16 @@ def spread_floats(space: OrbitSpace) -> np.ndarray:
             ones.append(np.convolve(ones[-1], [1.0 - a, a]))
             zeros.append(np.convolve(zeros[-1], [1.0 - b, b]))
         block = np.array([np.convolve(ones[w], zeros[n - w]) for w in range(n + 1)])
+        block.setflags(write=False)
+        out.append(block)
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=8)
+def spread_floats(space: OrbitSpace) -> np.ndarray:
+    """K[W, J] in floats: the Kronecker product of the classes' blocks (class_blocks)."""
+    out: np.ndarray = np.ones((1, 1))
+    for block in class_blocks(space):
         out = np.kron(out, block)
     return out
 
@@ -123,6 +134,7 @@ def spread_floats(space: OrbitSpace) -> np.ndarray:
 class ClassChannel(Channel):
     def __init__(self, space: OrbitSpace, rows: np.ndarray):
         self.space, self.rows, self.columns = space, rows, space.count
+        self.factors = class_blocks(space)
 
     def exact(self):
         num, den = spread_exact(self.space)

@@ -45,13 +45,15 @@ from threadpoolctl import threadpool_limits
 
 from dpverify.errors import SizeLimitError, SolverError
 from dpverify.theory.exact_rows import clean_distribution, clean_stochastic
-from dpverify.theory.rr import kron_apply, rr_channel, rr_matrix
-from dpverify.theory.worst_channels import KronChannel
-from dpverify.theory.worst_lp import WorstLp
+from dpverify.theory.rr import kron_apply
+from dpverify.theory.worst_channels import ClassChannel, KronChannel
+from dpverify.theory.worst_lp import Solve, WorstLp
+from dpverify.theory.worst_polish import polish_prior, polish_rule
 
 # The dense method keeps P (rows x columns) and M (rows x rows) in memory and does about
 # rows^2 * columns multiply-adds per iteration: 2^12 inputs is its design point.
 MAX_DENSE_INPUTS = 4096
+MAX_DENSE_WORK = 4096 ** 3  # multiply-adds of one iteration's M (rows^2 x columns)
 MAX_ITERATIONS = 40
 TARGET_WIDTH = 1e-11  # stop once the float bracket is this narrow (gains in [0, 1])
 DROP = 1e-8  # an output column whose K is below DROP * max is left out of M
@@ -92,10 +94,12 @@ class DenseWorst:
 
 
 class _Problem:
-    """The relevant inputs grouped by their gain row (the blocks of M), P's rows for them
-    (dense, for M), and the Kronecker factors (for the products with P: O(k 2^k |Y|))."""
+    """The relevant rows grouped by their gain row (the blocks of M), P's rows for them
+    (dense, for M), and P's Kronecker factors (for the products with P: O(k 2^k |Y|) on
+    all inputs, O(orbits sum_c (n_c + 1) |Y|) on the classes' orbits)."""
 
-    def __init__(self, lambdas: Sequence[float], W: np.ndarray, rows: np.ndarray, n: int):
+    def __init__(self, factors: Sequence[np.ndarray], dense: np.ndarray, W: np.ndarray,
+                 rows: np.ndarray, n: int):
         distinct, classes = np.unique(W, axis=0, return_inverse=True)
         order = np.argsort(classes.ravel(), kind="stable")
         self.rows = rows[order]  # input index of each row
@@ -104,10 +108,10 @@ class _Problem:
         bounds = np.searchsorted(classes.ravel()[order], np.arange(distinct.shape[0] + 1))
         self.blocks = [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:],
                                                               strict=True)]
-        self.factors = [rr_channel(float(lam)).astype(WORK) for lam in lambdas]
+        self.factors = [np.asarray(f, dtype=WORK) for f in factors]
         self.n, self.m = n, W.shape[1]
         self.R = self.rows.size
-        self.P = np.ascontiguousarray(rr_matrix(lambdas)[self.rows])
+        self.P = np.ascontiguousarray(dense[order])
 
     def z(self, pi: np.ndarray) -> np.ndarray:
         """z[tau, y] = sum_x pi[x] P[x, tau] w(x, y)."""
@@ -294,19 +298,33 @@ def _iterate(prob: _Problem, st: _State, single: bool) -> None:
         setattr(st, name, np.maximum(getattr(st, name), tiny))
 
 
-def dense_worst(lp: WorstLp, target: float = TARGET_WIDTH) -> DenseWorst:
-    """RR's worst-case LP on all inputs (theory/worst_lp.py, `over_inputs`: the rows of one
-    block, gains in [0, 1]): the best pair found, a prior on the block's inputs (in input
-    order) and a rule on all tau, with its float bracket. SizeLimitError beyond
-    MAX_DENSE_INPUTS inputs."""
-    if not isinstance(lp.channel, KronChannel):
-        raise ValueError("the dense method needs RR on all inputs (WorstLp.over_inputs)")
-    lambdas = lp.channel.lambdas
+def dense_work(lp: WorstLp) -> int:
+    """Multiply-adds of one iteration (M from P's rows: rows^2 x columns) for the size
+    guard of dense_worst."""
+    return int(lp.rows.size) ** 2 * int(lp.channel.columns)
+
+
+def dense_worst(lp: WorstLp, target: float = TARGET_WIDTH, solve: Solve | None = None
+                ) -> DenseWorst:
+    """RR's worst-case LP of one block (theory/worst_lp.py: `over_inputs`, the inputs, or
+    `over_class_orbits`, the classes' orbits; gains in [0, 1]): the best pair found, a prior
+    on the block's rows (in their order) and a rule on every column, with its float
+    bracket. SizeLimitError beyond MAX_DENSE_INPUTS inputs, or MAX_DENSE_WORK. When the
+    bracket is wider than `target` the pair is polished (theory/worst_polish.py; `solve`,
+    a float LP solver, takes the null-space LP there)."""
+    if not isinstance(lp.channel, KronChannel | ClassChannel):
+        raise ValueError("the dense method needs RR as a Kronecker product (over_inputs or "
+                         "over_class_orbits)")
     n, rows, W = lp.channel.columns, lp.rows, lp.gain
-    if n > MAX_DENSE_INPUTS:
+    if isinstance(lp.channel, KronChannel) and n > MAX_DENSE_INPUTS:
         raise SizeLimitError(f"the dense worst-case method takes at most {MAX_DENSE_INPUTS} "
                              f"inputs; this problem has {n}")
-    prob = _Problem(lambdas, W, rows, n)
+    if dense_work(lp) > MAX_DENSE_WORK:
+        raise SizeLimitError(f"the dense worst-case method takes at most {MAX_DENSE_WORK:.3g} "
+                             f"multiply-adds an iteration; this block needs "
+                             f"{dense_work(lp):.3g} ({rows.size:,} rows, {n:,} columns)")
+    assert lp.channel.factors is not None
+    prob = _Problem(lp.channel.factors, lp.channel.floats(), W, rows, n)
     R = prob.R
     inverse = np.empty(R, dtype=int)
     inverse[np.searchsorted(rows, prob.rows)] = np.arange(R)
@@ -340,7 +358,34 @@ def dense_worst(lp: WorstLp, target: float = TARGET_WIDTH) -> DenseWorst:
         if upper - lower <= target or (mu < STALL_MU and stalled >= STALL):
             break
     assert prior is not None and rule is not None
+    if upper - lower > target:
+        lower, upper, prior, rule = _polished(lp, lower, upper, prior, rule, solve, target)
     return DenseWorst(prior, rule, lower, upper, iterations)
 
 
-__all__ = ["MAX_DENSE_INPUTS", "DenseWorst", "dense_worst"]
+def _polished(lp: WorstLp, lower: float, upper: float, prior: np.ndarray, rule: np.ndarray,
+              solve: Solve | None, target: float
+              ) -> tuple[float, float, np.ndarray, np.ndarray]:
+    """The bracket after polishing (theory/worst_polish.py): the rule solved again from the
+    prior's supports, then (while the bracket is wider than `target`) the prior from the
+    rule's; each kept when its bound is better."""
+    C = np.asarray(lp.channel.floats(), dtype=WORK)
+    G = np.asarray(lp.gain, dtype=WORK)
+    with threadpool_limits(limits=1, user_api="blas"):  # small SVDs: one thread is faster
+        candidate = polish_rule(C, G, prior, solve)
+    if candidate is not None:
+        value = float((((C @ candidate) * G).sum(axis=1)).min())
+        if value > lower:
+            lower, rule = value, np.asarray(candidate, dtype=np.float64)
+    if upper - lower <= target:
+        return lower, upper, prior, rule
+    with threadpool_limits(limits=1, user_api="blas"):
+        masses = polish_prior(C, G, rule, solve)
+    if masses is not None:
+        bound = float((C.T @ (masses[:, None] * G)).max(axis=1).sum())
+        if bound < upper:
+            upper, prior = bound, np.asarray(masses, dtype=np.float64)
+    return lower, upper, prior, rule
+
+
+__all__ = ["MAX_DENSE_INPUTS", "MAX_DENSE_WORK", "DenseWorst", "dense_work", "dense_worst"]

@@ -37,12 +37,10 @@ from dpverify.theory.orbits.interval import (
     worst_interval,
 )
 from dpverify.theory.orbits.space import OrbitArray
-from dpverify.theory.worst_lp import (
-    WorstLp,
-    solve_exact,
-    solve_float_columns,
-    spread_floats,
-)
+from dpverify.theory.worst_hints import dense_or_columns
+from dpverify.theory.rr import kron_apply
+from dpverify.theory.worst_channels import class_blocks
+from dpverify.theory.worst_lp import WorstLp, solve_exact
 from dpverify.verifiers.options import VerifyOptions
 
 # The exact revised simplex keeps its rows x rows systems small: used while the orbit LP of
@@ -218,7 +216,7 @@ def _float_hints(problem: OrbitProblem, gain, parts, upper, options):
     by column generation (theory/worst_lp.py, solve_float_columns)."""
     space = problem.space(upper)
     g = np.array([[float(v) for v in row] for row in gain])
-    K = spread_floats(space)
+    factors = class_blocks(space)
 
     def solve_(lp):
         return solve(lp, options.backend, time_limit=options.time_limit,
@@ -226,8 +224,8 @@ def _float_hints(problem: OrbitProblem, gain, parts, upper, options):
 
     rules, priors, values = [], [], []
     for relevant in parts:
-        found = solve_float_columns(WorstLp.over_class_orbits(space, relevant, g), solve_,
-                                    name="rr-worst-on-orbits")
+        lp = WorstLp.over_class_orbits(space, relevant, g)
+        found = dense_or_columns(lp, solve_)
         prior = np.zeros(len(gain))
         if found.ok:
             rule = np.clip(found.rule, 0.0, None)
@@ -239,7 +237,7 @@ def _float_hints(problem: OrbitProblem, gain, parts, upper, options):
         rounding = snap(RATIONAL_DENOMINATOR)
         rules.append(tuple(map(tuple, exact_stochastic(rule, rounding=rounding))))
         priors.append(exact_distribution(prior, relevant, rounding=rounding))
-        values.append(float(np.min(((K @ rule) * g).sum(axis=1)[relevant])))
+        values.append(float(np.min((kron_apply(factors, rule) * g).sum(axis=1)[relevant])))
     best = min(range(len(parts)), key=lambda b: values[b])
     decision = rules[0] if problem.own is None else tuple(rules)
     notes = ("the certificate brackets the optimum with the rationalised float rule and "
