@@ -38,6 +38,25 @@ class Channel:
         """The columns in the LP (every one, unless some row never reaches it)."""
         return np.arange(self.columns)
 
+    def restricted(self, rows: np.ndarray) -> Channel:
+        """The same channel on other rows (row indices of the same space)."""
+        raise NotImplementedError
+
+
+def kron_rows(factors: Sequence[np.ndarray], dims: Sequence[int], rows: np.ndarray
+              ) -> np.ndarray:
+    """Rows of F_1 (x) ... (x) F_k without the product: row r (mixed radix over `dims`,
+    the first factor most significant) is the outer product of the factors' rows."""
+    out = np.ones((rows.size, 1))
+    rest = np.asarray(rows, dtype=np.int64)
+    digits = []
+    for d in reversed(dims):
+        rest, digit = np.divmod(rest, d)
+        digits.append(digit)
+    for f, digit in zip(factors, reversed(digits), strict=True):
+        out = (out[:, :, None] * np.asarray(f)[digit][:, None, :]).reshape(rows.size, -1)
+    return out
+
 
 class KronChannel(Channel):
     def __init__(self, lambdas: Sequence, rows: np.ndarray):
@@ -56,7 +75,10 @@ class KronChannel(Channel):
         return self._exact
 
     def floats(self) -> np.ndarray:
-        return kron_apply(self.kron, np.eye(self.columns))[self.rows]
+        return kron_rows(self.kron, [2] * len(self.kron), self.rows)
+
+    def restricted(self, rows: np.ndarray) -> KronChannel:
+        return KronChannel(self.lambdas, rows)
 
 
 class OrbitSumChannel(Channel):
@@ -141,7 +163,10 @@ class ClassChannel(Channel):
         return num[self.rows], den[self.rows]
 
     def floats(self) -> np.ndarray:
-        return spread_floats(self.space)[self.rows]
+        return kron_rows(self.factors, self.space.dims, self.rows)
+
+    def restricted(self, rows: np.ndarray) -> ClassChannel:
+        return ClassChannel(self.space, rows)
 
 
 class TranscriptChannel(Channel):

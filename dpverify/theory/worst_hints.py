@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpverify.errors import SizeLimitError, SolverError
-from dpverify.theory.worst_ipm import MAX_DENSE_WORK, dense_work, dense_worst
+from dpverify.theory.worst_ipm import dense_worst
 from dpverify.theory.worst_lp import Solve, WorstLp, solve_float_columns
 
 
@@ -44,17 +44,15 @@ DENSE = "dense interior point"
 COLUMNS = "column generation (HiGHS)"
 
 
-def dense_or_columns(lp: WorstLp, solve: Solve, *, max_work: int = MAX_DENSE_WORK
-                     ) -> WorstHints:
-    """The hints of one block of RR's worst-case LP: the dense interior-point method while
-    its work per iteration is at most `max_work` (theory/worst_ipm.py, dense_work), else
-    (or when it fails) HiGHS's column generation."""
-    if dense_work(lp) <= max_work:
-        try:
-            found = dense_worst(lp, solve=solve)
-            return WorstHints(found.rule, found.prior, True, DENSE)
-        except (SolverError, SizeLimitError):
-            pass
+def dense_or_columns(lp: WorstLp, solve: Solve) -> WorstHints:
+    """The hints of one block of RR's worst-case LP: the dense interior-point method
+    (theory/worst_ipm.py, on active rows beyond a few hundred), else (when it fails or its
+    work is over its limit) HiGHS's column generation."""
+    try:
+        found = dense_worst(lp, solve=solve)
+        return WorstHints(found.rule, found.prior, True, DENSE)
+    except (SolverError, SizeLimitError):
+        pass
     columns = solve_float_columns(lp, solve, name="rr-worst-on-orbits")
     return WorstHints(columns.rule, columns.masses, columns.ok, COLUMNS)
 

@@ -110,6 +110,15 @@ class WorstLp:
         rows = np.flatnonzero(mask)
         return cls(TranscriptChannel(tr, mask), rows, rows, gain, gain_exact)
 
+    def restricted(self, positions: np.ndarray) -> WorstLp:
+        """The LP on some of its rows (`positions` into `rows`): a relaxation (fewer
+        constraints), whose priors are priors of this LP (zero elsewhere)."""
+        positions = np.asarray(positions, dtype=np.intp)
+        rows = self.rows[positions]
+        return WorstLp(self.channel.restricted(rows), rows, self.gain_rows[positions],
+                       self.table, self.table_exact,
+                       None if self.sizes is None else self.sizes[positions])
+
     @property
     def m(self) -> int:
         if self.table is not None:

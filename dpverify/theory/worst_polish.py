@@ -46,9 +46,10 @@ TIGHT = 1e-9
 RANK = 1e-13  # singular values below this fraction of the largest span the null space,
 NULL = 1e-13  # and those below this (in units of accuracy per unit of Q)
 REFINE = 6
-# The prior's null-space LP has (columns x outputs) rows over the null space's dimension,
-# dense: beyond this dimension it is left out (the interior point's prior is kept).
-MAX_PRIOR_NULL = 96
+# The null-space LPs are dense over the null space's dimension (the rule's: one row per
+# free entry; the prior's: columns x outputs rows): beyond this dimension the polish is
+# left out (the interior point's rule or prior is kept).
+MAX_NULL = 96
 
 
 def _least_squares(matrix: np.ndarray, rhs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -103,8 +104,12 @@ def polish_rule(C: np.ndarray, G: np.ndarray, prior: np.ndarray, solve) -> np.nd
     base_acc = ((C @ base) * G).sum(axis=1)
     B = C[:, js] * (G[:, ys] - G[:, last[js]])
     system = np.hstack([B[support], -np.ones((support.size, 1), dtype=WORK)])
+    if system.shape[1] - system.shape[0] > MAX_NULL:
+        return None  # a null space too large for its LP, whatever the rank
     x, null = _least_squares(system, -base_acc[support])
-    if null.shape[1] and solve is not None:  # t free along the null space: its largest
+    if null.shape[1]:  # t free along the null space: its largest
+        if null.shape[1] > MAX_NULL or solve is None:
+            return None
         x = _largest_t(x, null, B, base_acc, support, js, solve)
         if x is None:
             return None
@@ -185,8 +190,10 @@ def polish_prior(C: np.ndarray, G: np.ndarray, rule: np.ndarray, solve) -> np.nd
         system[:-1] = (C[tight][:, cs] * (G[tight][:, a_s] - G[tight][:, b_s])).T
     rhs = np.zeros(len(pairs) + 1, dtype=WORK)
     rhs[-1] = 1
+    if system.shape[1] - system.shape[0] > MAX_NULL:
+        return None
     masses, null = _least_squares(system, rhs)
-    if 0 < null.shape[1] <= MAX_PRIOR_NULL and solve is not None:
+    if 0 < null.shape[1] <= MAX_NULL and solve is not None:
         masses = _least_bound(masses, null, C[tight], G[tight], solve)
     if masses is None or not np.all(np.isfinite(masses)):
         return None

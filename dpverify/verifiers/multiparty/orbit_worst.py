@@ -211,9 +211,33 @@ def _exact_hints(problem: OrbitProblem, gain, parts, lower, upper, options):
 TIGHT = 1e-10
 
 
+# The float hints of one problem, kept for the next certificate of the same run: verify
+# tries the interval certificate, then the exact one at coarse and at fine brackets of
+# e^eps, and each would solve the same float LP again (lambdas a hair apart: any rule and
+# any prior give valid bounds at either). Keyed by the problem's data, the levels to 12
+# digits and the LP's options.
+_HINTS: dict[tuple, tuple] = {}
+_HINTS_KEPT = 8
+
+
 def _float_hints(problem: OrbitProblem, gain, parts, upper, options):
     """The rationalised float solutions of the orbit LPs (a valid, weaker certificate),
-    by column generation (theory/worst_lp.py, solve_float_columns)."""
+    computed once per problem and levels (_HINTS)."""
+    key = (problem.classes, problem.outputs, problem.gain, problem.own,
+           tuple(tuple(r) for r in parts), tuple(f"{float(v):.12g}" for v in upper),
+           options.backend, options.time_limit)
+    found = _HINTS.get(key)
+    if found is None:
+        found = _solve_hints(problem, gain, parts, upper, options)
+        if len(_HINTS) >= _HINTS_KEPT:
+            _HINTS.pop(next(iter(_HINTS)))
+        _HINTS[key] = found
+    return found
+
+
+def _solve_hints(problem: OrbitProblem, gain, parts, upper, options):
+    """The orbit LPs in floats (theory/worst_hints.py: the dense interior-point method,
+    else column generation), their rules and priors rationalised."""
     space = problem.space(upper)
     g = np.array([[float(v) for v in row] for row in gain])
     factors = class_blocks(space)
