@@ -49,10 +49,10 @@ from dpverify.theory.certificates.interval import (
 from dpverify.theory.certificates.interval import prior_bound as interval_prior_bound
 from dpverify.theory.certificates.repair import rationalised_prior, rationalised_rule, uniform_prior
 from dpverify.theory.exact import coarse_brackets, lambda_brackets
-from dpverify.theory.exact_rows import clean_distribution, has_mass
+from dpverify.theory.exact_rows import clean_distribution, clean_stochastic, has_mass
 from dpverify.theory.orbits.certificates import OrbitCertificate
 from dpverify.theory.units import units_of
-from dpverify.theory.worst_ipm import MAX_DENSE_INPUTS, dense_worst
+from dpverify.theory.worst_ipm import MAX_DENSE_INPUTS, dense_worst, float_bracket
 from dpverify.theory.worst_lp import WorstLp, solve_float
 from dpverify.verifiers.approximate.certify import delta_certificate
 from dpverify.verifiers.multiparty.orbit import (
@@ -371,8 +371,11 @@ class _WorstPlan:
     def _solve(self) -> dict:
         n = self.spec.num_inputs
         unit = units_of(self.table.gain_exact).unit
-        if self.orbits.count == n and DENSE_FROM_INPUTS <= n <= MAX_DENSE_INPUTS:
-            return _dense_hints(self.spec, unit, self.party, self.bits)
+        if self.orbits.count == n and n <= MAX_DENSE_INPUTS and (
+                n >= DENSE_FROM_INPUTS or _beyond_floats(self.spec.lambdas)):
+            # extreme levels (corner entries below what HiGHS keeps): the dense method,
+            # which keeps every entry (theory/worst_ipm.py)
+            return _dense_hints(self.spec, unit, self.party, self.bits, self.options)
         if not self.fits:
             raise self.too_large
         hints = _solve_hints(self.spec, unit, self.party, self.orbits, self.bits,
@@ -417,11 +420,15 @@ INTERVAL_FROM_PARTIES = 13
 def use_interval(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Accuracy,
                  route: CertificateRoute) -> bool:
     """Whether `verify` tries the interval certificate before the exact one: many parties
-    (above), or the orbit method beyond its exact work (orbit.use_interval)."""
+    (above), the orbit method beyond its exact work (orbit.use_interval), or the worst case
+    at levels beyond what a float LP keeps (its exact simplex then pivots on integers of
+    hundreds of digits: 48 s at k = 7 with two epsilons of 30, where the interval bracket
+    of the dense method's hints decides in about a second)."""
     if route.method is Method.ORBIT:
         return interval_first(spec, agent_spec, accuracy)
     if spec.lambdas_exact is None:
-        return spec.parties >= INTERVAL_FROM_PARTIES_EPSILON
+        return spec.parties >= INTERVAL_FROM_PARTIES_EPSILON or (
+            accuracy is Accuracy.WORST and _beyond_floats(spec.lambdas))
     return spec.parties >= INTERVAL_FROM_PARTIES
 
 
@@ -501,16 +508,67 @@ def _hints_from_result(spec: MultipartySpec, party: int, result: AgentResult) ->
     return out
 
 
-def _dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list) -> dict:
+# Corner entries 1/(1 + lambda) below this (epsilon above about 13.8) make RR's worst-case
+# LP badly scaled for a float LP (below 1e-12, lp/highs.py's SMALL_MATRIX_VALUE, HiGHS
+# cannot hold it at all) and its exact simplex slow (integers of hundreds of digits): its
+# hints come from the dense method, and `verify` tries the interval certificate first
+# (measured at k = 7 with epsilons up to 27 or 30: 48-63 s, then about a second).
+EXTREME_ENTRY = 1e-6
+
+
+def _beyond_floats(lambdas) -> bool:
+    """Whether some privacy level is extreme (EXTREME_ENTRY)."""
+    return any(1.0 / (1.0 + float(lam)) < EXTREME_ENTRY for lam in lambdas)
+
+
+def _dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list,
+                 options: VerifyOptions) -> dict:
     """Hints on all inputs from the dense interior-point method (theory/worst_ipm.py), for
-    a worst case without symmetry on DENSE_FROM_INPUTS to MAX_DENSE_INPUTS inputs."""
+    a worst case without symmetry on DENSE_FROM_INPUTS to MAX_DENSE_INPUTS inputs, or at
+    levels beyond what a float LP keeps (_beyond_floats)."""
+    def solve_(lp):  # the polish's small LPs
+        return solve(lp, options.backend, time_limit=options.time_limit,
+                     threads=options.threads, feasibility_tol=1e-10)
+
     out = {}
     for b in bits:
         relevant = None if b is None else own_bits(spec.parties, party) == b
         lp = WorstLp.over_inputs(spec.lambdas, gain, relevant)
-        found = dense_worst(lp)
+        found = dense_worst(lp, solve=solve_)
+        if found.width > DENSE_FALLBACK_WIDTH and lp.channel.columns <= FALLBACK_INPUTS:
+            found = _better_ends(lp, found, options)  # stalled: HiGHS on the dense LP too
         out[b] = WorstHint(rule=found.rule, prior=found.prior, x_orbits=lp.rows)
     return out
+
+
+# A dense bracket wider than this (gains in [0, 1]) is compared with HiGHS's solve of the
+# dense LP (rows scaled, entries below what HiGHS keeps dropped: any rule and prior are
+# still bounded exactly), up to FALLBACK_INPUTS inputs (n^2 |Y| non-zeros) within
+# FALLBACK_SECONDS. Measured: the interior-point method stalled at 1.5e-5 on a 9-party
+# worst case with epsilons from 2.6 to 29 where HiGHS closes to 6e-12 in 0.1 s (and HiGHS
+# takes minutes where the interior point takes a second: each covers the other).
+DENSE_FALLBACK_WIDTH = 1e-10
+FALLBACK_INPUTS = 512
+FALLBACK_SECONDS = 10.0
+
+
+def _better_ends(lp: WorstLp, found, options: VerifyOptions):
+    """The dense result with each end replaced by HiGHS's when better."""
+    limit = min(FALLBACK_SECONDS, options.time_limit or FALLBACK_SECONDS)
+
+    def solve_(program):
+        return solve(program, options.backend, time_limit=limit, threads=options.threads,
+                     feasibility_tol=1e-10)
+
+    other = solve_float(lp, solve_, form=LpForm.DENSE, scale_rows=True, drop_tiny=True,
+                        name="rr-worst-fallback")
+    if not other.ok:
+        return found
+    lower, upper = float_bracket(lp, other.masses, other.rule)
+    rule = clean_stochastic(other.rule) if lower > found.lower else found.rule
+    prior = clean_distribution(other.masses) if upper < found.upper else found.prior
+    return replace(found, rule=rule, prior=prior, lower=max(lower, found.lower),
+                   upper=min(upper, found.upper))
 
 
 def _normalised(p: np.ndarray | None) -> np.ndarray | None:
