@@ -183,10 +183,20 @@ def orbit_interval_certificate(spec: MultipartySpec, agent: AgentSpec,
 INTERVAL_FROM_PARTIES_EPSILON = 9
 
 
+# With exact lambdas the worst case's exact certificate closes by the exact revised
+# simplex when the float hints do not prove the optimum; beyond this many orbits its
+# rational pivots grow (parity at lambda = 3/2 and 2: 64 orbits 1 s, 81 orbits 72 s), so
+# `verify` brackets first (a checked bracket within --tol decides; `certify` stays exact).
+EXACT_SIMPLEX_ORBITS = 64
+
+
 def use_interval(spec: MultipartySpec, symmetry: Symmetry, outputs: int, worst: bool) -> bool:
-    """Whether `verify` builds the interval certificate first: beyond EXACT_ORBIT_WORK, or
-    with lambdas from epsilon from INTERVAL_FROM_PARTIES_EPSILON parties."""
+    """Whether `verify` builds the interval certificate first: beyond EXACT_ORBIT_WORK,
+    with lambdas from epsilon from INTERVAL_FROM_PARTIES_EPSILON parties, or for a worst
+    case on more than EXACT_SIMPLEX_ORBITS orbits."""
     if spec.lambdas_exact is None and spec.parties >= INTERVAL_FROM_PARTIES_EPSILON:
+        return True
+    if worst and symmetry.orbit_count > EXACT_SIMPLEX_ORBITS:
         return True
     return exact_orbit_work(symmetry, outputs, worst) > EXACT_ORBIT_WORK
 
