@@ -106,7 +106,7 @@ def print_protocol(console: Console, result: Any, *, show_rules: bool = False) -
     print_table(console, privacy_table(result))
     print_accuracy(console, result)
     if "claimed_deltas" in result.header:
-        console.print("  (epsilon, delta): the relaxed optimum is the four-ray bound over "
+        console.print("  (epsilon, delta): the relaxed optimum is the envelope bound over "
                       "interactive protocols; the RR value is the product of "
                       "RR(epsilon_i, delta_i)")
     for note in result.header.get("privacy_notes", ()):

@@ -16,7 +16,8 @@ from dpverify.defaults import DEFAULT_WITNESS_DIR, Method
 from dpverify.spec.model import Accuracy, MultipartySpec
 from dpverify.spec.numbers import rational_text
 from dpverify.spec.tables import tabulate
-from dpverify.verifiers.approximate.bound import bound_nonzeros, refuse_symbols
+from dpverify.verifiers.approximate.bound import refuse_symbols
+from dpverify.verifiers.approximate.envelope import envelope_nonzeros
 from dpverify.verifiers.approximate.verifier import approximate_result
 from dpverify.verifiers.options import VerifyOptions, check_limit
 from dpverify.verifiers.progress import stage
@@ -29,7 +30,7 @@ def check_sizes(spec: MultipartySpec, options: VerifyOptions) -> None:
         outputs = len(tabulate(spec, agent).outputs)
         labels = outputs ** (1 if agent.party == 0 else 2)
         worst = Accuracy.WORST in spec.accuracies
-        check_limit(spec.source, bound_nonzeros(spec.parties, spec.deltas, labels, worst),
+        check_limit(spec.source, envelope_nonzeros(spec.parties, spec.deltas, labels, worst),
                     options, f"parties = {spec.parties} and {labels} labels (four rays per "
                              "party, delta > 0)")
 
@@ -51,7 +52,7 @@ def verify_approximate(spec: MultipartySpec, options: VerifyOptions) -> ProblemR
     results = []
     for agent in spec.agents:
         for accuracy in spec.accuracies:
-            stage(spec.name, agent.name, accuracy.value, Method.FOUR_RAY)
+            stage(spec.name, agent.name, accuracy.value, Method.ENVELOPE)
             results.append(approximate_result(spec, agent, accuracy, spec.deltas, options,
                                               directory=directory))
     header = {"parties": spec.parties, "lambdas": list(spec.lambdas),

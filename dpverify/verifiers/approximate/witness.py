@@ -36,15 +36,22 @@ import numpy as np
 from dpverify.errors import SpecError
 from dpverify.filenames import file_stem, output_path
 from dpverify.spec import ProtocolSpec, loads
-from dpverify.spec.documents import number, problem_document
+from dpverify.spec.documents import number, problem_document, toml_text
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
-from dpverify.spec.protocol_writer import protocol_text
+from dpverify.spec.protocol_writer import PROBLEM_COPIED, protocol_text
 from dpverify.spec.tables import tabulate
 from dpverify.theory.approx.hockey import (
     DeltaBracket,
     exact_protocol_transcripts,
     protocol_deltas,
 )
+from dpverify.theory.approx.grid import (
+    GridProtocol,
+    GridRound,
+    exact_split,
+    moved,
+)
+from dpverify.theory.approx.grid import hockey_sums as grid_hockey_sums
 from dpverify.theory.approx.sequential import Sequential, exact_spend
 from dpverify.theory.units import Units
 from dpverify.verifiers.options import VerifyOptions
@@ -236,3 +243,122 @@ def check_witness(text: str, spec: MultipartySpec, agent: AgentSpec, accuracy: A
     lowest = value.exact if value.exact is not None else value.lower_exact
     assert lowest is not None  # checked above
     return WitnessCheck(Fraction(lowest), achieved, value.method)
+
+
+# -- grid protocols (theory/approx/grid.py): the witnesses of the envelope bound ---------
+WITNESS_SNAP = 10**6  # a level's rational for the witness's rays: denominators up to this
+WITNESS_BITS = 1 << 44  # else the level rounded down to a multiple of 2^-44
+COIN_BITS = 1 << 40
+
+
+def witness_level(lam_lo: Fraction) -> Fraction:
+    """A short rational lambda_w <= lam_lo (the witness's rays): every protocol that is
+    (lambda_w, delta)-DP is (lam_lo, delta)-DP, its hockey-stick sums being
+    non-increasing in lambda; within about 1e-13 of lam_lo."""
+    lam_lo = Fraction(lam_lo)
+    short = lam_lo.limit_denominator(WITNESS_SNAP)
+    if short <= lam_lo and lam_lo - short <= Fraction(1, 10**13):
+        return max(short, Fraction(1))
+    return max(Fraction(math.floor(lam_lo * WITNESS_BITS), WITNESS_BITS), Fraction(1))
+
+
+def exact_grid(splits: Sequence[dict], schedule: Sequence[int], lambdas_w: Sequence[Fraction],
+               parties: int) -> GridProtocol | None:
+    """The float splits of a schedule LP's solution made exact at the rational rays
+    `lambdas_w` (grid.exact_split), for the states the exact protocol reaches; None when
+    some split cannot be made exact."""
+    from dpverify.theory.approx.grid import digits
+
+    rounds = []
+    reached = {encode_start(parties)}
+    for j, rnd in zip(schedule, splits, strict=True):
+        exact: dict[int, tuple[tuple[int, Fraction], ...]] = {}
+        nxt: set[int] = set()
+        for s in reached:
+            v = digits(s, parties)[j]
+            split = rnd.get(s)
+            pairs = [(v, Fraction(1))] if not split else \
+                exact_split(v, split, Fraction(lambdas_w[j]))
+            if pairs is None:
+                return None
+            if not (len(pairs) == 1 and pairs[0][0] == v):
+                stay = [p for p in pairs if p[0] == v]
+                exact[s] = tuple(stay + [p for p in pairs if p[0] != v])
+            for t, _ in pairs:
+                nxt.add(moved(s, j, t, parties))
+        rounds.append(GridRound(j, exact))
+        reached = nxt
+    return GridProtocol(parties, tuple(Fraction(v) for v in lambdas_w), tuple(rounds))
+
+
+def encode_start(parties: int) -> int:
+    return GridProtocol(parties, (Fraction(1),) * parties, ()).start
+
+
+def repair_weight(protocol: GridProtocol, deltas: Sequence[Fraction]) -> Fraction:
+    """The least dyadic t (multiple of 2^-40) such that mixing the protocol with weight t
+    of a protocol that says nothing (a public coin first) meets every delta exactly: the
+    mixture's hockey-stick sums are (1 - t) times the protocol's (disjoint transcripts),
+    so t >= 1 - delta_i / HS_i; 0 when the protocol meets them already."""
+    spent = grid_hockey_sums(protocol, protocol.lambdas)
+    need = Fraction(0)
+    for hs, delta in zip(spent, deltas, strict=True):
+        if hs > delta:
+            need = max(need, 1 - Fraction(delta) / hs)
+    return min(Fraction(math.ceil(need * COIN_BITS), COIN_BITS), Fraction(1))
+
+
+def grid_rounds(protocol: GridProtocol, coin: Fraction = Fraction(0)) -> list[dict]:
+    """The `[[round]]` tables of a grid protocol (theory/approx/grid.py): per round the
+    speaker, its message count and a kernel per reachable prefix that does more than stay
+    (the "*" default: message 0, stay). With a `coin` t > 0, party 1 first says 1 with
+    probability t whatever its bit, and after it everyone stays: the mixture of
+    `repair_weight`."""
+    from dpverify.theory.approx.grid import digits, kernel_rows
+
+    k = protocol.parties
+    tables: list[dict] = []
+    frontier: list[tuple[tuple[int, ...], int]] = [((), protocol.start)]
+    if coin:
+        tables.append({"party": 1, "messages": 2,
+                       "kernel": [[1 - coin, coin], [1 - coin, coin]]})
+        frontier = [((0,), protocol.start)]
+    for rnd in protocol.rounds:
+        M = rnd.messages
+        stay = [[Fraction(1)] + [Fraction(0)] * (M - 1)] * 2
+        keyed: dict[str, list[list[Fraction]]] = {"*": stay}
+        nxt = []
+        for prefix, s in frontier:
+            split = rnd.split(s, k)
+            v = digits(s, k)[rnd.party]
+            if len(split) > 1 or split[0][0] != v:
+                rows = kernel_rows(v, split, protocol.lambdas[rnd.party])
+                keyed[",".join(map(str, prefix))] = [r + [Fraction(0)] * (M - len(r))
+                                                     for r in rows]
+            for m, (t, _) in enumerate(split):
+                nxt.append((prefix + (m,), moved(s, rnd.party, t, k)))
+        frontier = nxt
+        tables.append({"party": rnd.party + 1, "messages": M,
+                       "kernel": keyed if len(keyed) > 1 else stay})
+    return tables
+
+
+def grid_witness_text(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
+                      deltas: Sequence[Fraction], protocol: GridProtocol, coin: Fraction,
+                      *, name: str, note: str) -> str:
+    """The protocol file of a grid protocol, claiming the problem's levels and `deltas`,
+    for this agent only."""
+    document = problem_document(spec)
+    document["problem"]["accuracy"] = [accuracy.value]
+    document["problem"]["delta"] = _delta_value(deltas)
+    head = {key: document["problem"][key] for key in PROBLEM_COPIED
+            if key in document["problem"]}
+    out: dict = {"problem": {"kind": "protocol", "name": name, "description": note, **head},
+                 "round": grid_rounds(protocol, coin)}
+    if agent.party == 0:
+        out["observer"] = document["observer"]
+    else:
+        out["party"] = [t for t in document["party"] if t["index"] == agent.party]
+    return toml_text(out, "<protocol>",
+                     comment="dpverify: an (epsilon, delta) witness protocol, a grid "
+                             "protocol (docs/theory.md, section 7.11)")

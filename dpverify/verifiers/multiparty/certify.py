@@ -241,7 +241,7 @@ def certificate_for(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Accur
     options = options or VerifyOptions()
     accuracy = Accuracy(accuracy)
     if spec.approximate:  # delta > 0: dpverify-delta-certificate/1
-        stage(spec.name, agent_spec.name, accuracy.value, Method.FOUR_RAY)
+        stage(spec.name, agent_spec.name, accuracy.value, Method.ENVELOPE)
         return delta_certificate(spec, agent_spec, accuracy, options)
     if not spec.binary:  # more than two symbols: dpverify-mary-certificate/1
         stage(spec.name, agent_spec.name, accuracy.value, Method.RAYS)
