@@ -36,7 +36,7 @@ from dpverify.theory.approx.envelope import (
     envelope_bound,
     root_states,
 )
-from dpverify.theory.approx.rays import RayLpData, ray_counts, ray_lp_data
+from dpverify.theory.approx.rays import RayLpData, ray_counts, ray_factor, ray_lp_data
 from dpverify.verifiers.options import VerifyOptions
 
 SNAP_DENOMINATOR = 10**6  # duals also tried as the nearest small rationals (exact optima)
@@ -58,45 +58,77 @@ class FloatEnvelope:
     failure: str = ""
 
 
+CHAIN_PARTIES = 4  # from this many parties the worst case's input rows are chains
+
+
+def _chain_nonzeros(counts: Sequence[int]) -> int:
+    """The non-zeros of LpBuilder.chain over the parties' ray factors (2 x c, with
+    c + 2 entries > 0 when c = 4, 4 when c = 2): per pass, the factor's entries times
+    the dimensions around it, and one per output."""
+    total, done = 0, 1
+    for j, c in enumerate(counts):
+        rest = math.prod(counts[j + 1:])
+        total += done * (c + 2 if c == 4 else 4) * rest + done * 2 * rest
+        done *= 2
+    return total
+
+
 def envelope_nonzeros(k: int, deltas: Sequence[Fraction | float], labels: int,
                       worst: bool) -> int:
-    """About the LP's non-zeros, before anything is built (for --max-nonzeros): the
-    states' flow rows, the hockey rows and (worst case) the dense input rows."""
+    """The LP's non-zeros (float_envelope), before anything is built (for
+    --max-nonzeros)."""
     counts = ray_counts(deltas)
     S = math.prod(counts)
     n = 1 << k
-    live = math.prod((c + 2) / (2 * c) for c in counts)  # share of T's entries > 0
-    chord_count = sum(S // c * 4 for c in counts if c == 4)
-    hockey = sum(2 * (n // 2) * (S // c) for c in counts if c == 4)
-    dense = int(n * S * live) * (1 if worst else 0)
-    return labels * (S + dense + hockey) + 3 * chord_count
+    positive = [3 if c == 4 else 2 for c in counts]  # rays > 0 at a given bit
+    chords = 3 * sum(S for c in counts if c == 4)
+    hockey = sum(2 * (n // 2) * math.prod(p for j, p in enumerate(positive) if j != i)
+                 for i, c in enumerate(counts) if c == 4)
+    total = S + S * (labels + 1) + chords + hockey
+    if worst:
+        total += labels * (_chain_nonzeros(counts) if k >= CHAIN_PARTIES
+                           else n * math.prod(positive)) + n * (labels + 1)
+    return total
 
 
 def float_envelope(lambdas: Sequence[float], deltas: Sequence[Fraction], gain: np.ndarray,
                    party: int, worst: bool, options: VerifyOptions,
                    time_limit: float | None = None) -> FloatEnvelope:
-    """Build and solve the LP of the module docstring at float levels."""
+    """Build and solve the LP of the module docstring at float levels. Each state's
+    stopped mass has its own column (the flow and hockey rows use it; it is the sum of
+    the state's labels); from CHAIN_PARTIES parties the worst case's input rows take each
+    label's column T theta_l in chain form (lp.builder: k passes instead of T's 3^k 2^k
+    entries)."""
     data = ray_lp_data(lambdas, deltas, gain, party)
     ch = chords([float(v) for v in lambdas], data.counts)
     T, H, G = data.points, data.hockey, data.label_gains
     n, S = T.shape
     L = G.shape[1]
+    k = len(data.counts)
     init = np.zeros(S)
     init[root_states(data.counts)] = 1.0
     b = LpBuilder()
     flow = b.add_rows(S, init, init)
     hockey_rows = b.add_rows(H.shape[0], -np.inf, data.row_deltas)
     worst_rows = b.add_rows(n, 0.0, np.inf) if worst else None
+    stopped = b.add_cols(S)
+    b.add(flow, stopped, 1.0)
+    if H.shape[0]:
+        b.add_matrix(hockey_rows, stopped, H)
+    labels_rows = b.add_rows(S, 0.0, 0.0)  # sum_l theta[s, l] = stopped[s]
+    b.add(labels_rows, stopped, -1.0)
+    factors = [ray_factor(lam, c) for lam, c in zip(lambdas, data.counts, strict=True)]
     blocks = []
-    states = np.arange(S)
     for lab in range(L):
         g = G[:, lab]
-        theta = b.add_cols(S, cost=0.0 if worst else (T.T @ g) / n)
-        b.add(flow[states], theta, 1.0)
-        if H.shape[0]:
-            b.add_matrix(hockey_rows, theta, H)
-        if worst_rows is not None:
-            b.add_matrix(worst_rows, theta, T * g[:, None])
+        if worst_rows is not None and k >= CHAIN_PARTIES:
+            theta, z = b.chain(factors)
+            b.add(worst_rows, z, g)
+        else:
+            theta = b.add_cols(S, cost=0.0 if worst else (T.T @ g) / n)
+            if worst_rows is not None:
+                b.add_matrix(worst_rows, theta, T * g[:, None])
+        b.add(labels_rows, theta, 1.0)
         blocks.append(theta)
     sigma = b.add_cols(len(ch))
     if len(ch):

@@ -39,16 +39,20 @@ import numpy as np
 
 from dpverify.lp import solve
 from dpverify.lp.builder import LpBuilder
-from dpverify.theory.approx.envelope import Chords
+from dpverify.theory.approx.envelope import Chords, state_digits
 from dpverify.theory.approx.grid import RAYS, UNSPOKEN, encode, float_rays, targets
 from dpverify.theory.approx.rays import agent_label_gains
 from dpverify.theory.approx.rr import REVEAL_0, REVEAL_1
+from dpverify.theory.protocols.transcripts import Transcripts
 from dpverify.verifiers.options import VerifyOptions
+from dpverify.verifiers.protocol_value import protocol_value
 
 USED = 1e-13  # a target whose kappa is below this is not used (solver noise)
 MAX_TRANSCRIPTS = 1 << 15  # leaves room for the witness's repair coin (a doubling)
 MAX_ROUNDS = 24
+SOLVER = "ipm"
 MAX_ORDERS = 120  # first speaking orders tried for the flow's schedule (k! up to k = 5)
+PLAYED_OUT = 1e-12  # mass left waiting when a played flow counts as played out
 
 
 @dataclass(frozen=True, eq=False)
@@ -101,48 +105,54 @@ def _state_digits(states: np.ndarray, k: int) -> np.ndarray:
     return (states[:, None] // powers[None, :]) % RAYS
 
 
+Allowed = dict[tuple[int, int], tuple[int, ...]]  # (party, state) -> targets
+
+
 def solve_schedule(obj: ScheduleObjective, schedule: Sequence[int], options: VerifyOptions,
-                   time_limit: float | None = None) -> ScheduleSolution | None:
-    """The schedule LP (module docstring); None when it does not solve."""
+                   time_limit: float | None = None, allowed: Allowed | None = None
+                   ) -> ScheduleSolution | None:
+    """The schedule LP (module docstring); None when it does not solve. `allowed` limits
+    the targets at a corner state (party, state) to those listed (stay first; a corner
+    state not listed only stays); a party that has not spoken may always split into every
+    ray. A state whose speaker can only stay keeps its mass without a variable."""
     k = obj.parties
     rays = np.array([float_rays(lam) for lam in obj.lambdas])  # (k, RAYS, 2)
     reveals = [d > 0 for d in obj.deltas]
     b = LpBuilder()
-    live = np.array([encode([UNSPOKEN] * k)], dtype=np.int64)
-    into: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]  # per live state: y columns in
-    arrive_dest = np.zeros(0, dtype=np.int64)  # (y columns, their destination index)
-    arrive_cols = np.zeros(0, dtype=np.int64)
-    layers = []
-    for r, j in enumerate(schedule):
+    start_state = encode([UNSPOKEN] * k)
+    # the mass arriving at each live state: (columns, coefficients); the start's is 1
+    live: dict[int, list[int]] = {start_state: []}
+    layers: list[list[tuple[int, tuple[int, ...], np.ndarray, list[int]]]] = []
+    for j in schedule:
         stride = RAYS ** (k - 1 - j)
-        v = (live // stride) % RAYS
-        dest_codes, dest_cols = [], []
+        nxt: dict[int, list[int]] = {}
         layer = []
-        for ray in np.unique(v).tolist():
-            at = np.flatnonzero(v == ray)
-            tgts = targets(ray, reveals[j])
-            T = len(tgts)
-            y = b.add_cols(at.size * T).reshape(at.size, T)
-            layer.append((live[at], tgts, y, at))
+        for s, incoming in live.items():
+            v = (s // stride) % RAYS
+            if v == UNSPOKEN or allowed is None:
+                tgts = targets(v, reveals[j])
+            else:
+                tgts = allowed.get((j, s), (v,))
+            if len(tgts) == 1:  # stays: its mass carries over
+                nxt.setdefault(s, []).extend(incoming)
+                continue
+            y = b.add_cols(len(tgts))
+            layer.append((s, tgts, y, incoming))
             for x in (0, 1):
                 coefficients = rays[j, list(tgts), x]
-                own = rays[j, ray, x]
+                own = rays[j, v, x]
                 if own == 0 and not coefficients.any():
                     continue
-                rows = b.add_rows(at.size, own if r == 0 else 0.0, own if r == 0 else 0.0)
-                b.add(rows[:, None], y, coefficients[None, :])
-                if r > 0 and own:
-                    pick = np.isin(arrive_dest, at)
-                    where = np.searchsorted(at, arrive_dest[pick])
-                    b.add(rows[where], arrive_cols[pick], -own)
-            for n, t in enumerate(tgts):
-                dest_codes.append(live[at] + (t - ray) * stride)
-                dest_cols.append(y[:, n])
+                fixed = own if not incoming and s == start_state else 0.0
+                row = b.add_rows(1, fixed, fixed)
+                b.add(row, y, coefficients)
+                if incoming and own:
+                    b.add(row, np.array(incoming), -own)
+            for t, col in zip(tgts, y.tolist(), strict=True):
+                nxt.setdefault(s + (t - v) * stride, []).append(col)
         layers.append(layer)
-        codes = np.concatenate(dest_codes)
-        live, inverse = np.unique(codes, return_inverse=True)
-        arrive_dest, arrive_cols = inverse.ravel(), np.concatenate(dest_cols)
-    finals = live
+        live = nxt
+    finals = np.array(sorted(live), dtype=np.int64)
     F = finals.size
     fin = _state_digits(finals, k)
     G = agent_label_gains(obj.gain, obj.party)
@@ -152,11 +162,12 @@ def solve_schedule(obj: ScheduleObjective, schedule: Sequence[int], options: Ver
         T = (T[:, None, :] * rays[jj][fin[:, jj]].T[None, :, :]).reshape(-1, F)
     theta = [b.add_cols(F, cost=0.0 if obj.worst else (T.T @ G[:, lab]) / n)
              for lab in range(L)]
-    rows = b.add_rows(F, 0.0, 0.0)
-    for lab in range(L):
-        b.add(rows, theta[lab], 1.0)
-    if schedule:
-        b.add(rows[arrive_dest], arrive_cols, -1.0)
+    for idx, s in enumerate(finals.tolist()):
+        fixed = 1.0 if not live[s] else 0.0  # the start, when nobody spoke
+        row = b.add_rows(1, fixed, fixed)
+        b.add(row, np.array([theta[lab][idx] for lab in range(L)]), 1.0)
+        if live[s]:
+            b.add(row, np.array(live[s]), -1.0)
     for i in range(k):
         if not reveals[i]:
             continue
@@ -178,7 +189,7 @@ def solve_schedule(obj: ScheduleObjective, schedule: Sequence[int], options: Ver
             b.add_matrix(rows, theta[lab], T * G[:, lab][:, None])
         t = b.add_cols(1, cost=1.0, lo=-np.inf)
         b.add(rows, t, -1.0)
-    lp = b.build(maximize=True, name="schedule", solver="ipm", drop_tiny=True)
+    lp = b.build(maximize=True, name="schedule", solver=SOLVER, drop_tiny=True)
     limit = options.time_limit if time_limit is None else time_limit
     sol = solve(lp, options.backend, time_limit=limit, threads=options.threads,
                 feasibility_tol=1e-10)
@@ -186,29 +197,37 @@ def solve_schedule(obj: ScheduleObjective, schedule: Sequence[int], options: Ver
         return None
     x = np.clip(sol.x, 0.0, None)
     splits = []
-    arrive_mass: dict[int, float] = {}
-    for r, layer in enumerate(layers):
+    for layer in layers:
         rnd: dict[int, tuple[tuple[int, float], ...]] = {}
-        for states, tgts, y, _ in layer:
-            out = x[y]  # (states, targets)
-            for s, row in zip(states.tolist(), out, strict=True):
-                mass = 1.0 if r == 0 else arrive_mass.get(s, 0.0)
-                if mass <= 0 or not row.any():
-                    continue
-                rnd[s] = tuple((t, float(kk)) for t, kk in zip(tgts, row / mass,
-                                                                 strict=True) if kk > USED)
+        for s, tgts, y, incoming in layer:
+            mass = float(x[np.array(incoming)].sum()) if incoming else 1.0
+            out = x[y]
+            if mass <= 0 or not out.any():
+                continue
+            rnd[s] = tuple((t, float(kk)) for t, kk in zip(tgts, out / mass, strict=True)
+                           if kk > USED)
         splits.append(rnd)
-        arrive_mass = {}
-        j = schedule[r]
-        stride = RAYS ** (k - 1 - j)
-        for states, tgts, y, _ in layer:
-            v = (states // stride) % RAYS
-            for n, t in enumerate(tgts):
-                for s2, m in zip((states + (t - v) * stride).tolist(), x[y[:, n]].tolist(),
-                                 strict=True):
-                    if m > 0:
-                        arrive_mass[s2] = arrive_mass.get(s2, 0.0) + m
     return ScheduleSolution(tuple(schedule), float(sol.objective), tuple(splits))
+
+
+def flow_allowed(sigma: np.ndarray, chords: Chords, counts: Sequence[int],
+                 used: float = 1e-9) -> Allowed:
+    """The targets the envelope flow uses at each corner state (stay first), by party, in
+    the grid's numbering (theory/approx/grid.py: five symbols per party)."""
+    k = len(counts)
+    digits = state_digits(counts)
+    out: dict[tuple[int, int], list[int]] = {}
+    for c in np.flatnonzero(sigma > used).tolist():
+        j, s = int(chords.party[c]), int(chords.source[c])
+        code = encode(digits[s].tolist())
+        v = int(digits[s][j])
+        here = out.setdefault((j, code), [v])
+        for t in (chords.target1[c], chords.target2[c]):
+            ray = int(digits[int(t)][j])
+            if ray not in here:
+                here.append(ray)
+    del k
+    return {key: tuple(v) for key, v in out.items()}
 
 
 def flow_sequences(theta: np.ndarray, sigma: np.ndarray, chords: Chords,
@@ -322,48 +341,306 @@ def grow_schedule(obj: ScheduleObjective, options: VerifyOptions, *, stop_at: fl
     return report
 
 
-def find_protocol(obj: ScheduleObjective, options: VerifyOptions, *, stop_at: float,
-                  deadline: float, flow: tuple[np.ndarray, np.ndarray, Chords, np.ndarray]
-                  | None = None, max_transcripts: int = MAX_TRANSCRIPTS) -> ScheduleReport:
-    """The best grid protocol found before `deadline`: first the schedule of the envelope
-    flow (`flow`: theta, sigma, chords, roots), cut back from its end while the protocol
-    has too many transcripts; then rounds added greedily while it stays below `stop_at`."""
-    began = time.perf_counter()
-    report = ScheduleReport(None)
-    schedule: list[int] = []
-    if flow is not None:
-        schedule = flow_schedule(*flow, obj.parties)
-        while schedule:
-            left = max(deadline - time.perf_counter(), 0.5)
-            sol = solve_schedule(obj, schedule, options, time_limit=left)
-            report.tried += 1
-            if sol is not None and sol.transcripts <= max_transcripts:
-                report.best = sol
-                report.history.append(sol.value)
-                break
-            if sol is not None and time.perf_counter() < deadline:
-                # keep the rounds whose messages fit
-                keep, size = 0, 1
-                for m in sol.messages:
-                    if size * m > max_transcripts:
-                        break
-                    size, keep = size * m, keep + 1
-                schedule = schedule[:min(keep, len(schedule) - 1)]
+def _options(theta: np.ndarray, sigma: np.ndarray, chords: Chords, used: float
+             ) -> dict[int, list[tuple[int, int, float]]]:
+    """Per flow state, its outflow options (party or -1 for stopping, chord or -1, share
+    of the state's outflow)."""
+    out: dict[int, list[tuple[int, int, float]]] = {}
+    stop = theta.sum(axis=1)
+    for s in np.flatnonzero(stop > 0).tolist():
+        out.setdefault(s, []).append((-1, -1, float(stop[s])))
+    for c in np.flatnonzero(sigma > used).tolist():
+        out.setdefault(int(chords.source[c]), []).append((int(chords.party[c]), c,
+                                                          float(sigma[c])))
+    for s, opts in out.items():
+        total = sum(o[2] for o in opts)
+        out[s] = [(j, c, w / total) for j, c, w in opts]
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class PlayedFlow:
+    """The envelope flow played as a grid protocol: its schedule, its splits per round
+    (as ScheduleSolution.splits), the final states' masses, and the mass whose moves did
+    not fit (0 when the flow is played out)."""
+
+    schedule: tuple[int, ...]
+    splits: tuple[dict[int, tuple[tuple[int, float], ...]], ...]
+    finals: dict[int, float]
+    left: float
+
+    @property
+    def messages(self) -> tuple[int, ...]:
+        return tuple(max((len(s) for s in rnd.values()), default=1) for rnd in self.splits)
+
+
+def flow_protocol(theta: np.ndarray, sigma: np.ndarray, chords: Chords,
+                  counts: Sequence[int], order: Sequence[int], *,
+                  schedule: Sequence[int] | None = None, used: float = 1e-9,
+                  tiny: float = 1e-15, max_rounds: int = MAX_ROUNDS,
+                  max_transcripts: int = MAX_TRANSCRIPTS) -> PlayedFlow:
+    """The envelope's flow played along a schedule as a grid protocol (no LP): every
+    party first splits its unspoken factor into its corners, (1, 1) = c0 + c1, in `order`;
+    mass arriving at a state of the flow is shared among the flow's options there (stop,
+    or a chord of some party) in the flow's proportions, and waits for that party's next
+    round; in its round a party applies its chords, and again at the states they lead to
+    (one message: the composed split of its ray; pieces below `tiny` stop). After the
+    first rounds the speakers follow `schedule`, or, without one, the party that the most
+    mass waits for speaks next. A round whose messages would take the protocol beyond
+    `max_transcripts` is not played (the mass waiting then stops where it is)."""
+    k = len(counts)
+    digits = state_digits(counts)
+    code_of = [encode(row.tolist()) for row in digits]
+    flow_of = {c: s for s, c in enumerate(code_of)}
+    options = _options(theta, sigma, chords, used)
+    mine: dict[int, list[tuple[int, float]]] = {}  # (state, party) chords, shares
+    for s, opts in options.items():
+        for party, c, share in opts:
+            if party >= 0:
+                mine.setdefault(s * k + party, []).append((c, share))
+    played: list[int] = []
+    splits: list[dict[int, tuple[tuple[int, float], ...]]] = []
+    size = 1
+    # before the first rounds end: masses per state; after: per state, mass waiting for
+    # each party (index k: stopped)
+    before: dict[int, float] = {encode([UNSPOKEN] * k): 1.0}
+    waiting: dict[int, np.ndarray] = {}
+
+    def arrive(code: int, mass: float, j: int, ends: dict[int, float],
+               queue: list[tuple[int, float]], arrived: dict[int, np.ndarray]) -> None:
+        s = flow_of.get(code)
+        opts = options.get(s, []) if s is not None else []
+        if not opts or mass < tiny:
+            arrived.setdefault(code, np.zeros(k + 1))[k] += mass
+            ends[code] = ends.get(code, 0.0) + mass
+            return
+        rest = 0.0
+        for party, c, share in opts:
+            if party == j:
+                queue.append((c, mass * share))
             else:
-                schedule = schedule[:-1]
-            if time.perf_counter() > deadline:
+                arrived.setdefault(code, np.zeros(k + 1))[k if party < 0 else party] += \
+                    mass * share
+                rest += mass * share
+        if rest:
+            ends[code] = ends.get(code, 0.0) + rest
+
+    def move(j: int, queue: list[tuple[int, float]], ends: dict[int, float],
+             arrived: dict[int, np.ndarray]) -> None:
+        while queue:
+            c, mass = queue.pop()
+            for t, w in ((chords.target1[c], chords.weight1[c]),
+                         (chords.target2[c], chords.weight2[c])):
+                if w > 0:
+                    arrive(code_of[int(t)], mass * float(w), j, ends, queue, arrived)
+
+    def play(j: int) -> tuple[dict, dict[int, float], dict[int, np.ndarray]]:
+        """One round of party j, on copies: (splits, masses before, waiting after)."""
+        rnd: dict[int, tuple[tuple[int, float], ...]] = {}
+        arrived: dict[int, np.ndarray] = {}
+        stride = RAYS ** (k - 1 - j)
+        if before:
+            last = all(p in played for p in range(k) if p != j)
+            nxt: dict[int, float] = {}
+            for code, mass in before.items():
+                ends: dict[int, float] = {}
+                for corner in (0, 1):
+                    target = code + (corner - UNSPOKEN) * stride
+                    if last:
+                        queue: list[tuple[int, float]] = []
+                        arrive(target, mass, j, ends, queue, arrived)
+                        move(j, queue, ends, arrived)
+                    else:
+                        nxt[target] = nxt.get(target, 0.0) + mass
+                        ends[target] = ends.get(target, 0.0) + mass
+                rnd[code] = _split_of(code, mass, ends, j, k)
+            return rnd, ({} if last else nxt), arrived
+        after = {code: vec.copy() for code, vec in waiting.items()}
+        for code, vec in after.items():
+            wait = vec[j]
+            if wait <= 0:
+                continue
+            total = float(vec.sum())
+            vec[j] = 0.0
+            ends = {code: total - wait}
+            chords_here = mine[flow_of[code] * k + j]
+            norm = sum(share for _, share in chords_here)
+            queue = [(c, wait * share / norm) for c, share in chords_here]
+            move(j, queue, ends, arrived)
+            rnd[code] = _split_of(code, total, ends, j, k)
+        for code, vec in arrived.items():
+            after[code] = after[code] + vec if code in after else vec
+        return rnd, {}, after
+
+    planned = list(order) + list(schedule or ())
+    while len(played) < max_rounds:
+        if len(played) < len(planned):
+            j = planned[len(played)]
+        elif schedule is not None or before:
+            break
+        else:
+            load = np.zeros(k)
+            for vec in waiting.values():
+                load += vec[:k]
+            if played:
+                load[played[-1]] = 0.0
+            if load.max() <= tiny:
                 break
+            j = int(np.argmax(load))
+        rnd, nxt, after = play(j)
+        messages = max((len(v) for v in rnd.values()), default=1)
+        if size * messages > max_transcripts:
+            break
+        size *= messages
+        played.append(j)
+        splits.append(rnd)
+        if before:
+            before = nxt
+            if not before:
+                waiting = after
+        else:
+            waiting = after
+    if before:  # not every party spoke: the masses stop where they are
+        finals = dict(before)
+        left = 0.0
+    else:
+        finals = {code: float(v.sum()) for code, v in waiting.items() if v.sum() > 0}
+        left = float(sum(v[:k].sum() for v in waiting.values()))
+    return PlayedFlow(tuple(played), tuple(splits), finals, left)
+
+
+def _split_of(code: int, mass: float, ends: dict[int, float], j: int, k: int
+              ) -> tuple[tuple[int, float], ...]:
+    """The split of state `code`'s mass by party j, from where its pieces ended (stay
+    first): kappa_t = the mass that ended with party j at ray t / the state's mass."""
+    stride = RAYS ** (k - 1 - j)
+    v = (code // stride) % RAYS
+    by_ray: dict[int, float] = {}
+    for end, m in ends.items():
+        ray = (end // stride) % RAYS
+        by_ray[ray] = by_ray.get(ray, 0.0) + m
+    order = [v] + sorted(t for t in by_ray if t != v)
+    return tuple((t, by_ray[t] / mass) for t in order if by_ray.get(t, 0.0) / mass > USED)
+
+
+def finals_value(obj: ScheduleObjective, finals: dict[int, float], options: VerifyOptions
+                 ) -> float:
+    """The agent's float accuracy under its optimal rule on a grid protocol's final states
+    (their columns mass(s) T_s are the protocol's, merged by state)."""
+    k = obj.parties
+    rays = np.array([float_rays(lam) for lam in obj.lambdas])
+    codes = np.array(sorted(finals), dtype=np.int64)
+    fin = _state_digits(codes, k)
+    P = np.ones((1, codes.size))
+    for j in range(k):
+        P = (P[:, None, :] * rays[j][fin[:, j]].T[None, :, :]).reshape(-1, codes.size)
+    P = P * np.array([finals[c] for c in codes.tolist()])[None, :]
+    tr = Transcripts((2,) * k, (codes.size,), P, 1, False)
+    value = protocol_value(tr, obj.gain, None, obj.party, obj.worst, options)
+    return float(value.value) if value.ok else -np.inf
+
+
+def play_flow(theta: np.ndarray, sigma: np.ndarray, chords: Chords, counts: Sequence[int],
+              obj: ScheduleObjective, options: VerifyOptions, *, deadline: float,
+              max_transcripts: int = MAX_TRANSCRIPTS) -> ScheduleSolution | None:
+    """The envelope flow played (`flow_protocol`, speakers chosen by the waiting mass)
+    after every first speaking order (up to MAX_ORDERS of them, while time lasts): the
+    played-out protocol with the fewest transcripts, or, when none is played out within
+    `max_transcripts`, the best value among the three that leave the least mass
+    unmoved."""
+    k = len(counts)
+    plays: list[PlayedFlow] = []
+    for n, order in enumerate(itertools.permutations(range(k))):
+        if n >= MAX_ORDERS or (plays and time.perf_counter() > deadline):
+            break
+        plays.append(flow_protocol(theta, sigma, chords, counts, order,
+                                   max_transcripts=max_transcripts))
+    if not plays:
+        return None
+    done = [p for p in plays if p.left <= PLAYED_OUT]
+    if done:
+        pick = [min(done, key=lambda p: math.prod(p.messages))]
+    else:
+        pick = sorted(plays, key=lambda p: p.left)[:3]
+    best = None
+    for p in pick:
+        sol = ScheduleSolution(p.schedule, finals_value(obj, p.finals, options), p.splits)
+        if best is None or sol.value > best.value:
+            best = sol
+    return best
+
+
+def find_protocol(obj: ScheduleObjective, options: VerifyOptions, *, stop_at: float,
+                  deadline: float, flow: tuple[np.ndarray, np.ndarray, Chords,
+                                               tuple[int, ...]] | None = None,
+                  max_transcripts: int = MAX_TRANSCRIPTS, greedy: bool = True,
+                  flow_lp: bool = True) -> ScheduleReport:
+    """The best grid protocol found before `deadline`, from these tries in turn until
+    one reaches `stop_at`:
+
+    1. the envelope flow (`flow`: theta, sigma, chords, ray counts) played as a protocol
+       (`play_flow`, no LP): its value is the bound when it is played out;
+    2. the schedule LP of one round per party, in the played flow's first order: the
+       best protocol in which each party speaks once (few transcripts: 4^k at most);
+    3. with `flow_lp`, the schedule LP on the played flow's schedule with the flow's own
+       moves (`flow_allowed`), rounds cut from its end until its protocol fits;
+    4. with `greedy`, schedule LPs with rounds added greedily (every move allowed)."""
+    report = ScheduleReport(None)
+    began = time.perf_counter()
+
+    def offer(sol: ScheduleSolution | None) -> bool:
+        """Keep `sol` when it is better; whether the search may stop."""
+        report.tried += 1
+        if sol is not None and sol.transcripts <= max_transcripts and (
+                report.best is None or sol.value > report.best.value):
+            report.best = sol
+            report.history.append(sol.value)
+        done = report.best is not None and report.best.value >= stop_at
+        if done:
+            report.stopped = "bound"
+        return done or time.perf_counter() > deadline
+
+    def left() -> float:
+        return max(deadline - time.perf_counter(), 0.5)
+
+    order = list(range(obj.parties))
+    played = None
+    if flow is not None:
+        played = play_flow(*flow, obj, options, deadline=deadline,
+                           max_transcripts=max_transcripts)
+        if played is not None:
+            order = list(dict.fromkeys(played.schedule))[:obj.parties] or order
+        if offer(played):
+            return _timed(report, began)
+    if offer(solve_schedule(obj, order, options, time_limit=left())):
+        return _timed(report, began)
+    if flow is not None and played is not None and flow_lp:
+        allowed = flow_allowed(flow[1], flow[2], flow[3])
+        cut = list(played.schedule)
+        while len(cut) > obj.parties:
+            sol = solve_schedule(obj, cut, options, allowed=allowed, time_limit=left())
+            if sol is None or sol.transcripts <= max_transcripts:
+                if offer(sol):
+                    return _timed(report, began)
+                break
+            cut = cut[:-1]
+            if time.perf_counter() > deadline:
+                return _timed(report, began)
+    if greedy:
+        best = report.best
+        report = grow_schedule(obj, options, stop_at=stop_at, deadline=deadline,
+                               max_transcripts=max_transcripts, report=report)
+        if best is not None and (report.best is None or best.value > report.best.value):
+            report.best = best
+    return _timed(report, began)
+
+
+def _timed(report: ScheduleReport, began: float) -> ScheduleReport:
     report.seconds = time.perf_counter() - began
-    if report.best is not None and report.best.value >= stop_at:
-        report.stopped = "bound"
-        return report
-    if time.perf_counter() > deadline and report.best is not None:
+    if not report.stopped:
         report.stopped = "deadline"
-        return report
-    return grow_schedule(obj, options, stop_at=stop_at, deadline=deadline,
-                         max_transcripts=max_transcripts,
-                         start=report.best.schedule if report.best else (), report=report)
+    return report
 
 
-__all__ = ["ScheduleObjective", "ScheduleSolution", "find_protocol", "flow_schedule",
+__all__ = ["ScheduleObjective", "ScheduleSolution", "find_protocol", "flow_allowed", "flow_protocol", "flow_schedule",
            "grow_schedule", "solve_schedule"]

@@ -35,7 +35,6 @@ import numpy as np
 
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
 from dpverify.spec.tables import tabulate
-from dpverify.theory.approx.envelope import root_states
 from dpverify.theory.approx.hockey import DeltaBracket
 from dpverify.theory.exact import lambda_brackets
 from dpverify.theory.units import Units, units_of
@@ -65,7 +64,20 @@ from dpverify.verifiers.approximate.witness import (
 from dpverify.verifiers.options import VerifyOptions, check_limit
 from dpverify.verifiers.result import Verdict
 
-SEARCH_SECONDS = 20.0  # the protocol search's budget per agent and accuracy
+# the protocol search's budget per agent and accuracy, by parties: up to 3 parties the
+# flow is nearly always played out within the protocol files' transcripts; from 4 the
+# schedule LPs (the fallback) take seconds each; from 5 even one rarely fits
+SEARCH_SECONDS = {3: 20.0, 4: 4.0}
+SEARCH_SECONDS_MORE = 4.0
+# no greedy rounds after the flow's schedule from this many parties, and no schedule LP
+# on the flow's whole schedule beyond FLOW_LP_PARTIES
+GREEDY_PARTIES = 3
+FLOW_LP_PARTIES = 5
+
+
+def search_seconds_for(parties: int) -> float:
+    """The search's default budget (seconds) for one agent and accuracy."""
+    return SEARCH_SECONDS.get(max(parties, 3), SEARCH_SECONDS_MORE)
 
 
 @dataclass
@@ -168,14 +180,16 @@ def search_protocol(floats: FloatEnvelope, levels: Sequence[Fraction],
     flow = None
     if floats.theta is not None and floats.sigma is not None and floats.chords is not None \
             and floats.data is not None:
-        flow = (floats.theta, floats.sigma, floats.chords, root_states(floats.data.counts))
+        flow = (floats.theta, floats.sigma, floats.chords, floats.data.counts)
     return find_protocol(objective, options, stop_at=stop_at,
-                         deadline=time.perf_counter() + seconds, flow=flow)
+                         deadline=time.perf_counter() + seconds, flow=flow,
+                         greedy=len(levels) <= GREEDY_PARTIES,
+                         flow_lp=len(levels) <= FLOW_LP_PARTIES)
 
 
 def approximate_result(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
                        deltas: Sequence[Fraction], options: VerifyOptions, *,
-                       search_seconds: float = SEARCH_SECONDS, always_search: bool = False,
+                       search_seconds: float | None = None, always_search: bool = False,
                        directory: Path | None = None) -> ApproxResult:
     """Bound, non-interactive value, search and witness for one agent and accuracy of a
     problem on bits with deltas (one per party, in [0, 1)); module docstring. A witness
@@ -207,7 +221,8 @@ def approximate_result(spec: MultipartySpec, agent: AgentSpec, accuracy: Accurac
         levels = [witness_level(v) for v in lower]
         stop = float(nums.bound) - options.tol / 4 if nums.bound is not None else np.inf
         report = search_protocol(floats, levels, deltas, units, agent.party, worst, options,
-                                 stop_at=stop, seconds=search_seconds)
+                                 stop_at=stop, seconds=search_seconds_for(spec.parties)
+                                 if search_seconds is None else search_seconds)
         if report.best is not None and report.best.value > float(rr.lower) + 1e-12:
             _witness(spec, agent, accuracy, deltas, levels, report.best, units, options,
                      nums, directory)
