@@ -65,6 +65,14 @@ class ApproxResult:
             return None
         return self.relaxed_optimum - self.rr_value
 
+    @property
+    def advantage(self) -> float | None:
+        """What interaction is shown to gain: the best protocol found minus the best
+        non-interactive value, RR(epsilon, delta) (0 when RR is the best found)."""
+        if self.best_value is None or self.rr_value is None:
+            return None
+        return self.best_value - self.rr_value
+
     def to_dict(self) -> dict[str, Any]:
         return self.to_json()
 
@@ -74,6 +82,7 @@ class ApproxResult:
             "delta": [rational_text(d) for d in self.deltas],
             "relaxed_optimum": self.relaxed_optimum, "rr_value": self.rr_value,
             "best_value": self.best_value, "witness": self.witness, "gap": self.gap,
+            "advantage": self.advantage,
             "verdict": self.verdict.value, "method": self.method,
             "seconds": round(self.seconds, 4)}
         exact = {"relaxed_optimum_exact": _exact_text(self.relaxed_optimum_exact),

@@ -97,6 +97,14 @@ class AuditResult:
             return None
         return self.relaxed_optimum - self.protocol_value
 
+    @property
+    def advantage(self) -> float | None:
+        """With delta: the protocol's value minus RR(epsilon, delta)'s, the best
+        non-interactive value (positive: interaction helps by that much)."""
+        if self.deltas is None or self.protocol_value is None or self.rr_value is None:
+            return None
+        return self.protocol_value - self.rr_value
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "agent": self.agent, "accuracy": self.accuracy,
@@ -118,6 +126,7 @@ class AuditResult:
         if self.deltas is not None:
             out["delta"] = list(self.deltas)
             out["bound"] = self.bound
+            out["advantage"] = _num(self.advantage)
         return plain(out)
 
     def to_dict(self) -> dict[str, Any]:
