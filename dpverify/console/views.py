@@ -218,7 +218,9 @@ def mechanism_matrix_table(x: np.ndarray, title: str) -> Table:
     """A count mechanism x[i, r] as a table (3 significant digits, float noise as 0,
     columns separated by the rule alone), or one row saying it is too large to print."""
     if len(x) > MAX_MATRIX_SIDE:
-        t = plain_table(title, ["matrix"])
+        t = Table(title=title, title_justify="left", show_edge=False, pad_edge=False,
+                  show_header=False)
+        t.add_column("note", justify="left")
         t.add_row(f"{len(x)} x {len(x)}: too large to print here; --json has it "
                   "(the `rule` field's `mechanism`)")
         return t
