@@ -50,6 +50,7 @@ from dpverify.defaults import (
     DEFAULT_TOL,
 )
 from dpverify.errors import OptionError
+from dpverify.notebook import Notebook
 from dpverify.status import ExitStatus, exit_status
 from dpverify.version import __version__
 
@@ -482,13 +483,40 @@ def check_plot(path: PathLike) -> str:
 
 
 # -- count queries ----------------------------------------------------------------------------
-@dataclass(frozen=True, eq=False)
-class MechanismDerivation:
+@dataclass(frozen=True, eq=False, repr=False)
+class MechanismDerivation(Notebook):
     """What `dpverify derive` finds: the mechanism file and whether the mechanism derives
     from the geometric mechanism (`derivation`: both tests, their violations and T)."""
 
     mechanism: MechanismSpec
     derivation: Derivation | DeltaDerivation  # the second when the file claims delta > 0
+
+    notebook_columns = ("n", "derivable", "dp", "linear_solve", "local_test", "delta",
+                        "achieved_delta", "private", "serves_pairs")
+
+    @property
+    def problem(self) -> str:
+        return self.mechanism.name
+
+    @property
+    def source(self) -> str:
+        return self.mechanism.source
+
+    def to_dict(self) -> dict[str, Any]:
+        """The answer in brief (`derive --json` has every detail): the mechanism, n,
+        `derivable` (None: undecided) and the tests behind it: `dp` (alpha-DP) and the two
+        tests' answers, or with delta > 0 the claimed and achieved delta, `private` and
+        `serves_pairs`."""
+        d = self.derivation
+        out: dict[str, Any] = {"mechanism": self.mechanism.name,
+                               "source": self.mechanism.source, "n": self.mechanism.n,
+                               "derivable": self.derivable}
+        if hasattr(d, "pairs"):  # DeltaDerivation
+            out |= {"delta": str(d.delta), "achieved_delta": [str(v) for v in d.achieved],
+                    "private": d.private, "serves_pairs": d.serves}
+        else:
+            out |= {"dp": d.dp, "linear_solve": d.by_solve, "local_test": d.by_local}
+        return out
 
     @property
     def derivable(self) -> bool | None:

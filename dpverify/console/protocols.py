@@ -34,7 +34,8 @@ def verdict_text(v: str) -> Text:
 VALUE_COLUMNS = ("protocol", "relaxed optimum", "RR value")
 VERDICT_COLUMNS = ("at achieved levels", "efficiency", "gap", "verdict")
 # delta > 0: the four-ray bound, RR(epsilon, delta) and what the protocol gains over it
-# (protocol minus RR); a column of a pure audit -> the column a delta audit shows in its place (None: dropped)
+# (protocol minus RR). A column of a pure audit -> the column a delta audit shows in its
+# place (None: dropped).
 DELTA_COLUMN = {"relaxed optimum": "bound", "RR value": "RR(epsilon, delta)",
                 "at achieved levels": "bound at achieved deltas", "efficiency": None,
                 "gap": "advantage"}

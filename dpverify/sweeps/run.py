@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from dpverify.notebook import Notebook
 from dpverify.problem import Problem
 from dpverify.runner.batch import (
     DEFAULT_TIMEOUT,
@@ -38,8 +39,8 @@ if TYPE_CHECKING:
     from dpverify.runner.executors.local import Executor
 
 
-@dataclass(frozen=True, eq=False)
-class SweepPoint:
+@dataclass(frozen=True, eq=False, repr=False)
+class SweepPoint(Notebook):
     """One point: where it is (`coords`), what became of it (`status`, as in the store),
     and spec.md's result object. `closed_forms` holds the closed-form optimum of each
     agent that has one (Corollary 3.1 for the observer's XOR)."""
@@ -68,17 +69,20 @@ class SweepPoint:
         """spec.md's result object."""
         return self.result
 
-    def __repr__(self) -> str:
+    notebook_columns = ("agent", "accuracy", "relaxed_optimum", "rr_value", "best_value",
+                        "mechanism_optimum", "geometric_value", "gap", "verdict", "method")
+
+    def notebook_title(self) -> str:
         where = ", ".join(f"{k}={v}" for k, v in self.coords.items())
-        return f"<SweepPoint {where or self.source}: {self.category}>"
+        return f"SweepPoint {where or self.source}: {self.category}"
 
     def rows(self) -> list[dict[str, Any]]:
         return result_rows(self.result, coords=self.coords, closed_forms=self.closed_forms,
                            source=self.source, place=self.place)
 
 
-@dataclass(frozen=True, eq=False)
-class Sweep:
+@dataclass(frozen=True, eq=False, repr=False)
+class Sweep(Notebook):
     """A finished sweep of one problem (`problem`, read from `source`): its points in grid
     order, the variable on the x axis (`x`) and, when several numbers of parties were
     swept with a privacy level, `series = "parties"` (one curve per k)."""
@@ -124,10 +128,19 @@ class Sweep:
                 "counts": dict(self.counts()),
                 "rows": to_json_rows(self.rows(), self.columns)}
 
-    def __repr__(self) -> str:
+    def to_records(self) -> list[dict[str, Any]]:
+        """The rows (docs/format.md, "Sweep rows") as plain JSON values."""
+        return to_json_rows(self.rows(), self.columns)
+
+    def notebook_table_columns(self) -> tuple[str, ...]:
+        """The rows' columns less those the title says or a table has no room for."""
+        return tuple(c for c in self.columns
+                     if c not in ("problem", "kind", "source", "reason", "seconds"))
+
+    def notebook_title(self) -> str:
         counts = ", ".join(f"{n} {c}" for c, n in sorted(self.counts().items()))
         over = self.x + (f" x {self.series}" if self.series else "")
-        return f"<Sweep {self.problem!r}: {len(self.points)} points over {over} ({counts})>"
+        return f"Sweep {self.problem!r}: {len(self.points)} points over {over} ({counts})"
 
     def plot(self, path: Any = None, *, title: str | None = None,
              x: str | None = None) -> Figure:

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, ClassVar
 
 from dpverify.defaults import Method
+from dpverify.notebook import Notebook
 from dpverify.spec.numbers import rational_text
 from dpverify.theory.approx.hockey import DeltaBracket
 from dpverify.verifiers.result import Proof, Verdict
@@ -25,12 +26,16 @@ def _exact_text(value: Fraction | None) -> str | None:
     return text if len(text) <= SHORT_EXACT else None
 
 
-@dataclass(frozen=True, eq=False)
-class ApproxResult:
+@dataclass(frozen=True, eq=False, repr=False)
+class ApproxResult(Notebook):
     """One agent and accuracy (module docstring), values in the user's units; the exact
     numbers (user units) beside the floats; `witness` the path of the best protocol's file
     (None when RR is best, or when no directory was given) and `witness_text` its text;
     `witness_deltas` its achieved deltas at the claimed levels."""
+
+    notebook_columns: ClassVar[tuple[str, ...]] = (
+        "agent", "accuracy", "relaxed_optimum", "rr_value", "best_value", "advantage",
+        "verdict", "method", "proof.status", "seconds")
 
     agent: str
     accuracy: str

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from dpverify.defaults import Method
+from dpverify.notebook import Notebook
 from dpverify.verifiers.result import Bracket, Verdict, plain
 
 
@@ -49,8 +50,8 @@ def efficiency(value: float | None, optimum: float | None) -> float | None:
     return 1.0 if value == 0 else None
 
 
-@dataclass(frozen=True, eq=False)
-class AuditResult:
+@dataclass(frozen=True, eq=False, repr=False)
+class AuditResult(Notebook):
     """One (agent, accuracy) of an audited protocol. Values are in the user's units.
 
     `protocol_value`: the agent's accuracy on the protocol under its optimal decision rule
@@ -62,6 +63,10 @@ class AuditResult:
     `relaxed_optimum_exact`: the relaxed optimum when a certificate proved it exactly (a
     verdict that floats could not decide).
     """
+
+    notebook_columns: ClassVar[tuple[str, ...]] = (
+        "agent", "accuracy", "protocol_value", "relaxed_optimum", "relaxed_optimum_achieved",
+        "rr_value", "efficiency", "gap", "advantage", "verdict", "method", "seconds")
 
     agent: str
     accuracy: str
@@ -133,8 +138,8 @@ class AuditResult:
         return self.to_json()
 
 
-@dataclass(frozen=True, eq=False)
-class MechanismResult:
+@dataclass(frozen=True, eq=False, repr=False)
+class MechanismResult(Notebook):
     """The consumer of an audited count mechanism (user units; losses are minimised):
     `mechanism_loss` the mechanism's loss under the consumer's best post-processing (the
     upper end of `loss_bounds` when that loss is only bracketed), `optimal_loss` the
@@ -154,6 +159,9 @@ class MechanismResult:
     post_processing: np.ndarray | None = None
     loss_bounds: Bracket | None = None  # when the mechanism's loss is not a point
 
+    notebook_columns = ("agent", "accuracy", "mechanism_loss", "optimal_loss",
+                        "optimal_loss_achieved", "geometric_value", "efficiency", "gap",
+                        "verdict", "seconds")
     rule: ClassVar[None] = None
     method: ClassVar[str] = Method.LP  # the count LPs (verifiers/count/), not in its JSON
 
