@@ -262,30 +262,18 @@ def test_every_type_the_api_returns_is_shown_in_a_notebook():
 
 
 def _api_namespace() -> dict:
-    """dpverify.api's names with those it imports only for type checking."""
-    from matplotlib.figure import Figure
+    """dpverify.api's names with those it imports only for type checking (read from its
+    `if TYPE_CHECKING:` block)."""
+    import ast
+    import importlib
 
-    from dpverify.problem import Problem
-    from dpverify.research.falsify import Campaign
-    from dpverify.research.survey import CaseResult, SurveyReport
-    from dpverify.runner.batch import BatchResult, Listener
-    from dpverify.runner.certify_files import (
-        CertificateChecks,
-        CertificateRecord,
-        Certification,
-        CertifyReport,
-    )
-    from dpverify.runner.check import CheckReport
-    from dpverify.runner.files import FileResult, VerifyReport
-    from dpverify.runner.store import Store, StoredResult
-    from dpverify.spec.count_model import MechanismSpec
-    from dpverify.sweeps.run import Sweep
-    from dpverify.theory.count.geometric import Derivation
-    from dpverify.verifiers.audit.profile import PrivacyProfile
-    from dpverify.verifiers.count.approximate import DeltaDerivation
-    from dpverify.verifiers.count.release import Release
-    from dpverify.verifiers.options import VerifyOptions
-    from dpverify.verifiers.progress import Stage
-    from dpverify.verifiers.result import ProblemResult
-
-    return {**vars(api), **{k: v for k, v in locals().items()}}
+    names = dict(vars(api))
+    tree = ast.parse(Path(api.__file__).read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.If) and getattr(node.test, "id", "") == "TYPE_CHECKING":
+            for imp in node.body:
+                if isinstance(imp, ast.ImportFrom) and imp.module:
+                    module = importlib.import_module(imp.module)
+                    names.update({a.asname or a.name: getattr(module, a.name)
+                                  for a in imp.names})
+    return names
