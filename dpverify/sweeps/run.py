@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from dpverify.defaults import DEFAULT_TOL
 from dpverify.notebook import Notebook
 from dpverify.problem import Problem
 from dpverify.runner.batch import (
@@ -27,6 +28,7 @@ from dpverify.runner.store import Store
 from dpverify.spec.model import MultipartySpec
 from dpverify.status import ExitStatus, verdict_status
 from dpverify.sweeps.axes import Axis, Value, Variable
+from dpverify.sweeps.labels import figure_scales
 from dpverify.sweeps.points import plan_points
 from dpverify.sweeps.reference import closed_forms
 from dpverify.sweeps.rows import columns_for, result_rows, spec_place, to_csv, to_json_rows
@@ -98,6 +100,11 @@ class Sweep(Notebook):
     skipped: int = 0  # points read from the results store
     interrupted: bool = False
     notes: tuple[str, ...] = ()
+    # for its figure (sweeps/labels.py): the verdicts' tolerance, and by agent the y label
+    # and the range of the gain or loss that the tolerance is relative to
+    tol: float = DEFAULT_TOL
+    labels: Mapping[str, str] = field(default_factory=dict)
+    spans: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def verdict(self) -> str:
@@ -142,12 +149,13 @@ class Sweep(Notebook):
         over = self.x + (f" x {self.series}" if self.series else "")
         return f"Sweep {self.problem!r}: {len(self.points)} points over {over} ({counts})"
 
-    def plot(self, path: Any = None, *, title: str | None = None,
-             x: str | None = None) -> Figure:
-        """Draw the sweep (dpverify.plotting.plot_sweep; needs `dpverify[plot]`)."""
+    def plot(self, path: Any = None, *, title: str | None = None, x: str | None = None,
+             style: str = "screen", figsize: Any = None) -> Figure:
+        """Draw the sweep (dpverify.plotting.plot_sweep: `style` "screen" or "paper",
+        `figsize` (width, height) in inches; needs `dpverify[plot]`)."""
         from dpverify.plotting import plot_sweep
 
-        return plot_sweep(self, path, title=title, x=x)
+        return plot_sweep(self, path, title=title, x=x, style=style, figsize=figsize)
 
 
 def run_sweep(problem: Problem, options: VerifyOptions, *, level: Axis | None = None,
@@ -183,9 +191,10 @@ def run_sweep(problem: Problem, options: VerifyOptions, *, level: Axis | None = 
     x = str(level.variable) if level is not None else str(Variable.PARTIES)
     series = "parties" if level is not None and parties is not None \
         and len(parties.values) > 1 else None
+    labels, spans = figure_scales(p.problem.spec for p in planned)
     return Sweep(problem.name, problem.source, str(problem.kind), x, tuple(points), series,
                  report.seconds, report.workers, report.skipped, report.interrupted,
-                 _notes(problem, level))
+                 _notes(problem, level), tol=options.tol, labels=labels, spans=spans)
 
 
 def _notes(problem: Problem, level: Axis | None) -> tuple[str, ...]:
