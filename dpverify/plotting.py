@@ -49,10 +49,11 @@ if TYPE_CHECKING:
 
 FORMATS = ("png", "svg", "pdf")
 INSTALL = ".venv/bin/pip install -e '.[plot]'"
-X_LABELS = {"epsilon": r"privacy level $\varepsilon$",
+# Plain Unicode where no superscript is needed: one searchable <text> in an SVG
+X_LABELS = {"epsilon": "privacy level ε",
             "lambda": r"$\lambda = e^{\varepsilon}$",
             "alpha": r"$\alpha = e^{-\varepsilon}$", "parties": "number of parties k",
-            "delta": r"approximate privacy $\delta$", "n": "largest answer n"}
+            "delta": "approximate privacy δ", "n": "largest answer n"}
 # marker, colour, size; `optimal` hollow, so the curve shows through. A verdict not listed
 # (none of a sweep's today) is drawn as an error.
 VERDICT_MARKERS = {"optimal": ("o", "#1a7f37", 26), "gap": ("X", "#d62728", 70),
@@ -493,9 +494,16 @@ def _band(ax: Axes, half: float, label_inside: str, gaps: Sequence[float],
     finite = [abs(g) for g in gaps if not math.isnan(g)]
     if finite and max(finite) <= half:
         ax.set_ylim(-2 * half, 2 * half)
+        size = matplotlib_rc("font.size")
         ax.text(0.01, 0.96, label_inside, transform=ax.transAxes, va="top", ha="left",
-                fontsize="small", color="0.25", gid=f"no-gap|{gid}")
+                fontsize=max(8.0, size - 1), color="0.25", gid=f"no-gap|{gid}")
     ax.ticklabel_format(axis="y", style="sci", scilimits=(-3, 3), useMathText=True)
+
+
+def matplotlib_rc(key: str) -> float:
+    import matplotlib
+
+    return float(matplotlib.rcParams[key])
 
 
 def _half_band(sweep: Sweep, agent: str, values: Sequence[float]) -> float:
@@ -575,8 +583,8 @@ def _multiparty_figure(sweep: Sweep, rows: list[dict[str, Any]], layout: _Layout
         handles.append(Line2D([], [], label=f"closed form ({CLOSED_FORM})",
                               **st.draw(CLOSED_STYLE)))
     if drawn["expansion"]:
-        handles.append(Line2D([], [], label=r"$1/2 + 2^{-(k+1)}\varepsilon^k$ (small "
-                                            r"$\varepsilon$)", **st.draw(EXPANSION_STYLE)))
+        handles.append(Line2D([], [], label=r"$1/2 + 2^{-(k+1)}\varepsilon^k$ (small ε)",
+                              **st.draw(EXPANSION_STYLE)))
     handles.append(Line2D([], [], color="C3" if single else grey,
                           label="best found − RR" if approximate else "gap = bound − RR",
                           **st.draw(GAP_STYLE)))
@@ -718,7 +726,7 @@ def _count_figure(sweep: Sweep, rows: list[dict[str, Any]], layout: _Layout) -> 
         hypothesis = _hypothesis(rows)
         if hypothesis and len(pairs) == 1:
             pairs[0][0].set_title(pairs[0][0].get_title() + hypothesis)
-    handles = [Line2D([], [], color="C0", label=r"optimal $\alpha$-DP mechanism",
+    handles = [Line2D([], [], color="C0", label="optimal α-DP mechanism",
                       **st.draw(BOUND_STYLE)),
                Line2D([], [], color="C1", label="geometric, best post-processing",
                       **st.draw(VALUE_STYLE)),
@@ -784,7 +792,7 @@ def plot_profiles(profiles: Sequence[Profile], path: str | os.PathLike[str] | No
                            gid=f"claim|{profile.problem}|{party['party']}")
             ax.set_gid(f"profile-panel|{profile.problem}")
             ax.set_xlabel(X_LABELS["epsilon"])
-            ax.set_ylabel(r"achieved $\delta(\varepsilon)$")
+            ax.set_ylabel("achieved δ(ε)")
             ax.grid(alpha=0.3)
             if len(profiles) > 1:
                 ax.set_title(profile.problem)
@@ -801,7 +809,7 @@ def plot_profiles(profiles: Sequence[Profile], path: str | os.PathLike[str] | No
         handles = [Line2D([], [], color=SERIES_COLORS[i % len(SERIES_COLORS)], lw=1.6,
                           label=f"party {i + 1}") for i in range(most)]
         handles.append(Line2D([], [], ls="", marker="*", color="0.3", markersize=8,
-                              label=r"claimed $(\varepsilon_i, \delta_i)$"))
+                              label="claimed (ε, δ) of the party"))
         figure.legend(handles=handles, loc="outside lower center", frameon=False,
                       ncol=min(len(handles), chosen.legend_columns + 1))
         if path is not None and fmt is not None:
