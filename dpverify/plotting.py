@@ -76,6 +76,8 @@ BAND_STYLE: dict[str, Any] = {"color": "0.55", "alpha": 0.25, "lw": 0}
 FONT_RC: dict[str, Any] = {"pdf.fonttype": 42, "ps.fonttype": 42, "svg.fonttype": "none",
                            "svg.hashsalt": "dpverify"}
 MAX_FIGSIZE = 50.0  # inches
+DENSE = 20  # points on a curve past which its verdict markers shrink
+NO_GAP = "no gap: every |gap| ≤ tol"  # the gap panel's note when every gap is in the band
 
 
 @dataclasses.dataclass(frozen=True)
@@ -391,7 +393,10 @@ def panel_name(group: Sequence[tuple[str, str]], count: bool = False) -> str:
 def _mark_verdicts(ax: Axes, xs: list[float], ys: list[float], verdicts: list[str],
                    gid: str, scale: float = 1.0) -> set[str]:
     """A marker on every point by its verdict; a point without a value is marked on the
-    bottom edge. The verdicts marked."""
+    bottom edge. The verdicts marked. Past DENSE points a curve's markers shrink, so that
+    they do not hide it."""
+    if len(xs) > DENSE:
+        scale *= max(0.3, DENSE / len(xs))
     seen: set[str] = set()
     verdicts = [v if v in VERDICT_MARKERS else "error" for v in verdicts]
     for verdict, (marker, color, size) in VERDICT_MARKERS.items():
@@ -556,9 +561,7 @@ def _multiparty_figure(sweep: Sweep, rows: list[dict[str, Any]], layout: _Layout
         bottom.set_ylabel("gain over RR" if drawn["best"] else "bound − RR")
         bottom.set_xlabel(X_LABELS.get(sweep.x, sweep.x))
         half = _half_band(sweep, panel[0], values)
-        _band(bottom, half, "RR reaches the bound within tol at every point"
-              if not drawn["best"] else "within tol of RR at every point", gaps,
-              "|".join(panel))
+        _band(bottom, half, NO_GAP, gaps, "|".join(panel))
         for ax in (top, bottom):
             ax.grid(alpha=0.3)
         if sweep.x == "parties":
@@ -715,7 +718,7 @@ def _count_figure(sweep: Sweep, rows: list[dict[str, Any]], layout: _Layout) -> 
         bottom.plot(*_valued(xs, gap), color="C3", gid=_gid("gap", panel, None),
                     **st.draw(GAP_STYLE))
         _band(bottom, _half_band(sweep, panel[0], best + geometric),
-              "geometric = optimal within tol at every point", gap, "|".join(panel))
+              NO_GAP, gap, "|".join(panel))
         top.set_ylabel(_y_label(sweep, panel[0], best, True))
         bottom.set_ylabel("geometric − optimal")
         bottom.set_xlabel(X_LABELS.get(sweep.x, sweep.x))

@@ -166,7 +166,7 @@ def test_an_optimal_sweep_shows_no_gap_inside_the_band(xor):
     assert min(y for _, y in corners) == pytest.approx(-half)
     assert max(y for _, y in corners) == pytest.approx(half)
     notes = [t.get_text() for t in bottom.texts if (t.get_gid() or "").startswith("no-gap|")]
-    assert notes == ["RR reaches the bound within tol at every point"]
+    assert notes == ["no gap: every |gap| ≤ tol"]
 
 
 def test_a_gap_leaves_the_band_and_is_drawn_at_its_size(parity):
