@@ -486,19 +486,21 @@ class _Layout:
         """Below every axes (outside them): a legend never covers data."""
         figure.legend(handles=handles, loc="outside lower center",
                       ncol=min(len(handles), self.style.legend_columns), frameon=False,
-                      handlelength=1.8, columnspacing=1.2)
+                      handlelength=1.8 * self.style.lines ** 0.5, columnspacing=1.0)
 
 
 def _band(ax: Axes, half: float, label_inside: str, gaps: Sequence[float],
           gid: str) -> None:
     """The band |gap| <= half (the verdicts' tolerance), shaded, and the axis scaled to
-    show it: when every gap lies inside it, the axis spans twice the band, the line runs
-    flat inside it and a note says so (at the top, clear of the line)."""
+    show it: when every gap lies inside it, the axis spans twice the band below and more
+    above, the line runs flat inside it and a note says so (at the top, above the band,
+    clear of the line)."""
     ax.axhspan(-half, half, gid=f"band|{gid}", **BAND_STYLE)
     ax.axhline(0, color="0.5", lw=0.6)
     finite = [abs(g) for g in gaps if not math.isnan(g)]
     if finite and max(finite) <= half:
-        ax.set_ylim(-2 * half, 2 * half)
+        ax.set_ylim(-2 * half, 3.5 * half)
+        ax.set_yticks([-half, 0, half])
         size = matplotlib_rc("font.size")
         ax.text(0.01, 0.96, label_inside, transform=ax.transAxes, va="top", ha="left",
                 fontsize=max(8.0, size - 1), color="0.25", gid=f"no-gap|{gid}")
@@ -574,14 +576,14 @@ def _multiparty_figure(sweep: Sweep, rows: list[dict[str, Any]], layout: _Layout
     grey = "0.4"
     handles: list[Any] = [
         Line2D([], [], color="C0" if single else grey,
-               label="bound: four-ray LP (interactive)" if approximate
-               else "bound: relaxed LP optimum", **st.draw(BOUND_STYLE)),
+               label="bound (four-ray LP)" if approximate
+               else "bound (relaxed LP)", **st.draw(BOUND_STYLE)),
         Line2D([], [], color="C1" if single else grey,
-               label="RR(ε, δ): best non-interactive" if approximate
+               label="RR(ε, δ), non-interactive" if approximate
                else "randomized response (RR)", **st.draw(VALUE_STYLE))]
     if approximate:
         handles.append(Line2D([], [], color="C2" if single else grey,
-                              label="best interactive protocol found", **st.draw(BEST_STYLE)))
+                              label="best protocol found", **st.draw(BEST_STYLE)))
     if drawn["closed"]:
         handles.append(Line2D([], [], label=f"closed form ({CLOSED_FORM})",
                               **st.draw(CLOSED_STYLE)))
@@ -731,7 +733,7 @@ def _count_figure(sweep: Sweep, rows: list[dict[str, Any]], layout: _Layout) -> 
             pairs[0][0].set_title(pairs[0][0].get_title() + hypothesis)
     handles = [Line2D([], [], color="C0", label="optimal α-DP mechanism",
                       **st.draw(BOUND_STYLE)),
-               Line2D([], [], color="C1", label="geometric, best post-processing",
+               Line2D([], [], color="C1", label="geometric, post-processed",
                       **st.draw(VALUE_STYLE)),
                Line2D([], [], color="C3", label="gap = geometric − optimal", **st.draw(GAP_STYLE)),
                Patch(label="|gap| ≤ tol", **BAND_STYLE)]

@@ -53,7 +53,7 @@ class BatchItem(Notebook):
 
     notebook_columns: ClassVar[tuple[str, ...]] = (
         "agent", "accuracy", "relaxed_optimum", "rr_value", "mechanism_optimum",
-        "geometric_value", "protocol_value", "gap", "verdict", "method", "seconds", "reason")
+        "geometric_value", "protocol_value", "gap", "verdict", "method", "reason")
 
     @property
     def problem(self) -> str:
@@ -140,7 +140,7 @@ class BatchResult(_Outcomes, Notebook):
     one row per problem, agent and accuracy."""
 
     notebook_columns: ClassVar[tuple[str, ...]] = (
-        "problem", "agent", "accuracy", "verdict", "method", "seconds", "reason")
+        "problem", "agent", "accuracy", "verdict", "method", "reason")
 
     items: tuple[BatchItem, ...]
     total: int

@@ -262,7 +262,7 @@ class VerifyReport(Notebook):
     """Every file's result, in the order the files were found, and the files skipped; in a
     notebook, one row per file, agent and accuracy."""
 
-    notebook_columns = ("problem", "agent", "accuracy", "verdict", "method", "seconds",
+    notebook_columns = ("problem", "agent", "accuracy", "verdict", "method",
                         "reason")
 
     files: list[FileResult] = field(default_factory=list)

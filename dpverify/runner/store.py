@@ -151,7 +151,7 @@ class StoredResult(Notebook):
 
     notebook_columns = ("agent", "accuracy", "relaxed_optimum", "rr_value",
                         "mechanism_optimum", "geometric_value", "protocol_value", "gap",
-                        "verdict", "method", "seconds")
+                        "verdict", "method")
 
     content_hash: str
     options_key: str

@@ -12,7 +12,7 @@ from dpverify.spec.count_model import CountSpec
 from dpverify.spec.model import AgentSpec, MultipartySpec
 
 # Named gains (spec.md, "gain") and losses: what is averaged (or minimised over inputs)
-GAIN_LABELS = {"indicator": "accuracy, P(y = f)", "-abs": "expected −|f − y|",
+GAIN_LABELS = {"indicator": "accuracy", "-abs": "expected −|f − y|",
                "-square": "expected −(f − y)²"}
 LOSS_LABELS = {"abs": "expected loss |i − r|", "square": "expected loss (i − r)²",
                "indicator": "P(r ≠ i)"}
@@ -21,7 +21,8 @@ MAX_LOSS_TABLE = 500  # n: a larger count's loss range comes from its named loss
 
 
 def gain_label(agent: AgentSpec) -> str:
-    """The y label of a multi-party agent: `accuracy, P(y = f)` for the indicator gain,
+    """The y label of a multi-party agent: `accuracy` (the probability of y = f) for the
+    indicator gain,
     `expected −|f − y|` for -abs, ..., `expected gain` for an expression or a matrix."""
     gain = agent.gain
     return GAIN_LABELS.get(gain.name, "expected gain") if gain.kind == "named" \

@@ -223,8 +223,7 @@ class AgentResult(Notebook):
     """One (agent, accuracy) comparison of a multi-party problem on bits."""
 
     notebook_columns = ("agent", "accuracy", "relaxed_optimum", "rr_value", "best_value",
-                        "gap", "interior_optimum", "verdict", "method", "proof.status",
-                        "seconds")
+                        "gap", "interior_optimum", "verdict", "method", "proof.status")
 
     agent: str
     accuracy: str

@@ -35,7 +35,7 @@ class ApproxResult(Notebook):
 
     notebook_columns: ClassVar[tuple[str, ...]] = (
         "agent", "accuracy", "relaxed_optimum", "rr_value", "best_value", "advantage",
-        "verdict", "method", "proof.status", "seconds")
+        "verdict", "method", "proof.status")
 
     agent: str
     accuracy: str

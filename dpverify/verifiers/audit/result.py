@@ -66,7 +66,7 @@ class AuditResult(Notebook):
 
     notebook_columns: ClassVar[tuple[str, ...]] = (
         "agent", "accuracy", "protocol_value", "relaxed_optimum", "relaxed_optimum_achieved",
-        "rr_value", "efficiency", "gap", "advantage", "verdict", "method", "seconds")
+        "rr_value", "efficiency", "gap", "advantage", "verdict", "method")
 
     agent: str
     accuracy: str
@@ -161,7 +161,7 @@ class MechanismResult(Notebook):
 
     notebook_columns = ("agent", "accuracy", "mechanism_loss", "optimal_loss",
                         "optimal_loss_achieved", "geometric_value", "efficiency", "gap",
-                        "verdict", "seconds")
+                        "verdict")
     rule: ClassVar[None] = None
     method: ClassVar[str] = Method.LP  # the count LPs (verifiers/count/), not in its JSON
 

@@ -44,7 +44,7 @@ class CountResult(Notebook):
     best: str | None = None  # with delta: "geometric" or "lp", the best mechanism found
 
     notebook_columns = ("agent", "accuracy", "mechanism_optimum", "geometric_value", "gap",
-                        "hypothesis", "delta", "best", "verdict", "seconds")
+                        "hypothesis", "delta", "best", "verdict")
     rule: ClassVar[None] = None  # count results have no multi-party decision rule
     # the LPs, with rigorous brackets (a gap is confirmed in exact arithmetic)
     method: ClassVar[str] = Method.LP
