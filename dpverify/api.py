@@ -521,11 +521,13 @@ class MechanismDerivation(Notebook):
         `derivable` (None: undecided) and the tests behind it: `dp` (alpha-DP) and the two
         tests' answers, or with delta > 0 the claimed and achieved delta, `private` and
         `serves_pairs`."""
+        from dpverify.verifiers.count.approximate import DeltaDerivation
+
         d = self.derivation
         out: dict[str, Any] = {"mechanism": self.mechanism.name,
                                "source": self.mechanism.source, "n": self.mechanism.n,
                                "derivable": self.derivable}
-        if hasattr(d, "pairs"):  # DeltaDerivation
+        if isinstance(d, DeltaDerivation):
             out |= {"delta": str(d.delta), "achieved_delta": [str(v) for v in d.achieved],
                     "private": d.private, "serves_pairs": d.serves}
         else:

@@ -182,8 +182,10 @@ class Notebook:
 
     def to_pandas(self) -> Any:
         """`to_records()` as a pandas DataFrame; InputError when pandas is not installed."""
+        import importlib
+
         try:
-            import pandas
+            pandas = importlib.import_module("pandas")
         except ImportError:
             raise InputError(f"to_pandas() needs pandas, which is not installed: "
                              f"{PANDAS_INSTALL} (to_records() gives the same rows as "

@@ -490,7 +490,7 @@ class _Layout:
 
 
 def _band(ax: Axes, half: float, label_inside: str, gaps: Sequence[float],
-          gid: str) -> None:
+          gid: str, font: float) -> None:
     """The band |gap| <= half (the verdicts' tolerance), shaded, and the axis scaled to
     show it: when every gap lies inside it, the axis spans twice the band below and more
     above, the line runs flat inside it and a note says so (at the top, above the band,
@@ -501,16 +501,9 @@ def _band(ax: Axes, half: float, label_inside: str, gaps: Sequence[float],
     if finite and max(finite) <= half:
         ax.set_ylim(-2 * half, 3.5 * half)
         ax.set_yticks([-half, 0, half])
-        size = matplotlib_rc("font.size")
         ax.text(0.01, 0.96, label_inside, transform=ax.transAxes, va="top", ha="left",
-                fontsize=max(8.0, size - 1), color="0.25", gid=f"no-gap|{gid}")
+                fontsize=max(8.0, font - 1), color="0.25", gid=f"no-gap|{gid}")
     ax.ticklabel_format(axis="y", style="sci", scilimits=(-3, 3), useMathText=True)
-
-
-def matplotlib_rc(key: str) -> float:
-    import matplotlib
-
-    return float(matplotlib.rcParams[key])
 
 
 def _half_band(sweep: Sweep, agent: str, values: Sequence[float]) -> float:
@@ -563,7 +556,7 @@ def _multiparty_figure(sweep: Sweep, rows: list[dict[str, Any]], layout: _Layout
         bottom.set_ylabel("gain over RR" if drawn["best"] else "bound − RR")
         bottom.set_xlabel(X_LABELS.get(sweep.x, sweep.x))
         half = _half_band(sweep, panel[0], values)
-        _band(bottom, half, NO_GAP, gaps, "|".join(panel))
+        _band(bottom, half, NO_GAP, gaps, "|".join(panel), st.font)
         for ax in (top, bottom):
             ax.grid(alpha=0.3)
         if sweep.x == "parties":
@@ -720,7 +713,7 @@ def _count_figure(sweep: Sweep, rows: list[dict[str, Any]], layout: _Layout) -> 
         bottom.plot(*_valued(xs, gap), color="C3", gid=_gid("gap", panel, None),
                     **st.draw(GAP_STYLE))
         _band(bottom, _half_band(sweep, panel[0], best + geometric),
-              NO_GAP, gap, "|".join(panel))
+              NO_GAP, gap, "|".join(panel), st.font)
         top.set_ylabel(_y_label(sweep, panel[0], best, True))
         bottom.set_ylabel("geometric − optimal")
         bottom.set_xlabel(X_LABELS.get(sweep.x, sweep.x))
