@@ -63,6 +63,9 @@ def shown(tmp_path_factory) -> dict[str, Notebook]:
                                                           "average = 0.123")
     (folder / "wrong.toml").write_text(wrong.replace('name = "xor-2"', 'name = "wrong"'))
     certification = dpverify.certify(PROBLEMS / "and-3.toml", tmp / "certs")
+    delta_mechanism = tmp / "delta.toml"  # RR(3, 1/10) on one bit, claiming (epsilon, delta)
+    delta_mechanism.write_text('[mechanism]\nalpha = "1/3"\ndelta = "1/10"\nmatrix = '
+                               '[["1/10", "27/40", "9/40", 0], [0, "9/40", "27/40", "1/10"]]\n')
     out: dict[str, Notebook] = {
         "verify": dpverify.verify(PROBLEMS / "and-3.toml"),
         "count": dpverify.verify(PROBLEMS / "count" / "abs-10.toml"),
@@ -81,6 +84,7 @@ def shown(tmp_path_factory) -> dict[str, Notebook]:
         "check": dpverify.check(folder, store=tmp / "check.sqlite", jobs=1),
         "sweep": dpverify.sweep(PROBLEMS / "xor-4.toml", epsilon="0.5,1,2", jobs=1),
         "derive": dpverify.derive(ROOT / "examples" / "geometric-remap.toml"),
+        "derive_delta": dpverify.derive(delta_mechanism),
         "release": dpverify.release(10, "1/10,1/2,9/10", 4, seed=7, check=True),
         "falsify": dpverify.falsify(PROBLEMS / "xor-2.toml", protocols=10, climb=5),
         "survey": dpverify.survey(alphabet=3, parties=1, epsilon="1", jobs=1, restarts=1),
@@ -102,6 +106,7 @@ def shown(tmp_path_factory) -> dict[str, Notebook]:
 
 NAMES = ["verify", "count", "audit", "approximate", "symbols", "mechanism", "verify_paths",
          "certify", "certify_paths", "check_cert", "batch", "check", "sweep", "derive",
+         "derive_delta",
          "release", "falsify", "survey", "profile", "results", "result", "file", "point",
          "item", "certificate", "certificate_check", "mismatch", "campaign_result",
          "count_result", "audit_result", "approximate_result", "symbols_result",
