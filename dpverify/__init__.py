@@ -7,7 +7,7 @@ The Python API (docs/api.md; dpverify/api.py), the same as the command line's
     result = dpverify.verify(dpverify.load("problems/and-3.toml"))
     print(result.verdict)                      # optimal
     sweep = dpverify.sweep("problems/xor-4.toml", epsilon="0.1:4:40", jobs=2)
-    sweep.plot("xor-4.png")                    # needs .venv/bin/pip install -e '.[plot]'
+    sweep.plot("xor-4.png")                    # needs the plot extra: dpverify[plot]
 
 Importing dpverify is fast: each name below is imported when first used. `batch` and
 `sweep` may be called at a script's top level (their workers never re-run the script);

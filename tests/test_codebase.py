@@ -232,7 +232,7 @@ LAYERS: list[list[tuple[str, ...]]] = [
     [("lp",)],
     [("problem",)],
     [("spec",)],
-    [("errors", "status", "defaults", "filenames", "version")],
+    [("errors", "status", "defaults", "filenames", "version", "cachedir", "install")],
 ]
 # The modules the command line may import at run time (dpverify.console's sub-modules too);
 # anything else only under `if TYPE_CHECKING:` (types for annotations).
@@ -388,7 +388,8 @@ def test_every_command_calls_the_api_function_of_its_name():
     function = {"verify": "verify_paths", "certify": "certify_paths",
                 "check-cert": "check_cert", "audit": "audit_paths", "batch": "batch",
                 "results": "results", "check": "check", "sweep": "sweep", "derive": "derive",
-                "release": "release", "new": "new", "falsify": "falsify", "survey": "survey"}
+                "release": "release", "new": "new", "falsify": "falsify", "survey": "survey",
+                "examples": "examples"}
     assert sorted(main.commands) == sorted(function)
     for command, name in function.items():
         assert callable(getattr(api, name)) and name in api.__all__, name

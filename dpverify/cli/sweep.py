@@ -9,7 +9,7 @@ import click
 
 from dpverify import api
 from dpverify.cli.app import handle_errors, main
-from dpverify.cli.batch import RUN_OPTIONS, interruptible, plot_path_option
+from dpverify.cli.batch import RUN_OPTIONS, interruptible, plot_path_option, store_of
 from dpverify.cli.options import (
     METHOD_OPTIONS,
     POINT_OPTIONS,
@@ -51,7 +51,7 @@ def _range_help(example: str, items: str) -> str:
 @click.option("--plot", "plot_path", metavar="FILE", type=click.Path(dir_okay=False),
               callback=plot_path_option,
               help="Draw the bound and the candidate against the swept variable, verdicts "
-                   "marked, into FILE.png, .svg or .pdf. Needs .venv/bin/pip install -e '.[plot]'.")
+                   f"marked, into FILE.png, .svg or .pdf. Needs {api.install_hint('plot')}.")
 @click.option("--csv", "as_csv", is_flag=True,
               help="Print CSV only: one row per point, agent and accuracy.")
 @json_option("Print one JSON array only: one row object per point, agent and accuracy.")
@@ -64,7 +64,7 @@ def _range_help(example: str, items: str) -> str:
 @handle_errors
 @interruptible
 def sweep(ctx, problem, epsilon, lambda_, alpha, delta, parties, plot_path, as_csv, as_json, jobs,
-          store_path, timeout, force, scheduler, quiet, no_color, **solver):
+          store_path, no_store, timeout, force, scheduler, quiet, no_color, **solver):
     """Verify PROBLEM at every point of a range of privacy levels (--epsilon, --lambda,
     --delta, or --alpha for a count problem) and/or numbers of parties (--parties): each
     point a full
@@ -84,6 +84,7 @@ def sweep(ctx, problem, epsilon, lambda_, alpha, delta, parties, plot_path, as_c
     if as_csv and as_json:
         raise click.UsageError("--csv and --json contradict each other: choose one")
     note_unused_seed(ctx, solver.get("samples", 0))
+    store_path = store_of(ctx, store_path, no_store)
     out, err = consoles(no_color)
     data = as_csv or as_json
     # stdout carries the rows only; progress and per-point lines go to stderr.
