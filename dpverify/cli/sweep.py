@@ -79,7 +79,7 @@ def sweep(ctx, problem, epsilon, lambda_, alpha, delta, parties, plot_path, as_c
     1 a gap, 2 bad input, 3 could not decide, 130 interrupted.
     """
     from dpverify.console.batch import BatchProgress
-    from dpverify.console.sweep import print_sweep
+    from dpverify.console.sweep import print_sweep, resume_hint
 
     if as_csv and as_json:
         raise click.UsageError("--csv and --json contradict each other: choose one")
@@ -94,6 +94,9 @@ def sweep(ctx, problem, epsilon, lambda_, alpha, delta, parties, plot_path, as_c
                            timeout=timeout or None, force=force, scheduler=scheduler,
                            listener=progress, **solver_options(**solver))
     print_sweep(out, result, "csv" if as_csv else "json" if as_json else "table", quiet=quiet)
+    hint = resume_hint(result, saved=not no_store)
+    if hint is not None:  # a message, not a result: stderr
+        err.print(hint)
     for message in result.notes:
         note(message)
     if plot_path is not None:

@@ -93,8 +93,12 @@ def _has_table(document: dict[str, Any]) -> bool:
 
 
 def _document(path: Path) -> dict[str, Any]:
-    _, text = read_data(path)
-    return parse_toml(text, str(path))
+    shown = str(_shown(path))
+    try:
+        _, text = read_data(path)
+    except SpecError as exc:
+        raise SpecError(shown, "", None, exc.allowed) from None
+    return parse_toml(text, shown)
 
 
 def find_config(start: str | Path = ".") -> Path | None:
