@@ -358,7 +358,8 @@ def test_an_unexpected_gap_fails(tmp_path: Path) -> None:
     report = check([path], tmp_path)
     assert report.exit_status() == 1
     (mismatch,) = report.mismatches
-    assert mismatch.kind == "verdict" and mismatch.note.startswith("expected verdict optimal, got gap")
+    assert mismatch.kind == "verdict"
+    assert mismatch.note.startswith("expected verdict optimal, got gap")
     assert (mismatch.expected_verdict, mismatch.got_verdict) == ("optimal", "gap")
 
 

@@ -207,50 +207,48 @@ REFERENCE = {"abstract", "authors", "collection-doi", "collection-title", "colle
 
 
 def cff_problems(data: object) -> list[str]:
-    problems: list[str] = []
     if not isinstance(data, dict):
         return ["the file is not a mapping"]
-    problems += [f"unknown key {k}" for k in set(data) - TOP]
+    problems = [f"unknown key {k}" for k in set(data) - TOP]
     problems += [f"missing {k}" for k in ("authors", "cff-version", "message", "title")
                  if k not in data]
     if data.get("cff-version") != "1.2.0":
         problems.append("cff-version must be the string 1.2.0")
     if data.get("type", "software") not in ("software", "dataset"):
         problems.append("type must be software or dataset")
-    for key in ("message", "title", "abstract"):
-        if key in data and not (isinstance(data[key], str) and data[key].strip()):
-            problems.append(f"{key} must be a non-empty string")
+    problems += [f"{key} must be a non-empty string" for key in ("message", "title", "abstract")
+                 if key in data and not (isinstance(data[key], str) and data[key].strip())]
     problems += _authors(data.get("authors"), "authors")
-    if "keywords" in data and not (isinstance(data["keywords"], list) and data["keywords"]
-                                   and all(isinstance(k, str) for k in data["keywords"])
-                                   and len(set(data["keywords"])) == len(data["keywords"])):
+    keywords = data.get("keywords", ["-"])
+    if not (isinstance(keywords, list) and keywords and len(set(map(str, keywords)))
+            == len(keywords) and all(isinstance(k, str) for k in keywords)):
         problems.append("keywords must be a list of distinct strings")
     if "date-released" in data and not re.fullmatch(r"\d{4}-\d\d-\d\d",
                                                     str(data["date-released"])):
         problems.append("date-released must be YYYY-MM-DD")
     references = data.get("references", [])
     if not isinstance(references, list) or not references:
-        problems.append("references must be a non-empty list")
-        references = []
+        return [*problems, "references must be a non-empty list"]
     for i, ref in enumerate(references):
-        where = f"references[{i}]"
-        if not isinstance(ref, dict):
-            problems.append(f"{where} is not a mapping")
-            continue
-        problems += [f"{where}: unknown key {k}" for k in set(ref) - REFERENCE]
-        problems += [f"{where}: missing {k}" for k in ("authors", "title", "type")
-                     if k not in ref]
-        if ref.get("type") not in REFERENCE_TYPES:
-            problems.append(f"{where}: type {ref.get('type')!r} is not a CFF reference type")
-        problems += _authors(ref.get("authors"), f"{where}.authors")
-        for key in ("year", "start", "end", "volume", "month"):
-            if key in ref and (isinstance(ref[key], bool) or not isinstance(ref[key], int)):
-                problems.append(f"{where}.{key} must be an integer")
-        conference = ref.get("conference")
-        if conference is not None and (not isinstance(conference, dict)
-                                       or "name" not in conference
-                                       or set(conference) - ENTITY):
-            problems.append(f"{where}.conference must be an entity with a name")
+        problems += _reference(ref, f"references[{i}]")
+    return problems
+
+
+def _reference(ref: object, where: str) -> list[str]:
+    if not isinstance(ref, dict):
+        return [f"{where} is not a mapping"]
+    problems = [f"{where}: unknown key {k}" for k in set(ref) - REFERENCE]
+    problems += [f"{where}: missing {k}" for k in ("authors", "title", "type") if k not in ref]
+    if ref.get("type") not in REFERENCE_TYPES:
+        problems.append(f"{where}: type {ref.get('type')!r} is not a CFF reference type")
+    problems += _authors(ref.get("authors"), f"{where}.authors")
+    problems += [f"{where}.{key} must be an integer"
+                 for key in ("year", "start", "end", "volume", "month")
+                 if key in ref and (isinstance(ref[key], bool) or not isinstance(ref[key], int))]
+    conference = ref.get("conference")
+    if conference is not None and (not isinstance(conference, dict) or "name" not in conference
+                                   or set(conference) - ENTITY):
+        problems.append(f"{where}.conference must be an entity with a name")
     return problems
 
 

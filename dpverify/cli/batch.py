@@ -19,9 +19,9 @@ from dpverify.cli.options import (
     SOLVER_OPTIONS,
     add_options,
     consoles,
+    given,
     json_option,
     note,
-    given,
     note_unused_seed,
     solver_options,
 )

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from dpverify.defaults import DEFAULT_TIMEOUT
 from dpverify.errors import SpecError
 from dpverify.runner.claims import StoreGate
+from dpverify.runner.exclude import Exclusions
 from dpverify.runner.executors.local import (
     Executor,
     Outcome,
@@ -26,7 +27,6 @@ from dpverify.runner.executors.local import (
     make_executor,
     one_line_reason,
 )
-from dpverify.runner.exclude import Exclusions
 from dpverify.runner.executors.spawn import refuse_when_rerunning_main
 from dpverify.runner.files import SkippedFile, find_problem_files, no_problem_files
 from dpverify.runner.fingerprint import build_id

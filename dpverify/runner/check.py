@@ -105,9 +105,10 @@ class Case:
         came, in the words of the kind of mismatch."""
         what = f"{self.problem} {self.agent} {self.accuracy}" if self.agent != "-" \
             else self.problem
-        if self.kind is CaseKind.VERDICT:
+        if self.kind is CaseKind.VERDICT:  # a finding's reason says what was found
+            found = self.reason and self.got_verdict != "optimal"
             return (f"{what}: verdict mismatch: expected {self.expected_verdict}, got "
-                    f"{self.got_verdict}" + (f" ({self.reason})" if self.reason else ""))
+                    f"{self.got_verdict}" + (f" ({self.reason})" if found else ""))
         if self.kind is CaseKind.VALUE:
             return (f"{what}: expected {_number(self.expected)}, got {_number(self.got)} "
                     f"(difference {self.difference:+.3g}, tolerance {self.allowed:.1g})"

@@ -101,7 +101,7 @@ def _document(path: Path) -> dict[str, Any]:
     return parse_toml(text, shown)
 
 
-def find_config(start: str | Path = ".") -> Path | None:
+def find_config(start: str | os.PathLike[str] = ".") -> Path | None:
     """The configuration file for a run started in `start` (see the module docstring), or
     None. A pyproject.toml that is not TOML is an error (SpecError, exit 2) when the search
     reaches it: it might hold the table."""
@@ -118,7 +118,8 @@ def find_config(start: str | Path = ".") -> Path | None:
     return None
 
 
-def load_config(start: str | Path = ".", *, path: str | Path | None = None) -> Config:
+def load_config(start: str | os.PathLike[str] = ".", *,
+                path: str | os.PathLike[str] | None = None) -> Config:
     """The configuration of a run started in `start` (or the file `path`), checked: every
     key known and every value of its type and range, else SpecError naming the file and
     the key (exit 2)."""
@@ -126,7 +127,7 @@ def load_config(start: str | Path = ".", *, path: str | Path | None = None) -> C
     if found is None:
         return Config()
     document = _document(found)
-    shown = _shown(found)
+    shown = str(_shown(found))
     if found.name == OWN_FILE:
         table, prefix = document, ""
     else:

@@ -14,6 +14,7 @@ before anything is written; one with the same content is left as it is.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from importlib import resources
 from importlib.abc import Traversable
@@ -61,7 +62,7 @@ def shipped_files() -> list[tuple[Path, bytes]]:
     return out
 
 
-def write_examples(folder: str | Path) -> WrittenExamples:
+def write_examples(folder: str | os.PathLike[str]) -> WrittenExamples:
     """Write the shipped problems into `folder` (made when missing): `folder/problems/...`
     and `folder/examples/...`. InputError (exit 2), with nothing written, when a file is
     there with other content, or when the package holds no examples (a broken install)."""

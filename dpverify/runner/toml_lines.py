@@ -13,6 +13,7 @@ and returns what it found, so a line is a pointer for a person, never part of a 
 
 from __future__ import annotations
 
+import contextlib
 import re
 
 KeyPath = tuple[str, ...]
@@ -225,10 +226,8 @@ def key_lines(text: str) -> dict[KeyPath, int]:
     time each is written); what comes after anything the scanner does not follow is
     left out."""
     scanner = _Scanner(text)
-    try:
+    with contextlib.suppress(_Stop, IndexError):  # what was found before it stands
         scanner.document()
-    except (_Stop, IndexError):
-        pass
     return scanner.found
 
 
