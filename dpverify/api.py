@@ -56,6 +56,7 @@ from dpverify.version import __version__
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+    from dpverify.configuration import Config
     from dpverify.problem import Problem
     from dpverify.research.falsify import Campaign
     from dpverify.research.survey import CaseResult, SurveyReport
@@ -67,7 +68,6 @@ if TYPE_CHECKING:
         CertifyReport,
     )
     from dpverify.runner.check import CheckReport
-    from dpverify.runner.config import Config
     from dpverify.runner.examples import WrittenExamples
     from dpverify.runner.exclude import Exclusions
     from dpverify.runner.files import FileResult, VerifyReport
@@ -420,9 +420,14 @@ def configuration(start: PathLike = ".") -> Config:
     pyproject.toml, or a dpverify.toml, searched from `start` upward (to the top of the
     repository); `config.values` by option name. SpecError naming the file and the key for
     an unknown key or a bad value (dpverify/runner/config.py)."""
+    from dpverify.configuration import Config, find_config
+
+    found = find_config(start)  # light: `dpverify --help` reads nothing heavy without one
+    if found is None:
+        return Config()
     from dpverify.runner.config import load_config
 
-    return load_config(start)
+    return load_config(path=found)
 
 
 def results(store: PathLike = DEFAULT_STORE, *,
@@ -656,7 +661,8 @@ def examples(folder: PathLike) -> WrittenExamples:
 
 def install_hint(extra: str) -> str:
     """How to install the optional extra `extra` (`plot`, `dask`) where dpverify runs:
-    `pip install 'dpverify[plot]'`, or in the checkout `.venv/bin/pip install -e '.[plot]'`."""
+    from a wheel `pip install 'dpverify[plot]'`, in the checkout `.venv/bin/pip install -e
+    '.[plot]'`."""
     from dpverify.install import install_hint as hint
 
     return hint(extra)

@@ -1,5 +1,5 @@
 """Pictures of sweeps: the only module that imports matplotlib (an optional extra,
-`pip install 'dpverify[plot]'`; in the checkout `.venv/bin/pip install -e '.[plot]'`:
+from a wheel `pip install 'dpverify[plot]'`; in the checkout `.venv/bin/pip install -e '.[plot]'`:
 dpverify.install), and only when a picture is drawn.
 
 A multi-party sweep draws, for each agent and accuracy, the bound (the relaxed LP's

@@ -36,60 +36,17 @@ This module only reads and checks; the command line hands the values to click
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from dpverify.configuration import APPLIES, KEYS, OWN_FILE, TABLE, Config, find_config
 from dpverify.errors import SpecError
 from dpverify.runner.exclude import anchored
 from dpverify.spec.reader import parse_toml, read_data, type_name
 from dpverify.verifiers.options import option_problem
 
-PYPROJECT = "pyproject.toml"
-OWN_FILE = "dpverify.toml"
-TABLE = ("tool", "dpverify")
-
-# key -> the commands whose option of that name it sets (the shared option, not another of
-# the same name: `derive --tol` is a tolerance of its own floating-point tests)
-APPLIES: dict[str, tuple[str, ...]] = {
-    "tol": ("verify", "audit", "batch", "check", "sweep", "falsify", "survey"),
-    "expect-tol": ("check",),
-    "jobs": ("batch", "check", "sweep", "survey"),
-    "store": ("batch", "check", "sweep", "results"),
-    "method": ("verify", "certify", "batch", "check", "sweep"),
-    "strict": ("check",),
-    "exclude": ("verify", "batch", "check"),
-}
-KEYS = tuple(APPLIES)
-
-
-@dataclass(frozen=True)
-class Config:
-    """The configuration read (`path` None: none was found). `values` maps each key set
-    (as `KEYS` spells it, the option's name without `--`) to its checked value: `store`
-    a path as a string, `exclude` a tuple of patterns, both made relative to nothing (a
-    path pattern absolute, by the file's folder: `exclude.anchored`)."""
-
-    path: Path | None = None
-    values: Mapping[str, Any] = field(default_factory=dict)
-
-    @property
-    def origin(self) -> str:
-        """Where the values come from, for a message: `pyproject.toml [tool.dpverify]`."""
-        if self.path is None:
-            return "no configuration"
-        return f"{self.path} [tool.dpverify]" if self.path.name == PYPROJECT else str(self.path)
-
-    def for_command(self, command: str) -> dict[str, Any]:
-        """{key: value} of the keys that apply to `command`."""
-        return {key: value for key, value in self.values.items()
-                if command in APPLIES.get(key, ())}
-
-
-def _has_table(document: dict[str, Any]) -> bool:
-    tool = document.get(TABLE[0])
-    return isinstance(tool, dict) and TABLE[1] in tool
+__all__ = ["APPLIES", "KEYS", "Config", "find_config", "load_config"]
 
 
 def _document(path: Path) -> dict[str, Any]:
@@ -99,23 +56,6 @@ def _document(path: Path) -> dict[str, Any]:
     except SpecError as exc:
         raise SpecError(shown, "", None, exc.allowed) from None
     return parse_toml(text, shown)
-
-
-def find_config(start: str | os.PathLike[str] = ".") -> Path | None:
-    """The configuration file for a run started in `start` (see the module docstring), or
-    None. A pyproject.toml that is not TOML is an error (SpecError, exit 2) when the search
-    reaches it: it might hold the table."""
-    folder = Path(os.path.abspath(start))
-    for here in (folder, *folder.parents):
-        own = here / OWN_FILE
-        if own.is_file():
-            return own
-        pyproject = here / PYPROJECT
-        if pyproject.is_file() and _has_table(_document(pyproject)):
-            return pyproject
-        if (here / ".git").exists():
-            return None
-    return None
 
 
 def load_config(start: str | os.PathLike[str] = ".", *,

@@ -1,6 +1,6 @@
 """The Dask executor: the batch loop of `dpverify.runner.executors.base` on a Dask cluster
 (`distributed.Client(ADDRESS)`, or a `LocalCluster` for `local`). Dask is an optional
-extra (`pip install 'dpverify[dask]'`; in the checkout `.venv/bin/pip install -e
+extra (from a wheel `pip install 'dpverify[dask]'`; in the checkout `.venv/bin/pip install -e
 '.[dask]'`: dpverify.install), imported only here and lazily.
 """
 
