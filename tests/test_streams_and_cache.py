@@ -143,3 +143,26 @@ def test_sweep_keeps_its_progress_on_stderr(folder: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[0].startswith("problem,kind,epsilon,")  # CSV alone
     assert "[1/2]" in done.stderr and "[1/2]" not in done.stdout
+
+
+def test_the_resume_hints_are_messages_not_results() -> None:
+    """The hint of an interrupted batch, check or sweep is a line for stderr of its own
+    (the commands print it there, whatever the format); the summary lines, which go to
+    stdout, do not carry it."""
+    from types import SimpleNamespace
+
+    from dpverify.console.batch import resume_hint
+    from dpverify.console.sweep import resume_hint as sweep_hint
+    from dpverify.console.sweep import summary_line
+
+    batch = SimpleNamespace(interrupted=True, items=[1, 2], total=5)
+    assert resume_hint(batch, ".dpverify/results.sqlite") == (
+        "interrupted: 2 of 5 problems finished and saved in .dpverify/results.sqlite; run "
+        "the same command again to resume")
+    assert resume_hint(batch, None) == "interrupted: 2 of 5 problems finished (not saved: " \
+        "--no-store)"
+    assert resume_hint(SimpleNamespace(interrupted=False), "s") is None
+    sweep = SimpleNamespace(interrupted=True, points=[], skipped=0, workers=1, seconds=1.0,
+                            counts=lambda: {})
+    assert "interrupted" not in summary_line(sweep)
+    assert sweep_hint(sweep).startswith("interrupted: the points that finished are stored")

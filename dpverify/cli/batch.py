@@ -137,7 +137,7 @@ def batch(ctx, paths, jobs, store_path, no_store, timeout, force, scheduler, qui
     status: 0 all optimal, 1 a gap, 2 an invalid problem file, 3 could not decide (an
     error or a timeout), 130 interrupted.
     """
-    from dpverify.console.batch import BatchProgress, print_batch_summary
+    from dpverify.console.batch import BatchProgress, print_batch_summary, resume_hint
 
     note_unused_seed(ctx, samples)
     options = solver_options(tol=tol, backend=backend, max_nonzeros=max_nonzeros,
@@ -156,6 +156,8 @@ def batch(ctx, paths, jobs, store_path, no_store, timeout, force, scheduler, qui
     if as_json:
         if err.is_terminal:
             print_batch_summary(err, report, saved, err)
+        elif report.interrupted:  # JSON Lines alone on stdout; the hint still said
+            err.print(resume_hint(report, saved))
     else:
         print_batch_summary(out, report, saved, err)
     _notes(report, certify)
@@ -273,7 +275,13 @@ def check(ctx, paths, jobs, store_path, no_store, timeout, force, scheduler, qui
     with a note. Defaults may come from [tool.dpverify] in pyproject.toml.
     """
     from dpverify.console import print_json
-    from dpverify.console.batch import BatchProgress, check_json, print_check, print_github
+    from dpverify.console.batch import (
+        BatchProgress,
+        check_json,
+        print_check,
+        print_github,
+        resume_hint,
+    )
 
     if as_json:
         if given(ctx, "fmt_name") and fmt_name != "json":
@@ -302,7 +310,10 @@ def check(ctx, paths, jobs, store_path, no_store, timeout, force, scheduler, qui
     elif fmt_name == "github":
         print_github(report, api.github_annotations(report))
     else:
-        print_check(out, report, err, saved=not no_store)
+        print_check(out, report)
+    hint = resume_hint(report.batch, None if no_store else store_path)
+    if hint is not None:  # a message, on stderr, whatever the format
+        err.print(hint)
     _notes(report.batch, certify)
     sys.exit(report.exit_status())
 

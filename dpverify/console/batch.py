@@ -177,15 +177,21 @@ def print_batch_summary(console: Console, report: Any, store_path: str | None = 
             console.print(line)
         console.print()
     console.print(counts_line(report))
-    if report.interrupted:
-        done = len(report.items)
-        if store_path is None:
-            hint = (f"interrupted: {done} of {report.total} problems finished (not saved: "
-                    "--no-store)")
-        else:
-            hint = (f"interrupted: {done} of {report.total} problems finished and saved in "
-                    f"{store_path}; run the same command again to resume")
+    hint = resume_hint(report, store_path)
+    if hint is not None:
         (err or console).print(hint)
+
+
+def resume_hint(report: Any, store_path: str | None) -> str | None:
+    """The line for stderr after an interrupted batch (None when it finished): what was
+    saved, and how to resume (`store_path` None: the run had no store, --no-store)."""
+    if not report.interrupted:
+        return None
+    done = len(report.items)
+    if store_path is None:
+        return f"interrupted: {done} of {report.total} problems finished (not saved: --no-store)"
+    return (f"interrupted: {done} of {report.total} problems finished and saved in "
+            f"{store_path}; run the same command again to resume")
 
 
 # -- check ---------------------------------------------------------------------------------
@@ -210,11 +216,10 @@ def mismatch_table(mismatches: Sequence[Any]) -> Table:
     return table
 
 
-def print_check(console: Console, report: Any, err: Console | None = None, *,
-                saved: bool = True) -> None:
+def print_check(console: Console, report: Any) -> None:
     """The table of mismatches, the invalid and unchecked files, what --update wrote (or
-    --diff would write: the diffs), and the summary line on `console`; the resume hint of
-    an interrupted run on `err` (stderr)."""
+    --diff would write: the diffs), and the summary line (the resume hint of an
+    interrupted run is `resume_hint`'s, on stderr)."""
     for diff in report.diffs:
         _print_plain(console, diff.unified())
     if report.mismatches:
@@ -240,11 +245,6 @@ def print_check(console: Console, report: Any, err: Console | None = None, *,
     for message in report.update_errors:
         console.print(f"dpverify: {message}")
     console.print(check_summary(report))
-    if report.batch.interrupted:
-        batch = report.batch
-        done = f"interrupted: {len(batch.items)} of {batch.total} problems finished"
-        (err or console).print(f"{done} and saved; run the same command again to resume"
-                               if saved else f"{done} (not saved: --no-store)")
 
 
 def check_summary(report: Any) -> str:
