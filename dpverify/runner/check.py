@@ -15,6 +15,13 @@ exact rational "p/q" when a proof gives one. A file whose expectations all hold 
 byte for byte as it is. The tables are `[expect.observer]` / `[expect.party.N]` (keys
 `average`, `worst`) for multi-party problems, `[expect.consumer]` (key `minimax` or
 `bayes`) for count problems; in general an agent name `a:b` is the table `[expect.a.b]`.
+`diff` (`--diff`) computes the same rewrite, checked the same way, and writes nothing.
+
+The comparison gives one typed `Case` per expectation (and per result that is not as
+claimed), with its `CaseKind`, the expected and got values and verdicts, and the line of
+the expectation in the file (`toml_lines`): what the table, `--json`, the JUnit report
+and the GitHub annotations (`runner/reports.py`) show. A file that is not a valid problem
+is listed apart (`report.invalid`), not as a mismatch.
 """
 
 from __future__ import annotations
