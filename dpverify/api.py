@@ -607,8 +607,9 @@ def falsify(problem: Problem | PathLike, *, protocols: int = 200, rounds: int = 
                          "problem (or a protocol file)")
     if isinstance(spec, ProtocolSpec):
         spec = spec.claimed()
-    directory = Path(counterexamples)
-    directory.mkdir(parents=True, exist_ok=True)
+    from dpverify.cachedir import make_dirs
+
+    directory = make_dirs(counterexamples)  # a `.dpverify` folder is marked as a cache
     return run(spec, loaded.document(), SearchOptions(protocols, rounds, messages, seed, climb),
                make_options(tol=tol), counterexample_dir=directory,
                save_best=Path(save_best) if save_best is not None else None,

@@ -17,6 +17,7 @@ as it is: the user chose where it goes.
 from __future__ import annotations
 
 import contextlib
+import os
 from pathlib import Path
 
 CACHE_DIR_NAME = ".dpverify"
@@ -26,7 +27,7 @@ CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
                 "# This file is a cache directory tag created by dpverify.\n")
 
 
-def make_dirs(directory: str | Path) -> Path:
+def make_dirs(directory: str | os.PathLike[str]) -> Path:
     """`directory` made with its parents (as `mkdir -p`), and each `.dpverify` folder on
     its path marked as a cache (`mark_cache`). Raises OSError as `Path.mkdir` does."""
     folder = Path(directory)
