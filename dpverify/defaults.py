@@ -67,6 +67,7 @@ DEFAULT_MAX_ORBIT_WORK = 50_000_000
 DEFAULT_RESTARTS = 8  # random starts of the m-ary protocol search
 DEFAULT_TIMEOUT = 600.0  # seconds per problem in a batch (and a sweep)
 DEFAULT_STORE = Path(".dpverify") / "results.sqlite"
+MEMORY_STORE = ":memory:"  # `--no-store`: a results store in memory for one run, never saved
 DEFAULT_CHECK_TOL = 1e-6  # `check --expect-tol`: the tolerance of an expected value
 TEMPLATE_KINDS = ("multiparty", "count")  # what `dpverify new` writes
 NAMED_GAINS = ("indicator", "-abs", "-square")  # the named gains of multi-party files

@@ -1,5 +1,6 @@
 """Pictures of sweeps: the only module that imports matplotlib (an optional extra,
-`.venv/bin/pip install -e '.[plot]'`), and only when a picture is drawn.
+from a wheel `pip install 'dpverify[plot]'`; in the checkout `.venv/bin/pip install -e '.[plot]'`:
+dpverify.install), and only when a picture is drawn.
 
 A multi-party sweep draws, for each agent and accuracy, the bound (the relaxed LP's
 optimum) and randomized response's value against the swept variable, with each point's
@@ -36,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from dpverify.defaults import DEFAULT_TOL, PLOT_STYLES
 from dpverify.errors import InputError
+from dpverify.install import install_hint
 from dpverify.sweeps.reference import (
     CLOSED_FORM,
     EXPANSION_MAX_EPSILON,
@@ -48,7 +50,7 @@ if TYPE_CHECKING:
 
 
 FORMATS = ("png", "svg", "pdf")
-INSTALL = ".venv/bin/pip install -e '.[plot]'"
+INSTALL = install_hint("plot")  # as it works here: in the checkout, or from a wheel
 # Plain Unicode where no superscript is needed: one searchable <text> in an SVG
 X_LABELS = {"epsilon": "privacy level ε",
             "lambda": r"$\lambda = e^{\varepsilon}$",

@@ -232,7 +232,8 @@ LAYERS: list[list[tuple[str, ...]]] = [
     [("lp",)],
     [("problem",)],
     [("spec",)],
-    [("errors", "status", "defaults", "filenames", "version", "notebook")],
+    [("errors", "status", "defaults", "filenames", "version", "notebook", "cachedir",
+      "install", "configuration")],
 ]
 # The modules the command line may import at run time (dpverify.console's sub-modules too);
 # anything else only under `if TYPE_CHECKING:` (types for annotations).
@@ -388,7 +389,8 @@ def test_every_command_calls_the_api_function_of_its_name():
     function = {"verify": "verify_paths", "certify": "certify_paths",
                 "check-cert": "check_cert", "audit": "audit_paths", "batch": "batch",
                 "results": "results", "check": "check", "sweep": "sweep", "derive": "derive",
-                "release": "release", "new": "new", "falsify": "falsify", "survey": "survey"}
+                "release": "release", "new": "new", "falsify": "falsify", "survey": "survey",
+                "examples": "examples"}
     assert sorted(main.commands) == sorted(function)
     for command, name in function.items():
         assert callable(getattr(api, name)) and name in api.__all__, name
@@ -420,7 +422,9 @@ def test_the_graph_checks_see_what_they_claim(tmp_path, monkeypatch):
 # One TOML parser (spec/reader.py parse_toml: the one-line errors of every loader) and one
 # writer of the documents dpverify writes (spec/documents.py toml_text); runner/check.py
 # edits `[expect]` tables in place with tomlkit, keeping the file's comments.
-TOML_MODULES = {"tomllib": ("spec/reader.py",),
+# configuration.py looks, with tomllib, whether a pyproject.toml has [tool.dpverify] before
+# every command (without importing spec/); the configuration itself is read by parse_toml.
+TOML_MODULES = {"tomllib": ("spec/reader.py", "configuration.py"),
                 "tomlkit": ("spec/documents.py", "runner/check.py")}
 
 

@@ -44,7 +44,7 @@ from dpverify.cli.options import (
 @click.option("--plot", "plot_path", metavar="FILE", type=click.Path(dir_okay=False),
               callback=plot_path_option,
               help="Draw the privacy profiles (implies --profile) into FILE.png, .svg or "
-                   ".pdf. Needs .venv/bin/pip install -e '.[plot]'.")
+                   f".pdf. Needs {api.install_hint('plot')}.")
 @add_options(FIGURE_OPTIONS)
 @json_option("Print one JSON array of result objects (one per file), nothing else.")
 @add_options(OUTPUT_OPTIONS)

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from dpverify.cachedir import make_dirs
 from dpverify.defaults import DEFAULT_TIMEOUT
 from dpverify.errors import InputError, OptionError
 from dpverify.filenames import file_stem, output_path
@@ -246,7 +247,7 @@ def case_result(case: Case, result: dict[str, Any], seconds: float) -> CaseResul
 
 def save_case(plan: SurveyPlan, result: CaseResult, directory: Path) -> str:
     """An interesting case (gap or open) as a problem file with its [expect] table."""
-    directory.mkdir(parents=True, exist_ok=True)
+    make_dirs(directory)  # a `.dpverify` folder is marked as a cache
     expect = {result.case.accuracy: result.bound, "verdict": result.verdict}
     text = problem_text(plan, result.case, expect,
                         f"Found by `dpverify survey`: {result.verdict}. {result.reason}")
