@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from dpverify.checker import CertificateFormatError, check_certificate
-from dpverify.checker.bits import corner_sums
+from dpverify.checker.factors import ClassOrbits, transform
 from dpverify.verifiers.multiparty.certify import certify_agent
 
 CHECKER = Path(__file__).resolve().parents[1] / "dpverify" / "checker"
@@ -268,10 +268,11 @@ def test_malformed_certificates(and3, mutate, text):
 
 @pytest.mark.parametrize("pq", [[(3, 2)], [(2, 1), (5, 3)], [(1, 1), (7, 2), (3, 1)]])
 def test_corner_sums_match_the_definition(pq):
+    """The one transform with classes of one party (RR's corners) against the sum."""
     k = len(pq)
     n = 1 << k
     v = [(7 * x * x - 3 * x + 2) % 11 - 4 for x in range(n)]
-    got = corner_sums(pq, v)
+    got = transform([ClassOrbits(1, p, q) for p, q in pq], v)
     for s in range(n):
         expected = 0
         for x in range(n):

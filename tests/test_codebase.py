@@ -412,9 +412,9 @@ def test_the_graph_checks_see_what_they_claim(tmp_path, monkeypatch):
     assert ("dpverify.spec.reader", "_MISSING") in imports_of(module)
     assert layer_violations("dpverify.checker.fake", module)[-1].endswith("(up)")
     theory = tmp_path / "t.py"
-    theory.write_text("import dpverify.checker.common\n", encoding="utf-8")
+    theory.write_text("import dpverify.checker.claim\n", encoding="utf-8")
     assert layer_violations("dpverify.theory.fake", theory) == [
-        "dpverify.theory.fake imports dpverify.checker.common (a sibling)"]
+        "dpverify.theory.fake imports dpverify.checker.claim (a sibling)"]
 
 
 # One TOML parser (spec/reader.py parse_toml: the one-line errors of every loader) and one

@@ -1,0 +1,179 @@
+"""The one checking core: every certificate format is read into this representation and
+checked by the routines below (docs/theory.md 2.1-2.4, 2.8, 6.5, 7.4).
+
+**The representation.** A `Grid` of inputs: one axis per party (its bit or symbol) or per
+class of interchangeable parties (the number of ones in the class), `mass[x]` inputs at
+point x (an orbit's size |W|; 1 without classes), and the part of a label each point
+belongs to (a party agent's own bit or symbol; one part for the observer). The all-input
+format is the orbit format with classes of one party; the multi-symbol and delta formats
+have one axis per party. On top of it:
+
+* `Dual`, an upper end (theory.md 2.1): per-axis ray matrices (`factors.py`: RR's corners,
+  a class's orbit transform, the extreme rays of 6.2, the four rays of 7.4), the prior and
+  gains on the grid, and the terms of the left-hand side (mu; with delta, nu through the
+  hockey-stick parts of the rays). `check_dual` checks, for every product s of rays,
+
+      sum_terms (K_t c_t)[s]  >=  sum_parts max_y (K (prior gain_y 1_part))[s]           (C)
+
+  where K c = sum_x prod_i F_i[x_i][s_i] c[x] (every column weighted by the masses). For a
+  party the label (y_b per own bit or symbol b) separates into one maximum per part, so
+  this is (C) for every label (theory.md 2.3). (C) for every s proves OPT <= the bound
+  (Claims 1 and 2 of theory.md 2.1; (C') of 2.8, (C'') of 6.5, (D) of 7.4).
+* `Protocol`, a lower end (theory.md 2.4): per-axis channels read backwards (P(t | x)),
+  one decision rule per part on the transcripts; `accuracy` recomputes its exact value.
+
+The interval formats (checker/intervals.py) read into the same grid and take their bound
+from `best_scores` of the same right-hand sides, computed in outward-rounded arithmetic.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import TypeVar
+
+from dpverify.checker.claim import CheckFailed
+from dpverify.checker.factors import Factor, transform
+from dpverify.checker.fields import Matrix
+
+T = TypeVar("T")
+Describe = Callable[[int, tuple[int, ...], Fraction, Fraction], str]
+
+
+@dataclass(frozen=True)
+class Grid:
+    """The certificate's inputs: axis i has `sizes[i]` points; point x (mixed radix, axis 1
+    most significant) holds `mass[x]` inputs and belongs to part `part[x]` of a label."""
+
+    sizes: tuple[int, ...]
+    mass: tuple[int, ...]
+    part: tuple[int, ...]
+    parts: int
+
+    def points(self) -> list[tuple[int, ...]]:
+        """Every point as its coordinates, in order."""
+        return list(itertools.product(*(range(n) for n in self.sizes)))
+
+
+def party_grid(alphabets: Sequence[int], party: int) -> Grid:
+    """One axis per party (`alphabets[i]` symbols); parts: the own symbol of party `party`
+    (1-based), or one part for the observer (0)."""
+    points = list(itertools.product(*(range(m) for m in alphabets)))
+    part = tuple(x[party - 1] if party else 0 for x in points)
+    return Grid(tuple(alphabets), (1,) * len(points), part,
+                alphabets[party - 1] if party else 1)
+
+
+def class_grid(sizes: Sequence[int], own: int | None) -> Grid:
+    """One axis per class of `sizes[c]` parties (0..n_c ones, |W| = prod_c C(n_c, w_c)
+    inputs per orbit); parts: the ones of class `own` (a party agent's own party alone),
+    or one part (own None). Classes of one party are the inputs themselves."""
+    grid = party_grid([n + 1 for n in sizes], 0 if own is None else own + 1)
+    mass = tuple(math.prod(math.comb(n, w) for n, w in zip(sizes, x, strict=True))
+                 for x in grid.points())
+    return Grid(grid.sizes, mass, grid.part, grid.parts)
+
+
+# ------------------------------------------------------------------ the upper end
+
+
+@dataclass(frozen=True)
+class Term:
+    """One term of (C)'s left-hand side: sum_x prod_i F_i[x_i][s_i] column[x]."""
+
+    factors: tuple[Factor, ...]
+    column: tuple[Fraction, ...]
+
+
+@dataclass(frozen=True)
+class Dual:
+    """An upper end in the one representation: (C) for every product s of the rays."""
+
+    grid: Grid
+    rays: tuple[Factor, ...]
+    prior: tuple[Fraction, ...]  # per input, at each point
+    gain: tuple[tuple[Fraction, ...], ...]  # per point and output
+    left: tuple[Term, ...]  # columns already weighted by the masses
+
+
+def right_columns(grid: Grid, prior: Sequence[Fraction],
+                  gain: Sequence[Sequence[Fraction]]) -> list[list[list[Fraction]]]:
+    """columns[b][y][x] = prior[x] gain[x][y] mass[x] on the points of part b, else 0."""
+    return [[[p * g[y] * s if b == part else Fraction(0)
+              for p, g, s, part in zip(prior, gain, grid.mass, grid.part, strict=True)]
+             for y in range(len(gain[0]))] for b in range(grid.parts)]
+
+
+def best_scores(scores: Sequence[Sequence[Sequence[T]]],
+                best: Callable[[Sequence[T]], T]) -> list[list[T]]:
+    """scores[b][y][s] -> per part b and product s the best output's score."""
+    return [[best(column) for column in zip(*part, strict=True)] for part in scores]
+
+
+def check_dual(dual: Dual, describe: Describe) -> None:
+    """(C) for every product s of rays, in integers: every column over one common
+    denominator, each side at one common scale. The first failure raises CheckFailed with
+    `describe(s, label, left, right)` (the best label, both sides exactly)."""
+    right = right_columns(dual.grid, dual.prior, dual.gain)
+    columns = [list(t.column) for t in dual.left] + [c for part in right for c in part]
+    den = math.lcm(*(v.denominator for c in columns for v in c))
+    ints = [[v.numerator * (den // v.denominator) for v in c] for c in columns]
+    scales = [math.prod(f.scale for f in t.factors) for t in dual.left]
+    rhs_scale = math.prod(f.scale for f in dual.rays)
+    scale = math.lcm(rhs_scale, *scales)
+    lhs: list[int] | None = None
+    for term, column, own in zip(dual.left, ints, scales, strict=False):
+        part = [v * (scale // own) for v in transform(term.factors, column)]
+        lhs = part if lhs is None else [a + b for a, b in zip(lhs, part, strict=True)]
+    m = len(dual.gain[0])
+    rest = iter(ints[len(dual.left):])
+    scores = [[transform(dual.rays, next(rest)) for _ in range(m)] for _ in right]
+    rhs = [sum(values) * (scale // rhs_scale)
+           for values in zip(*best_scores(scores, max), strict=True)]
+    assert lhs is not None
+    for s, (left, best) in enumerate(zip(lhs, rhs, strict=True)):
+        if left < best:
+            label = tuple(max(range(m), key=lambda y: part[y][s]) for part in scores)
+            raise CheckFailed(describe(s, label, Fraction(left, den * scale),
+                                       Fraction(best, den * scale)))
+
+
+# ------------------------------------------------------------------ the lower end
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """A lower end: a protocol given per axis by its channel read backwards
+    (F[t][x] = P(t | x), times its scale), `weights[t]` transcripts at each transcript
+    point (|J| on corner orbits, else 1), and a decision rule per part,
+    rules[b][t][y] (rows distributions)."""
+
+    grid: Grid
+    channels: tuple[Factor, ...]
+    weights: tuple[int, ...]
+    rules: tuple[Matrix, ...]
+    gain: tuple[tuple[Fraction, ...], ...]
+
+
+def accuracy(protocol: Protocol, kind: str) -> Fraction:
+    """The protocol's exact accuracy with its rules (theory.md 2.4): on an input x at point
+    x, acc(x) = sum_y gain[x][y] sum_t P(t | x) rules[part(x)][t][y]; then the mean over
+    the inputs (`average`) or the minimum (`worst`)."""
+    grid, m = protocol.grid, len(protocol.gain[0])
+    columns = [[rule[t][y] * w for t, w in enumerate(protocol.weights)]
+               for rule in protocol.rules for y in range(m)]
+    den = math.lcm(*(v.denominator for c in columns for v in c))
+    scale = den * math.prod(f.scale for f in protocol.channels)
+    spread = [transform(protocol.channels, [v.numerator * (den // v.denominator) for v in c])
+              for c in columns]
+    acc = []
+    for x, (g, b, s) in enumerate(zip(protocol.gain, grid.part, grid.mass, strict=True)):
+        total = sum((g[y] * spread[b * m + y][x] for y in range(m) if g[y]), Fraction(0))
+        acc.append(total / (scale * s))
+    if kind == "worst":
+        return min(acc)
+    return sum((a * s for a, s in zip(acc, grid.mass, strict=True)), Fraction(0)) / \
+        sum(grid.mass)
