@@ -272,7 +272,7 @@ def test_corner_sums_match_the_definition(pq):
     k = len(pq)
     n = 1 << k
     v = [(7 * x * x - 3 * x + 2) % 11 - 4 for x in range(n)]
-    got = transform([ClassOrbits(1, p, q) for p, q in pq], v)
+    got = transform([ClassOrbits(1, Fraction(p, q)) for p, q in pq], v)
     for s in range(n):
         expected = 0
         for x in range(n):

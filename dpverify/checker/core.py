@@ -41,6 +41,7 @@ from dpverify.checker.fields import Matrix
 
 T = TypeVar("T")
 Describe = Callable[[int, tuple[int, ...], Fraction, Fraction], str]
+Gains = tuple[tuple[Fraction, ...], ...]  # per point and output
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,7 @@ class Dual:
     grid: Grid
     rays: tuple[Factor, ...]
     prior: tuple[Fraction, ...]  # per input, at each point
-    gain: tuple[tuple[Fraction, ...], ...]  # per point and output
+    gain: Gains
     left: tuple[Term, ...]  # columns already weighted by the masses
 
 
@@ -115,30 +116,43 @@ def best_scores(scores: Sequence[Sequence[Sequence[T]]],
 
 def check_dual(dual: Dual, describe: Describe) -> None:
     """(C) for every product s of rays, in integers: every column over one common
-    denominator, each side at one common scale. The first failure raises CheckFailed with
-    `describe(s, label, left, right)` (the best label, both sides exactly)."""
-    right = right_columns(dual.grid, dual.prior, dual.gain)
-    columns = [list(t.column) for t in dual.left] + [c for part in right for c in part]
-    den = math.lcm(*(v.denominator for c in columns for v in c))
-    ints = [[v.numerator * (den // v.denominator) for v in c] for c in columns]
-    scales = [math.prod(f.scale for f in t.factors) for t in dual.left]
-    rhs_scale = math.prod(f.scale for f in dual.rays)
-    scale = math.lcm(rhs_scale, *scales)
-    lhs: list[int] | None = None
-    for term, column, own in zip(dual.left, ints, scales, strict=False):
-        part = [v * (scale // own) for v in transform(term.factors, column)]
-        lhs = part if lhs is None else [a + b for a, b in zip(lhs, part, strict=True)]
-    m = len(dual.gain[0])
-    rest = iter(ints[len(dual.left):])
-    scores = [[transform(dual.rays, next(rest)) for _ in range(m)] for _ in right]
-    rhs = [sum(values) * (scale // rhs_scale)
-           for values in zip(*best_scores(scores, max), strict=True)]
-    assert lhs is not None
-    for s, (left, best) in enumerate(zip(lhs, rhs, strict=True)):
-        if left < best:
+    denominator, both sides at one common scale (the factors' scales differ with delta).
+    The first failure raises CheckFailed with `describe(s, label, left, right)`: the best
+    label at s and both sides, exactly."""
+    m, count = len(dual.gain[0]), len(dual.left)
+    right = [c for part in right_columns(dual.grid, dual.prior, dual.gain) for c in part]
+    ints, den = integer_columns([list(t.column) for t in dual.left] + right)
+    left = [(transform(t.factors, c), scale_of(t.factors))
+            for t, c in zip(dual.left, ints[:count], strict=True)]
+    scores = [[transform(dual.rays, c) for c in ints[count + b * m:count + (b + 1) * m]]
+              for b in range(dual.grid.parts)]
+    best = [sum(values) for values in zip(*best_scores(scores, max), strict=True)]
+    sides = left + [(best, scale_of(dual.rays))]
+    scale = math.lcm(*(z for _, z in sides))
+    lhs, rhs = rescaled(left, scale), rescaled(sides[-1:], scale)
+    for s, (a, b) in enumerate(zip(lhs, rhs, strict=True)):
+        if a < b:
             label = tuple(max(range(m), key=lambda y: part[y][s]) for part in scores)
-            raise CheckFailed(describe(s, label, Fraction(left, den * scale),
-                                       Fraction(best, den * scale)))
+            raise CheckFailed(describe(s, label, Fraction(a, den * scale),
+                                       Fraction(b, den * scale)))
+
+
+def integer_columns(columns: list[list[Fraction]]) -> tuple[list[list[int]], int]:
+    """The columns' numerators over one common denominator (the least)."""
+    den = math.lcm(*(v.denominator for c in columns for v in c))
+    return [[v.numerator * (den // v.denominator) for v in c] for c in columns], den
+
+
+def scale_of(factors: Sequence[Factor]) -> int:
+    return math.prod(f.scale for f in factors)
+
+
+def rescaled(vectors: Sequence[tuple[list[int], int]], scale: int) -> list[int]:
+    """sum_t vector_t (scale / scale_t), entry by entry: integers at one scale."""
+    out = [v * (scale // vectors[0][1]) for v in vectors[0][0]]
+    for vector, own in vectors[1:]:
+        out = [a + v * (scale // own) for a, v in zip(out, vector, strict=True)]
+    return out
 
 
 # ------------------------------------------------------------------ the lower end
@@ -155,7 +169,7 @@ class Protocol:
     channels: tuple[Factor, ...]
     weights: tuple[int, ...]
     rules: tuple[Matrix, ...]
-    gain: tuple[tuple[Fraction, ...], ...]
+    gain: Gains
 
 
 def accuracy(protocol: Protocol, kind: str) -> Fraction:
@@ -163,16 +177,13 @@ def accuracy(protocol: Protocol, kind: str) -> Fraction:
     x, acc(x) = sum_y gain[x][y] sum_t P(t | x) rules[part(x)][t][y]; then the mean over
     the inputs (`average`) or the minimum (`worst`)."""
     grid, m = protocol.grid, len(protocol.gain[0])
-    columns = [[rule[t][y] * w for t, w in enumerate(protocol.weights)]
-               for rule in protocol.rules for y in range(m)]
-    den = math.lcm(*(v.denominator for c in columns for v in c))
-    scale = den * math.prod(f.scale for f in protocol.channels)
-    spread = [transform(protocol.channels, [v.numerator * (den // v.denominator) for v in c])
-              for c in columns]
-    acc = []
-    for x, (g, b, s) in enumerate(zip(protocol.gain, grid.part, grid.mass, strict=True)):
-        total = sum((g[y] * spread[b * m + y][x] for y in range(m) if g[y]), Fraction(0))
-        acc.append(total / (scale * s))
+    ints, den = integer_columns([[rule[t][y] * w for t, w in enumerate(protocol.weights)]
+                                 for rule in protocol.rules for y in range(m)])
+    spread = [transform(protocol.channels, c) for c in ints]
+    scale = den * scale_of(protocol.channels)
+    acc = [sum((g[y] * spread[b * m + y][x] for y in range(m) if g[y]), Fraction(0)) /
+           (scale * s)
+           for x, (g, b, s) in enumerate(zip(protocol.gain, grid.part, grid.mass, strict=True))]
     if kind == "worst":
         return min(acc)
     return sum((a * s for a, s in zip(acc, grid.mass, strict=True)), Fraction(0)) / \

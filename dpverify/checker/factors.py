@@ -1,24 +1,21 @@
-"""Per-axis matrices and the one transform of the checker: sums over a grid of inputs
-(docs/theory.md 2.5, 2.8, 6.2, 7.4).
-
-A certificate's inequalities and accuracies are all sums
+"""Per-axis matrices and the one transform of the checker (docs/theory.md 2.5, 2.8, 6.2,
+7.4): every inequality and accuracy of a certificate is a sum
 
     out[s] = sum_x prod_i F_i[x_i][s_i] v[x]
 
 over the points x of a grid with one axis per party (its bit or symbol) or per class of
 parties (the number of ones in the class), mixed radix with the first axis most
-significant, for one matrix F_i per axis: RR's corners (theory.md 1.3), the extreme rays
-of a party's DP cone (6.2), the four rays with delta and their hockey-stick parts (7.4), a
-class's orbit transform (2.8), or, for a lower end, a protocol's channel read backwards
-(F[t][x] = P(t | x)). `transform` applies the product one axis at a time. A factor holds
-integers, its true entries times `scale` > 0; the interval checker's factors hold arb balls
-(scale 1) and use the same transform.
+significant, for one matrix F_i per axis: RR's corners (theory.md 1.3), a class's orbit
+transform (2.8), the extreme rays of a party's DP cone (6.2), the four rays with delta and
+their hockey-stick parts (7.4), or a protocol's channel read backwards (F[t][x] = P(t | x)).
+A factor holds integers, its true entries times `scale` > 0 (the interval checker's hold
+arb balls, scale 1, and use the same transform).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, Protocol, TypeVar
 
 from flint import fmpz_poly
@@ -31,28 +28,23 @@ SMALL_CLASS = 16
 
 
 class Factor(Protocol):
-    """One axis's matrix F[a][s]: `points` values of a on the input side, `size` values of s
-    on the output side, integer entries `scale` times the true ones."""
+    """One axis's matrix F[a][s]: `points` values of a (the input side), `size` values of s,
+    integer entries `scale` times the true ones."""
 
-    @property
-    def points(self) -> int: ...
-
-    @property
-    def size(self) -> int: ...
-
-    @property
-    def scale(self) -> int: ...
+    points: int
+    size: int
+    scale: int
 
     def mix(self, chunks: list[list[Any]]) -> list[list[Any]]:
-        """chunks[a]: the entries at point a of this axis (all other axes alike, in one
+        """chunks[a]: the entries at point a of this axis (the other axes alike, in one
         order); returns out[s] = sum_a F[a][s] chunks[a], entry by entry."""
         ...
 
 
 def transform(factors: Sequence[Factor], column: list[T]) -> list[T]:
-    """out[s] = sum_x prod_i F_i[x_i][s_i] column[x] (mixed radix, axis 1 most significant;
-    times the product of the scales). One pass per axis: the first axis is mixed and moved
-    to the end, so after the last pass every axis is back in its place."""
+    """out[s] = sum_x prod_i F_i[x_i][s_i] column[x] (times the product of the scales),
+    one pass per axis: the first axis is mixed and moved to the end, so that after the
+    last pass every axis is back in its place."""
     values = column
     for factor in factors:
         rest = len(values) // factor.points
@@ -74,66 +66,38 @@ def weighted_sum(weights: Sequence[Any], chunks: Sequence[list[T]]) -> list[T]:
     return out if out is not None else [0 * v for v in chunks[0]]
 
 
-@dataclass(frozen=True)
 class Dense:
     """A matrix given by its entries: F[a][s] = matrix[a][s] / scale."""
 
-    matrix: tuple[tuple[int, ...], ...]
-    scale: int = 1
-
-    @property
-    def points(self) -> int:
-        return len(self.matrix)
-
-    @property
-    def size(self) -> int:
-        return len(self.matrix[0])
+    def __init__(self, matrix: Sequence[Sequence[int]], scale: int = 1):
+        self.matrix = [list(row) for row in matrix]
+        self.points, self.size, self.scale = len(self.matrix), len(self.matrix[0]), scale
 
     def mix(self, chunks: list[list[Any]]) -> list[list[Any]]:
         return [weighted_sum([row[s] for row in self.matrix], chunks) for s in range(self.size)]
 
 
 def transposed(rows: Sequence[Sequence[int]], scale: int) -> Dense:
-    """The factor F[t][x] = rows[x][t] / scale: a channel (rows per input) read backwards,
-    from its outputs to its inputs."""
-    return Dense(tuple(zip(*rows, strict=True)), scale)
+    """F[t][x] = rows[x][t] / scale: a channel (one row per input) read backwards."""
+    return Dense(list(zip(*rows, strict=True)), scale)
 
 
-@dataclass(frozen=True)
 class ClassOrbits:
     """A class of n parties at lambda = p / q, on the number of ones 0..n (theory.md 2.8):
-    F[a][t] = the coefficient of z^t in (p z + q)^a (p + q z)^(n - a), over (p + q)^n.
+    F[a][t] = the coefficient of z^t in (p z + q)^a (p + q z)^(n - a), over (p + q)^n, so
+    F[a][t] = M[t, a], the sum over the inputs of weight t of RR's corner T_s, s of weight
+    a. On masses (an orbit's value times its size) both directions are F: sum_W F[W][J]
+    |W| v_W = |J| sum_x T_s[x] v[x] for the corners s of weight J, and sum_J F[J][W] |J| Q_J
+    = |W| sum_s P_RR(s | x) Q_s for the inputs x of weight W, as |W| M[J, W] = |J| M[W, J].
+    For n = 1, F = [[p, q], [q, p]]: RR's corners on one bit."""
 
-    On masses (values summed over an orbit) it is M, the sums of RR's corners over orbits:
-    sum_t F[a][t] v_a at t is sum over the corners s of weight t of sum_x T_s[x] v[x] for v
-    constant on orbits (T_s at weight a summed over the inputs of weight t, times |a|/|t|:
-    |W| M[J, W] = |J| M[W, J]). For n = 1 it is [[p, q], [q, p]]: RR's corner matrix."""
-
-    n: int
-    p: int
-    q: int
-    rows: tuple[tuple[int, ...], ...] = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        """The matrix itself for a small class (computed for this factor only)."""
-        rows: tuple[tuple[int, ...], ...] = ()
-        if self.n <= SMALL_CLASS:
-            up, down = fmpz_poly([self.q, self.p]), fmpz_poly([self.p, self.q])
-            rows = tuple(_coefficients(up ** a * down ** (self.n - a), self.n)
-                         for a in range(self.n + 1))
-        object.__setattr__(self, "rows", rows)
-
-    @property
-    def points(self) -> int:
-        return self.n + 1
-
-    @property
-    def size(self) -> int:
-        return self.n + 1
-
-    @property
-    def scale(self) -> int:
-        return (self.p + self.q) ** self.n
+    def __init__(self, n: int, lam: Fraction):
+        self.n, self.p, self.q = n, lam.numerator, lam.denominator
+        self.points = self.size = n + 1
+        self.scale = (self.p + self.q) ** n
+        up, down = fmpz_poly([self.q, self.p]), fmpz_poly([self.p, self.q])
+        self.rows = [coefficients(up ** a * down ** (n - a), n) for a in range(n + 1)] \
+            if n <= SMALL_CLASS else []
 
     def mix(self, chunks: list[list[Any]]) -> list[list[Any]]:
         if self.rows:
@@ -149,10 +113,10 @@ class ClassOrbits:
         for value in y[1:]:
             power *= up
             total = total * down + value * power
-        return _coefficients(total, self.n)
+        return coefficients(total, self.n)
 
 
-def _coefficients(poly: Any, n: int) -> tuple[int, ...]:
+def coefficients(poly: Any, n: int) -> list[int]:
     """The n + 1 coefficients of an integer polynomial of degree at most n, z^0 first."""
     coeffs = [int(c) for c in poly.coeffs()]
-    return tuple(coeffs + [0] * (n + 1 - len(coeffs)))
+    return coeffs + [0] * (n + 1 - len(coeffs))

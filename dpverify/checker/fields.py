@@ -9,7 +9,6 @@ reads numerators of any length (Python's own int(str) stops at 4300 digits).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -69,12 +68,6 @@ def matrix(items: object, rows: int, cols: int, where: str) -> Matrix:
             raise CertificateFormatError(f"`{where}[{r}]` needs {cols} entries")
         out.append([rational(v, f"{where}[{r}][{c}]") for c, v in enumerate(row)])
     return out
-
-
-def common_denominator(values: Sequence[Fraction]) -> tuple[list[int], int]:
-    """Numerators over one common denominator (the least)."""
-    den = math.lcm(*(v.denominator for v in values))
-    return [v.numerator * (den // v.denominator) for v in values], den
 
 
 def show(x: Fraction | int) -> str:
