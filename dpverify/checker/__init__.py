@@ -62,7 +62,7 @@ CHECKERS: dict[str, Checker] = {
     DELTA_FORMAT: check_delta}
 
 
-def check_certificate(spec: MultipartySpec, cert: Any) -> CheckResult:
+def check_certificate(spec: MultipartySpec, cert: object) -> CheckResult:
     """Check `cert` (a JSON object) against `spec` exactly, by the reader of its format.
     Raises CertificateFormatError when it is not a certificate at all."""
     if not isinstance(cert, dict):

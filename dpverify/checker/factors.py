@@ -56,9 +56,9 @@ def transform(factors: Sequence[Factor], column: list[T]) -> list[T]:
     return values
 
 
-def weighted_sum(weights: Sequence[Any], chunks: Sequence[list[T]]) -> list[T]:
+def weighted_sum(weights: Sequence[Any], chunks: Sequence[list[Any]]) -> list[Any]:
     """sum_a weights[a] chunks[a], entry by entry (zero weights skipped)."""
-    out: list[T] | None = None
+    out: list[Any] | None = None
     for w, chunk in zip(weights, chunks, strict=True):
         if w:
             out = [w * v for v in chunk] if out is None else \

@@ -16,7 +16,7 @@ value <= lo + span (lower end) are checked exactly. Status `bracket` only.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -130,7 +130,7 @@ class Units:
     """The gains' range over every row (exact): g' = (g - lo) / span; a constant table
     has span 1."""
 
-    def __init__(self, rows: Mapping[Hashable, Sequence[Fraction]]):
+    def __init__(self, rows: Mapping[Any, Sequence[Fraction]]):
         flat = [Fraction(v) for row in rows.values() for v in row]
         self.lo, hi = min(flat), max(flat)
         self.span = hi - self.lo if hi > self.lo else Fraction(1)
