@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TypeVar
 
+from dpverify.checker import factors
 from dpverify.checker.claim import CheckFailed
-from dpverify.checker.factors import Factor, transform
 from dpverify.checker.fields import Matrix
 
 T = TypeVar("T")
@@ -85,7 +85,7 @@ def class_grid(sizes: Sequence[int], own: int | None) -> Grid:
 class Term:
     """One term of (C)'s left-hand side: sum_x prod_i F_i[x_i][s_i] column[x]."""
 
-    factors: tuple[Factor, ...]
+    factors: tuple[factors.Factor, ...]
     column: tuple[Fraction, ...]
 
 
@@ -94,7 +94,7 @@ class Dual:
     """An upper end in the one representation: (C) for every product s of the rays."""
 
     grid: Grid
-    rays: tuple[Factor, ...]
+    rays: tuple[factors.Factor, ...]
     prior: tuple[Fraction, ...]  # per input, at each point
     gain: Gains
     left: tuple[Term, ...]  # columns already weighted by the masses
@@ -122,10 +122,10 @@ def check_dual(dual: Dual, describe: Describe) -> None:
     m, count = len(dual.gain[0]), len(dual.left)
     right = [c for part in right_columns(dual.grid, dual.prior, dual.gain) for c in part]
     ints, den = integer_columns([list(t.column) for t in dual.left] + right)
-    left = [(transform(t.factors, c), scale_of(t.factors))
+    left = [(factors.transform(t.factors, c), scale_of(t.factors))
             for t, c in zip(dual.left, ints[:count], strict=True)]
-    scores = [[transform(dual.rays, c) for c in ints[count + b * m:count + (b + 1) * m]]
-              for b in range(dual.grid.parts)]
+    scores = [[factors.transform(dual.rays, c)
+               for c in ints[count + b * m:count + (b + 1) * m]] for b in range(dual.grid.parts)]
     best = [sum(values) for values in zip(*best_scores(scores, max), strict=True)]
     sides = left + [(best, scale_of(dual.rays))]
     scale = math.lcm(*(z for _, z in sides))
@@ -143,8 +143,8 @@ def integer_columns(columns: list[list[Fraction]]) -> tuple[list[list[int]], int
     return [[v.numerator * (den // v.denominator) for v in c] for c in columns], den
 
 
-def scale_of(factors: Sequence[Factor]) -> int:
-    return math.prod(f.scale for f in factors)
+def scale_of(axes: Sequence[factors.Factor]) -> int:
+    return math.prod(f.scale for f in axes)
 
 
 def rescaled(vectors: Sequence[tuple[list[int], int]], scale: int) -> list[int]:
@@ -166,7 +166,7 @@ class Protocol:
     rules[b][t][y] (rows distributions)."""
 
     grid: Grid
-    channels: tuple[Factor, ...]
+    channels: tuple[factors.Factor, ...]
     weights: tuple[int, ...]
     rules: tuple[Matrix, ...]
     gain: Gains
@@ -179,7 +179,7 @@ def accuracy(protocol: Protocol, kind: str) -> Fraction:
     grid, m = protocol.grid, len(protocol.gain[0])
     ints, den = integer_columns([[rule[t][y] * w for t, w in enumerate(protocol.weights)]
                                  for rule in protocol.rules for y in range(m)])
-    spread = [transform(protocol.channels, c) for c in ints]
+    spread = [factors.transform(protocol.channels, c) for c in ints]
     scale = den * scale_of(protocol.channels)
     acc = [sum((g[y] * spread[b * m + y][x] for y in range(m) if g[y]), Fraction(0)) /
            (scale * s)

@@ -18,7 +18,7 @@ import math
 from collections.abc import Sequence
 from fractions import Fraction
 
-from dpverify.checker.core import Grid, best_scores
+from dpverify.checker import core
 from dpverify.checker.fields import Matrix
 
 # F: fixed-point fraction bits. The average's error is 2k + 3 units per score whatever the
@@ -89,7 +89,7 @@ def error_units(k: int) -> int:
     return 2 * k + 2
 
 
-def average_bits(grid: Grid, up: Sequence[Fraction], lo: Sequence[Fraction], rows: Units,
+def average_bits(grid: core.Grid, up: Sequence[Fraction], lo: Sequence[Fraction], rows: Units,
                  idx: list[int]) -> tuple[Fraction, Fraction]:
     """Uniform prior: per part and output y the column floor(g'(x, y) 2^F) (1 unit below
     g' at most) transformed at the upper lambdas (E units more), the best score of each
@@ -115,7 +115,7 @@ def _best_sum(columns: list[list[int]], parts: int) -> int:
     """The sum over corners and parts of the best output's score."""
     m = len(columns) // parts
     split = [columns[b * m:(b + 1) * m] for b in range(parts)]
-    return sum(sum(best) for best in best_scores(split, max))
+    return sum(sum(best) for best in core.best_scores(split, max))
 
 
 def halvings(top: Fraction) -> int:
@@ -129,7 +129,7 @@ def halvings(top: Fraction) -> int:
     return max(e, 0)
 
 
-def prior_bound_bits(grid: Grid, up: Sequence[Fraction], prior: list[Fraction], rows: Units,
+def prior_bound_bits(grid: core.Grid, up: Sequence[Fraction], prior: list[Fraction], rows: Units,
                      idx: list[int]) -> Fraction:
     """An upper end of sum_s sum_parts max_y S (prior g'_y 1_part)[s]: the columns scaled
     by 2^t (the largest entry in [1/2, 1]) with F + k fraction bits."""
@@ -145,7 +145,7 @@ def prior_bound_bits(grid: Grid, up: Sequence[Fraction], prior: list[Fraction], 
     return Fraction(total + n * grid.parts * error_units(k), scale)
 
 
-def rule_value_bits(grid: Grid, lo: Sequence[Fraction], rules: list[Matrix], rows: Units,
+def rule_value_bits(grid: core.Grid, lo: Sequence[Fraction], rules: list[Matrix], rows: Units,
                     idx: list[int]) -> Fraction:
     """A lower end of min_x sum_y g'(x, y) (S Q_(b(x), y))[x]: the rule's columns in fixed
     point rounded down, transformed (rounded down), weighted by the exact g' >= 0."""

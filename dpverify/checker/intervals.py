@@ -22,8 +22,7 @@ from typing import Any
 
 from flint import arb, arb_poly, ctx, fmpq
 
-from dpverify.checker import claim, core, fixedpoint
-from dpverify.checker.factors import Factor, transform
+from dpverify.checker import claim, core, factors, fixedpoint
 from dpverify.checker.fields import (
     CertificateFormatError,
     Json,
@@ -224,12 +223,12 @@ class BallClass:
         return list(coeffs) + [arb(0)] * (self.n + 1 - len(coeffs))
 
 
-def label_scores(grid: core.Grid, factors: Sequence[Factor], prior: Sequence[Any],
+def label_scores(grid: core.Grid, axes: Sequence[factors.Factor], prior: Sequence[Any],
                  gain: Sequence[Sequence[Fraction]]) -> list[list[list[Any]]]:
     """Per part b and output y, M (prior g'_y 1_part): core.right_columns in balls."""
     g = [[ball(v) for v in row] for row in gain]
-    return [[transform(factors, [p * row[y] if part == b else arb(0)
-                                 for p, row, part in zip(prior, g, grid.part, strict=True)])
+    return [[factors.transform(axes, [p * row[y] if part == b else arb(0)
+                              for p, row, part in zip(prior, g, grid.part, strict=True)])
              for y in range(len(gain[0]))] for b in range(grid.parts)]
 
 
@@ -241,7 +240,7 @@ def ball_sum(best: Sequence[Sequence[Any]]) -> Any:
     return total
 
 
-def rule_value(grid: core.Grid, factors: Sequence[Factor], rules: list[Matrix],
+def rule_value(grid: core.Grid, axes: Sequence[factors.Factor], rules: list[Matrix],
                gain: Sequence[Sequence[Fraction]]) -> Fraction:
     """A lower end of min_W sum_y g'(W, y) (M (|J| Q_y))_W / |W|: core.accuracy in balls."""
     count, m = len(grid.mass), len(gain[0])
@@ -249,8 +248,8 @@ def rule_value(grid: core.Grid, factors: Sequence[Factor], rules: list[Matrix],
     sizes = [arb(s) for s in grid.mass]
     for b, rule in enumerate(rules):
         for y in range(m):
-            spread = transform(factors, [ball(rule[j][y]) * sizes[j] if rule[j][y] else arb(0)
-                                         for j in range(count)])
+            spread = factors.transform(axes, [ball(rule[j][y]) * sizes[j] if rule[j][y]
+                                              else arb(0) for j in range(count)])
             for w in range(count):
                 if grid.part[w] == b and gain[w][y]:
                     acc[w] += ball(gain[w][y]) * spread[w] / sizes[w]
