@@ -62,10 +62,12 @@ class Grid:
 def party_grid(alphabets: Sequence[int], party: int) -> Grid:
     """One axis per party (`alphabets[i]` symbols); parts: the own symbol of party `party`
     (1-based), or one part for the observer (0)."""
-    points = list(itertools.product(*(range(m) for m in alphabets)))
-    part = tuple(x[party - 1] if party else 0 for x in points)
-    return Grid(tuple(alphabets), (1,) * len(points), part,
-                alphabets[party - 1] if party else 1)
+    count = math.prod(alphabets)
+    if not party:
+        return Grid(tuple(alphabets), (1,) * count, (0,) * count, 1)
+    stride, m = math.prod(alphabets[party:]), alphabets[party - 1]
+    return Grid(tuple(alphabets), (1,) * count,
+                tuple((x // stride) % m for x in range(count)), m)
 
 
 def class_grid(sizes: Sequence[int], own: int | None) -> Grid:
@@ -73,9 +75,10 @@ def class_grid(sizes: Sequence[int], own: int | None) -> Grid:
     inputs per orbit); parts: the ones of class `own` (a party agent's own party alone),
     or one part (own None). Classes of one party are the inputs themselves."""
     grid = party_grid([n + 1 for n in sizes], 0 if own is None else own + 1)
-    mass = tuple(math.prod(math.comb(n, w) for n, w in zip(sizes, x, strict=True))
-                 for x in grid.points())
-    return Grid(grid.sizes, mass, grid.part, grid.parts)
+    mass = [1]
+    for n in sizes:
+        mass = [a * math.comb(n, w) for a in mass for w in range(n + 1)]
+    return Grid(grid.sizes, tuple(mass), grid.part, grid.parts)
 
 
 # ------------------------------------------------------------------ the upper end
@@ -175,16 +178,16 @@ class Protocol:
 def accuracy(protocol: Protocol, kind: str) -> Fraction:
     """The protocol's exact accuracy with its rules (theory.md 2.4): on an input x at point
     x, acc(x) = sum_y gain[x][y] sum_t P(t | x) rules[part(x)][t][y]; then the mean over
-    the inputs (`average`) or the minimum (`worst`)."""
+    the inputs (`average`) or the minimum (`worst`). In integers: the rules' columns and
+    the gains each over one denominator, totals[x] = |x| acc(x) times `scale`."""
     grid, m = protocol.grid, len(protocol.gain[0])
     ints, den = integer_columns([[rule[t][y] * w for t, w in enumerate(protocol.weights)]
                                  for rule in protocol.rules for y in range(m)])
     spread = [factors.transform(protocol.channels, c) for c in ints]
-    scale = den * scale_of(protocol.channels)
-    acc = [sum((g[y] * spread[b * m + y][x] for y in range(m) if g[y]), Fraction(0)) /
-           (scale * s)
-           for x, (g, b, s) in enumerate(zip(protocol.gain, grid.part, grid.mass, strict=True))]
+    gains, gain_den = integer_columns([list(row) for row in protocol.gain])
+    totals = [sum(g[y] * spread[b * m + y][x] for y in range(m) if g[y])
+              for x, (g, b) in enumerate(zip(gains, grid.part, strict=True))]
+    scale = den * gain_den * scale_of(protocol.channels)
     if kind == "worst":
-        return min(acc)
-    return sum((a * s for a, s in zip(acc, grid.mass, strict=True)), Fraction(0)) / \
-        sum(grid.mass)
+        return min(Fraction(t, s) for t, s in zip(totals, grid.mass, strict=True)) / scale
+    return Fraction(sum(totals), scale * sum(grid.mass))
