@@ -15,10 +15,12 @@ have one axis per party. On top of it:
 
       sum_terms (K_t c_t)[s]  >=  sum_parts max_y (K (prior gain_y 1_part))[s]           (C)
 
-  where K c = sum_x prod_i F_i[x_i][s_i] c[x] (every column weighted by the masses). For a
-  party the label (y_b per own bit or symbol b) separates into one maximum per part, so
-  this is (C) for every label (theory.md 2.3). (C) for every s proves OPT <= the bound
-  (Claims 1 and 2 of theory.md 2.1; (C') of 2.8, (C'') of 6.5, (D) of 7.4).
+  where K c = sum_x prod_i F_i[x_i][s_i] c[x], every column weighted by the masses (on
+  orbits both sides are then |J| times those of (C'), theory.md 2.8, for the corner orbit
+  J = s: the same inequality). For a party the label (y_b per own bit or symbol b)
+  separates into one maximum per part, so this is (C) for every label (theory.md 2.3).
+  (C) for every s proves OPT <= the bound (Claims 1 and 2 of theory.md 2.1; (C') of 2.8,
+  (C'') of 6.5, (D) of 7.4).
 * `Protocol`, a lower end (theory.md 2.4): per-axis channels read backwards (P(t | x)),
   one decision rule per part on the transcripts; `accuracy` recomputes its exact value.
 

@@ -40,10 +40,7 @@ def check_orbits(spec: MultipartySpec, cert: Json) -> claim.CheckResult:
 
 def read_classes(spec: MultipartySpec, cert: Json, party: int) -> list[list[int]]:
     """Step 1 without the gains."""
-    classes = get_field(cert, "classes", list, "")
-    for c in classes:
-        if not isinstance(c, list) or not c or not all(type(i) is int for i in c):
-            raise CertificateFormatError("`classes` must be lists of party indices")
+    classes = class_lists(cert)
     k, levels = spec.parties, spec.lambdas_exact or spec.epsilons_exact or ()
     if sorted(i for c in classes for i in c) != list(range(1, k + 1)):
         raise claim.CheckFailed(f"the classes do not partition the parties 1..{k}")
@@ -53,6 +50,15 @@ def read_classes(spec: MultipartySpec, cert: Json, party: int) -> list[list[int]
                                 "privacy levels")
     if party and [party] not in classes:
         raise claim.CheckFailed(f"party {party} (the agent) must be a class of its own")
+    return classes
+
+
+def class_lists(cert: Json) -> list[list[int]]:
+    """`classes`: non-empty lists of integers (bad input otherwise)."""
+    classes = get_field(cert, "classes", list, "")
+    for c in classes:
+        if not isinstance(c, list) or not c or not all(type(i) is int for i in c):
+            raise CertificateFormatError("`classes` must be lists of party indices")
     return classes
 
 
