@@ -55,6 +55,8 @@ ALL_INPUTS_PARTIES = 8
 DENSE_BELOW_PARTIES = 9
 
 DEFAULT_TOL = 1e-9  # the verdict tolerance, relative to the range of the gains
+# Figures (plotting.py): `screen` (the default) or `paper` (a 3.3 in journal column)
+PLOT_STYLES = ("screen", "paper")
 # Under a minute on a 2-core machine (benchmarks/bench_xor.py): observer XOR at k = 10
 # (66,560 non-zeros) verifies both accuracies in ~17 s; k = 11 (141,312) takes ~96 s.
 DEFAULT_MAX_NONZEROS = 70_000

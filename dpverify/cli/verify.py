@@ -40,8 +40,9 @@ from dpverify.defaults import DEFAULT_TIMEOUT
               help="Seconds per problem file; a problem still running then has verdict "
                    "`error`, reason `timeout` (exit status 3). 0: no limit.")
 @click.option("--show-rules", is_flag=True,
-              help="Print RR's optimal decision rules (with --json: a `rule` field per "
-                   "result).")
+              help="Print RR's optimal decision rules; for a count problem the geometric "
+                   "mechanism's best post-processing and an optimal mechanism (with --json: "
+                   "a `rule` field per result).")
 @click.pass_context
 @handle_errors
 def verify(ctx, paths, tol, backend, max_nonzeros, lp_form, method, max_orbit_work,
@@ -86,8 +87,7 @@ def verify(ctx, paths, tol, backend, max_nonzeros, lp_form, method, max_orbit_wo
     for skipped in report.skipped:
         note(f"skipped {skipped.source}: {skipped.reason}")
     counts = [f.source for f in report.files if f.result.kind == "count"]
-    for flag, wanted in (("--show-rules", show_rules), ("--certify", certify),
-                         ("--cross-check", cross_check)):
+    for flag, wanted in (("--certify", certify), ("--cross-check", cross_check)):
         if wanted and counts:
             note(f"{flag} applies to multi-party problems only, not to the count "
                  f"problem{'s' if len(counts) != 1 else ''} {', '.join(counts)}")
