@@ -15,9 +15,9 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, ClassVar
 
 from dpverify.notebook import Notebook
-from typing import Any, ClassVar
 
 PYPROJECT = "pyproject.toml"
 OWN_FILE = "dpverify.toml"

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, ClassVar
 from importlib import resources
 from importlib.abc import Traversable
 from pathlib import Path
+from typing import Any, ClassVar
 
 from dpverify.errors import InputError
 from dpverify.notebook import Notebook
