@@ -56,6 +56,8 @@ ALL_INPUTS_PARTIES = 8
 DENSE_BELOW_PARTIES = 9
 
 DEFAULT_TOL = 1e-9  # the verdict tolerance, relative to the range of the gains
+# Figures (plotting.py): `screen` (the default) or `paper` (a 3.3 in journal column)
+PLOT_STYLES = ("screen", "paper")
 # Under a minute on a 2-core machine (benchmarks/bench_xor.py): observer XOR at k = 10
 # (66,560 non-zeros) verifies both accuracies in ~17 s; k = 11 (141,312) takes ~96 s.
 DEFAULT_MAX_NONZEROS = 70_000
@@ -66,6 +68,7 @@ DEFAULT_MAX_ORBIT_WORK = 50_000_000
 DEFAULT_RESTARTS = 8  # random starts of the m-ary protocol search
 DEFAULT_TIMEOUT = 600.0  # seconds per problem in a batch (and a sweep)
 DEFAULT_STORE = Path(".dpverify") / "results.sqlite"
+MEMORY_STORE = ":memory:"  # `--no-store`: a results store in memory for one run, never saved
 DEFAULT_CHECK_TOL = 1e-6  # `check --expect-tol`: the tolerance of an expected value
 TEMPLATE_KINDS = ("multiparty", "count")  # what `dpverify new` writes
 NAMED_GAINS = ("indicator", "-abs", "-square")  # the named gains of multi-party files

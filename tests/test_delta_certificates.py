@@ -274,7 +274,7 @@ def test_a_certificate_the_checker_rejects_makes_the_verdict_an_error(tmp_path, 
     """Negative control of verify --certify: if the independent checker rejects the
     certificate (here: forced), the verdict is `error`, never optimal."""
     import dpverify.checker as checker
-    from dpverify.checker.common import CheckResult
+    from dpverify.checker import CheckResult
 
     monkeypatch.setitem(checker.CHECKERS, DELTA_FORMAT,
                         lambda spec, cert: CheckResult(False, "forced"))

@@ -27,9 +27,11 @@ from typing import Any
 
 import numpy as np
 
+from dpverify.cachedir import make_dirs
 from dpverify.defaults import DEFAULT_TIMEOUT
 from dpverify.errors import InputError, OptionError
 from dpverify.filenames import file_stem, output_path
+from dpverify.notebook import Notebook
 from dpverify.spec.documents import number, toml_text
 from dpverify.spec.numbers import NumberError, parse_exact
 from dpverify.status import ExitStatus, verdict_status
@@ -104,8 +106,11 @@ class CaseResult:
         return (self.bound or 0.0) - (self.best or 0.0) if self.verdict == "open" else 0.0
 
 
-@dataclass
-class SurveyReport:
+@dataclass(repr=False)
+class SurveyReport(Notebook):
+    """A survey (what `dpverify.survey` returns): its rows, one per epsilon, gain and
+    accuracy (`rows()`, the records in a notebook)."""
+
     plan: SurveyPlan
     results: list[CaseResult] = field(default_factory=list)
     functions: int = 0
@@ -242,7 +247,7 @@ def case_result(case: Case, result: dict[str, Any], seconds: float) -> CaseResul
 
 def save_case(plan: SurveyPlan, result: CaseResult, directory: Path) -> str:
     """An interesting case (gap or open) as a problem file with its [expect] table."""
-    directory.mkdir(parents=True, exist_ok=True)
+    make_dirs(directory)  # a `.dpverify` folder is marked as a cache
     expect = {result.case.accuracy: result.bound, "verdict": result.verdict}
     text = problem_text(plan, result.case, expect,
                         f"Found by `dpverify survey`: {result.verdict}. {result.reason}")

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dpverify.cachedir import make_dirs
 from dpverify.errors import SpecError
 from dpverify.filenames import file_stem, output_path
 from dpverify.spec import ProtocolSpec, loads
@@ -173,7 +174,7 @@ def write_witness(directory: Path, filename: str, text: str) -> Path:
     """Write a witness file directly inside `directory` (created when missing); never
     outside it (`dpverify.filenames.output_path`, InputError otherwise)."""
     path = output_path(directory, filename)
-    directory.mkdir(parents=True, exist_ok=True)
+    make_dirs(directory)  # a `.dpverify` folder is marked as a cache
     path.write_text(text, encoding="utf-8")
     return path
 
