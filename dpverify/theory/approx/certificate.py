@@ -115,6 +115,18 @@ def product_values(lambdas: Sequence[Fraction], deltas: Sequence[Fraction],
     return cube.reshape(-1, L), den * math.prod(scales)
 
 
+def weighted_products(lambdas: Sequence[Fraction], deltas: Sequence[Fraction],
+                      weights: Sequence[Fraction]) -> list[Fraction]:
+    """sum_x T_s[x] weights[x] for every product of rays s, exactly."""
+    counts = ray_counts(deltas)
+    ints, den = _scaled([Fraction(v) for v in weights])
+    V = np.array(ints, dtype=object).reshape(len(ints), 1)
+    factors, scales = zip(*(_integer_rays(Fraction(lam), r)
+                            for lam, r in zip(lambdas, counts, strict=True)), strict=True)
+    total = den * math.prod(scales)
+    return [Fraction(int(v), total) for v in _transform(list(factors), V).ravel().tolist()]
+
+
 def dual_values(lambdas: Sequence[Fraction], deltas: Sequence[Fraction],
                 label_gains: Sequence[Sequence[Fraction]], prior: Sequence[Fraction],
                 mu: Sequence[Fraction], nu: Sequence[Fraction]) -> tuple[Fraction, int, int]:

@@ -26,8 +26,10 @@ from fractions import Fraction
 
 import numpy as np
 
+from dpverify.errors import SizeLimitError
 from dpverify.lp import solve
 from dpverify.lp.builder import LpBuilder
+from dpverify.spec.model import MultipartySpec
 from dpverify.theory.approx.certificate import exact_label_gains
 from dpverify.theory.approx.envelope import (
     Chords,
@@ -59,6 +61,18 @@ class FloatEnvelope:
 
 
 CHAIN_PARTIES = 4  # from this many parties the worst case's input rows are chains
+
+
+def refuse_symbols(spec: MultipartySpec) -> None:
+    """SizeLimitError (exit 3, undecided) for delta > 0 with some alphabet > 2."""
+    if spec.approximate and not spec.binary:
+        raise SizeLimitError(
+            f"{spec.source}: approximate privacy (delta > 0) is verified for parties holding "
+            f"bits only, and this problem has alphabets {list(spec.alphabets)}: "
+            "RR(epsilon, delta), the envelope bound and the protocol search are built "
+            "for two symbols (docs/theory.md, \"Approximate privacy\"); give delta = 0 "
+            "(pure epsilon-DP, the ray-product method of more than two symbols) or "
+            "alphabet = 2")
 
 
 def _chain_nonzeros(counts: Sequence[int]) -> int:

@@ -16,8 +16,7 @@ from dpverify.defaults import DEFAULT_WITNESS_DIR, Method
 from dpverify.spec.model import Accuracy, MultipartySpec
 from dpverify.spec.numbers import rational_text
 from dpverify.spec.tables import tabulate
-from dpverify.verifiers.approximate.bound import refuse_symbols
-from dpverify.verifiers.approximate.envelope import envelope_nonzeros
+from dpverify.verifiers.approximate.envelope import envelope_nonzeros, refuse_symbols
 from dpverify.verifiers.approximate.verifier import approximate_result
 from dpverify.verifiers.options import VerifyOptions, check_limit
 from dpverify.verifiers.progress import stage

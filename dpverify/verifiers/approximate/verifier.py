@@ -44,21 +44,18 @@ from dpverify.verifiers.approximate.envelope import (
     envelope_nonzeros,
     proved_envelope,
 )
+from dpverify.verifiers.approximate.flow import Flow
 from dpverify.verifiers.approximate.noninteractive import noninteractive_value
 from dpverify.verifiers.approximate.result import ApproxResult
-from dpverify.verifiers.approximate.schedule import (
-    ScheduleObjective,
-    ScheduleReport,
-    ScheduleSolution,
-    find_protocol,
-)
+from dpverify.verifiers.approximate.schedule import ScheduleObjective, ScheduleSolution
+from dpverify.verifiers.approximate.search import SearchReport, find_protocol
 from dpverify.verifiers.approximate.witness import (
     check_witness,
     exact_grid,
-    grid_witness_text,
     repair_weight,
     witness_level,
     witness_name,
+    witness_text,
     write_witness,
 )
 from dpverify.verifiers.options import VerifyOptions, check_limit
@@ -147,7 +144,7 @@ def _witness(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
         nums.notes += ("the best protocol found could not be made exact",)
         return
     coin = repair_weight(protocol, deltas)
-    text = grid_witness_text(
+    text = witness_text(
         spec, agent, accuracy, deltas, protocol, coin,
         name=witness_name(spec, agent, accuracy).removesuffix(".toml"),
         note=f"an interactive protocol found by dpverify for {agent.name} "
@@ -173,14 +170,14 @@ def _witness(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
 def search_protocol(floats: FloatEnvelope, levels: Sequence[Fraction],
                     deltas: Sequence[Fraction], units: Units, party: int, worst: bool,
                     options: VerifyOptions, *, stop_at: float, seconds: float
-                    ) -> ScheduleReport:
+                    ) -> SearchReport:
     """The schedule search (schedule.py) at the witness's rays, from the envelope's flow."""
     objective = ScheduleObjective(tuple(float(v) for v in levels),
                                   tuple(float(d) for d in deltas), units.unit, party, worst)
     flow = None
     if floats.theta is not None and floats.sigma is not None and floats.chords is not None \
             and floats.data is not None:
-        flow = (floats.theta, floats.sigma, floats.chords, floats.data.counts)
+        flow = Flow(floats.theta, floats.sigma, floats.chords, floats.data.counts)
     return find_protocol(objective, options, stop_at=stop_at,
                          deadline=time.perf_counter() + seconds, flow=flow,
                          greedy=len(levels) <= GREEDY_PARTIES,
