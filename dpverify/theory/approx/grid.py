@@ -36,7 +36,7 @@ from dpverify.theory.approx.rr import CORNER_0, CORNER_1, REVEAL_0, REVEAL_1
 
 UNSPOKEN = 4
 RAYS = 5
-SNAP = 10**9  # kappas are rounded to rationals with denominators up to this
+SNAP = 10**6  # kappas are rounded to rationals with denominators up to this
 
 
 def ray_vector(ray: int, lam: Fraction) -> tuple[Fraction, Fraction]:

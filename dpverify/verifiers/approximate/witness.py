@@ -23,7 +23,8 @@ section 7.11).
   exact transcripts give every party's achieved delta at the claimed levels
   (theory/approx/hockey.py: an exact bracket for epsilon claims), each must be proved at
   most its claim, and the agent's accuracy is that of an explicit decision rule
-  (verifiers/protocol_value.py), exact or an exact lower bracket. That is the witness's
+  (verifiers/protocol_value.py: for the worst case the float LP's rule valued exactly,
+  without the exact simplex, whose rationals grow with the rounds). That is the witness's
   value (`check_witness`).
 """
 
@@ -147,7 +148,8 @@ def check_witness(text: str, spec: MultipartySpec, agent: AgentSpec, accuracy: A
     exact = [[(v - units.lo) / units.span for v in row]
              for row in tabulate(spec, agent).gain_exact]
     unit = np.array([[float(v) for v in row] for row in exact], dtype=np.float64)
-    value = protocol_value(tr, unit, exact, agent.party, accuracy is Accuracy.WORST, options)
+    value = protocol_value(tr, unit, exact, agent.party, accuracy is Accuracy.WORST, options,
+                           exact_lp=False)
     if not value.ok or (value.exact is None and value.lower_exact is None):
         return WitnessCheck(None, achieved, reason=(
             f"the witness's value could not be computed exactly ({value.failure})"))
@@ -165,10 +167,10 @@ COIN_BITS = 1 << 40
 def witness_level(lam_lo: Fraction) -> Fraction:
     """A short rational lambda_w <= lam_lo (the witness's rays): every protocol that is
     (lambda_w, delta)-DP is (lam_lo, delta)-DP, its hockey-stick sums being
-    non-increasing in lambda; within about 1e-13 of lam_lo."""
+    non-increasing in lambda; within 1e-11 of lam_lo."""
     lam_lo = Fraction(lam_lo)
     short = lam_lo.limit_denominator(WITNESS_SNAP)
-    if short <= lam_lo and lam_lo - short <= Fraction(1, 10**13):
+    if short <= lam_lo and lam_lo - short <= Fraction(1, 10**11):
         return max(short, Fraction(1))
     return max(Fraction(math.floor(lam_lo * WITNESS_BITS), WITNESS_BITS), Fraction(1))
 
