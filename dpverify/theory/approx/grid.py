@@ -21,8 +21,8 @@ hockey-stick sums are those of its final states' masses (rays.py), computed here
 enumerating transcripts (`final_masses`).
 
 **Exact splits.** A split computed in floats is made exact (`exact_split`): every kappa but
-two is rounded to a nearby rational, and the last two are solved from the two equations
-sum kappa t = v exactly, at the exact rays of a rational lambda.
+two is rounded to a nearby short rational (`snapped`), and the last two are solved from
+the two equations sum kappa t = v exactly, at the exact rays of a rational lambda.
 """
 
 from __future__ import annotations
@@ -36,7 +36,18 @@ from dpverify.theory.approx.rr import CORNER_0, CORNER_1, REVEAL_0, REVEAL_1
 
 UNSPOKEN = 4
 RAYS = 5
-SNAP = 10**6  # kappas are rounded to rationals with denominators up to this
+SNAP = 10**6  # kappas are rounded to rationals with denominators up to this,
+SNAP_ERROR = 1e-13  # when that moves them by at most this; else to multiples of 2^-44
+DYADIC = 1 << 44
+
+
+def snapped(kappa: float) -> Fraction:
+    """A short rational near `kappa`: its best approximation with denominator at most
+    SNAP when within SNAP_ERROR, else the nearest multiple of 2^-44 (within 3e-14)."""
+    short = Fraction(kappa).limit_denominator(SNAP)
+    if abs(float(short) - kappa) <= SNAP_ERROR:
+        return short
+    return Fraction(round(kappa * DYADIC), DYADIC)
 
 
 def ray_vector(ray: int, lam: Fraction) -> tuple[Fraction, Fraction]:
@@ -117,8 +128,8 @@ def exact_split(v: int, split: Sequence[tuple[int, float]], lam: Fraction
     for i in range(len(order)):
         for j in range(i + 1, len(order)):
             ti, tj = order[i][0], order[j][0]
-            rest = [(t, Fraction(kappa).limit_denominator(SNAP)) for n, (t, kappa)
-                    in enumerate(order) if n not in (i, j)]
+            rest = [(t, snapped(kappa)) for n, (t, kappa) in enumerate(order)
+                    if n not in (i, j)]
             rest = [(t, kappa) for t, kappa in rest if kappa > 0]
             left = (vec[0] - sum((kappa * rays[t][0] for t, kappa in rest), Fraction(0)),
                     vec[1] - sum((kappa * rays[t][1] for t, kappa in rest), Fraction(0)))

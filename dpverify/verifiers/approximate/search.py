@@ -8,7 +8,8 @@ quarter of the tolerance) or `deadline` passes:
 2. the schedule LP of one round per party, in the played flow's first order: the best
    protocol in which each party speaks once (at most 4^k transcripts);
 3. with `flow_lp`, the schedule LP on the played flow's schedule with the flow's own moves
-   (flow.flow_allowed), rounds cut from its end until its protocol fits;
+   (flow.flow_allowed), cut to the rounds whose messages fit while its protocol has too
+   many transcripts;
 4. with `greedy`, schedule LPs with rounds added one at a time (every move allowed): each
    candidate speaker (not the one who just spoke) is tried and the best kept, while the
    protocol fits `max_transcripts` (each round's message count is the most targets any
@@ -82,7 +83,12 @@ class _Search:
                                  time_limit=self.left())
             if sol is None or sol.transcripts <= self.max_transcripts:
                 return self.offer(sol)
-            cut = cut[:-1]
+            keep, size = 0, 1  # the leading rounds whose messages fit
+            for m in sol.messages:
+                if size * m > self.max_transcripts:
+                    break
+                size, keep = size * m, keep + 1
+            cut = cut[:min(keep, len(cut) - 1)]
         return self.late()
 
     def greedy(self, start: Sequence[int]) -> None:

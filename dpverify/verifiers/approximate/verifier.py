@@ -64,7 +64,7 @@ from dpverify.verifiers.result import Verdict
 # the protocol search's budget per agent and accuracy, by parties: up to 3 parties the
 # flow is nearly always played out within the protocol files' transcripts; from 4 the
 # schedule LPs (the fallback) take seconds each; from 5 even one rarely fits
-SEARCH_SECONDS = {3: 20.0, 4: 4.0}
+SEARCH_SECONDS = {3: 20.0, 4: 2.5}
 SEARCH_SECONDS_MORE = 4.0
 # no greedy rounds after the flow's schedule from this many parties, and no schedule LP
 # on the flow's whole schedule beyond FLOW_LP_PARTIES
