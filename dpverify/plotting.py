@@ -567,11 +567,11 @@ def _multiparty_figure(sweep: Sweep, rows: list[dict[str, Any]], layout: _Layout
             bottom.xaxis.set_major_locator(MaxNLocator(integer=True))
     layout.titles(figure, pairs, count=False)
     single = len(series) == 1
-    approximate = drawn["best"]  # delta > 0: the four-ray bound, RR(epsilon, delta)
+    approximate = drawn["best"]  # delta > 0: the envelope bound, RR(epsilon, delta)
     grey = "0.4"
     handles: list[Any] = [
         Line2D([], [], color="C0" if single else grey,
-               label="bound (four-ray LP)" if approximate
+               label="bound (envelope LP)" if approximate
                else "bound (relaxed LP)", **st.draw(BOUND_STYLE)),
         Line2D([], [], color="C1" if single else grey,
                label="RR(ε, δ), non-interactive" if approximate

@@ -139,6 +139,7 @@ class CaseResult:
     reason: str = ""
     saved: str = ""
     closed: bool = False  # interaction-helps with the bracket [best, bound] within --tol
+    stored: bool = False  # read from the results store, not computed in this run
 
     @property
     def gap(self) -> float:
@@ -368,6 +369,7 @@ def run_survey(plan: SurveyPlan, options: Any, *, jobs: int = 1,
 
         def finished(self, item: Any) -> None:
             result = case_result(by_source[item.source], item.result, item.seconds)
+            result.stored = bool(getattr(item, "cached", False))
             if save_dir is not None and result.verdict in SAVED:
                 result.saved = save_case(plan, result, save_dir)
             report.results.append(result)

@@ -3,8 +3,8 @@
 files under `--witness-dir`, one ProblemResult.
 
 Parties holding more than two symbols are refused (exit status 3): RR(epsilon, delta), the
-four rays and the sequential search are built for bits (the four-ray split is a split of a
-pair (u, v); an m-ary factor has m(m - 1) directions, and no dominance result like KOV's
+envelope bound and the grid protocols are built for bits (the rays of a factor (u, v) lie
+along one line, which an m-ary factor's cone does not; and no dominance result like KOV's
 for one bit is used there).
 """
 
@@ -24,7 +24,7 @@ from dpverify.verifiers.result import ProblemResult
 
 
 def check_sizes(spec: MultipartySpec, options: VerifyOptions) -> None:
-    """Refuse (SizeLimitError) before any work when one agent's four-ray LP is too large."""
+    """Refuse (SizeLimitError) before any work when one agent's envelope LP is too large."""
     for agent in spec.agents:
         outputs = len(tabulate(spec, agent).outputs)
         labels = outputs ** (1 if agent.party == 0 else 2)

@@ -38,6 +38,7 @@ from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.protocol_value import protocol_value
 
 USED = 1e-13  # a target whose kappa is below this is not used (solver noise)
+MIN_MASS = 1e-12  # a state reached with less mass stays (its split is solver noise)
 MAX_TRANSCRIPTS = 1 << 15  # leaves room for the witness's repair coin (a doubling)
 SOLVER = "ipm"  # measured: 2-8x faster than simplex on these LPs at k = 4
 
@@ -201,7 +202,7 @@ class _ScheduleLp:
             for s, tgts, y, incoming in layer:
                 mass = float(x[np.array(incoming)].sum()) if incoming else 1.0
                 moved = x[y]
-                if mass > 0 and moved.any():
+                if mass > MIN_MASS and moved.any():
                     rnd[s] = tuple((t, float(kk)) for t, kk in
                                    zip(tgts, moved / mass, strict=True) if kk > USED)
             out.append(rnd)

@@ -140,9 +140,6 @@ def _witness(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
     (under `directory`, when given) and valued from its text as read back; kept when it
     beats RR's exact value, else its file is removed."""
     protocol = exact_grid(found.splits, found.schedule, levels, spec.parties)
-    if protocol is None:
-        nums.notes += ("the best protocol found could not be made exact",)
-        return
     coin = repair_weight(protocol, deltas)
     text = witness_text(
         spec, agent, accuracy, deltas, protocol, coin,

@@ -176,10 +176,11 @@ def witness_level(lam_lo: Fraction) -> Fraction:
 
 
 def exact_grid(splits: Sequence[dict], schedule: Sequence[int], lambdas_w: Sequence[Fraction],
-               parties: int) -> GridProtocol | None:
+               parties: int) -> GridProtocol:
     """The float splits of a schedule LP's solution made exact at the rational rays
-    `lambdas_w` (grid.exact_split), for the states the exact protocol reaches; None when
-    some split cannot be made exact."""
+    `lambdas_w` (grid.exact_split), for the states the exact protocol reaches; a split
+    that cannot be made exact (solver noise at a state of almost no mass) stays, which is
+    a valid message (the exact value is computed from the file)."""
     rounds = []
     reached = {encode_start(parties)}
     for j, rnd in zip(schedule, splits, strict=True):
@@ -188,10 +189,9 @@ def exact_grid(splits: Sequence[dict], schedule: Sequence[int], lambdas_w: Seque
         for s in reached:
             v = digits(s, parties)[j]
             split = rnd.get(s)
-            pairs = [(v, Fraction(1))] if not split else \
-                exact_split(v, split, Fraction(lambdas_w[j]))
-            if pairs is None:
-                return None
+            pairs = exact_split(v, split, Fraction(lambdas_w[j])) if split else None
+            if pairs is None:  # no split, or one that cannot be exact: the state stays
+                pairs = [(v, Fraction(1))]
             if not (len(pairs) == 1 and pairs[0][0] == v):
                 stay = [p for p in pairs if p[0] == v]
                 exact[s] = tuple(stay + [p for p in pairs if p[0] != v])
