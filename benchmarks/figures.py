@@ -81,9 +81,9 @@ def count_gap_alpha(out: Path, jobs: int) -> str:
 def survey_3_delta(out: Path, jobs: int) -> str:
     report = dpverify.survey(alphabet=2, parties=3, epsilon="0.5,1,1.5,2",
                              delta="1/20,1/10,3/20,1/5", jobs=jobs, save_dir=None)
-    report.plot(out / "survey-3-delta.png")
+    dpverify.plot_survey(report, out / "survey-3-delta.png")
     for suffix in ("pdf", "png"):
-        report.plot(out / f"survey-3-delta-paper.{suffix}", style="paper")
+        dpverify.plot_survey(report, out / f"survey-3-delta-paper.{suffix}", style="paper")
     helps = sum(r["interaction-helps"] for r in report.rows())
     closed = sum(r["closed"] for r in report.rows())
     return (f"{len(report.results)} verifications, {helps} interaction-helps ({closed} "

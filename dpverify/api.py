@@ -669,6 +669,17 @@ def survey_epsilons(text: str) -> tuple[Fraction, ...]:
     return parse_epsilons(text)
 
 
+def plot_survey(report: SurveyReport, path: PathLike | None = None, *,
+                title: str | None = None, style: Literal["screen", "paper"] = "screen",
+                figsize: tuple[float, float] | str | None = None) -> Figure:
+    """Draw a survey under approximate privacy as heat maps over (epsilon, delta), one per
+    gain and accuracy, of the largest gain of interaction over RR(epsilon, delta) among its
+    functions, into `path` (.png, .svg or .pdf) when given. Needs `dpverify[plot]`."""
+    from dpverify.plotting import plot_survey as draw
+
+    return draw(report, path, title=title, style=style, figsize=figsize)
+
+
 def survey_deltas(text: str) -> tuple[Fraction, ...]:
     """`--delta 1/20,1/10` of `survey`: exact levels in (0, 1); OptionError naming a bad
     item."""

@@ -121,16 +121,21 @@ def test_a_file_claiming_other_deltas_is_refused():
 # -- grid protocols ----------------------------------------------------------------------
 def test_exact_splits_keep_every_factor_on_a_ray():
     lam = F(3)
+    # RR(3, 1/10) is this split: reveal 1/10, say with 9/10; floats a hair off are put back
+    split = exact_split(UNSPOKEN, [(CORNER_0, 0.9), (CORNER_1, 0.9 - 1e-15),
+                                   (REVEAL_0, 0.1), (REVEAL_1, 0.1 + 1e-15)], lam)
+    assert split is not None
+    assert dict(split) == {CORNER_0: F(9, 10), CORNER_1: F(9, 10), REVEAL_0: D,
+                           REVEAL_1: D}
+    # further off (1e-12): still an exact split, near the floats
     split = exact_split(UNSPOKEN, [(CORNER_0, 0.9), (CORNER_1, 0.9), (REVEAL_0, 0.1),
                                    (REVEAL_1, 0.1 + 1e-12)], lam)
     assert split is not None
     total = [sum(kappa * ray_vector(t, lam)[x] for t, kappa in split) for x in (0, 1)]
     assert total == [1, 1]  # sum kappa t = (1, 1) exactly
+    assert all(abs(float(kappa) - (0.9 if t < 2 else 0.1)) < 1e-11 for t, kappa in split)
     rows = kernel_rows(UNSPOKEN, split, lam)
     assert all(sum(r) == 1 for r in rows)
-    # RR(3, 1/10) is this split: reveal 1/10, say with 9/10
-    assert dict(split) == {CORNER_0: F(9, 10), CORNER_1: F(9, 10), REVEAL_0: D,
-                           REVEAL_1: D}
     # a split that cannot be exact (every kappa of one ray, the other coordinate missed)
     assert exact_split(CORNER_0, [(REVEAL_0, 1.0)], lam) is None
 

@@ -144,6 +144,6 @@ def survey(ctx, alphabet, parties, epsilon, delta, functions, values, gains, acc
     else:
         print_survey(out, report, save_dir)
     if plot_path is not None:
-        report.plot(plot_path, **figure)
+        api.plot_survey(report, plot_path, **figure)
         click.echo(f"wrote {plot_path}", err=as_json)
     sys.exit(report.exit_status())

@@ -204,13 +204,6 @@ class SurveyReport(Notebook):
         helps), 3 open or an error."""
         return verdict_status(r.verdict for r in self.results)
 
-    def plot(self, path: Any = None, **figure: Any) -> Any:
-        """Heat maps over (epsilon, delta) of an approximate survey (plotting.py,
-        plot_survey; `figure`: title, style, figsize); saved to `path` when given."""
-        from dpverify.plotting import plot_survey
-
-        return plot_survey(self, path, **figure)
-
     def to_json(self) -> dict[str, Any]:
         plan = self.plan
         out: dict[str, Any] = {"alphabet": plan.alphabet, "parties": plan.parties}
