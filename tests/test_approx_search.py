@@ -322,3 +322,23 @@ def test_four_parties(function):
         result = approximate_result(spec, spec.agents[0], accuracy, [D] * 4, OPTIONS)
         assert result.verdict in (Verdict.INTERACTION_HELPS, Verdict.OPEN)
         assert result.relaxed_optimum >= result.best_value >= result.rr_value
+
+
+def test_parties_at_epsilon_zero_and_at_delta_zero():
+    """At epsilon = 0 a party's corners coincide with (1, 1)/2 (every split of its
+    unspoken factor into them is along one line: the exact split solves one equation);
+    beside a party with delta = 0 (corners only). Both close."""
+    text = ('[problem]\nname = "z"\nparties = 3\nepsilon = [0, 0.3, 0]\n'
+            'delta = ["1/5", "1/2", "1/20"]\naccuracy = ["average"]\n'
+            '[observer]\nfunction = "majority"\n')
+    spec = loads(text, source="<z>")
+    result = approximate_result(spec, spec.agents[0], Accuracy.AVERAGE, spec.deltas, OPTIONS)
+    assert result.verdict is Verdict.INTERACTION_HELPS and result.closed, result.reason
+    assert exact_split(UNSPOKEN, [(CORNER_0, 2.0)], F(1)) == [(CORNER_0, F(2))]
+    assert exact_split(UNSPOKEN, [(CORNER_0, 1.0), (CORNER_1, 1.0)], F(1)) is not None
+    mixed = loads(text.replace('delta = ["1/5", "1/2", "1/20"]', 'delta = ["1/5", "0", "1/10"]')
+                  .replace("[0, 0.3, 0]", "[1, 0.5, 1.5]"), source="<m>")
+    result = approximate_result(mixed, mixed.agents[0], Accuracy.AVERAGE, mixed.deltas,
+                                OPTIONS)
+    assert result.verdict in (Verdict.INTERACTION_HELPS, Verdict.OPTIMAL)
+    assert result.verdict is Verdict.OPTIMAL or result.closed, result.reason

@@ -121,10 +121,9 @@ def exact_split(v: int, split: Sequence[tuple[int, float]], lam: Fraction
     kappa rounds to 0 are dropped."""
     vec = ray_vector(v, lam)
     order = sorted(split, key=lambda p: -p[1])
-    if len(order) == 1:
-        t, _ = order[0]
-        return [(t, Fraction(1))] if ray_vector(t, lam) == vec else None
     rays = {t: ray_vector(t, lam) for t, _ in order}
+    if len(order) == 1:
+        return _collinear_split(vec, order, rays)
     for i in range(len(order)):
         for j in range(i + 1, len(order)):
             ti, tj = order[i][0], order[j][0]
@@ -138,7 +137,28 @@ def exact_split(v: int, split: Sequence[tuple[int, float]], lam: Fraction
                 continue
             pairs = [(ti, solved[0]), (tj, solved[1])] + rest
             return [(t, kappa) for t, kappa in pairs if kappa > 0]
-    return None
+    return _collinear_split(vec, order, rays)
+
+
+def _collinear_split(vec: tuple[Fraction, Fraction], order: Sequence[tuple[int, float]],
+                     rays: dict[int, tuple[Fraction, Fraction]]
+                     ) -> list[tuple[int, Fraction]] | None:
+    """A split whose every target is a multiple of v (the corners and u at lambda = 1):
+    one equation, sum kappa_t alpha_t = 1 with t = alpha_t v; every kappa but the largest
+    rounded, the largest solved. None when some target is not a multiple of v."""
+    scale = []
+    for t, _ in order:
+        ray = rays[t]
+        if ray[0] * vec[1] != ray[1] * vec[0]:
+            return None
+        scale.append(ray[0] / vec[0] if vec[0] else ray[1] / vec[1])
+    rest = [(t, snapped(kappa)) for t, kappa in order[1:]]
+    left = 1 - sum((kappa * a for (_, kappa), a in zip(rest, scale[1:], strict=True)),
+                   Fraction(0))
+    first = left / scale[0]
+    if first < 0:
+        return None
+    return [(t, kappa) for t, kappa in [(order[0][0], first)] + rest if kappa > 0]
 
 
 def kernel_rows(v: int, split: Sequence[tuple[int, Fraction]], lam: Fraction
