@@ -40,6 +40,9 @@ from dpverify.verifiers.approximate.schedule import (
     Split,
     finals_value,
 )
+from dpverify.verifiers.approximate.schedule import (
+    USED as KAPPA_USED,
+)
 from dpverify.verifiers.options import VerifyOptions
 
 USED = 1e-9  # a chord the flow moves less mass along than this is not one of its moves
@@ -243,7 +246,7 @@ def split_of(code: int, mass: float, ends: dict[int, float], j: int, k: int) -> 
         ray = (end // stride) % RAYS
         by_ray[ray] = by_ray.get(ray, 0.0) + m
     order = [v] + sorted(t for t in by_ray if t != v)
-    return tuple((t, by_ray[t] / mass) for t in order if by_ray.get(t, 0.0) / mass > 1e-13)
+    return tuple((t, by_ray[t] / mass) for t in order if by_ray.get(t, 0.0) / mass > KAPPA_USED)
 
 
 def play_flow(flow: Flow, obj: ScheduleObjective, options: VerifyOptions, *,
