@@ -51,6 +51,7 @@ if TYPE_CHECKING:
         new,
         plot,
         plot_profile,
+        plot_survey,
         privacy_profile,
         release,
         results,
@@ -72,7 +73,8 @@ _MODULES = {
     "dpverify.api": ("load", "verify", "verify_paths", "certify", "certify_paths", "check_cert",
                      "audit", "audit_paths", "batch", "check", "results", "sweep", "plot",
                      "derive", "release", "new", "falsify", "survey", "privacy_profile",
-                     "plot_profile", "make_options", "VerifyKwargs", "MechanismDerivation",
+                     "plot_profile", "plot_survey", "make_options", "VerifyKwargs",
+                     "MechanismDerivation",
                      "junit_xml", "github_annotations", "configuration", "examples"),
     "dpverify.problem": ("Problem", "Agent", "Consumer"),
     "dpverify.verifiers.result": ("ProblemResult", "AgentResult", "Verdict"),
@@ -91,8 +93,8 @@ __all__ = ["AgentResult", "Agent", "BatchItem", "BatchResult", "CertificateRecor
            "VerifyOptions", "__version__", "audit", "audit_paths", "batch", "certify",
            "certify_paths", "check", "check_cert", "configuration", "derive", "examples",
            "falsify", "github_annotations", "junit_xml", "load", "make_options",
-           "new", "plot", "plot_profile", "privacy_profile", "release", "results", "survey",
-           "sweep", "verify", "verify_paths"]
+           "new", "plot", "plot_profile", "plot_survey", "privacy_profile", "release",
+           "results", "survey", "sweep", "verify", "verify_paths"]
 
 
 def __getattr__(name: str) -> Any:

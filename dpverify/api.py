@@ -669,29 +669,56 @@ def survey_epsilons(text: str) -> tuple[Fraction, ...]:
     return parse_epsilons(text)
 
 
+def plot_survey(report: SurveyReport, path: PathLike | None = None, *,
+                title: str | None = None, style: Literal["screen", "paper"] = "screen",
+                figsize: tuple[float, float] | str | None = None) -> Figure:
+    """Draw a survey under approximate privacy as heat maps over (epsilon, delta), one per
+    gain and accuracy, of the largest gain of interaction over RR(epsilon, delta) among its
+    functions, into `path` (.png, .svg or .pdf) when given. Needs `dpverify[plot]`."""
+    from dpverify.plotting import plot_survey as draw
+
+    return draw(report, path, title=title, style=style, figsize=figsize)
+
+
+def survey_deltas(text: str) -> tuple[Fraction, ...]:
+    """`--delta 1/20,1/10` of `survey`: exact levels in (0, 1); OptionError naming a bad
+    item."""
+    from dpverify.research.survey import parse_deltas
+
+    return parse_deltas(text)
+
+
 def survey(*, alphabet: int, parties: int, epsilon: str | Iterable[Fraction | float | str],
            functions: str = "all", values: int = 2, gains: Sequence[str] = ("indicator",),
            accuracy: Sequence[str] = ("average", "worst"), jobs: int | None = None,
            save_dir: PathLike | None = ".dpverify/survey", symmetry: bool = True,
            restarts: int = DEFAULT_RESTARTS, seed: int = 0, tol: float = DEFAULT_TOL,
-           on_result: Callable[[CaseResult, int, int], None] | None = None) -> SurveyReport:
+           on_result: Callable[[CaseResult, int, int], None] | None = None,
+           delta: str | Iterable[Fraction | float | str] | None = None,
+           store: PathLike | Store | None = None, force: bool = False) -> SurveyReport:
     """What `dpverify survey` does: the observer's accuracy for many functions on
     {0..m-1}^k (`alphabet` m, `parties` k; `functions` "all" or "random:N" with `values`
-    values), verified at each `epsilon`, gain and accuracy, one function per class of
-    relabellings unless `symmetry` is False; gap and open instances saved into
-    `save_dir` (None: not saved). `on_result(result, done, total)`;
-    `.exit_status()` is the command's."""
+    values), verified at each `epsilon` (and with `delta`, on bits, at each delta: the
+    approximate survey), gain and accuracy, one function per class of relabellings unless
+    `symmetry` is False; gap, interaction-helps and open instances saved into `save_dir`
+    (None: not saved); with `store` (a path or an open Store) the results are read from
+    (unless `force`) and saved to it, so that a survey run again resumes. `on_result(result, done,
+    total)`; `.exit_status()` is the command's."""
     from dpverify.research.survey import SurveyPlan, run_survey
 
     levels = (survey_epsilons(epsilon) if isinstance(epsilon, str)
               else survey_epsilons(",".join(str(e) for e in epsilon)))
+    deltas = () if delta is None else survey_deltas(
+        delta if isinstance(delta, str) else ",".join(str(d) for d in delta))
     plan = SurveyPlan(alphabet=alphabet, parties=parties, epsilons=levels,
                       functions=functions, values=values, gains=tuple(gains),
-                      accuracies=tuple(accuracy), seed=seed, symmetry=symmetry)
+                      accuracies=tuple(accuracy), seed=seed, symmetry=symmetry,
+                      deltas=deltas)
     options = make_options(tol=tol, seed=seed, restarts=restarts)
-    return run_survey(plan, options, jobs=jobs or os.cpu_count() or 1,
-                      save_dir=Path(save_dir) if save_dir is not None else None,
-                      on_result=on_result)
+    with _opened(store) as opened:
+        return run_survey(plan, options, jobs=jobs or os.cpu_count() or 1,
+                          save_dir=Path(save_dir) if save_dir is not None else None,
+                          on_result=on_result, store=opened, force=force)
 
 
 # -- installed users -------------------------------------------------------------------------

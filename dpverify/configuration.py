@@ -29,7 +29,7 @@ APPLIES: dict[str, tuple[str, ...]] = {
     "tol": ("verify", "audit", "batch", "check", "sweep", "falsify", "survey"),
     "expect-tol": ("check",),
     "jobs": ("batch", "check", "sweep", "survey"),
-    "store": ("batch", "check", "sweep", "results"),
+    "store": ("batch", "check", "sweep", "results", "survey"),
     "method": ("verify", "certify", "batch", "check", "sweep"),
     "strict": ("check",),
     "exclude": ("verify", "batch", "check"),

@@ -22,7 +22,8 @@ class Method(enum.StrEnum):
     ORBIT = "orbit"  # the problem on symmetry orbits, with an exact orbit certificate
     PROOF = "proof"  # RR's exact certificate on all 2^k inputs, checked independently
     RAYS = "rays"  # more than two symbols: the exact ray-product bound (results only)
-    FOUR_RAY = "four-ray"  # delta > 0: the exact four-ray bound (results only)
+    FOUR_RAY = "four-ray"  # delta > 0: the exact four-ray bound (results stored before)
+    ENVELOPE = "envelope"  # delta > 0: the exact envelope bound (results only)
 
 
 SELECTABLE = (Method.AUTO, Method.LP, Method.ORBIT, Method.PROOF)  # `--method` choices

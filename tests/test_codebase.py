@@ -224,8 +224,9 @@ print(json.dumps({"imported": imported, "checked": checked,
 
 
 def one_certificate_of_each_format() -> list[tuple[object, str]]:
-    """(spec, certificate JSON) for each of the six formats, built by the construction; the
-    problems use expressions, so that checking them evaluates expressions too."""
+    """(spec, certificate JSON) for each of the seven formats, built by the construction
+    (the four-ray one read from a file of the version before); the problems use
+    expressions, so that checking them evaluates expressions too."""
     from dpverify.spec import loads
     from dpverify.spec.model import Accuracy
     from dpverify.verifiers.multiparty.certify import (
@@ -248,6 +249,10 @@ def one_certificate_of_each_format() -> list[tuple[object, str]]:
     options = VerifyOptions()
     jobs = [(spec, dump_certificate(certify_agent(spec, spec.agents[0], "worst")))
             for spec in (bits, orbits, symbols, delta)]
+    # the four-ray format is no longer written: one certificate of the version before
+    four_ray = PACKAGE.parent / "tests" / "data" / "four-ray" / "d.observer.worst.cert.json"
+    jobs.append((loads('[problem]\nname = "d"\nparties = 2\nlambda = "3"\ndelta = "1/10"\n'
+                       '[observer]\nfunction = "xor"\n'), four_ray.read_text(encoding="utf-8")))
     jobs.append((bits, dump_certificate(interval_certificate(
         PROOF, bits, bits.agents[0], Accuracy.WORST, None, options).to_json("x"))))
     jobs.append((orbits, dump_certificate(orbit_interval_certificate(

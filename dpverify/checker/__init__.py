@@ -14,6 +14,9 @@ with at most a small check of its own:
   rays of each party's DP cone; its channels must be DP;
 * `dpverify-delta-certificate/1`, the four-ray bound with delta > 0 (checker/delta.py): the
   hockey-stick rows are more terms of (C);
+* `dpverify-envelope-certificate/1`, the envelope bound with delta > 0
+  (checker/envelope.py): b per product of rays is one more term of (C), and its chords are
+  the format's own check;
 * `dpverify-interval-certificate/1` and `dpverify-orbit-interval-certificate/1`
   (checker/intervals.py): the same right-hand sides in outward-rounded arithmetic.
 
@@ -34,6 +37,7 @@ from typing import Any
 from dpverify.checker.bits import check_bits
 from dpverify.checker.claim import (
     DELTA_FORMAT,
+    ENVELOPE_FORMAT,
     FORMAT,
     INTERVAL_FORMAT,
     MARY_FORMAT,
@@ -44,6 +48,7 @@ from dpverify.checker.claim import (
     CheckResult,
 )
 from dpverify.checker.delta import check_delta
+from dpverify.checker.envelope import check_envelope
 from dpverify.checker.fields import CertificateFormatError, Json
 from dpverify.checker.intervals import check_interval, check_orbit_interval
 from dpverify.checker.orbits import check_orbits
@@ -51,15 +56,15 @@ from dpverify.checker.symbols import check_symbols
 from dpverify.spec.model import MultipartySpec
 from dpverify.spec.numbers import parse_integer
 
-__all__ = ["DELTA_FORMAT", "FORMAT", "INTERVAL_FORMAT", "MARY_FORMAT", "ORBIT_FORMAT",
-           "ORBIT_INTERVAL_FORMAT", "STATUSES", "CertificateFormatError", "CheckFailed",
-           "CheckResult", "check_certificate", "read_certificate"]
+__all__ = ["DELTA_FORMAT", "ENVELOPE_FORMAT", "FORMAT", "INTERVAL_FORMAT", "MARY_FORMAT",
+           "ORBIT_FORMAT", "ORBIT_INTERVAL_FORMAT", "STATUSES", "CertificateFormatError",
+           "CheckFailed", "CheckResult", "check_certificate", "read_certificate"]
 
 Checker = Callable[[MultipartySpec, Json], CheckResult]
 CHECKERS: dict[str, Checker] = {
     FORMAT: check_bits, ORBIT_FORMAT: check_orbits, MARY_FORMAT: check_symbols,
     INTERVAL_FORMAT: check_interval, ORBIT_INTERVAL_FORMAT: check_orbit_interval,
-    DELTA_FORMAT: check_delta}
+    DELTA_FORMAT: check_delta, ENVELOPE_FORMAT: check_envelope}
 
 
 def check_certificate(spec: MultipartySpec, cert: object) -> CheckResult:
@@ -71,7 +76,7 @@ def check_certificate(spec: MultipartySpec, cert: object) -> CheckResult:
     check = CHECKERS.get(fmt) if isinstance(fmt, str) else None
     if check is None:
         raise CertificateFormatError(f"`format` must be one of {', '.join(CHECKERS)}")
-    if spec.approximate and fmt != DELTA_FORMAT:  # the others prove pure epsilon-DP only
+    if spec.approximate and fmt not in (DELTA_FORMAT, ENVELOPE_FORMAT):  # pure epsilon-DP
         return CheckResult(False, (
             "the problem has delta > 0 (approximate privacy), and a certificate proves "
             "randomized response optimal under pure epsilon-DP only (KOV Theorem 3.1): it "

@@ -31,6 +31,7 @@ FORMAT = "dpverify-certificate/1"
 ORBIT_FORMAT = "dpverify-orbit-certificate/1"
 MARY_FORMAT = "dpverify-mary-certificate/1"
 DELTA_FORMAT = "dpverify-delta-certificate/1"
+ENVELOPE_FORMAT = "dpverify-envelope-certificate/1"
 INTERVAL_FORMAT = "dpverify-interval-certificate/1"
 ORBIT_INTERVAL_FORMAT = "dpverify-orbit-interval-certificate/1"
 STATUSES = ("proved-optimal", "bracket")
@@ -163,9 +164,21 @@ def read_bound(upper: Json, mass: Sequence[int], accuracy: str,
     there) and upper.bound: the prior a distribution over the inputs, uniform for the
     average (theory.md 2.1), and bound = the sum over the inputs of mu, plus what `extra`
     returns (delta's sum(nu delta), with its name; read after the prior is checked)."""
-    prior = vector(upper, "prior", len(mass), "upper.")
+    prior = read_prior(upper, mass, accuracy)
     mu = vector(upper, "mu", len(mass), "upper.")
     bound = rational(get_field(upper, "bound", (str, int), "upper."), "upper.bound")
+    plus, text = extra() if extra is not None else (Fraction(0), "")
+    total = sum((u * s for u, s in zip(mu, mass, strict=True)), Fraction(0)) + plus
+    if total != bound:
+        name = "sum(mu)" if all(s == 1 for s in mass) else "sum_W |W| mu_W"
+        raise CheckFailed(f"upper.bound = {show(bound)} but {name}{text} = {show(total)}")
+    return prior, mu, bound
+
+
+def read_prior(upper: Json, mass: Sequence[int], accuracy: str) -> list[Fraction]:
+    """upper.prior (a value per input at each grid point, `mass[x]` inputs there): a
+    distribution over the inputs, uniform for the average (theory.md 2.1)."""
+    prior = vector(upper, "prior", len(mass), "upper.")
     n = sum(mass)
     if not distribution(prior, mass):
         raise CheckFailed("upper.prior is not a distribution (entries >= 0 summing to 1 "
@@ -173,12 +186,7 @@ def read_bound(upper: Json, mass: Sequence[int], accuracy: str,
     if accuracy == "average" and any(p != Fraction(1, n) for p in prior):
         shown = n if n.bit_length() <= 61 else "2^k"
         raise CheckFailed(f"upper.prior must be uniform (1/{shown}) for the average accuracy")
-    plus, text = extra() if extra is not None else (Fraction(0), "")
-    total = sum((u * s for u, s in zip(mu, mass, strict=True)), Fraction(0)) + plus
-    if total != bound:
-        name = "sum(mu)" if all(s == 1 for s in mass) else "sum_W |W| mu_W"
-        raise CheckFailed(f"upper.bound = {show(bound)} but {name}{text} = {show(total)}")
-    return prior, mu, bound
+    return prior
 
 
 def read_rules(lower: Json, parts: int, rows: int, outputs: int) -> list[Matrix]:

@@ -64,14 +64,24 @@ def check_delta(spec: MultipartySpec, cert: Json) -> claim.CheckResult:
                 f"{show(left)} < sum_x T_s prior gain = {show(right)}")
 
     core.check_dual(core.Dual(grid, tuple(rays), tuple(prior), gain, tuple(left)), describe)
-    rules = claim.read_rules(head.lower, grid.parts, 4 ** k, len(outputs))
+    value = rr_lower(head, grid, lo, deltas, len(outputs), gain)
+    return claim.final_status(spec, head.status, value, bound, up, lo)
+
+
+def rr_lower(head: claim.Header, grid: core.Grid, lo: list[Fraction], deltas: list[Fraction],
+             outputs: int, gain: core.Gains) -> Fraction:
+    """The lower end: the product of RR(epsilon_i, delta_i) at lower.lambdas with the
+    certificate's rule on its 4^k transcripts, its accuracy recomputed (core.accuracy);
+    it must be lower.value."""
+    k = len(deltas)
+    rules = claim.read_rules(head.lower, grid.parts, 4 ** k, outputs)
     rr = tuple(transposed(rr_kernel(lam, d), d.denominator * (lam.numerator + lam.denominator))
                for lam, d in zip(lo, deltas, strict=True))
     value = core.accuracy(core.Protocol(grid, rr, (1,) * 4 ** k, tuple(rules), gain),
                           head.accuracy)
     claim.declared_value(head.lower, value, f"the decision rule's {head.accuracy} accuracy "
                                             "under the product of RR(epsilon_i, delta_i)")
-    return claim.final_status(spec, head.status, value, bound, up, lo)
+    return value
 
 
 def read_deltas(spec: MultipartySpec, cert: Json) -> list[Fraction]:

@@ -41,10 +41,7 @@ def _scheduler(ctx: click.Context, param: click.Parameter, value: str | None) ->
         raise click.BadParameter(str(exc).partition(": ")[2]) from None
 
 
-RUN_OPTIONS = [
-    click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
-                 help="Worker processes (default: the number of CPUs). With --scheduler local, "
-                      "the number of Dask workers."),
+STORE_OPTIONS = [  # the results store of a run (batch, sweep, survey)
     click.option("--store", "store_path", type=click.Path(dir_okay=False),
                  default=str(DEFAULT_STORE), show_default=True,
                  help="The SQLite results store; problems stored there are skipped. Its "
@@ -52,11 +49,18 @@ RUN_OPTIONS = [
     click.option("--no-store", is_flag=True,
                  help="Run on a results store in memory: nothing is read from or saved to "
                       "disk (a killed run does not resume)."),
+    click.option("--force", is_flag=True, help="Recompute problems already in the store."),
+]
+RUN_OPTIONS = [
+    click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
+                 help="Worker processes (default: the number of CPUs). With --scheduler local, "
+                      "the number of Dask workers."),
+    *STORE_OPTIONS[:2],
     click.option("--timeout", type=click.FloatRange(min=0), default=DEFAULT_TIMEOUT,
                  show_default=True,
                  help="Seconds per problem (0: none); past it the verdict is `error`, reason "
                       "`timeout`, and the worker is replaced."),
-    click.option("--force", is_flag=True, help="Recompute problems already in the store."),
+    STORE_OPTIONS[2],
     click.option("--scheduler", metavar="ADDRESS", default=None, callback=_scheduler,
                  help="Run on a Dask cluster: `local` for a LocalCluster, or a scheduler "
                       f"address tcp://HOST:PORT or HOST:PORT. Needs {api.install_hint('dask')}."),

@@ -74,7 +74,7 @@ def verify(ctx, paths, tol, backend, max_nonzeros, lp_form, method, max_orbit_wo
                                   on_stage=view.stage, timeout=timeout or None,
                                   exclude=exclude, **options)
         view.report(report)
-    # delta > 0 (multi-party): the four-ray bound and a protocol search, no corner LP
+    # delta > 0 (multi-party): the envelope bound and a protocol search, no corner LP
     approximate = [f.source for f in report.files
                    if getattr(f.spec, "approximate", False) and f.result.kind != "count"]
     if not approximate and not any(not getattr(f.spec, "binary", True) for f in report.files):
@@ -85,7 +85,7 @@ def verify(ctx, paths, tol, backend, max_nonzeros, lp_form, method, max_orbit_wo
                                        ("--lp-form", "lp_form")) if given(ctx, name)]
     if approximate and ignored:
         note(f"{', '.join(ignored)} {'does' if len(ignored) == 1 else 'do'} not apply to "
-             f"delta > 0 (the four-ray bound and a protocol search): "
+             f"delta > 0 (the envelope bound and a protocol search): "
              f"{', '.join(approximate)}")
     for skipped in report.skipped:
         note(f"skipped {skipped.source}: {skipped.reason}")

@@ -403,13 +403,13 @@ def exact_values(result: dict[str, Any]) -> dict[tuple[str, str], str]:
     """Exact optima a result carries: a proof with status `proved-optimal` and an exact
     `value` "p/q" (from `--certify`, when the verifier records it), an audited
     protocol's exact accuracy (`protocol_value_exact`), or with delta > 0 the exact
-    four-ray bound (`relaxed_optimum_exact`, the value `[expect]` compares)."""
+    bound (`relaxed_optimum_exact`, the value `[expect]` compares)."""
     out: dict[tuple[str, str], str] = {}
     for r in result.get("results", ()):
         if isinstance(r.get("protocol_value_exact"), str):
             out[(str(r.get("agent")), str(r.get("accuracy")))] = r["protocol_value_exact"]
-        if r.get("method") == Method.FOUR_RAY and isinstance(r.get("relaxed_optimum_exact"),
-                                                             str):  # delta > 0: the bound
+        if r.get("method") in (Method.FOUR_RAY, Method.ENVELOPE) and \
+                isinstance(r.get("relaxed_optimum_exact"), str):  # delta > 0: the bound
             out[(str(r.get("agent")), str(r.get("accuracy")))] = r["relaxed_optimum_exact"]
         proof = r.get("proof")
         if isinstance(proof, dict) and proof.get("status") == "proved-optimal" \
