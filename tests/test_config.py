@@ -194,6 +194,45 @@ def test_diff_prints_what_update_would_write_and_changes_nothing(project) -> Non
     assert both.exit_code == 2 and "choose one" in both.output
 
 
+@pytest.mark.parametrize("ending, last", [("\n", ""), ("\r\n", "\r\n"), ("\r\n", "")],
+                         ids=["no-newline-at-end", "crlf", "crlf-no-newline-at-end"])
+def test_diff_applies_with_git_as_update_writes(tmp_path: Path, monkeypatch, ending: str,
+                                                last: str) -> None:
+    """The printed --diff, piped to `git apply`, gives byte for byte the file --update
+    writes, for a file whose last line has no newline (the diff marks it) and for a file
+    with CRLF line endings (the diff keeps its carriage returns, and --update writes the
+    lines it adds with CRLF too, not a mix)."""
+    import shutil
+    import subprocess
+
+    git = shutil.which("git")
+    if git is None:
+        pytest.skip("git is not installed")
+    # `average` is replaced, `worst` added (a line that tomlkit writes)
+    text = (XOR + "\n[expect.observer]\naverage = 0.5\n").rstrip("\n").replace(
+        "\n", ending) + last
+    monkeypatch.chdir(tmp_path)
+    subprocess.run([git, "init", "-q", "."], check=True)
+    Path("xor-3.toml").write_bytes(text.encode())
+    run = CliRunner().invoke(main, ["check", "xor-3.toml", "--diff", "--quiet",
+                                    "--no-store"])
+    assert run.exit_code == 1, run.output
+    assert Path("xor-3.toml").read_bytes() == text.encode()  # --diff writes nothing
+    patch = run.stdout_bytes.split(b"\nmismatches\n")[0] + b"\n"
+    assert (b"\\ No newline at end of file\n" in patch) == (last == "")
+    Path("change.patch").write_bytes(patch)
+    applied = subprocess.run([git, "apply", "change.patch"], capture_output=True, text=True)
+    assert applied.returncode == 0, (applied.stderr, patch)
+    Path("updated.toml").write_bytes(text.encode())
+    update = CliRunner().invoke(main, ["check", "updated.toml", "--update", "--quiet",
+                                       "--no-store"])
+    assert update.exit_code == 0, update.output
+    written = Path("updated.toml").read_bytes()
+    assert Path("xor-3.toml").read_bytes() == written
+    if ending == "\r\n":  # every line ends with CRLF, the added ones too
+        assert written.count(b"\n") == written.count(b"\r\n") > text.count("\n")
+
+
 def test_the_edge_does_not_touch_click_declarations() -> None:
     """The defaults reach click by the context's default_map: the declared defaults of the
     options stay what they are (the project's values exist only in a run)."""

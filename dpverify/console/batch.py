@@ -221,7 +221,7 @@ def print_check(console: Console, report: Any) -> None:
     --diff would write: the diffs), and the summary line (the resume hint of an
     interrupted run is `resume_hint`'s, on stderr)."""
     for diff in report.diffs:
-        _print_plain(console, diff.unified())
+        _print_raw(console, diff.unified())
     if report.mismatches:
         print_table(console, mismatch_table(report.mismatches))
         console.print()
@@ -273,9 +273,12 @@ def print_github(report: Any, annotations: Sequence[str]) -> None:
     sys.stdout.flush()
 
 
-def _print_plain(console: Console, text: str) -> None:
-    """Text as it is (a diff): no wrapping, no markup."""
-    console.print(Text(text.rstrip("\n")), soft_wrap=True)
+def _print_raw(console: Console, text: str) -> None:
+    """A diff byte for byte, so that `git apply` reads it from a pipe: rich would drop its
+    carriage returns (a file with "\r\n" line endings), so it goes to the console's file
+    as it is."""
+    console.file.write(text)
+    console.file.flush()
 
 
 def check_json(report: Any) -> dict[str, Any]:

@@ -383,7 +383,15 @@ def updated_text(text: str, values: Iterable[tuple[str, str, Written]]) -> str:
                     container[part] = tomlkit.table(is_super_table=not leaf)
             container = container[part]
         container[accuracy] = value
-    return tomlkit.dumps(doc)
+    return _newlines_like(text, tomlkit.dumps(doc))
+
+
+def _newlines_like(text: str, new_text: str) -> str:
+    """`new_text` with the line endings of `text`: tomlkit writes the lines it adds with
+    "\n", which in a file whose every line ends with "\r\n" would mix the two."""
+    if "\r\n" not in text or text.count("\n") != text.count("\r\n"):
+        return new_text
+    return new_text.replace("\r\n", "\n").replace("\n", "\r\n")
 
 
 def _write_atomically(path: Path, text: str) -> None:
@@ -516,10 +524,13 @@ class FileDiff:
 
     def unified(self) -> str:
         """A unified diff (`--- a/FILE`, `+++ b/FILE`, as `git apply` and `patch -p1`
-        read it)."""
-        return "".join(difflib.unified_diff(
+        read it): the lines keep their endings ("\r\n" too), and a last line without
+        one is marked `\\ No newline at end of file`, as diff marks it."""
+        lines = difflib.unified_diff(
             self.old.splitlines(keepends=True), self.new.splitlines(keepends=True),
-            fromfile=f"a/{self.source}", tofile=f"b/{self.source}"))
+            fromfile=f"a/{self.source}", tofile=f"b/{self.source}")
+        return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end "
+                       "of file\n" for line in lines)
 
 
 def diff_expectations(report: CheckReport) -> None:
