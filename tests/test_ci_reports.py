@@ -319,3 +319,43 @@ def test_key_lines_of_every_shipped_problem() -> None:
 
 def test_key_lines_stop_quietly_on_what_they_do_not_follow() -> None:
     assert key_lines("[a]\nx = 1\n= broken\ny = 2\n") == {("a",): 1, ("a", "x"): 2}
+
+
+class _CtrlC(InlineExecutor):
+    """Runs the first task, then Ctrl-C: a run stopped half-way, as the runner sees it."""
+
+    def _submit(self, task):
+        if self.submitted:
+            raise KeyboardInterrupt
+        return super()._submit(task)
+
+
+@pytest.mark.parametrize("stopped", [True, False], ids=["interrupted", "control"])
+def test_an_interrupted_check_does_not_report_green(tmp_path: Path, stopped: bool) -> None:
+    """Ctrl-C after the first of two problems whose expectations hold: the finished one's
+    cases pass, so the JUnit report and the annotations must say that the run was
+    interrupted (one error each, naming the problem not checked), and --json too; the
+    control, the same run to the end, reports nothing of the kind."""
+    paths = [tmp_path / f"x{i}.toml" for i in range(2)]
+    for i, path in enumerate(paths):  # two contents (one file's twin would run once)
+        path.write_text(XOR.format(average=XOR3).replace("xor-3", f"xor-3-{i}"))
+    with Store(tmp_path / "store.sqlite") as store:
+        report = run_check([str(p) for p in paths], VerifyOptions(), store=store,
+                           executor=_CtrlC() if stopped else InlineExecutor())
+    assert report.batch.interrupted is stopped and not report.mismatches
+    assert len(report.batch.items) == (1 if stopped else 2)
+    assert int(report.exit_status()) == (130 if stopped else 0)
+    root = ET.fromstring(junit_xml(report))
+    SCHEMA.validate(junit_xml(report))
+    errors = root.findall(".//testcase/error")
+    lines = github_annotations(report)
+    assert report.to_dict()["interrupted"] is stopped
+    if stopped:
+        (error,) = errors
+        assert error.get("type") == "interrupted" and "1 of 2 problems not checked" in \
+            error.get("message", "")
+        assert root.get("errors") == "1"
+        assert lines == ["::error title=dpverify check%3A interrupted::the check was "
+                         "interrupted: 1 of 2 problems not checked (run it again to finish)"]
+    else:
+        assert errors == [] and root.get("errors") == "0" and lines == []

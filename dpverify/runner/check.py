@@ -178,7 +178,8 @@ class CheckReport(Notebook):
     def to_dict(self) -> dict[str, Any]:
         """The JSON of `check --json` (docs/format.md): counts, the mismatches
         (`Case.to_json`), invalid files, problems without expectations, what --update
-        wrote, --diff's diffs, and the exit status."""
+        wrote, --diff's diffs, whether the run was interrupted (its problems not all
+        checked), and the exit status."""
         return {"problems": len(self.batch.items), "checked": self.checked,
                 "written": self.written,
                 "mismatches": [m.to_json() for m in self.mismatches],
@@ -188,6 +189,7 @@ class CheckReport(Notebook):
                 "updated": list(self.updated), "update_errors": list(self.update_errors),
                 "diffs": [{"source": d.source, "values": d.values, "diff": d.unified()}
                           for d in self.diffs],
+                "interrupted": self.batch.interrupted,
                 "exit_status": int(self.exit_status())}
 
     def notebook_title(self) -> str:

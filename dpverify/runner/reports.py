@@ -17,12 +17,15 @@ beyond them, so that a strict reader accepts it):
   naming the file and the key: invalid, not a mismatch.
 * A problem without `[expect]` is one `<testcase name="[expect]">`: `<skipped>`, or a
   `<failure>` under `--strict`.
+* An interrupted run adds a `<testsuite name="dpverify check">` whose one case,
+  `interrupted`, is an `<error>` saying how many problems were not checked: the cases of
+  those that finished alone would pass where the run did not.
 
 **GitHub annotations** are workflow commands, one line each on stdout:
 `::error file=F,line=L,title=T::message` for every mismatch (at the line of its
 expectation in the file), every invalid file and every refusal; `::warning` for a
-problem without `[expect]` (an `::error` under `--strict`). GitHub shows them on the
-lines of the pull request's files.
+problem without `[expect]` (an `::error` under `--strict`); an interrupted run ends with
+an `::error` that says so. GitHub shows them on the lines of the pull request's files.
 """
 
 from __future__ import annotations
@@ -62,6 +65,8 @@ def junit_xml(report: CheckReport, *, name: str = "dpverify check") -> str:
               for item in _unique(report.batch.items)]
     if report.update_errors:
         suites.append(_update_suite(report.update_errors))
+    if report.batch.interrupted:
+        suites.append(_interrupted_suite(report))
     root = ET.Element("testsuites", {"name": name})
     totals = dict.fromkeys(("tests", "failures", "errors", "skipped"), 0)
     for suite in suites:
@@ -172,6 +177,27 @@ def _update_suite(errors: list[str]) -> ET.Element:
     return suite
 
 
+def interrupted_message(report: CheckReport) -> str:
+    """What an interrupted check did not do, for its reports: a report of the problems that
+    finished alone would pass where the run did not."""
+    done, total = len(report.batch.items), report.batch.total
+    return (f"the check was interrupted: {total - done} of {total} problems not checked "
+            "(run it again to finish)")
+
+
+def _interrupted_suite(report: CheckReport) -> ET.Element:
+    """One `<error>` case: the problems that did not finish are not checked."""
+    suite = ET.Element("testsuite", {
+        "name": "dpverify check", "tests": "1", "failures": "0", "errors": "1",
+        "skipped": "0", "time": "0", "timestamp": _timestamp(),
+        "hostname": socket.gethostname() or "localhost"})
+    case = ET.SubElement(suite, "testcase", {"name": "interrupted",
+                                             "classname": "dpverify check", "time": "0"})
+    message = interrupted_message(report)
+    ET.SubElement(case, "error", {"message": message, "type": "interrupted"}).text = message
+    return suite
+
+
 def _reason(item: BatchItem) -> str:
     return item.reason or "invalid problem file"
 
@@ -230,4 +256,7 @@ def github_annotations(report: CheckReport) -> list[str]:
         source = message.partition(": ")[0]
         lines.append(annotation("error", message, file=source,
                                 title="dpverify check: cannot update"))
+    if report.batch.interrupted:
+        lines.append(annotation("error", interrupted_message(report),
+                                title="dpverify check: interrupted"))
     return lines
