@@ -133,6 +133,9 @@ def test_expect_tol_and_strict_from_the_configuration_and_flags_override(project
     assert invoke("check", "problems/plain.toml", *store).exit_code == 0  # unchecked: fine
     pyproject(project, "strict = true\n")
     assert invoke("check", "problems/plain.toml", *store).exit_code == 1  # now a failure
+    # and a flag turns it off again (a boolean set by the configuration needs its "no")
+    relaxed = invoke("check", "problems/plain.toml", *store, "--no-strict")
+    assert relaxed.exit_code == 0, relaxed.output
 
 
 def test_store_jobs_method_and_tol_from_the_configuration(project, monkeypatch) -> None:
