@@ -95,6 +95,7 @@ def test_paths_are_relative_to_the_configuration(project, monkeypatch) -> None:
 @pytest.mark.parametrize(("table", "key", "message"), [
     ("expect_tol = 0.1\n", "tool.dpverify.expect_tol", "unknown key; did you mean `expect-tol`?"),
     ("jobz = 2\n", "tool.dpverify.jobz", "unknown key; allowed here: tol, expect-tol"),
+    ("Jobs = 2\n", "tool.dpverify.Jobs", "unknown key; did you mean `jobs`?"),
     ("jobs = 0\n", "tool.dpverify.jobs", "must be an integer >= 1"),
     ("jobs = true\n", "tool.dpverify.jobs", "must be an integer >= 1"),
     ("tol = -1\n", "tool.dpverify.tol", "must be a finite number >= 0"),
@@ -111,6 +112,20 @@ def test_bad_configuration_names_file_and_key(project, table, key, message) -> N
     run = invoke("check", "problems/xor-3.toml")  # every command refuses it, before running
     assert run.exit_code == 2 and run.stderr.strip() == f"dpverify: {info.value}"
     assert "Traceback" not in run.output
+
+
+def test_a_tool_table_in_dpverify_toml_is_told_where_its_keys_go(project) -> None:
+    """dpverify.toml takes the keys at its top level; `[tool.dpverify]` copied from a
+    pyproject.toml is told so (the control: an unknown key there gets no such hint)."""
+    own = project / "dpverify.toml"
+    own.write_text("[tool.dpverify]\njobs = 1\n")
+    run = invoke("verify", "problems/xor-3.toml")
+    assert run.exit_code == 2
+    assert "`tool` = {'dpverify': {'jobs': 1}}: unknown key; in dpverify.toml the keys " \
+        "stand at the top level, without [tool.dpverify]" in run.stderr, run.stderr
+    own.write_text("tools = 1\n")
+    other = invoke("verify", "problems/xor-3.toml")
+    assert other.exit_code == 2 and "top level" not in other.stderr, other.stderr
 
 
 def test_a_configuration_that_is_not_toml(project) -> None:
