@@ -6,6 +6,7 @@ lines of `[expect]` entries in every way TOML writes them."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import tomllib
@@ -20,7 +21,7 @@ from inline import InlineExecutor
 from dpverify.cli import main
 from dpverify.runner import Store
 from dpverify.runner.check import CaseKind, run_check
-from dpverify.runner.reports import annotation, github_annotations, junit_xml
+from dpverify.runner.reports import annotation, github_annotations, invalid_line, junit_xml
 from dpverify.runner.toml_lines import expectation_line, key_lines
 from dpverify.verifiers.options import VerifyOptions
 
@@ -185,13 +186,44 @@ def test_github_annotations_one_per_mismatch_at_its_line(files, tmp_path) -> Non
               if m.group(1) == "error"]
     value_line = line_of(files["value"].read_text(), "average = 0.55")
     verdict_line = line_of(files["verdict"].read_text(), 'verdict = "optimal"')
-    assert sorted(errors) == sorted([(str(files["invalid"]), None),
+    invalid_line = str(line_of(BAD, "epsilon = -1"))  # the key its reason names
+    assert sorted(errors) == sorted([(str(files["invalid"]), invalid_line),
                                      (str(files["value"]), str(value_line)),
                                      (str(files["verdict"]), str(verdict_line))])
     warnings = [p["file"] for m, p in zip(parsed, props, strict=True)
                 if m.group(1) == "warning"]
     assert warnings == [str(files["unchecked"])]
     assert all("title" in p and "dpverify check%3A" in p["title"] for p in props)
+
+
+def test_an_invalid_file_is_annotated_at_the_line_it_names(tmp_path) -> None:
+    """A syntax error at its own line, a bad value at its key's line (an entry of a list at
+    the list's), a missing key at its table's; a reason whose key the file does not hold
+    anywhere has no line (the control: the pointer is found, not made up)."""
+    texts = {
+        "syntax": "[problem]\nparties = = 3\n",
+        "value": "[problem]\nname = \"v\"\nparties = 2\n\nepsilon = [1, -1]\n"
+                 "[observer]\nfunction = \"xor\"\n",
+        "missing": "# no parties\n\n[problem]\nepsilon = 1\n[observer]\nfunction = \"xor\"\n",
+        "agent": "[problem]\nparties = 2\nepsilon = 1\n[observer]\nfunction = \"xor\"\n"
+                 "[expect.party.2]\naverage = 0.5\n",
+    }
+    paths = []
+    for name, text in texts.items():
+        paths.append(tmp_path / f"{name}.toml")
+        paths[-1].write_text(text)
+    report = check(paths, tmp_path)
+    assert len(report.invalid) == len(texts)
+    at = {}
+    for line in github_annotations(report):
+        props = dict(p.split("=", 1) for p in ANNOTATION.match(line).group("props").split(","))
+        at[Path(props["file"]).stem] = props.get("line")
+    assert at == {"syntax": "2", "value": "5", "missing": "3", "agent": "6"}, \
+        [i.reason for i in report.invalid]
+    item = report.invalid[0]
+    stray = dataclasses.replace(item, result={**item.result,
+                                              "reason": f"{item.source}: `nowhere.key`: bad"})
+    assert stray.reason.endswith("`nowhere.key`: bad") and invalid_line(stray) is None
 
 
 def test_annotation_escaping() -> None:

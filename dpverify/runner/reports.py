@@ -23,21 +23,25 @@ beyond them, so that a strict reader accepts it):
 
 **GitHub annotations** are workflow commands, one line each on stdout:
 `::error file=F,line=L,title=T::message` for every mismatch (at the line of its
-expectation in the file), every invalid file and every refusal; `::warning` for a
+expectation in the file), every invalid file (at the line of its syntax error or of the
+key its reason names, when found) and every refusal; `::warning` for a
 problem without `[expect]` (an `::error` under `--strict`); an interrupted run ends with
 an `::error` that says so. GitHub shows them on the lines of the pull request's files.
 """
 
 from __future__ import annotations
 
+import re
 import socket
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from dpverify.runner.batch import BatchItem
 from dpverify.runner.check import Case, CaseKind, CheckReport
+from dpverify.runner.toml_lines import key_lines
 
 FAILED_KINDS = (CaseKind.VALUE, CaseKind.VERDICT, CaseKind.MISSING)
 UNCHECKED = "no [expect] table: its values are not under regression"
@@ -235,13 +239,40 @@ def annotation(level: str, message: str, *, file: str | None = None,
     return f"::{level}{' ' + ','.join(props) if props else ''}::{_data(message)}"
 
 
+_SYNTAX_LINE = re.compile(r"\(at line (\d+), column \d+\)")
+_KEY = re.compile(r"`([^`]+)`")
+
+
+def invalid_line(item: BatchItem) -> int | None:
+    """The line an invalid file's reason points at, for its annotation: a TOML syntax
+    error's own `at line L`, else the line of the key the reason names first
+    (`problem.epsilon`, `consumer.prior[0]`: its table or key, by toml_lines); None when
+    neither is found (a pointer for a person, as every line of these reports)."""
+    reason = _reason(item)
+    syntax = _SYNTAX_LINE.search(reason)
+    if syntax:
+        return int(syntax.group(1))
+    key = _KEY.search(reason.removeprefix(f"{item.source}: "))
+    if key is None:
+        return None
+    try:
+        lines = key_lines(Path(item.source).read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError):
+        return None
+    path = tuple(re.sub(r"\[\d+\]$", "", part) for part in key.group(1).split("."))
+    for end in range(len(path), 0, -1):  # the key, else the nearest table above it
+        if path[:end] in lines:
+            return lines[path[:end]]
+    return None
+
+
 def github_annotations(report: CheckReport) -> list[str]:
     """One annotation per mismatch (at the line of its expectation), per invalid file,
     per refusal and per problem without `[expect]`; an update that failed too."""
     lines = []
     for item in _unique(report.invalid):
         reason = _reason(item).removeprefix(f"{item.source}: ")
-        lines.append(annotation("error", reason, file=item.source,
+        lines.append(annotation("error", reason, file=item.source, line=invalid_line(item),
                                 title="dpverify check: invalid problem file"))
     for case in report.mismatches:
         title = ("dpverify check: undecided" if case.kind is CaseKind.UNDECIDED
