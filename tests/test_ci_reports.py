@@ -284,6 +284,23 @@ def test_cli_table_shows_verdicts_and_the_line(files, tmp_path, monkeypatch) -> 
                         run.stdout.strip().splitlines()[-1])
 
 
+def test_an_undecided_result_is_counted_apart_from_the_mismatches(files, tmp_path,
+                                                                  monkeypatch) -> None:
+    """A refused problem (the LP over --max-nonzeros) decided nothing: the summary counts it
+    as undecided (exit 3), not as a mismatch; the control, a value that no longer holds,
+    is a mismatch and nothing is undecided."""
+    monkeypatch.chdir(tmp_path)
+    refused = invoke("check", "held.toml", "--method", "lp", "--max-nonzeros", "10",
+                     "--no-store", "--jobs", "1", "--quiet")
+    assert refused.exit_code == 3, refused.output
+    assert re.fullmatch(r"check FAILED: 1 problem, 0 expectations held, 0 mismatches, "
+                        r"1 undecided, 0 unchecked \(\d+\.\d\d s\)",
+                        refused.stdout.strip().splitlines()[-1]), refused.stdout
+    value = invoke("check", "value.toml", "--no-store", "--jobs", "1", "--quiet")
+    assert value.exit_code == 1 and "undecided" not in value.stdout
+    assert ", 1 mismatch, 0 unchecked" in value.stdout.strip().splitlines()[-1]
+
+
 def test_json_and_another_format_contradict(files, tmp_path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     run = invoke("check", "held.toml", "--json", "--format", "github")

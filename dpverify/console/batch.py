@@ -249,16 +249,19 @@ def print_check(console: Console, report: Any) -> None:
 
 def check_summary(report: Any) -> str:
     """`check ok: ...` or `check FAILED: ...`: problems, expectations held, mismatches,
-    invalid files (when there are any), unchecked problems, seconds."""
+    undecided results (a timeout, a refusal: not a mismatch, exit 3) and invalid files
+    (each when there are any), unchecked problems, seconds."""
     batch = report.batch
     n = len(batch.items)
     status = "ok" if report.exit_status() == 0 else "FAILED"
-    mismatches = len(report.mismatches)
+    undecided = sum(1 for m in report.mismatches if m.kind == "undecided")
+    mismatches = len(report.mismatches) - undecided
     invalid = f"{len(report.invalid)} invalid, " if report.invalid else ""
     return (f"check {status}: {n} problem{'s' if n != 1 else ''}, "
             f"{report.checked} expectation{'s' if report.checked != 1 else ''} held, "
             + (f"{report.written} written, " if report.written else "") +
-            f"{mismatches} mismatch{'es' if mismatches != 1 else ''}, {invalid}"
+            f"{mismatches} mismatch{'es' if mismatches != 1 else ''}, "
+            + (f"{undecided} undecided, " if undecided else "") + f"{invalid}"
             f"{len(report.unchecked)} unchecked ({batch.seconds:.2f} s)")
 
 
