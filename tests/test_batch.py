@@ -466,8 +466,8 @@ def test_a_workers_first_task_does_not_pay_for_imports(warm: bool) -> None:
         "xor-2.toml", "count/abs-10.toml", "approximate/xor-2-delta.toml",
         "multisymbol/xor-3x2.toml", "protocols/rr-and-3.toml")]
     out = subprocess.run([sys.executable, "-c", WARMED, "warm" if warm else "cold",
-                          *map(str, paths)], capture_output=True, text=True, timeout=240,
-                         check=True)
+                          *map(str, paths if warm else paths[:1])], capture_output=True,
+                         text=True, timeout=240, check=True)
     imported = json.loads(out.stdout.strip().splitlines()[-1])
     if warm:
         assert imported == [], imported
