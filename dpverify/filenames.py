@@ -10,9 +10,11 @@ so that no output leaves that directory whatever the name says.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from pathlib import Path
 
+from dpverify.cachedir import make_dirs
 from dpverify.errors import InputError
 
 # Letters and digits of any script, `_`, `-`, `+` and `.`; anything else (a path
@@ -47,12 +49,13 @@ def file_stem(name: str, *, fallback: str = "problem") -> str:
     return f"{safe}-{_digest(name)}"
 
 
-def make_directory(directory: str | Path) -> Path:
-    """`directory`, created with its parents when missing; InputError (exit 2, one line)
-    when it cannot be, as `certify -o` says."""
+def make_directory(directory: str | os.PathLike[str]) -> Path:
+    """`directory`, created with its parents when missing (a `.dpverify` folder on its way
+    marked as a cache: dpverify.cachedir.make_dirs); InputError (exit 2, one line) when it
+    cannot be, as `certify -o` says."""
     folder = Path(directory)
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        make_dirs(folder)
     except OSError as exc:
         raise InputError(f"{folder}: cannot create the output directory: "
                          f"{exc.strerror or exc}") from None

@@ -9,6 +9,7 @@ import click
 from dpverify import api
 from dpverify.cli.app import handle_errors, main
 from dpverify.cli.batch import plot_path_option
+from dpverify.cli.figures import FIGURE_OPTIONS, figure_options
 from dpverify.cli.options import (
     BACKEND,
     MAX_NONZEROS,
@@ -43,12 +44,14 @@ from dpverify.cli.options import (
 @click.option("--plot", "plot_path", metavar="FILE", type=click.Path(dir_okay=False),
               callback=plot_path_option,
               help="Draw the privacy profiles (implies --profile) into FILE.png, .svg or "
-                   ".pdf. Needs .venv/bin/pip install -e '.[plot]'.")
+                   f".pdf. Needs {api.install_hint('plot')}.")
+@add_options(FIGURE_OPTIONS)
 @json_option("Print one JSON array of result objects (one per file), nothing else.")
 @add_options(OUTPUT_OPTIONS)
+@click.pass_context
 @handle_errors
-def audit(paths, tol, backend, max_nonzeros, require_optimal, show_rules, profile, epsilons,
-          plot_path, as_json, quiet, no_color):
+def audit(ctx, paths, tol, backend, max_nonzeros, require_optimal, show_rules, profile,
+          epsilons, plot_path, plot_style, figsize, plot_title, as_json, quiet, no_color):
     """Audit the protocol files PATHS (`kind = "protocol"`; directories are searched).
 
     Per party: the privacy level the protocol achieves (exact for exact kernels) against
@@ -61,8 +64,9 @@ def audit(paths, tol, backend, max_nonzeros, require_optimal, show_rules, profil
 
     A protocol that claims delta > 0 (approximate privacy) is judged by each party's
     achieved delta at its claimed epsilon (exact, or an exact bracket), and its accuracy
-    against the four-ray bound over interactive (epsilon, delta)-DP protocols and the
-    product of RR(epsilon_i, delta_i); below the bound but not below RR it is open.
+    against the envelope bound (the best accuracy of any interactive (epsilon, delta)-DP
+    protocol) and the product of RR(epsilon_i, delta_i); below the bound but not below RR
+    it is open.
     --profile prints every party's delta(epsilon) on a grid; --plot draws it.
 
     A mechanism file with a [consumer] table is audited too: its exact alpha, the
@@ -76,6 +80,8 @@ def audit(paths, tol, backend, max_nonzeros, require_optimal, show_rules, profil
 
     if epsilons is not None and not (profile or plot_path):
         raise click.UsageError("--epsilons is the grid of --profile: give --profile too")
+    figure = figure_options(ctx, plot_path, plot_style=plot_style, figsize=figsize,
+                            plot_title=plot_title)
     out, err = consoles(no_color)
     with AuditView(out, err, as_json=as_json, quiet=quiet, show_rules=show_rules) as view:
         report = api.audit_paths(paths, on_start=view.started, on_result=view.finished,
@@ -88,7 +94,7 @@ def audit(paths, tol, backend, max_nonzeros, require_optimal, show_rules, profil
                     view.profiles[f.source] = api.privacy_profile(f.source, epsilons=epsilons)
         view.report(report)
     if plot_path is not None:
-        api.plot_profile(list(view.profiles.values()), plot_path)
+        api.plot_profile(list(view.profiles.values()), plot_path, **figure)
         click.echo(f"wrote {plot_path}", err=as_json)
     for skipped in report.skipped:
         note(f"skipped {skipped.source}: {skipped.reason}")

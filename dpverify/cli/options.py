@@ -109,6 +109,11 @@ WITNESS_DIR = click.option("--witness-dir", type=click.Path(file_okay=False), de
                            help="Alphabets > 2 and delta > 0: where the protocol files of "
                                 "witnesses that beat RR are written "
                                 f"(default {DEFAULT_WITNESS_DIR}).")
+EXCLUDE = click.option("--exclude", "exclude", metavar="PATTERN", multiple=True,
+                       help="Leave out files and folders matching PATTERN (a glob; repeat "
+                            "for more): a name at any depth (large, *-draft.toml), or a "
+                            "path from the working directory (problems/large). Replaces "
+                            "the configuration's `exclude`.")
 QUIET = click.option("--quiet", "-q", is_flag=True, help="Print only the summary.")
 NO_COLOR = click.option("--no-color", is_flag=True, help="No colours.")
 

@@ -10,6 +10,7 @@ from dpverify import api
 from dpverify.cli.app import handle_errors, main
 from dpverify.cli.options import (
     CROSS_CHECK,
+    EXCLUDE,
     METHOD_OPTIONS,
     OUTPUT_OPTIONS,
     POINT_OPTIONS,
@@ -33,6 +34,7 @@ from dpverify.defaults import DEFAULT_TIMEOUT
 @CROSS_CHECK
 @add_options(POINT_OPTIONS)
 @add_options(SEARCH_OPTIONS)
+@EXCLUDE
 @json_option("Print one JSON array of spec.md's result objects (one per file), nothing else.")
 @add_options(OUTPUT_OPTIONS)
 @click.option("--timeout", type=click.FloatRange(min=0), default=DEFAULT_TIMEOUT,
@@ -40,13 +42,14 @@ from dpverify.defaults import DEFAULT_TIMEOUT
               help="Seconds per problem file; a problem still running then has verdict "
                    "`error`, reason `timeout` (exit status 3). 0: no limit.")
 @click.option("--show-rules", is_flag=True,
-              help="Print RR's optimal decision rules (with --json: a `rule` field per "
-                   "result).")
+              help="Print RR's optimal decision rules; for a count problem the geometric "
+                   "mechanism's best post-processing and an optimal mechanism (with --json: "
+                   "a `rule` field per result).")
 @click.pass_context
 @handle_errors
 def verify(ctx, paths, tol, backend, max_nonzeros, lp_form, method, max_orbit_work,
-           cross_check, grid, samples, seed, certify, restarts, witness_dir, as_json, quiet,
-           no_color, timeout, show_rules):
+           cross_check, grid, samples, seed, certify, restarts, witness_dir, exclude, as_json,
+           quiet, no_color, timeout, show_rules):
     """Verify the problem files PATHS (directories are searched for *.toml, hidden
     directories such as .dpverify/ left out).
 
@@ -68,9 +71,10 @@ def verify(ctx, paths, tol, backend, max_nonzeros, lp_form, method, max_orbit_wo
     with VerifyView(out, err, as_json=as_json, quiet=quiet, show_rules=show_rules,
                     show_proof=certify, show_grid=bool(grid or samples)) as view:
         report = api.verify_paths(paths, on_start=view.started, on_result=view.finished,
-                                  on_stage=view.stage, timeout=timeout or None, **options)
+                                  on_stage=view.stage, timeout=timeout or None,
+                                  exclude=exclude, **options)
         view.report(report)
-    # delta > 0 (multi-party): the four-ray bound and a protocol search, no corner LP
+    # delta > 0 (multi-party): the envelope bound and a protocol search, no corner LP
     approximate = [f.source for f in report.files
                    if getattr(f.spec, "approximate", False) and f.result.kind != "count"]
     if not approximate and not any(not getattr(f.spec, "binary", True) for f in report.files):
@@ -81,13 +85,12 @@ def verify(ctx, paths, tol, backend, max_nonzeros, lp_form, method, max_orbit_wo
                                        ("--lp-form", "lp_form")) if given(ctx, name)]
     if approximate and ignored:
         note(f"{', '.join(ignored)} {'does' if len(ignored) == 1 else 'do'} not apply to "
-             f"delta > 0 (the four-ray bound and a protocol search): "
+             f"delta > 0 (the envelope bound and a protocol search): "
              f"{', '.join(approximate)}")
     for skipped in report.skipped:
         note(f"skipped {skipped.source}: {skipped.reason}")
     counts = [f.source for f in report.files if f.result.kind == "count"]
-    for flag, wanted in (("--show-rules", show_rules), ("--certify", certify),
-                         ("--cross-check", cross_check)):
+    for flag, wanted in (("--certify", certify), ("--cross-check", cross_check)):
         if wanted and counts:
             note(f"{flag} applies to multi-party problems only, not to the count "
                  f"problem{'s' if len(counts) != 1 else ''} {', '.join(counts)}")

@@ -12,11 +12,13 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from dpverify.defaults import DEFAULT_TIMEOUT
 from dpverify.errors import SpecError
+from dpverify.notebook import Notebook
 from dpverify.runner.claims import StoreGate
+from dpverify.runner.exclude import Exclusions
 from dpverify.runner.executors.local import (
     Executor,
     Outcome,
@@ -36,8 +38,8 @@ from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.result import Verdict, worst_verdict
 
 
-@dataclass(frozen=True)
-class BatchItem:
+@dataclass(frozen=True, repr=False)
+class BatchItem(Notebook):
     """One problem file's outcome (computed now, or read from the store when `cached`)."""
 
     source: str
@@ -49,6 +51,10 @@ class BatchItem:
     seconds: float = 0.0
     cached: bool = False
     build: str = ""  # the build of dpverify that computed it (fingerprint.build_id)
+
+    notebook_columns: ClassVar[tuple[str, ...]] = (
+        "agent", "accuracy", "relaxed_optimum", "rr_value", "mechanism_optimum",
+        "geometric_value", "protocol_value", "gap", "verdict", "method", "reason")
 
     @property
     def problem(self) -> str:
@@ -128,10 +134,14 @@ class BatchReport(_Outcomes):
                            self.seconds, self.workers, self.executor, self.not_problems)
 
 
-@dataclass(frozen=True)
-class BatchResult(_Outcomes):
+@dataclass(frozen=True, repr=False)
+class BatchResult(_Outcomes, Notebook):
     """A finished batch (what `dpverify.batch` returns): each problem's outcome, in the
-    order they finished, with spec.md's result object as `item.result`."""
+    order they finished, with spec.md's result object as `item.result`; in a notebook,
+    one row per problem, agent and accuracy."""
+
+    notebook_columns: ClassVar[tuple[str, ...]] = (
+        "problem", "agent", "accuracy", "verdict", "method", "reason")
 
     items: tuple[BatchItem, ...]
     total: int
@@ -229,16 +239,22 @@ def run_batch(
     scheduler: str | None = None,
     executor: Executor | None = None,
     listener: Listener | None = None,
+    exclude: Exclusions | None = None,
+    skip_named: bool = False,
 ) -> BatchReport:
-    """Verify every problem under `paths`, skipping those `store` holds (unless `force`).
+    """Verify every problem under `paths`, skipping those `store` holds (unless `force`);
+    `exclude` leaves paths out, and with `skip_named` a named file that is not a problem
+    file is skipped as one found in a directory is (`files.find_problem_files`).
 
     Results are stored (one commit each) as they finish. Raises InputError when no
-    problem file is found, or when the store or the scheduler is unusable.
+    problem file is found (`files.NoProblemFiles`), or when the store or the scheduler is
+    unusable.
     """
     start = time.perf_counter()
     if scheduler:
         check_scheduler(scheduler)  # a malformed address fails before anything runs
-    found = find_problem_files(paths)  # a file named twice (or inside a named dir) runs once
+    # a file named twice (or inside a named dir) runs once
+    found = find_problem_files(paths, exclude=exclude, skip_named=skip_named)
     files = list(found.files)
     if not files:
         raise no_problem_files(paths, found.skipped)

@@ -47,9 +47,10 @@ def _replace_spans(text: str, spans: list[tuple[int, int, int, int]], by: str) -
     from 1 and columns in UTF-8 bytes) replaced by `by`. Spans do not overlap."""
     raw = text.encode("utf-8")
     starts = [0]
-    for line in raw.split(b"\n")[:-1]:
-        starts.append(starts[-1] + len(line) + 1)
-    out, last = [], 0
+    for piece in raw.split(b"\n")[:-1]:
+        starts.append(starts[-1] + len(piece) + 1)
+    out: list[bytes] = []
+    last = 0
     for line, col, end_line, end_col in sorted(spans):
         begin, end = starts[line - 1] + col, starts[end_line - 1] + end_col
         out += [raw[last:begin], by.encode("utf-8")]

@@ -156,14 +156,15 @@ def spread_floats(space: OrbitSpace) -> np.ndarray:
 class ClassChannel(Channel):
     def __init__(self, space: OrbitSpace, rows: np.ndarray):
         self.space, self.rows, self.columns = space, rows, space.count
-        self.factors = class_blocks(space)
+        self.blocks = class_blocks(space)
+        self.factors = self.blocks
 
     def exact(self):
         num, den = spread_exact(self.space)
         return num[self.rows], den[self.rows]
 
     def floats(self) -> np.ndarray:
-        return kron_rows(self.factors, self.space.dims, self.rows)
+        return kron_rows(self.blocks, self.space.dims, self.rows)
 
     def restricted(self, rows: np.ndarray) -> ClassChannel:
         return ClassChannel(self.space, rows)

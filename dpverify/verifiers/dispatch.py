@@ -13,7 +13,7 @@ from dpverify.verifiers.result import ProblemResult
 
 
 def _multiparty(spec, options: VerifyOptions) -> ProblemResult:
-    if spec.approximate:  # delta > 0: the four-ray bound, RR(epsilon, delta), the search
+    if spec.approximate:  # delta > 0: the envelope bound, RR(epsilon, delta), the search
         from dpverify.verifiers.approximate.problem import verify_approximate
 
         return verify_approximate(spec, options)

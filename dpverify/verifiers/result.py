@@ -10,6 +10,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from dpverify.defaults import Method
+from dpverify.notebook import Notebook
 
 
 class Verdict(enum.StrEnum):
@@ -217,9 +218,12 @@ class Result(Protocol):
     def to_json(self) -> dict[str, Any]: ...
 
 
-@dataclass(frozen=True, eq=False)
-class AgentResult:
+@dataclass(frozen=True, eq=False, repr=False)
+class AgentResult(Notebook):
     """One (agent, accuracy) comparison of a multi-party problem on bits."""
+
+    notebook_columns = ("agent", "accuracy", "relaxed_optimum", "rr_value", "best_value",
+                        "gap", "interior_optimum", "verdict", "method", "proof.status")
 
     agent: str
     accuracy: str
@@ -276,7 +280,7 @@ class AgentResult:
         return out
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class SymbolResult(AgentResult):
     """One (agent, accuracy) of a problem with more than two symbols (docs/theory.md,
     section 6): `relaxed_optimum` the exact ray-product bound, `rr_value` m-ary RR's
@@ -296,9 +300,10 @@ class SymbolResult(AgentResult):
         return out | super()._optional()
 
 
-@dataclass(frozen=True, eq=False)
-class ProblemResult:
-    """All results of one problem file (spec.md's result object)."""
+@dataclass(frozen=True, eq=False, repr=False)
+class ProblemResult(Notebook):
+    """All results of one problem file (spec.md's result object); in a notebook, its
+    results' table (dpverify/notebook.py)."""
 
     problem: str
     source: str
@@ -321,6 +326,13 @@ class ProblemResult:
         """spec.md's result object: what `dpverify verify --json` prints for the problem,
         in plain JSON values (strings, numbers, lists, dicts: never an enum member)."""
         return plain(self.to_json())
+
+    def notebook_table_columns(self) -> tuple[str, ...]:
+        """The columns of its results' type (a problem without results: its reason)."""
+        for r in self.results[:1]:
+            if isinstance(r, Notebook):
+                return r.notebook_table_columns()
+        return ("problem", "kind", "verdict", "reason")
 
     def to_json(self) -> dict[str, Any]:
         """The same as `to_dict` (the older name)."""

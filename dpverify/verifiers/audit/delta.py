@@ -10,20 +10,27 @@ result").
   Float kernels (TOML floats, valued as the binary rationals they are, rows normalised)
   carry the rounding of their decimals: the claim may be exceeded by at most --tol (with a
   note), as an `epsilon` claim of a pure audit.
-* **Accuracy**, against the four-ray bound U at the claimed levels (an upper bound over
-  every interactive (epsilon_i, delta_i)-DP protocol, proved exactly at the upper brackets;
-  verifiers/approximate/bound.py) and the best non-interactive value R (the product of
+* **Accuracy**, against the envelope bound U at the claimed levels (the best accuracy of
+  any interactive (epsilon_i, delta_i)-DP protocol, proved exactly at the upper brackets;
+  verifiers/approximate/envelope.py) and the best non-interactive value R (the product of
   RR(epsilon_i, delta_i) with its optimal rule, exactly, at the lower brackets: an explicit
   protocol that meets the claims):
 
       value > U_achieved + tol   contradiction (U_achieved: the bound at the claimed epsilons
                                  and the achieved deltas, which the protocol meets): a bug
       a party not private        not-private
+      value > R_hi + tol         interaction-helps: the protocol beats every non-interactive
+                                 one (exit 1), the verdict `verify` gives the problem when
+                                 it finds such a protocol; optimal among all of them too
+                                 when value >= U - tol (the reason says which)
       value >= U - tol           optimal: no (epsilon, delta)-DP protocol does better
       value < R - tol            suboptimal: RR(epsilon, delta) does better
       otherwise                  open: the optimum lies in [max(value, R), U], and whether
                                  some protocol beats this one is not decided (exit 3)
 
+  R is RR(epsilon, delta)'s exact value at the lower brackets of the levels (an explicit
+  protocol that meets the claims) and R_hi at the upper ones (at least its value at the
+  true levels; R_hi = R for rational levels), as in verifiers/approximate/verifier.py.
   Unlike a pure audit, the bound is not known to be attained (interaction can help), so
   `suboptimal` needs an explicit better protocol. Exact protocols are compared exactly;
   a float protocol's value in floats within --tol.
@@ -46,7 +53,7 @@ from dpverify.theory.approx.hockey import DeltaBracket, hockey_sums, protocol_de
 from dpverify.theory.exact import lambda_brackets
 from dpverify.theory.protocols.transcripts import Transcripts
 from dpverify.theory.units import Units, units_of
-from dpverify.verifiers.approximate.bound import proved_ray_bound
+from dpverify.verifiers.approximate.envelope import proved_envelope
 from dpverify.verifiers.approximate.noninteractive import noninteractive_value
 from dpverify.verifiers.approximate.problem import check_sizes, refuse_symbols
 from dpverify.verifiers.audit.result import AuditResult, efficiency
@@ -155,21 +162,28 @@ def delta_header(priv: DeltaPrivacy) -> dict[str, Any]:
 
 
 def check_delta_size(claimed: MultipartySpec, options: VerifyOptions) -> None:
-    """Refuse (exit 3) alphabets > 2 with delta > 0, and four-ray LPs over the size limit."""
+    """Refuse (exit 3) alphabets > 2 with delta > 0, and envelope LPs over the size limit."""
     refuse_symbols(claimed)
     check_sizes(claimed, options)
 
 
 @dataclass(frozen=True)
 class DeltaBounds:
-    """In normalised units: the proved four-ray bound at the claimed levels, the same at
+    """In normalised units: the proved envelope bound at the claimed levels, the same at
     the achieved deltas, and RR(epsilon, delta)'s exact value (an explicit protocol that
-    meets the claims); None with `why` when not known."""
+    meets the claims) with `rr_high`, its value at the upper brackets of the levels (the
+    same for rational levels; `rr` when not given); None with `why` when not known."""
 
     claimed: Fraction | None
     achieved: Fraction | None
     rr: Fraction | None
     why: str = ""
+    rr_high: Fraction | None = None
+
+    @property
+    def rr_upper(self) -> Fraction | None:
+        """At least RR(epsilon, delta)'s value at the true levels."""
+        return self.rr_high if self.rr_high is not None else self.rr
 
 
 def _achieved_levels(priv: DeltaPrivacy) -> tuple[Fraction, ...] | None:
@@ -190,9 +204,10 @@ def delta_bounds(claimed: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
     deltas = tuple(claimed.deltas)
 
     def bound(levels: Sequence[Fraction]) -> tuple[Fraction | None, str]:
-        proved, floats = proved_ray_bound(claimed.lambdas, upper, levels, units.unit,
-                                          units.exact, agent.party, worst, options)
-        return proved, floats.failure or "the four-ray LP gave no duals"
+        proved, floats = proved_envelope(claimed.lambdas, upper, levels, units.unit,
+                                         units.exact, agent.party, worst, options)
+        return (None if proved is None else proved.bound,
+                floats.failure or "the envelope LP gave no duals")
 
     at_claim, why = bound(deltas)
     achieved = _achieved_levels(priv)
@@ -204,7 +219,8 @@ def delta_bounds(claimed: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
     rr = noninteractive_value(lower, upper, deltas, units, agent.party, worst, options)
     return DeltaBounds(at_claim, at_achieved, rr.lower,
                        "" if at_claim is not None else
-                       f"the (epsilon, delta) bound at the claimed levels is undecided: {why}")
+                       f"the (epsilon, delta) bound at the claimed levels is undecided: {why}",
+                       rr_high=rr.upper)
 
 
 def _ends(value: ProtocolValue) -> tuple[Fraction, Fraction] | tuple[float, float]:
@@ -229,7 +245,7 @@ def decide_delta(value: ProtocolValue, bounds: DeltaBounds, priv: DeltaPrivacy,
     if bounds.achieved is not None and low > bounds.achieved + t:
         return Verdict.CONTRADICTION, (
             f"CONTRADICTION: an explicit decision rule on this protocol reaches {shown(low)}, "
-            f"above the four-ray (epsilon, delta) bound {shown(bounds.achieved)} at the "
+            f"above the envelope (epsilon, delta) bound {shown(bounds.achieved)} at the "
             "levels the protocol meets: the bound holds for every such protocol "
             "(docs/theory.md, \"Approximate privacy\"), so dpverify has a bug: please "
             "report it")
@@ -240,6 +256,15 @@ def decide_delta(value: ProtocolValue, bounds: DeltaBounds, priv: DeltaPrivacy,
         return Verdict.ERROR, "undecided: " + "; ".join(priv.undecided)
     if bounds.claimed is None:
         return Verdict.ERROR, bounds.why
+    rr_upper = bounds.rr_upper
+    if rr_upper is not None and low > rr_upper + t:
+        reaches = ("; it also reaches the bound within --tol: no (epsilon, delta)-DP "
+                   "protocol does better" if low >= bounds.claimed - t else
+                   f"; the optimum lies in [{shown(low)}, {shown(bounds.claimed)}]")
+        return Verdict.INTERACTION_HELPS, (
+            f"interaction helps: this protocol reaches {shown(low)}, above the best "
+            f"non-interactive protocol, RR(epsilon, delta) ({shown(rr_upper)}), by "
+            f"{float(Fraction(low) - Fraction(rr_upper)):.3g} of the gains' range{reaches}")
     if low >= bounds.claimed - t:
         return Verdict.OPTIMAL, ""
     if high >= bounds.claimed - t:
@@ -252,10 +277,10 @@ def decide_delta(value: ProtocolValue, bounds: DeltaBounds, priv: DeltaPrivacy,
             f"claims, reaches {shown(bounds.rr)}")
     best = max(Fraction(low), bounds.rr) if bounds.rr is not None else Fraction(low)
     return Verdict.OPEN, (
-        f"open: below the (epsilon, delta) bound {shown(bounds.claimed)}, which is not known "
-        f"to be attained; the optimum lies in [{shown(best)}, {shown(bounds.claimed)}], and "
-        "whether some protocol beats this one is not decided (`dpverify verify` on the "
-        "problem searches for one)")
+        f"open: below the (epsilon, delta) bound {shown(bounds.claimed)}, the interactive "
+        f"optimum (approached by grid protocols, docs/theory.md 7.11); the optimum lies in "
+        f"[{shown(best)}, {shown(bounds.claimed)}], and no better protocol is given here "
+        "(`dpverify verify` on the problem searches for one)")
 
 
 def audit_delta_agent(spec: ProtocolSpec, agent: AgentSpec, accuracy: Accuracy,
@@ -293,4 +318,4 @@ def audit_delta_agent(spec: ProtocolSpec, agent: AgentSpec, accuracy: Accuracy,
         time.perf_counter() - start, reason=reason, method=value.method,
         protocol_value_exact=exact_value, protocol_value_bounds=bracket, rule=rule,
         outputs=table.outputs, transcripts=labels,
-        deltas=tuple(rational_text(d) for d in priv.claimed), bound=Method.FOUR_RAY)
+        deltas=tuple(rational_text(d) for d in priv.claimed), bound=Method.ENVELOPE)

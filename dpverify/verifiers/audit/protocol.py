@@ -166,7 +166,7 @@ def valued(spec: ProtocolSpec, classes: TranscriptClasses) -> tuple[Transcripts 
 def audit_protocol(spec: ProtocolSpec, options: VerifyOptions) -> ProblemResult:
     """Audit one protocol file: one result per agent and accuracy."""
     claimed = spec.claimed()
-    if spec.approximate:  # delta > 0: hockey-stick sums, the four-ray bound
+    if spec.approximate:  # delta > 0: hockey-stick sums, the envelope bound
         return _audit_delta(spec, options)
     if claimed.binary:
         check_size(claimed, options)

@@ -234,14 +234,15 @@ def certificate_for(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Accur
     takes among `certificate_routes` (`--method proof|orbit` asks for one; `auto` and `lp`
     take the first that fits, and the next when its exact certificate is over a limit);
     more than two symbols: dpverify-mary-certificate/1; delta > 0:
-    dpverify-delta-certificate/1 (the four-ray bound, under the same size guard as verify).
+    dpverify-envelope-certificate/1 (the envelope bound, under the same size guard as
+    verify).
     At the fine brackets of e^eps (64 bits), or (not `fine`) the coarse ones the tolerance
     allows (theory/exact.py).
     SizeLimitError (a limit) or SolverError (a failed LP) when there is none."""
     options = options or VerifyOptions()
     accuracy = Accuracy(accuracy)
-    if spec.approximate:  # delta > 0: dpverify-delta-certificate/1
-        stage(spec.name, agent_spec.name, accuracy.value, Method.FOUR_RAY)
+    if spec.approximate:  # delta > 0: dpverify-envelope-certificate/1
+        stage(spec.name, agent_spec.name, accuracy.value, Method.ENVELOPE)
         return delta_certificate(spec, agent_spec, accuracy, options)
     if not spec.binary:  # more than two symbols: dpverify-mary-certificate/1
         stage(spec.name, agent_spec.name, accuracy.value, Method.RAYS)

@@ -37,9 +37,9 @@ from dpverify.theory.orbits.interval import (
     worst_interval,
 )
 from dpverify.theory.orbits.space import OrbitArray
-from dpverify.theory.worst_hints import dense_or_columns
 from dpverify.theory.rr import kron_apply
 from dpverify.theory.worst_channels import class_blocks
+from dpverify.theory.worst_hints import dense_or_columns
 from dpverify.theory.worst_lp import WorstLp, solve_exact
 from dpverify.verifiers.options import VerifyOptions
 

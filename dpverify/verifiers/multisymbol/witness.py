@@ -75,7 +75,7 @@ def witness_text(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
 
 def write_witness(directory: Path, spec: MultipartySpec, agent: AgentSpec,
                   accuracy: Accuracy, channels, note: str) -> Path:
-    make_directory(directory)
+    make_directory(directory)  # a `.dpverify` folder is marked as a cache
     path = output_path(directory, witness_name(spec, agent, accuracy))
     return write_output(path, witness_text(spec, agent, accuracy, channels, note))
 
