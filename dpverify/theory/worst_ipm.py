@@ -39,9 +39,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg as sla
-from scipy.linalg.blas import dgemm, dsyrk, sgemm, ssyrk
-from threadpoolctl import threadpool_limits
 
 from dpverify.errors import SizeLimitError, SolverError
 from dpverify.theory.exact_rows import clean_distribution, clean_stochastic
@@ -142,6 +139,8 @@ class _Problem:
         """M's upper triangle (see the module docstring), in single precision if asked."""
         dtype = np.float32 if single else np.float64
         d, diag = np.asarray(d, dtype=np.float64), np.asarray(diag, dtype=np.float64)
+        from scipy.linalg.blas import dgemm, dsyrk, sgemm, ssyrk  # lazy: scipy is heavy
+
         syrk, gemm = (ssyrk, sgemm) if single else (dsyrk, dgemm)
         e = d.sum(axis=1)
         wd = self.w @ d.T  # (classes, n): sum_y w(a, y) d[tau, y]
@@ -171,6 +170,9 @@ SLOW_FACTOR = 1.2
 def _factor(M: np.ndarray, st: _State):
     """Cholesky of M (upper triangle), with a growing ridge when rounding breaks it, on
     `st.blas_threads` BLAS threads (every core until one factor is slow, then one)."""
+    import scipy.linalg  # lazy: scipy and threadpoolctl are heavy to import
+    from threadpoolctl import threadpool_limits
+
     top = float(np.max(np.abs(np.diag(M))))
     ridge = 0.0
     for _ in range(8):
@@ -179,7 +181,7 @@ def _factor(M: np.ndarray, st: _State):
                 M[np.diag_indices(M.shape[0])] += ridge
             start = time.perf_counter()
             with threadpool_limits(limits=st.blas_threads, user_api="blas"):
-                cf = sla.cho_factor(M, lower=False, check_finite=False)
+                cf = scipy.linalg.cho_factor(M, lower=False, check_finite=False)
             if time.perf_counter() - start > SLOW_FACTOR * (M.shape[0] / 4096) ** 3:
                 st.blas_threads = 1
             return cf
@@ -197,8 +199,11 @@ def _solve(cf, rhs: np.ndarray, apply_m) -> np.ndarray:
     dropped columns), then iterative refinement against the exact operator `apply_m` in
     extended precision (Golub and Van Loan, Matrix Computations, 4th ed., 3.5.3), kept only
     while it reduces the residual."""
+    import scipy.linalg  # lazy: scipy is heavy to import
+
     def raw(b):
-        return np.asarray(sla.cho_solve(cf, b.astype(cf[0].dtype), check_finite=False),
+        return np.asarray(scipy.linalg.cho_solve(cf, b.astype(cf[0].dtype),
+                                                 check_finite=False),
                           dtype=WORK)
 
     x = raw(rhs)
@@ -464,6 +469,8 @@ def _polished(lp: WorstLp, lower: float, upper: float, prior: np.ndarray, rule: 
     """The bracket after polishing (theory/worst_polish.py): the rule solved again from the
     prior's supports, then (while the bracket is wider than `target`) the prior from the
     rule's; each kept when its bound is better."""
+    from threadpoolctl import threadpool_limits  # lazy
+
     C = np.asarray(lp.channel.floats(), dtype=WORK)
     G = np.asarray(lp.gain, dtype=WORK)
     with threadpool_limits(limits=1, user_api="blas"):  # small SVDs: one thread is faster
