@@ -40,6 +40,9 @@ class WorstHints:
     how: str
 
 
+# HiGHS's column generation writes the LP's coefficients out (rows x columns x outputs):
+# beyond this many it is not tried.
+MAX_COLUMNS_ENTRIES = 50_000_000
 DENSE = "dense interior point"
 COLUMNS = "column generation (HiGHS)"
 
@@ -53,8 +56,12 @@ def dense_or_columns(lp: WorstLp, solve: Solve) -> WorstHints:
         return WorstHints(found.rule, found.prior, True, DENSE)
     except (SolverError, SizeLimitError):
         pass
-    columns = solve_float_columns(lp, solve, name="rr-worst-on-orbits")
-    return WorstHints(columns.rule, columns.masses, columns.ok, COLUMNS)
+    rows, columns, m = int(lp.rows.size), int(lp.channel.columns), lp.m
+    if rows * columns * m > MAX_COLUMNS_ENTRIES:  # its dense matrix would not fit
+        empty = np.zeros((columns, m))
+        return WorstHints(empty, np.full(rows, np.nan), False, COLUMNS)
+    columns_found = solve_float_columns(lp, solve, name="rr-worst-on-orbits")
+    return WorstHints(columns_found.rule, columns_found.masses, columns_found.ok, COLUMNS)
 
 
 __all__ = ["COLUMNS", "DENSE", "WorstHints", "dense_or_columns"]

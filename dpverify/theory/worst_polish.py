@@ -50,6 +50,7 @@ REFINE = 6
 # free entry; the prior's: columns x outputs rows): beyond this dimension the polish is
 # left out (the interior point's rule or prior is kept).
 MAX_NULL = 96
+MAX_PAIRS = 20_000  # the prior's equations (ties of the rule): beyond, no polish
 
 
 def _least_squares(matrix: np.ndarray, rhs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -99,13 +100,13 @@ def polish_rule(C: np.ndarray, G: np.ndarray, prior: np.ndarray, solve) -> np.nd
     base[np.arange(n), last] = 1
     js = np.array([c for c, t in enumerate(tied) for _ in t[:-1]], dtype=np.intp)
     ys = np.array([y for t in tied for y in t[:-1]], dtype=np.intp)
+    if js.size + 1 - support.size > MAX_NULL:
+        return None  # a null space too large for its LP, whatever the rank
     # acc(a) = base_acc(a) + B[a] @ x, x the entries Q[j, y] (y not the column's last tie;
     # Q[j, last] = 1 - the others), then t
     base_acc = ((C @ base) * G).sum(axis=1)
     B = C[:, js] * (G[:, ys] - G[:, last[js]])
     system = np.hstack([B[support], -np.ones((support.size, 1), dtype=WORK)])
-    if system.shape[1] - system.shape[0] > MAX_NULL:
-        return None  # a null space too large for its LP, whatever the rank
     x, null = _least_squares(system, -base_acc[support])
     if null.shape[1]:  # t free along the null space: its largest
         if null.shape[1] > MAX_NULL or solve is None:
@@ -184,14 +185,14 @@ def polish_prior(C: np.ndarray, G: np.ndarray, rule: np.ndarray, solve) -> np.nd
     pairs = [(c, a, b) for c in range(Q.shape[0])
              for ys in [np.flatnonzero(Q[c] > TIE)]
              for a, b in zip(ys[:-1], ys[1:], strict=True)]
+    if tight.size - (len(pairs) + 1) > MAX_NULL or len(pairs) > MAX_PAIRS:
+        return None  # a null space too large for its LP, or a system too large
     system = np.ones((len(pairs) + 1, tight.size), dtype=WORK)
     if pairs:
         cs, a_s, b_s = (np.array(v, dtype=np.intp) for v in zip(*pairs, strict=True))
         system[:-1] = (C[tight][:, cs] * (G[tight][:, a_s] - G[tight][:, b_s])).T
     rhs = np.zeros(len(pairs) + 1, dtype=WORK)
     rhs[-1] = 1
-    if system.shape[1] - system.shape[0] > MAX_NULL:
-        return None
     masses, null = _least_squares(system, rhs)
     if 0 < null.shape[1] <= MAX_NULL and solve is not None:
         masses = _least_bound(masses, null, C[tight], G[tight], solve)

@@ -120,20 +120,34 @@ def orbit_worst_interval(agent: str, problem: OrbitProblem, lower, upper,
 
 
 def _game_candidate(agent: str, problem: OrbitProblem, lower, upper):
-    """The zero-information candidate (the observer only): the matrix game of the gains
-    between the function's level sets (rows: distinct gain rows) and the outputs, solved
-    in floats and made exact. Its rule is the optimal mixed output, the same on every
-    corner orbit (whatever RR releases, it is worth the game's value on every input); its
-    prior puts the game's weight on each level set, spread as the uniform prior. Close to
-    optimal when the channel says little about f (parity at small epsilons: RR's signal
-    is the product of the parties' (lambda - 1) / (lambda + 1)). None when it does not
-    apply or the game's LP fails."""
-    if problem.own is not None:
+    """The zero-information candidate: per sub-problem (the observer; or each own bit of a
+    party, KOV eq. 4), the matrix game of the gains between the function's level sets
+    (rows: distinct gain rows) and the outputs, solved in floats and made exact. Its rule
+    is the optimal mixed output, the same on every corner orbit (whatever RR releases, it
+    is worth the game's value on every input); its prior puts the game's weight on each
+    level set, spread as the uniform prior (for a party, the prior of the own bit whose
+    bound is smaller). Close to optimal when the channel says little about f (parity at
+    small epsilons: RR's signal is the product of the parties' (lambda - 1) / (lambda +
+    1)). None when a game's LP fails."""
+    sizes = problem.space(lower).orbit_sizes()
+    rows = [tuple(r) for r in problem.units.exact]
+    games = [_game(rows, sizes, part) for part in _relevant(problem)]
+    if any(g is None for g in games):
         return None
+    notes = ("the zero-information game's prior (by level set of the function) and mixed "
+             "output, in arb balls",)
+    decisions = [tuple(tuple(q) for _ in range(len(rows))) for q, _ in games]
+    decision = decisions[0] if problem.own is None else tuple(decisions)
+    return min((worst_interval(agent, problem, lower, upper, mass, decision, notes)
+                for _, mass in games), key=lambda c: c.bound)
+
+
+def _game(rows: list[tuple], sizes: list[int], part: list[int]):
+    """(the game's mixed output, its prior's masses on every orbit) for the orbits `part`;
+    None when the LP fails."""
     from scipy.optimize import linprog  # lazy: scipy is heavy to import
 
-    rows = [tuple(r) for r in problem.units.exact]
-    levels = sorted(set(rows))
+    levels = sorted({rows[w] for w in part})
     G = np.array([[float(v) for v in row] for row in levels])
     n_levels, m = G.shape
     # the rule: max t, sum_y G[v, y] q_y >= t, q a distribution; the prior from its duals
@@ -150,15 +164,15 @@ def _game_candidate(agent: str, problem: OrbitProblem, lower, upper):
     weights = exact_distribution(np.clip(-np.asarray(found.ineqlin.marginals), 0.0, None)
                                  if np.any(found.ineqlin.marginals) else np.ones(n_levels),
                                  rounding=rounding)
-    sizes = problem.space(lower).orbit_sizes()
-    level_of = [levels.index(r) for r in rows]
-    totals = [sum(s for s, v in zip(sizes, level_of, strict=True) if v == lv)
-              for lv in range(n_levels)]
-    mass = [weights[v] * Fraction(s, totals[v]) for s, v in zip(sizes, level_of, strict=True)]
-    decision = tuple(tuple(q) for _ in range(len(rows)))
-    return worst_interval(agent, problem, lower, upper, mass, decision, (
-        "the zero-information game's prior (by level set of the function) and mixed "
-        "output, in arb balls",))
+    level_of = {levels[v]: v for v in range(n_levels)}
+    totals = [0] * n_levels
+    for w in part:
+        totals[level_of[rows[w]]] += sizes[w]
+    mass = [Fraction(0)] * len(rows)
+    for w in part:
+        v = level_of[rows[w]]
+        mass[w] = weights[v] * Fraction(sizes[w], totals[v])
+    return q, mass
 
 
 def uniform_candidate(agent: str, problem: OrbitProblem, lower, upper, exact: bool):
