@@ -323,17 +323,17 @@ def test_hint_lp_failure_falls_back_to_the_exact_simplex(monkeypatch):
         return LpSolution(LpStatus.ERROR, float("nan"), np.zeros(0), np.zeros(0), 0.0, "highs",
                           "simulated failure")
 
-    monkeypatch.setattr(glue, "solve", failing)
+    options = VerifyOptions(solve_with=failing)
     spec = _spec('[problem]\nparties = 3\nlambda = ["3/2", "2", "5/2"]\n[observer]\n'
                  'function = "and"\n[[party]]\nindex = 2\nfunction = "xor"\n')
     for agent in spec.agents:
-        cert = _roundtrip(certify_agent(spec, agent, "worst"))
+        cert = _roundtrip(certify_agent(spec, agent, "worst", options=options))
         assert cert["status"] == "proved-optimal"
         assert check_certificate(spec, cert).ok
     # too large for the exact simplex: the solver failure is reported, never a pass
     monkeypatch.setattr(glue, "MAX_EXACT_ROWS", 0)
     with pytest.raises(SolverError, match="simulated failure"):
-        certify_agent(spec, spec.agents[0], "worst")
+        certify_agent(spec, spec.agents[0], "worst", options=options)
 
 
 # ------------------------------------------------------------------ hypothesis

@@ -232,12 +232,12 @@ LAYERS: list[list[tuple[str, ...]]] = [
     [("lp",)],
     [("problem",)],
     [("spec",)],
-    [("errors", "status", "defaults", "filenames", "version")],
+    [("errors", "status", "defaults", "policy", "clock", "filenames", "version")],
 ]
 # The modules the command line may import at run time (dpverify.console's sub-modules too);
 # anything else only under `if TYPE_CHECKING:` (types for annotations).
 CLI_MAY_IMPORT = ("dpverify.api", "dpverify.console", "dpverify.defaults", "dpverify.errors",
-                  "dpverify.status")
+                  "dpverify.policy", "dpverify.status")
 
 
 def module_name(path: Path) -> str:
@@ -429,3 +429,50 @@ def test_one_toml_parser_and_one_writer(library):
     users = sorted(p.relative_to(PACKAGE).as_posix() for p in MODULES
                    if any(m == library or m.startswith(f"{library}.") for m in imports(p)))
     assert users == sorted(TOML_MODULES[library])
+
+
+# ------------------------------------------------------------------ one solving context
+
+# verifiers/solving.py is the one solving context (issue 24): the backend, threads,
+# tolerances and the time policy of every LP. Only it (and lp/, the backends) calls
+# lp.solve, sets a solver's time limit or builds HiGHS's basis finder; everyone else
+# passes `options.solver()` down.
+SOLVING = ("verifiers/solving.py",)
+
+
+def solving_strays(path: Path) -> list[str]:
+    """Where a module sets a solver time limit, calls lp.solve or builds a basis finder
+    itself (line numbers)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            if any(k.arg == "time_limit" for k in node.keywords):
+                out.append(f"{node.lineno}: sets time_limit")
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(
+                node.func, "id", "")
+            if name == "float_basis_finder":
+                out.append(f"{node.lineno}: builds a basis finder")
+        if isinstance(node, ast.ImportFrom) and node.module in (
+                "dpverify.lp", "dpverify.lp.solve") and any(a.name == "solve"
+                                                            for a in node.names):
+            out.append(f"{node.lineno}: imports lp.solve")
+    return out
+
+
+def test_one_solving_context():
+    strays = {p.relative_to(PACKAGE).as_posix(): solving_strays(p) for p in MODULES
+              if not p.relative_to(PACKAGE).as_posix().startswith("lp/")
+              and p.relative_to(PACKAGE).as_posix() not in SOLVING}
+    assert not {k: v for k, v in strays.items() if v}
+
+
+def test_the_solving_scan_sees_what_it_claims(tmp_path):
+    """Negative control: the three ways around the solving context are found."""
+    module = tmp_path / "m.py"
+    module.write_text("from dpverify.lp import solve\n"
+                      "def f(lp, o):\n    return solve(lp, 'highs', time_limit=o.t)\n"
+                      "def g():\n    return float_basis_finder()\n", encoding="utf-8")
+    assert [s.split(": ")[1] for s in solving_strays(module)] == [
+        "imports lp.solve", "sets time_limit", "builds a basis finder"]
+    assert solving_strays(PACKAGE / "verifiers" / "solving.py")  # it does all three itself

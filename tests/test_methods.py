@@ -13,8 +13,9 @@ from click.testing import CliRunner
 
 import dpverify
 from dpverify.cli import main
-from dpverify.defaults import ALL_INPUTS_PARTIES, DENSE_BELOW_PARTIES, LpForm, Method
+from dpverify.defaults import LpForm, Method
 from dpverify.errors import SizeLimitError
+from dpverify.policy import ALL_INPUTS_PARTIES, DENSE_BELOW_PARTIES
 from dpverify.spec import loads
 from dpverify.spec.model import Accuracy
 from dpverify.verifiers.dispatch import verify_spec

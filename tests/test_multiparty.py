@@ -25,19 +25,19 @@ from hypothesis import strategies as st
 from dpverify.cli import main
 from dpverify.errors import SizeLimitError, SolverError
 from dpverify.lp import LpSolution, LpStatus
+from dpverify.policy import DEFAULT_MAX_NONZEROS
 from dpverify.spec import loads
 from dpverify.spec.model import Accuracy
 from dpverify.spec.tables import tabulate
 from dpverify.theory.decision import rule_accuracy
 from dpverify.theory.rr import rr_matrix
-from dpverify.verifiers.multiparty import corner_lp as multiparty
 from dpverify.verifiers.multiparty.corner_lp import (
     check_size,
     estimate_nonzeros,
     verify_agent,
     verify_multiparty,
 )
-from dpverify.verifiers.options import DEFAULT_MAX_NONZEROS, VerifyOptions
+from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.result import Verdict, judge
 
 TOL = 1e-9  # closed forms and backend agreement
@@ -482,12 +482,18 @@ def test_judge_tolerance_is_absolute_and_two_sided() -> None:
     assert judge(0.5, 0.5 + 2e-9, TOL)[0] is Verdict.ERROR
 
 
+# The LPs of the corner-LP route (relaxed LP, RR's worst-case LP); the certificates'
+# own LPs have other names.
+CORNER_LPS = ("relaxed-average", "relaxed-worst", "rr-worst")
+
+
 def _failing_solve(fail_name=None, status=LpStatus.ERROR, objective=float("nan")):
-    """A stand-in for `solve` (test-only): fails the LPs named `fail_name` (all if None)."""
-    real = multiparty.solve
+    """A fake LP backend (VerifyOptions(solve_with=...)): fails the LP named `fail_name`
+    (every corner LP if None); HiGHS solves the others."""
+    from dpverify.lp.solve import solve as real
 
     def fake(lp, backend="highs", **kw):
-        if fail_name is None or lp.name == fail_name:
+        if lp.name == fail_name or (fail_name is None and lp.name in CORNER_LPS):
             if status is LpStatus.OPTIMAL:  # "optimal" with a bogus value
                 return LpSolution(status, objective, np.zeros(lp.num_cols),
                                   np.zeros(lp.num_rows), 0.0, backend, "fake")
@@ -515,8 +521,7 @@ def _no_exact_path(monkeypatch) -> None:
 def test_solver_failure_is_settled_by_the_exact_certificate(monkeypatch) -> None:
     """Every float LP fails: the verdict rests on the exact certificate (checked again by the
     independent checker), never on the failure, and the values are the exact ones."""
-    monkeypatch.setattr(multiparty, "solve", _failing_solve())
-    result = verify_multiparty(loads(XOR3), VerifyOptions())
+    result = verify_multiparty(loads(XOR3), VerifyOptions(solve_with=_failing_solve()))
     assert result.verdict is Verdict.OPTIMAL
     for r in result.results:
         assert r.method == "proof" and "did not solve" in r.reason
@@ -527,9 +532,8 @@ def test_solver_failure_is_settled_by_the_exact_certificate(monkeypatch) -> None
 
 
 def test_solver_failure_without_a_certificate_is_error_never_optimal(monkeypatch) -> None:
-    monkeypatch.setattr(multiparty, "solve", _failing_solve())
     _no_exact_path(monkeypatch)
-    result = verify_multiparty(loads(XOR3), VerifyOptions())
+    result = verify_multiparty(loads(XOR3), VerifyOptions(solve_with=_failing_solve()))
     assert result.verdict is Verdict.ERROR
     for r in result.results:
         assert r.verdict is Verdict.ERROR
@@ -540,14 +544,14 @@ def test_solver_failure_without_a_certificate_is_error_never_optimal(monkeypatch
 
 
 def test_candidate_lp_failure_is_settled_or_error(monkeypatch) -> None:
-    monkeypatch.setattr(multiparty, "solve", _failing_solve("rr-worst", LpStatus.TIME_LIMIT))
-    for r in verify_multiparty(loads(XOR3), VerifyOptions()).results:
+    options = VerifyOptions(solve_with=_failing_solve("rr-worst", LpStatus.TIME_LIMIT))
+    for r in verify_multiparty(loads(XOR3), options).results:
         assert r.verdict is Verdict.OPTIMAL
         assert (r.method == "proof") == (r.accuracy == "worst")
         if r.accuracy == "worst":
             assert "time limit" in r.reason
     _no_exact_path(monkeypatch)
-    for r in verify_multiparty(loads(XOR3), VerifyOptions()).results:
+    for r in verify_multiparty(loads(XOR3), options).results:
         if r.accuracy == "worst":
             assert r.verdict is Verdict.ERROR and "time limit" in r.reason
             assert r.rr_value is None
@@ -559,15 +563,14 @@ def test_bogus_optimal_zero_from_a_solver_is_never_trusted(monkeypatch) -> None:
     """A solver claiming `optimal` with value 0.0 (design.md: seen in forked children)
     leaves the candidate above the 'upper bound': a contradiction, settled exactly or
     reported as an error, never a float optimal and never a gap."""
-    monkeypatch.setattr(multiparty, "solve",
-                        _failing_solve("relaxed-average", LpStatus.OPTIMAL, 0.0))
+    options = VerifyOptions(solve_with=_failing_solve("relaxed-average", LpStatus.OPTIMAL, 0.0))
     spec = loads(problem(3, "epsilon = 1.0", observer('"xor"'), accuracy=("average",)))
-    (r,) = verify_multiparty(spec, VerifyOptions()).results
+    (r,) = verify_multiparty(spec, options).results
     assert r.verdict is Verdict.OPTIMAL and r.method == "proof"
     assert "below randomized response" in r.reason
     assert r.relaxed_optimum == pytest.approx(xor_closed_form(3, math.e), abs=TOL)
     _no_exact_path(monkeypatch)
-    (r,) = verify_multiparty(spec, VerifyOptions()).results
+    (r,) = verify_multiparty(spec, options).results
     assert r.verdict is Verdict.ERROR and "below randomized response" in r.reason
 
 
@@ -582,21 +585,33 @@ def test_tiny_time_limit_is_settled_exactly_or_error(monkeypatch) -> None:
     assert all(r.verdict is Verdict.ERROR for r in result.results)
 
 
-def test_solver_failure_exits_3_from_the_cli(monkeypatch, write_toml) -> None:
-    monkeypatch.setattr(multiparty, "solve", _failing_solve())
+def test_solver_failure_exits_3_and_prints_errors(monkeypatch, write_toml) -> None:
+    """What the command line exits with and prints comes from the report (the view prints
+    each result, `report.exit_status()` is the exit status): a solver failure without a
+    certificate is `error` in the JSON and in the table, exit 3."""
+    import io
+
+    from dpverify.console import make_console
+    from dpverify.console.verify import VerifyView
+    from dpverify.runner.files import verify_paths
+
     _no_exact_path(monkeypatch)
     path = write_toml(XOR3, "xor3")
-    run = CliRunner().invoke(main, ["verify", "--method", "lp", "--json", str(path)])
-    assert run.exit_code == 3, run.output
-    data = json.loads(run.stdout)
-    data = data[0] if isinstance(data, list) else data
+    report = verify_paths([path], VerifyOptions(method="lp", solve_with=_failing_solve()))
+    assert report.exit_status() == 3
+    data = report.files[0].to_json()
     assert data["verdict"] == "error"
     assert {r["verdict"] for r in data["results"]} == {"error"}
-    table = CliRunner().invoke(main, ["verify", "--method", "lp", str(path)])
-    assert table.exit_code == 3
-    rows = [line for line in table.stdout.splitlines() if line.startswith(("observer", "party"))]
+    out = make_console()
+    out.file = io.StringIO()
+    with VerifyView(out, make_console(stderr=True)) as view:
+        for f in report.files:
+            view.finished(f)
+        view.report(report)
+    text = out.file.getvalue()
+    rows = [line for line in text.splitlines() if line.startswith(("observer", "party"))]
     assert len(rows) == 4 and all("error" in r and "optimal" not in r for r in rows)
-    assert "0 optimal, 0 gap, 1 error" in table.stdout
+    assert "0 optimal, 0 gap, 1 error" in text
 
 
 # --- size guard --------------------------------------------------------------------------
@@ -669,24 +684,26 @@ def test_a_float_lp_past_its_time_limit_is_settled_exactly(monkeypatch):
     """A float LP that does not finish in time is a failed solve: the verdict comes from
     the exact certificate (method proof), the reason says why, and no second float pass
     waits again. (XOR at k = 8, epsilon = 0.1, worst case kept HiGHS busy for minutes.)"""
-    import dpverify.verifiers.multiparty.corner_lp as multiparty
+    from dpverify.lp.solve import solve as real
+    from dpverify.policy import FLOAT_LP_SECONDS
     from dpverify.spec import loads as load_text
     from dpverify.verifiers.dispatch import verify_spec as run
     from dpverify.verifiers.options import VerifyOptions as Options
 
-    monkeypatch.setattr(multiparty, "FLOAT_LP_SECONDS", 1e-9)
     calls = []
-    real = multiparty.solve
 
-    def counted(*args, **kwargs):
+    def out_of_time(lp, backend="highs", **kwargs):
+        """The corner LPs run out of their time; the certificate's LPs are solved."""
+        if lp.name not in CORNER_LPS:
+            return real(lp, backend, **kwargs)
         calls.append(kwargs.get("time_limit"))
-        return real(*args, **kwargs)
+        return LpSolution(LpStatus.TIME_LIMIT, float("nan"), np.zeros(0), np.zeros(0), 0.0,
+                          backend, "time limit reached")
 
-    monkeypatch.setattr(multiparty, "solve", counted)
     spec = load_text('[problem]\nname = "x4"\nparties = 4\nepsilon = 0.1\n'
                      'accuracy = "worst"\n[observer]\nfunction = "xor"\n')
-    result = run(spec, Options(method="lp")).results[0]
+    result = run(spec, Options(method="lp", solve_with=out_of_time)).results[0]
     assert result.verdict.value == "optimal" and result.method == "proof"
     assert "time limit" in result.reason
-    assert calls and all(limit == 1e-9 for limit in calls)
-    assert len(calls) == 1  # the relaxed LP only: no RR LP, no tight second pass
+    # the time policy (verifiers/solving.py): a corner LP gets FLOAT_LP_SECONDS
+    assert calls == [FLOAT_LP_SECONDS]  # the relaxed LP only: no RR LP, no tight pass

@@ -211,17 +211,15 @@ def test_reproductions_4_and_6_count_problems_decide(n, level, loss):
 # --------------------------------------------------------------------------- reasons
 
 
-def test_no_reason_is_a_raw_solver_status(monkeypatch):
+def test_no_reason_is_a_raw_solver_status():
     """A failed solve is explained in words, starting with `undecided:`."""
     from dpverify.lp import LpSolution, LpStatus
-    from dpverify.verifiers.count import verifier as count_module
 
     def fail(lp, backend="highs", **kw):
         return LpSolution(LpStatus.UNKNOWN, math.nan, np.zeros(0), np.zeros(0), 0.0, "highs",
                           "Not Set")
 
-    monkeypatch.setattr(count_module, "solve", fail)
-    (r,) = results(count(8, "alpha = 0.5", "abs"))
+    (r,) = results(count(8, "alpha = 0.5", "abs"), VerifyOptions(solve_with=fail))
     assert r.verdict is Verdict.ERROR and r.reason.startswith("undecided: the optimal-mechanism")
     assert not r.reason.startswith(("unknown", "Not Set", "optimal-mechanism LP:"))
 
@@ -297,13 +295,13 @@ def test_float_disagreement_is_settled_automatically(monkeypatch):
     it without --certify, and says so."""
     from dpverify.verifiers.multiparty import corner_lp as multiparty
 
-    real = multiparty._rr_candidate
+    real = multiparty.rr_candidate
 
     def worse(*args, **kwargs):
         out = real(*args, **kwargs)
         return out if not isinstance(out, tuple) else (out[0] - 1e-3, out[1])
 
-    monkeypatch.setattr(multiparty, "_rr_candidate", worse)
+    monkeypatch.setattr(multiparty, "rr_candidate", worse)
     for r in verify_multiparty(loads(XOR3), OPTIONS).results:
         assert r.verdict is Verdict.OPTIMAL and r.method == "proof"
         assert "exact certificate" in r.reason

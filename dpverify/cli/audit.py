@@ -17,6 +17,7 @@ from dpverify.cli.options import (
     consoles,
     json_option,
     note,
+    timeout_option,
     tol_option,
 )
 
@@ -46,9 +47,10 @@ from dpverify.cli.options import (
                    ".pdf. Needs .venv/bin/pip install -e '.[plot]'.")
 @json_option("Print one JSON array of result objects (one per file), nothing else.")
 @add_options(OUTPUT_OPTIONS)
+@timeout_option()
 @handle_errors
 def audit(paths, tol, backend, max_nonzeros, require_optimal, show_rules, profile, epsilons,
-          plot_path, as_json, quiet, no_color):
+          plot_path, as_json, quiet, no_color, timeout):
     """Audit the protocol files PATHS (`kind = "protocol"`; directories are searched).
 
     Per party: the privacy level the protocol achieves (exact for exact kernels) against
@@ -79,8 +81,8 @@ def audit(paths, tol, backend, max_nonzeros, require_optimal, show_rules, profil
     out, err = consoles(no_color)
     with AuditView(out, err, as_json=as_json, quiet=quiet, show_rules=show_rules) as view:
         report = api.audit_paths(paths, on_start=view.started, on_result=view.finished,
-                                 on_stage=view.stage, tol=tol, backend=backend,
-                                 max_nonzeros=max_nonzeros)
+                                 on_stage=view.stage, timeout=timeout or None, tol=tol,
+                                 backend=backend, max_nonzeros=max_nonzeros)
         if profile or plot_path:
             for f in report.files:
                 if f.result is not None and f.result.kind == "protocol":

@@ -22,8 +22,8 @@ from dpverify.cli.options import (
     note,
     note_unused_seed,
     solver_options,
+    timeout_option,
 )
-from dpverify.defaults import DEFAULT_TIMEOUT
 
 
 @main.command(short_help="Verify problem files: relaxed LP against randomized response.")
@@ -35,10 +35,7 @@ from dpverify.defaults import DEFAULT_TIMEOUT
 @add_options(SEARCH_OPTIONS)
 @json_option("Print one JSON array of spec.md's result objects (one per file), nothing else.")
 @add_options(OUTPUT_OPTIONS)
-@click.option("--timeout", type=click.FloatRange(min=0), default=DEFAULT_TIMEOUT,
-              show_default=True,
-              help="Seconds per problem file; a problem still running then has verdict "
-                   "`error`, reason `timeout` (exit status 3). 0: no limit.")
+@timeout_option()
 @click.option("--show-rules", is_flag=True,
               help="Print RR's optimal decision rules (with --json: a `rule` field per "
                    "result).")

@@ -295,7 +295,7 @@ def run_problems(
     gate = None if store is None else StoreGate(
         store, dict(enumerate(groups)), okey, build, since=since, force=force,
         on_wait=getattr(listener, "waiting", None))
-    tasks = [Task(i, members[0].source, members[0].text or "", options)
+    tasks = [Task(i, members[0].source, members[0].text or "", options, timeout)
              for i, members in enumerate(groups.values())]
     by_task = dict(enumerate(groups.values()))
     report.skipped = len(cached)

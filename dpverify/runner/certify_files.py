@@ -18,7 +18,13 @@ from pathlib import Path
 
 from dpverify.errors import DpverifyError, InputError, SpecError
 from dpverify.filenames import output_path
-from dpverify.runner.files import SkippedFile, find_problem_files, no_problem_files
+from dpverify.runner.deadline import TimedOut, deadline
+from dpverify.runner.files import (
+    SkippedFile,
+    find_problem_files,
+    no_problem_files,
+    timeout_reason,
+)
 from dpverify.spec import load
 from dpverify.spec.model import MultipartySpec
 from dpverify.spec.numbers import parse_rational, rational_text
@@ -144,7 +150,23 @@ def _record(cert: dict, target: Path | None) -> CertificateRecord:
 
 def _certify_spec(spec: MultipartySpec, folder: Path | None, options: VerifyOptions,
                   report: CertifyReport, on_certificate: Callable[[CertificateRecord], None],
-                  on_message: Callable[[str], None]) -> None:
+                  on_message: Callable[[str], None], timeout: float | None = None) -> None:
+    """Every certificate of `spec` within `timeout` seconds (None: no limit): what is built
+    before the limit is kept; the run past it is one error (exit 3)."""
+    try:
+        with deadline(timeout):
+            _certify_agents(spec, folder, options, report, on_certificate, on_message)
+    except TimedOut:
+        message = f"{spec.source}: {timeout_reason(timeout)}"
+        report.errors += 1
+        report.messages.append(message)
+        on_message(message)
+
+
+def _certify_agents(spec: MultipartySpec, folder: Path | None, options: VerifyOptions,
+                    report: CertifyReport,
+                    on_certificate: Callable[[CertificateRecord], None],
+                    on_message: Callable[[str], None]) -> None:
     for agent in spec.agents:
         for accuracy in spec.accuracies:
             try:
@@ -170,23 +192,27 @@ def _certify_spec(spec: MultipartySpec, folder: Path | None, options: VerifyOpti
 def certify_spec(spec: MultipartySpec, out_dir: str | Path | None = None,
                  options: VerifyOptions | None = None, *,
                  on_certificate: Callable[[CertificateRecord], None] | None = None,
-                 on_message: Callable[[str], None] | None = None) -> CertifyReport:
+                 on_message: Callable[[str], None] | None = None,
+                 timeout: float | None = None) -> CertifyReport:
     """Certificates for every agent and accuracy of one multi-party problem, written into
-    `out_dir` when it is given (as `certify_paths` writes them)."""
+    `out_dir` when it is given (as `certify_paths` writes them), within `timeout`
+    seconds."""
     report = CertifyReport(problems=1)
     folder = _output_folder(out_dir) if out_dir is not None else None
     _certify_spec(spec, folder, options or VerifyOptions(), report,
                   on_certificate or (lambda record: None),
-                  on_message or (lambda message: None))
+                  on_message or (lambda message: None), timeout)
     return report
 
 
 def certify_paths(paths: Sequence[str | Path], out_dir: str | Path,
                   options: VerifyOptions | None = None, *,
                   on_certificate: Callable[[CertificateRecord], None] | None = None,
-                  on_message: Callable[[str], None] | None = None) -> CertifyReport:
+                  on_message: Callable[[str], None] | None = None,
+                  timeout: float | None = None) -> CertifyReport:
     """Write `<problem>.<agent>.<accuracy>.cert.json` into `out_dir` (created if missing)
-    for every agent and accuracy of every multi-party problem under `paths`.
+    for every agent and accuracy of every multi-party problem under `paths`, each problem
+    within `timeout` seconds (None: no limit; past it, one error, exit 3).
 
     Invalid files are reported through `on_message` (and counted), files that are not
     multi-party problems collected in `skipped` (a caller sums them up);
@@ -211,7 +237,7 @@ def certify_paths(paths: Sequence[str | Path], out_dir: str | Path,
             continue
         if isinstance(spec, MultipartySpec):
             report.problems += 1
-            _certify_spec(spec, folder, options, report, on_certificate, on_message)
+            _certify_spec(spec, folder, options, report, on_certificate, on_message, timeout)
             continue
         kind = str(spec.kind)  # a StrEnum: its value, "count" or "protocol"
         reason = f"a {kind} problem: certificates cover multi-party problems only"
@@ -236,23 +262,30 @@ class CertificateCheck:
     value: Fraction | None = None
     bound: Fraction | None = None
     malformed: bool = False
+    timed_out: bool = False  # not checked within --timeout (undecided, exit 3)
 
 
 def _one_line(exc: Exception) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
-def check_certificate_file(spec: MultipartySpec, path: str | Path) -> CertificateCheck:
-    """Check one certificate file of `spec` with dpverify.checker (exact arithmetic)."""
+def check_certificate_file(spec: MultipartySpec, path: str | Path,
+                           timeout: float | None = None) -> CertificateCheck:
+    """Check one certificate file of `spec` with dpverify.checker (exact arithmetic), within
+    `timeout` seconds (None: no limit)."""
     from dpverify.checker import CertificateFormatError, check_certificate, read_certificate
 
     try:
         with open(path, encoding="utf-8") as handle:
             cert = read_certificate(handle.read())
-        result = check_certificate(spec, cert)
+        with deadline(timeout):
+            result = check_certificate(spec, cert)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, CertificateFormatError) as exc:
         return CertificateCheck(str(path), False, f"not a certificate: {_one_line(exc)}",
                                 malformed=True)
+    except TimedOut:
+        return CertificateCheck(str(path), False, f"not checked: {timeout_reason(timeout)}",
+                                timed_out=True)
     if not result.ok:
         return CertificateCheck(str(path), False, result.message)
     value, bound = result.bracket if result.bracket is not None else (result.value,
@@ -273,22 +306,25 @@ class CertificateChecks(Sequence[CertificateCheck]):
         return len(self.checks)
 
     def exit_status(self) -> ExitStatus:
-        """0 all OK; 1 one failed; 2 one is not a certificate."""
+        """0 all OK; 1 one failed; 2 one is not a certificate; 3 one not checked in time."""
         return checks_status(self.checks)
 
 
-def check_certificates(spec_path: str | Path, paths: Sequence[str | Path]
-                       ) -> CertificateChecks:
+def check_certificates(spec_path: str | Path, paths: Sequence[str | Path], *,
+                       timeout: float | None = None) -> CertificateChecks:
     """Check certificate files against the problem at `spec_path` (SpecError when it is
-    invalid or not a multi-party problem)."""
+    invalid or not a multi-party problem), each within `timeout` seconds."""
     spec = load(spec_path)
     if not isinstance(spec, MultipartySpec):
         raise SpecError(str(spec_path), "problem.kind", spec.kind,
                         "certificates cover multi-party problems only")
-    return CertificateChecks(tuple(check_certificate_file(spec, path) for path in paths))
+    return CertificateChecks(tuple(check_certificate_file(spec, path, timeout)
+                                   for path in paths))
 
 
 def checks_status(checks: Sequence[CertificateCheck]) -> ExitStatus:
-    """0 all OK; 1 one failed; 2 one is not a certificate."""
+    """0 all OK; 1 one failed; 2 one is not a certificate; 3 one not checked in time."""
     return exit_status(invalid=sum(c.malformed for c in checks),
-                       failed=sum(not c.ok and not c.malformed for c in checks))
+                       undecided=sum(c.timed_out for c in checks),
+                       failed=sum(not c.ok and not c.malformed and not c.timed_out
+                                  for c in checks))

@@ -34,7 +34,8 @@ from dpverify.verifiers.result import ProblemResult, Verdict
 
 __all__ = ["FileResult", "FileStatus", "ProblemFiles", "SkippedFile", "Spec", "VerifyReport",
            "error_json", "find_files", "find_problem_files", "no_problem_files", "run_files",
-           "toml_files", "verify_path", "verify_paths", "verify_source", "without_results"]
+           "timed_out", "toml_files", "verify_path", "verify_paths", "verify_source",
+           "without_results"]
 
 
 # -- finding the files ----------------------------------------------------------------------
@@ -177,6 +178,7 @@ class FileResult:
     status: FileStatus
     result: ProblemResult
     spec: Spec | None = None
+    timed_out: bool = False  # refused because the run's time limit passed (--timeout)
 
     @property
     def invalid(self) -> bool:
@@ -204,13 +206,13 @@ class FileResult:
 
 
 def without_results(source: str, status: FileStatus, exc: DpverifyError,
-                    spec: Spec | None = None) -> FileResult:
+                    spec: Spec | None = None, *, timed_out: bool = False) -> FileResult:
     """The FileResult of a file that has no results: invalid (bad input) or refused."""
     problem = spec.name if spec is not None else Path(source).stem
     kind = spec.kind if spec is not None else "unknown"
     result = ProblemResult(problem=problem, source=source, kind=kind, results=(),
                            reason=str(exc))
-    return FileResult(source, status, result, spec)
+    return FileResult(source, status, result, spec, timed_out)
 
 
 def timeout_reason(seconds: float | None) -> str:
@@ -235,8 +237,14 @@ def verify_source(text: str, source: str, options: VerifyOptions, *,
     except DpverifyError as exc:  # a size limit or a solver failure: could not decide
         return without_results(source, FileStatus.REFUSED, exc, spec)
     except TimedOut:
-        return without_results(source, FileStatus.REFUSED,
-                               DpverifyError(f"{source}: {timeout_reason(timeout)}"), spec)
+        return timed_out(source, timeout, spec)
+
+
+def timed_out(source: str, timeout: float | None, spec: Spec | None = None) -> FileResult:
+    """The FileResult of a file whose run passed its time limit (refused, `timeout`)."""
+    return without_results(source, FileStatus.REFUSED,
+                           DpverifyError(f"{source}: {timeout_reason(timeout)}"), spec,
+                           timed_out=True)
 
 
 def verify_path(path: str | Path, options: VerifyOptions, *,

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dpverify.runner.fingerprint import build_id
-from dpverify.runner.store import DONE, FAILED, INTERNAL, INVALID
+from dpverify.runner.store import DONE, FAILED, INTERNAL, INVALID, TIMEOUT
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.result import plain
 from dpverify.version import __version__
@@ -37,6 +37,7 @@ class Task:
     source: str
     text: str
     options: VerifyOptions
+    timeout: float | None = None  # the run's deadline in the worker (the parent's limit too)
 
 
 @dataclass(frozen=True)
@@ -146,7 +147,7 @@ def run_task(task: Task) -> dict[str, Any]:
                 "worker": worker, "build": build_id()}
 
     try:
-        outcome = verify_source(task.text, task.source, task.options)
+        outcome = verify_source(task.text, task.source, task.options, timeout=task.timeout)
     except MemoryError:
         return out(FAILED, error_result(task.source, "out of memory"))
     except Exception as exc:  # noqa: BLE001  a bug must not stop the batch, nor pass: exit 4
@@ -154,6 +155,8 @@ def run_task(task: Task) -> dict[str, Any]:
                                                        f"{type(exc).__name__}: {exc}"))
     if outcome.status is FileStatus.INVALID:
         return out(INVALID, outcome.to_json())
+    if outcome.timed_out:  # the worker's own deadline: as when the runner stops it
+        return out(TIMEOUT, error_result(task.source, "timeout"))
     values = [(r.agent, r.accuracy, _finite(r.optimum)) for r in outcome.result.results]
     expect = [(e.agent, e.accuracy, float(e.value), e.verdict)
               for e in getattr(outcome.spec, "expect", ())]

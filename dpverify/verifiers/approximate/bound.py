@@ -23,7 +23,6 @@ from fractions import Fraction
 import numpy as np
 
 from dpverify.errors import SizeLimitError
-from dpverify.lp import solve
 from dpverify.lp.builder import LpBuilder
 from dpverify.spec.model import MultipartySpec
 from dpverify.theory.approx.certificate import DualBound, dual_bound, exact_label_gains
@@ -90,8 +89,7 @@ def float_ray_bound(lambdas: Sequence[float], deltas: Sequence[Fraction], gain: 
         b.add(worst_rows, t, -1.0)
     lp = b.build(maximize=True, name=f"four-ray-{'worst' if worst else 'average'}",
                  drop_tiny=True)
-    sol = solve(lp, options.backend, time_limit=options.time_limit, threads=options.threads,
-                feasibility_tol=TIGHT_FEASIBILITY)
+    sol = options.solver().tight(TIGHT_FEASIBILITY)(lp)
     if not sol.optimal:
         return FloatRayBound(None, data=data, failure=(
             f"the four-ray LP did not solve ({sol.status.value}: {sol.message})"))

@@ -32,7 +32,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpverify.lp import solve
 from dpverify.lp.builder import LpBuilder
 from dpverify.theory.approx.rr import rr_delta_kernel
 from dpverify.theory.approx.sequential import (
@@ -164,8 +163,8 @@ def best_kernel(obj: ApproxObjective, seq: Sequential, r: int, V: np.ndarray,
         b.add_matrix(rows, K, coefficients)
         t = b.add_cols(1, cost=1.0, lo=-np.inf)
         b.add(rows, t, -1.0)
-    sol = solve(b.build(maximize=True, name="approx-kernel", drop_tiny=True), options.backend,
-                time_limit=options.time_limit, threads=options.threads, feasibility_tol=1e-10)
+    sol = options.solver().tight(1e-10)(b.build(maximize=True, name="approx-kernel",
+                                                drop_tiny=True))
     if not sol.optimal:
         return None
     out = np.clip(sol.x[K].reshape(prefixes, 2, M), 0.0, None)

@@ -23,7 +23,6 @@ from fractions import Fraction
 import numpy as np
 
 from dpverify.errors import SizeLimitError, SolverError
-from dpverify.lp import solve
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
 from dpverify.theory.certificates.format import PROVED
 from dpverify.theory.decision import party_label_gains
@@ -146,9 +145,8 @@ def _unbounded_bound(agent: AgentSpec, accuracy: Accuracy, levels: Sequence[Leve
                                                                                strict=True))
     label_gains = units.unit if agent.party == 0 else party_label_gains(units.unit,
                                                                         agent.party)[0]
-    sol = solve(relaxed_lp(label_gains, [PointFamily(factors=factors)], worst,
-                           lp_form(options)).lp, options.backend, time_limit=options.time_limit,
-                threads=options.threads, feasibility_tol=1e-10)
+    sol = options.solver().tight(1e-10)(relaxed_lp(
+        label_gains, [PointFamily(factors=factors)], worst, lp_form(options)).lp)
     rr_levels = [math.inf if f else v for v, f in zip(levels, free, strict=True)]
     rr = protocol_value(rr_transcripts(rr_levels), units.unit, None, agent.party, worst, options)
     if not sol.optimal or not rr.ok:

@@ -25,7 +25,6 @@ from fractions import Fraction
 
 import numpy as np
 
-from dpverify.lp import solve
 from dpverify.spec.count_model import CountSpec
 from dpverify.spec.mechanism_audit import MechanismAudit
 from dpverify.theory.count.geometric import (
@@ -104,9 +103,7 @@ def _loss_of(audit: MechanismAudit, units: Units, options: VerifyOptions
         low = high = float(value)
     else:
         found = best_post_processing(x, unit, consumer.side_information,
-                                     lambda lp: solve(lp, options.backend,
-                                                      time_limit=options.time_limit,
-                                                      threads=options.threads))
+                                     options.solver())
         if found.T is None or found.q is None:
             return "the best post-processing LP did not solve"
         T = found.T

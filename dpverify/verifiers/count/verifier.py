@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from dpverify.defaults import LpForm, Method
-from dpverify.lp import LinearProgram, LpSolution, solve
+from dpverify.lp import LinearProgram, LpSolution
 from dpverify.lp.highs import SMALL_MATRIX_VALUE
 from dpverify.spec.count_model import CountSpec
 from dpverify.spec.losses import loss_table
@@ -117,8 +117,7 @@ FEASIBILITY_TOL = 1e-10
 
 
 def _solve(lp: LinearProgram, options: VerifyOptions) -> LpSolution:
-    return solve(lp, options.backend, time_limit=options.time_limit, threads=options.threads,
-                 feasibility_tol=FEASIBILITY_TOL)
+    return options.solver().tight(FEASIBILITY_TOL)(lp)
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,7 @@ import numpy as np
 from dpverify.defaults import LpForm, Method
 from dpverify.errors import SizeLimitError, SolverError
 from dpverify.filenames import file_stem
-from dpverify.lp import solve
-from dpverify.lp.basis import FloatBasisFinder, float_basis_finder
+from dpverify.lp.basis import FloatBasisFinder
 from dpverify.lp.builder import chain_nonzeros
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
 from dpverify.spec.tables import MAX_TABULATED_PARTIES, tabulate
@@ -539,8 +538,8 @@ def _solve_hints(spec: MultipartySpec, gain: np.ndarray, party: int, orbits: Orb
 
 
 def basis_finder(options: VerifyOptions) -> FloatBasisFinder:
-    """The HiGHS basis finder (dpverify.lp.basis) within the options' time and threads."""
-    return float_basis_finder(time_limit=options.time_limit, threads=options.threads)
+    """The HiGHS basis finder (dpverify.lp.basis) of the run's solving context."""
+    return options.solver().basis_finder()
 
 
 def _rr_hint(lambdas, gain: np.ndarray, orbits: Orbits, relevant, options) -> WorstHint:
@@ -548,11 +547,7 @@ def _rr_hint(lambdas, gain: np.ndarray, orbits: Orbits, relevant, options) -> Wo
     (dense, rows scaled: a row a reads acc_a(Q) - t >= 0, and scaling it changes nothing;
     entries HiGHS cannot keep are dropped: this LP only gives hints, the certificate is
     exact), else on all inputs in chain form."""
-
-    def solve_(lp):  # the module's `solve`, looked up at each call
-        return solve(lp, options.backend, time_limit=options.time_limit,
-                     threads=options.threads)
-
+    solve_ = options.solver()
     if orbits.count < gain.shape[0]:
         lp = WorstLp.over_input_orbits(lambdas, orbits, gain, relevant)
         found = solve_float(lp, solve_, form=LpForm.DENSE, scale_rows=True, drop_tiny=True,

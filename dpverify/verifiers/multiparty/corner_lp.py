@@ -17,11 +17,12 @@ from fractions import Fraction
 
 import numpy as np
 
-from dpverify.defaults import DENSE_BELOW_PARTIES, LpForm, Method
-from dpverify.lp import LinearProgram, LpSolution, solve
+from dpverify.defaults import LpForm, Method
+from dpverify.lp import LpSolution
 from dpverify.lp.builder import chain_nonzeros
 from dpverify.lp.highs import SMALL_MATRIX_VALUE
 from dpverify.lp.model import LpStatus
+from dpverify.policy import DENSE_BELOW_PARTIES, FLOAT_LP_SECONDS
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
 from dpverify.spec.tables import MAX_TABULATED_PARTIES, tabulate, tabulated
 from dpverify.theory.decision import (
@@ -50,6 +51,7 @@ from dpverify.verifiers.result import (
     judge,
     worst_verdict,
 )
+from dpverify.verifiers.solving import Solver
 
 
 def corner_family(lambdas: Sequence[float]) -> PointFamily:
@@ -72,7 +74,7 @@ def num_outputs(spec: MultipartySpec, agent: AgentSpec) -> int:
 
 def lp_form(spec: MultipartySpec, agent: AgentSpec, options: VerifyOptions, m: int) -> LpForm:
     """The form of the corner LP: the one --lp-form names, or for `auto` the dense form
-    below DENSE_BELOW_PARTIES parties (defaults.py: it solves faster there) when its
+    below DENSE_BELOW_PARTIES parties (policy.py: it solves faster there) when its
     non-zeros fit --max-nonzeros, else chain."""
     if options.form != LpForm.AUTO:
         return LpForm(options.form)
@@ -121,23 +123,17 @@ def check_size(spec: MultipartySpec, options: VerifyOptions) -> int:
                        f"parties = {spec.parties}")
 
 
-# A float LP that runs longer than this (unless the API's time_limit says otherwise) is abandoned,
-# and the verdict is settled exactly (settle.py), as after any failed solve: near-degenerate
-# LPs, such as observer XOR at k = 8 and epsilon = 0.1 in the worst case, kept HiGHS busy
-# for more than ten minutes, while the exact certificate takes a second.
-FLOAT_LP_SECONDS = 20.0
+def corner_solver(options: VerifyOptions, feasibility_tol: float | None = None) -> Solver:
+    """The solver of the corner LPs: a failure is settled exactly (settle.py), so the time
+    policy abandons one after FLOAT_LP_SECONDS (verifiers/solving.py), as after any failed
+    solve; `feasibility_tol` for the second, tight pass."""
+    solver = options.solver().settled_exactly()
+    return solver if feasibility_tol is None else solver.tight(feasibility_tol)
 
 
 def _solve(built: BuiltLp, options: VerifyOptions,
            feasibility_tol: float | None = None) -> LpSolution:
-    return _solve_lp(built.lp, options, feasibility_tol)
-
-
-def _solve_lp(lp: LinearProgram, options: VerifyOptions,
-              feasibility_tol: float | None = None) -> LpSolution:
-    limit = options.time_limit if options.time_limit is not None else FLOAT_LP_SECONDS
-    return solve(lp, options.backend, time_limit=limit, threads=options.threads,
-                 feasibility_tol=feasibility_tol)
+    return corner_solver(options, feasibility_tol)(built.lp)
 
 
 def _failed(what: str, sol: LpSolution) -> str:
@@ -152,7 +148,7 @@ def _failed(what: str, sol: LpSolution) -> str:
 TIGHT_FEASIBILITY = 1e-10
 
 
-def _rr_candidate(lambdas: Sequence[float], gain: np.ndarray, party: int, worst: bool,
+def rr_candidate(lambdas: Sequence[float], gain: np.ndarray, party: int, worst: bool,
                   options: VerifyOptions, feasibility_tol: float | None = None):
     """Randomized response with its optimal decision rule: (value, rule) or a failed LP.
 
@@ -170,7 +166,7 @@ def _rr_candidate(lambdas: Sequence[float], gain: np.ndarray, party: int, worst:
     values, rules = [], []
     for mask in masks:
         found = solve_float(WorstLp.over_inputs(lambdas, gain, mask),
-                            lambda lp: _solve_lp(lp, options, feasibility_tol),
+                            corner_solver(options, feasibility_tol),
                             form=options.form, name="rr-worst", by_output=True)
         if not found.ok:
             return found.solution
@@ -220,7 +216,7 @@ def _float_pass(lambdas: Sequence[float], gain: np.ndarray, label_gains: np.ndar
         if relaxed.status is LpStatus.TIME_LIMIT:  # settled exactly: no second wait
             out.timed_out = True
             return out
-    candidate = _rr_candidate(lambdas, gain, party, worst, options, feasibility_tol)
+    candidate = rr_candidate(lambdas, gain, party, worst, options, feasibility_tol)
     if isinstance(candidate, LpSolution):
         out.timed_out = candidate.status is LpStatus.TIME_LIMIT
         out.failure = "; ".join(f for f in (out.failure, _failed(

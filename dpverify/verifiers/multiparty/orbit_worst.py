@@ -17,8 +17,6 @@ from fractions import Fraction
 
 import numpy as np
 
-from dpverify.lp import solve
-from dpverify.lp.basis import float_basis_finder
 from dpverify.theory.exact_rows import (
     exact_distribution,
     exact_stochastic,
@@ -188,7 +186,7 @@ def uniform_candidate(agent: str, problem: OrbitProblem, lower, upper, exact: bo
 
 def _exact_hints(problem: OrbitProblem, gain, parts, lower, upper, options):
     """Exactly optimal rules (at the lower lambdas) and prior (at the upper lambdas)."""
-    finder = float_basis_finder(time_limit=options.time_limit, threads=options.threads)
+    finder = options.solver().basis_finder()
     rules, priors, values = [], [], []
     for relevant in parts:
         found = solve_exact(WorstLp.over_class_orbits(problem.space(lower), relevant,
@@ -219,11 +217,7 @@ def _float_hints(problem: OrbitProblem, gain, parts, upper, options):
     space = problem.space(upper)
     g = np.array([[float(v) for v in row] for row in gain])
     K = spread_floats(space)
-
-    def solve_(lp):
-        return solve(lp, options.backend, time_limit=options.time_limit,
-                     threads=options.threads, feasibility_tol=TIGHT)
-
+    solve_ = options.solver().tight(TIGHT)
     rules, priors, values = [], [], []
     for relevant in parts:
         found = solve_float_columns(WorstLp.over_class_orbits(space, relevant, g), solve_,

@@ -17,8 +17,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, TypeVar
 
-from dpverify.defaults import ALL_INPUTS_PARTIES, Method
+from dpverify.defaults import Method
 from dpverify.errors import SizeLimitError
+from dpverify.policy import ALL_INPUTS_PARTIES
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
 from dpverify.spec.symmetric import Symmetry, agent_symmetry
 from dpverify.theory.certificates.format import Certificate
