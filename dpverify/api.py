@@ -68,8 +68,10 @@ if TYPE_CHECKING:
     )
     from dpverify.runner.check import CheckReport
     from dpverify.runner.files import FileResult, VerifyReport
+    from dpverify.runner.notes import Note
     from dpverify.runner.store import Store, StoredResult
     from dpverify.spec.count_model import MechanismSpec
+    from dpverify.spec.setting import Setting
     from dpverify.sweeps.run import Sweep
     from dpverify.theory.count.geometric import Derivation
     from dpverify.verifiers.audit.profile import PrivacyProfile
@@ -82,7 +84,8 @@ if TYPE_CHECKING:
 __all__ = ["MechanismDerivation", "VerifyKwargs", "__version__", "audit", "audit_paths",
            "batch", "build_id", "certify", "certify_paths", "check", "check_cert",
            "check_plot", "check_scheduler", "derive", "falsify", "family", "load",
-           "make_options", "new", "open_store", "option_descriptions", "option_problem", "plot",
+           "make_options", "new", "open_store", "option_descriptions", "option_notes",
+           "option_problem", "plot",
            "plot_profile",
            "privacy_profile", "release",
            "results", "survey", "survey_epsilons", "sweep", "verify", "verify_paths"]
@@ -221,8 +224,9 @@ def verify_paths(paths: Paths, *, on_start: Callable[[Path], None] | None = None
     from dpverify.verifiers.progress import listening
 
     with listening(on_stage):
-        return run(_paths(paths), make_options(**options), on_start=on_start,
-                   on_result=on_result, timeout=timeout)
+        report = run(_paths(paths), make_options(**options), on_start=on_start,
+                     on_result=on_result, timeout=timeout)
+    return report.with_notes(options)
 
 
 # -- certificates -----------------------------------------------------------------------------
@@ -238,13 +242,15 @@ def certify(problem: Problem | PathLike, out_dir: PathLike | None = None, *,
     worst of them (`error` when one could not be built, or the time ran out)."""
     from dpverify.runner.certify_files import Certification, certify_spec
     from dpverify.spec.model import MultipartySpec
+    from dpverify.verifiers.certifiers import certifiable
 
     loaded = _problem(problem)
-    if not isinstance(loaded.spec, MultipartySpec):
+    if not certifiable(loaded.spec):
         from dpverify.errors import SpecError
 
         raise SpecError(loaded.source, "problem.kind", loaded.kind,
                         "certificates cover multi-party problems only")
+    assert isinstance(loaded.spec, MultipartySpec)  # the certifiable kind
     report = certify_spec(loaded.spec, None if out_dir is None else Path(out_dir),
                           make_options(**options), on_certificate=on_certificate,
                           timeout=timeout)
@@ -267,8 +273,9 @@ def certify_paths(paths: Paths, out_dir: PathLike = ".", *,
     from dpverify.verifiers.progress import listening
 
     with listening(on_stage):
-        return run(_paths(paths), _paths(out_dir)[0], make_options(**options),
-                   on_certificate=on_certificate, on_message=on_message, timeout=timeout)
+        report = run(_paths(paths), _paths(out_dir)[0], make_options(**options),
+                     on_certificate=on_certificate, on_message=on_message, timeout=timeout)
+    return report.with_notes(options)
 
 
 def check_cert(problem: PathLike, certificates: Paths, *,
@@ -327,8 +334,18 @@ def audit_paths(paths: Paths, *, on_start: Callable[[Path], None] | None = None,
     from dpverify.verifiers.progress import listening
 
     with listening(on_stage):
-        return run(_paths(paths), make_options(**options), on_start=on_start,
-                   on_result=on_result, timeout=timeout)
+        report = run(_paths(paths), make_options(**options), on_start=on_start,
+                     on_result=on_result, timeout=timeout)
+    return report.with_notes(options)
+
+
+def option_notes(report: VerifyReport, **given: object) -> list[Note]:
+    """The notes of options (by name, with their values) that do not apply to some of the
+    report's files, such as the command line's own `show_rules` (runner/notes.py); the
+    notes of the options the run was given are on the report (`report.notes`)."""
+    from dpverify.runner.notes import option_notes as notes
+
+    return notes(report.keys(), given)
 
 
 def privacy_profile(protocol: Problem | PathLike, *, epsilons: Levels | None = None
@@ -385,6 +402,7 @@ def batch(paths: Paths, *, jobs: int | None = None, store: PathLike | Store | No
     with _opened(store) as opened:
         report = run_batch(_paths(paths), chosen, store=opened, jobs=jobs, timeout=timeout,
                            force=force, scheduler=scheduler, listener=listener)
+    report.notes = report.option_notes(options)
     return report.freeze()
 
 
@@ -403,9 +421,11 @@ def check(paths: Paths, *, store: PathLike | Store | None = None,
 
     chosen = make_options(**options)
     with _opened(store) as opened:
-        return run_check(_paths(paths), chosen, store=opened, tol=expect_tol, digits=digits,
-                         strict=strict, update=update, jobs=jobs, timeout=timeout,
-                         force=force, scheduler=scheduler, listener=listener)
+        report = run_check(_paths(paths), chosen, store=opened, tol=expect_tol, digits=digits,
+                           strict=strict, update=update, jobs=jobs, timeout=timeout,
+                           force=force, scheduler=scheduler, listener=listener)
+    report.batch.notes = report.batch.option_notes(options)
+    return report
 
 
 def results(store: PathLike = DEFAULT_STORE, *,
@@ -518,6 +538,11 @@ class MechanismDerivation:
         """True, False, or None when undecided (the two tests disagree)."""
         return self.derivation.derivable
 
+    @property
+    def setting(self) -> Setting:
+        """The mechanism's setting (pure alpha-DP, or delta > 0): what its view is chosen by."""
+        return self.mechanism.setting
+
     def exit_status(self) -> ExitStatus:
         """0 derivable; 1 not derivable (not alpha-DP included); 3 undecided."""
         return exit_status(failed=self.derivable is False, undecided=self.derivable is None)
@@ -538,28 +563,13 @@ def derive(mechanism: PathLike, *, tol: float = 1e-9,
 
     spec = (loads_mechanism(mechanism) if isinstance(mechanism, str) and _is_text(mechanism)
             else load_mechanism(_paths(mechanism)[0]))
+    from dpverify.verifiers.dispatch import derivation
+
     try:
         with deadline(timeout):
-            return _derived(spec, tol)
+            return MechanismDerivation(spec, derivation(spec, tol))
     except TimedOut:
         raise TimeLimitError(f"{spec.source}: {timeout_reason(timeout)}") from None
-
-
-def _derived(spec: MechanismSpec, tol: float) -> MechanismDerivation:
-    from dpverify.theory.count.geometric import as_exact_array
-    from dpverify.theory.count.geometric import derive as derivation
-
-    if spec.approximate:  # (epsilon, delta): verifiers/count/approximate.py
-        from dpverify.verifiers.count.approximate import delta_derivation
-
-        return MechanismDerivation(spec, delta_derivation(spec, tol))
-    if spec.exact and spec.alpha_exact is not None:
-        return MechanismDerivation(spec, derivation(as_exact_array(spec.matrix),
-                                                    spec.alpha_exact))
-    import numpy as np
-
-    x = np.array([[float(v) for v in row] for row in spec.matrix], dtype=np.float64)
-    return MechanismDerivation(spec, derivation(x, spec.alpha, tol))
 
 
 def release(n: int, alphas: str | Sequence[Fraction | float | int | str], answer: int, *,

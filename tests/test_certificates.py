@@ -42,12 +42,8 @@ from dpverify.theory.exact import (
 )
 from dpverify.theory.exact_lp import ExactLpError, simplex_from_basis
 from dpverify.theory.rr import rr_matrix
-from dpverify.verifiers.multiparty.certify import (
-    certificate_filename,
-    certificate_for,
-    certify_agent,
-    proof_for,
-)
+from dpverify.verifiers.certifiers import certificate_filename, certify_agent
+from dpverify.verifiers.multiparty.certify import certificate_for, proof_for
 from dpverify.verifiers.multiparty.corner_lp import verify_agent
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.proof import proof_of

@@ -179,7 +179,7 @@ def test_checking_certificates_loads_only_the_trusted_base():
     import subprocess
 
     from dpverify.spec import loads
-    from dpverify.verifiers.multiparty.certify import certify_agent, dump_certificate
+    from dpverify.verifiers.certifiers import certify_agent, dump_certificate
     from dpverify.verifiers.options import VerifyOptions
 
     jobs = []
@@ -476,3 +476,103 @@ def test_the_solving_scan_sees_what_it_claims(tmp_path):
     assert [s.split(": ")[1] for s in solving_strays(module)] == [
         "imports lp.solve", "sets time_limit", "builds a basis finder"]
     assert solving_strays(PACKAGE / "verifiers" / "solving.py")  # it does all three itself
+
+
+# ------------------------------------------------------------------ settings as types
+
+# A problem's setting (bits, more symbols, delta > 0, ...: spec/setting.py) is computed
+# once on the spec; everything that depends on it is chosen by a table keyed by it. Every
+# table covers every key of its kinds, and nothing outside spec/ branches on the flags a
+# setting is made from (`.approximate`, `.binary`) or compares a setting. (checker/ checks
+# a certificate by its `format`; its own size guard reads the spec's flags.)
+SETTING_FLAGS = ("approximate", "binary")
+MAY_BRANCH = ("spec/", "checker/")
+
+
+def _tables():
+    """(name, table, its keys) of every table keyed by settings."""
+    from dpverify.console.count import DERIVATION_VIEWS
+    from dpverify.console.views import VIEWS
+    from dpverify.research.falsify import REFUSALS
+    from dpverify.runner.notes import NOT_FOR, ONE_CERTIFICATE, SEEDED
+    from dpverify.spec.setting import SETTINGS, Setting, keys
+    from dpverify.sweeps.reference import CLOSED_FORMS
+    from dpverify.verifiers.audit.bounds import BOUNDS
+    from dpverify.verifiers.audit.protocol import AUDITS
+    from dpverify.verifiers.certifiers import CERTIFIERS
+    from dpverify.verifiers.count.verifier import SIDES
+    from dpverify.verifiers.dispatch import DERIVATIONS, VERIFIERS
+
+    problems = keys("multiparty", "count", "protocol")
+    return [
+        ("dispatch.VERIFIERS", VERIFIERS, problems),
+        ("certifiers.CERTIFIERS", CERTIFIERS, problems),
+        ("dispatch.DERIVATIONS", DERIVATIONS, keys("mechanism")),
+        ("console.views.VIEWS", VIEWS, keys()),
+        ("console.count.DERIVATION_VIEWS", DERIVATION_VIEWS, SETTINGS["mechanism"]),
+        ("notes.NOT_FOR", NOT_FOR, keys()),
+        ("notes.SEEDED", SEEDED, keys()),
+        ("notes.ONE_CERTIFICATE", ONE_CERTIFICATE, keys()),
+        ("audit.protocol.AUDITS", AUDITS, SETTINGS["protocol"]),
+        ("audit.bounds.BOUNDS", BOUNDS, (Setting.BITS, Setting.SYMBOLS)),  # pure claims
+        ("count.verifier.SIDES", SIDES, SETTINGS["count"]),
+        ("falsify.REFUSALS", REFUSALS, SETTINGS["multiparty"]),
+        ("sweeps.reference.CLOSED_FORMS", CLOSED_FORMS, SETTINGS["multiparty"]),
+    ]
+
+
+@pytest.mark.parametrize("index", range(13))
+def test_every_dispatch_table_covers_every_key(index):
+    name, table, wanted = _tables()[index]
+    assert set(table) == set(wanted), name
+
+
+def test_the_tables_are_all_listed():
+    assert len(_tables()) == 13
+
+
+def setting_branches(path: Path) -> list[str]:
+    """Where a module branches on a setting: reads the flags it is made from, or compares
+    a setting (a table lookup by `spec.setting` is not a branch)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out = []
+
+    def is_setting(node: ast.AST) -> bool:
+        return (isinstance(node, ast.Attribute) and node.attr == "setting") or (
+            isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+            and node.value.id == "Setting")
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in SETTING_FLAGS \
+                and isinstance(node.ctx, ast.Load):
+            out.append(f"{node.lineno}: .{node.attr}")
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", "") == "getattr" \
+                and len(node.args) > 1 and isinstance(node.args[1], ast.Constant) \
+                and node.args[1].value in SETTING_FLAGS:
+            out.append(f"{node.lineno}: getattr {node.args[1].value}")
+        elif isinstance(node, ast.Compare) and any(
+                is_setting(n) for n in (node.left, *node.comparators)) and not any(
+                isinstance(n, ast.Constant) and n.value is None
+                for n in (node.left, *node.comparators)):  # `is None`: no spec, no setting
+            out.append(f"{node.lineno}: compares a setting")
+        elif isinstance(node, ast.Match) and is_setting(node.subject):
+            out.append(f"{node.lineno}: matches a setting")
+    return out
+
+
+def test_no_setting_branch_outside_spec_and_the_tables():
+    found = {p.relative_to(PACKAGE).as_posix(): setting_branches(p) for p in MODULES
+             if not p.relative_to(PACKAGE).as_posix().startswith(MAY_BRANCH)}
+    assert not {k: v for k, v in found.items() if v}
+
+
+def test_the_setting_scan_sees_what_it_claims(tmp_path):
+    """Negative control: each kind of setting branch is found, a table lookup is not."""
+    module = tmp_path / "m.py"
+    module.write_text("def f(spec, T):\n    if spec.approximate:\n        return 1\n"
+                      "    if getattr(spec, 'binary', True):\n        return 2\n"
+                      "    if spec.setting is Setting.DELTA:\n        return 3\n"
+                      "    if spec.setting is None:\n        return 4\n"
+                      "    return T[spec.setting]\n", encoding="utf-8")
+    assert [s.split(": ")[1] for s in setting_branches(module)] == [
+        ".approximate", "getattr binary", "compares a setting"]

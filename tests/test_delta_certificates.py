@@ -28,8 +28,8 @@ from dpverify.checker import DELTA_FORMAT, FORMAT, check_certificate, read_certi
 from dpverify.cli import main
 from dpverify.spec import load, loads
 from dpverify.status import ExitStatus
+from dpverify.verifiers.certifiers import certify_agent, dump_certificate
 from dpverify.verifiers.dispatch import verify_spec
-from dpverify.verifiers.multiparty.certify import certify_agent, dump_certificate
 from dpverify.verifiers.options import VerifyOptions
 
 ROOT = Path(__file__).resolve().parents[1]

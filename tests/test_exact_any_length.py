@@ -179,7 +179,7 @@ def test_settle_reads_long_certificates(default_int_limit, monkeypatch):
     """verifiers/multiparty/settle.py reads a certificate's value and bound back at any length (the
     8-party internal error of the issue): a certificate whose numbers are written with
     5000-digit numerators and denominators settles as the short one does."""
-    from dpverify.verifiers.multiparty import certify
+    from dpverify.verifiers import certifiers as certify
 
     spec = loads(XOR3)
     cert = certify.certify_agent(spec, spec.agents[0], "worst")

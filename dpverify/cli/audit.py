@@ -92,8 +92,8 @@ def audit(paths, tol, backend, max_nonzeros, require_optimal, show_rules, profil
     if plot_path is not None:
         api.plot_profile(list(view.profiles.values()), plot_path)
         click.echo(f"wrote {plot_path}", err=as_json)
-    for skipped in report.skipped:
-        note(f"skipped {skipped.source}: {skipped.reason}")
+    for line in report.notes:  # files skipped (the library's notes)
+        note(str(line))
     if require_optimal:
         note("--require-optimal is deprecated and has no effect: `suboptimal` always exits 1")
     sys.exit(report.exit_status())

@@ -17,11 +17,10 @@ from dpverify.cli.options import (
     SEARCH_OPTIONS,
     SOLVER_OPTIONS,
     add_options,
+    chosen,
     consoles,
     json_option,
     note,
-    note_unused_seed,
-    solver_options,
 )
 from dpverify.defaults import DEFAULT_CHECK_TOL, DEFAULT_STORE, DEFAULT_TIMEOUT
 from dpverify.errors import InputError
@@ -86,14 +85,10 @@ def interruptible(fn):
     return wrapper
 
 
-def _notes(report, certify: bool) -> None:
-    """Files skipped in the directories, and --certify on count problems."""
-    for skipped in report.not_problems:
-        note(f"skipped {skipped.source}: {skipped.reason}")
-    counts = [i.source for i in report.items if i.result.get("kind") == "count"]
-    if certify and counts:
-        note(f"--certify applies to multi-party problems only, not to the count "
-             f"problem{'s' if len(counts) != 1 else ''} {', '.join(counts)}")
+def _notes(report) -> None:
+    """The library's notes: options that did not apply to some problems, files skipped."""
+    for line in report.notes:
+        note(str(line))
 
 
 @main.command(short_help="Verify many problems in parallel, with a results store.")
@@ -120,11 +115,10 @@ def batch(ctx, paths, jobs, store_path, timeout, force, scheduler, quiet, no_col
     """
     from dpverify.console.batch import BatchProgress, print_batch_summary
 
-    note_unused_seed(ctx, samples)
-    options = solver_options(tol=tol, backend=backend, max_nonzeros=max_nonzeros,
-                             lp_form=lp_form, grid=grid, samples=samples, seed=seed,
-                             certify=certify, method=method, max_orbit_work=max_orbit_work,
-                             restarts=restarts, witness_dir=witness_dir)
+    options = chosen(ctx, tol=tol, backend=backend, max_nonzeros=max_nonzeros,
+                     lp_form=lp_form, grid=grid, samples=samples, seed=seed, certify=certify,
+                     method=method, max_orbit_work=max_orbit_work, restarts=restarts,
+                     witness_dir=witness_dir)
     out, err = consoles(no_color)
     with api.open_store(store_path) as store, BatchProgress(out, err, as_json=as_json,
                                                            quiet=quiet) as progress:
@@ -135,7 +129,7 @@ def batch(ctx, paths, jobs, store_path, timeout, force, scheduler, quiet, no_col
             print_batch_summary(err, report, store_path)
     else:
         print_batch_summary(out, report, store_path)
-    _notes(report, certify)
+    _notes(report)
     sys.exit(report.exit_status())
 
 
@@ -237,11 +231,10 @@ def check(ctx, paths, jobs, store_path, timeout, force, scheduler, quiet, no_col
     from dpverify.console import print_json
     from dpverify.console.batch import BatchProgress, check_json, print_check
 
-    note_unused_seed(ctx, samples)
-    options = solver_options(tol=tol, backend=backend, max_nonzeros=max_nonzeros,
-                             lp_form=lp_form, grid=grid, samples=samples, seed=seed,
-                             certify=certify, method=method, max_orbit_work=max_orbit_work,
-                             restarts=restarts, witness_dir=witness_dir)
+    options = chosen(ctx, tol=tol, backend=backend, max_nonzeros=max_nonzeros,
+                     lp_form=lp_form, grid=grid, samples=samples, seed=seed, certify=certify,
+                     method=method, max_orbit_work=max_orbit_work, restarts=restarts,
+                     witness_dir=witness_dir)
     out, err = consoles(no_color)
     with api.open_store(store_path) as store, BatchProgress(out, err, quiet=quiet or as_json,
                                                            label="checking") as progress:
@@ -252,5 +245,5 @@ def check(ctx, paths, jobs, store_path, timeout, force, scheduler, quiet, no_col
         print_json(check_json(report))
     else:
         print_check(out, report)
-    _notes(report.batch, certify)
+    _notes(report.batch)
     sys.exit(report.exit_status())

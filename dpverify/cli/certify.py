@@ -15,8 +15,8 @@ from dpverify.cli.options import (
     METHOD_OPTIONS,
     OUTPUT_OPTIONS,
     add_options,
+    chosen,
     consoles,
-    given,
     json_option,
     note,
     timeout_option,
@@ -84,19 +84,16 @@ def certify(ctx, paths, out_dir, backend, max_nonzeros, method, max_orbit_work, 
     with Activity(out, enabled=out.is_terminal and not (as_json or quiet)) as activity:
         report = api.certify_paths(
             paths, out_dir, on_certificate=written, on_message=failed, on_stage=started,
-            timeout=timeout or None, backend=backend, max_nonzeros=max_nonzeros,
-            method=method, max_orbit_work=max_orbit_work)
+            timeout=timeout or None, **chosen(ctx, backend=backend, max_nonzeros=max_nonzeros,
+                                              method=method, max_orbit_work=max_orbit_work))
     if as_json:
         print_json([certificate_json(record) for record in report.certificates])
     else:
         out.print(certify_summary(report))
     if report.skipped:
         note(skipped_line(report.skipped))
-    approximate = sorted({r.problem for r in report.certificates
-                          if r.approximate})
-    if approximate and given(ctx, "method"):
-        note(f"--method does not apply to delta > 0 (one certificate: the four-ray bound's): "
-             f"{', '.join(approximate)}")
+    for line in report.notes:  # --method where it chooses nothing (the library's notes)
+        note(str(line))
     sys.exit(report.exit_status())
 
 

@@ -47,20 +47,13 @@ def derive(file, tol, as_json, no_color, timeout):
     3 undecided (the two tests disagree).
     """
     from dpverify.console import print_json
-    from dpverify.console.count import derivation_json, print_derivation
+    from dpverify.console.count import found_json, print_found
 
     found = api.derive(file, tol=tol, timeout=timeout or None)
-    if found.mechanism.approximate:  # delta > 0: privacy and the consumers of two answers
-        from dpverify.console.approximate import delta_derivation_json, print_delta_derivation
-
-        if as_json:
-            print_json(delta_derivation_json(found.mechanism, found.derivation))
-        else:
-            print_delta_derivation(consoles(no_color)[0], found.mechanism, found.derivation)
-    elif as_json:
-        print_json(derivation_json(found.mechanism, found.derivation))
+    if as_json:  # delta > 0: privacy and the consumers of two answers (the view's table)
+        print_json(found_json(found))
     else:
-        print_derivation(consoles(no_color)[0], found.mechanism, found.derivation)
+        print_found(consoles(no_color)[0], found)
     sys.exit(found.exit_status())
 
 

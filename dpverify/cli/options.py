@@ -123,6 +123,14 @@ def solver_options(**chosen: Any) -> dict[str, Any]:
     return chosen
 
 
+def chosen(ctx: click.Context, **values: Any) -> dict[str, Any]:
+    """The shared options that were chosen (on the command line, in the environment or a
+    configuration; not click's defaults, which are the API's own), as the API takes them:
+    the library's notes say which of them did not apply to some files."""
+    return solver_options(**{name: value for name, value in values.items()
+                             if ctx.get_parameter_source(name) is not ParameterSource.DEFAULT})
+
+
 def consoles(no_color: bool) -> tuple[Any, Any]:
     """The consoles of stdout and stderr (dpverify.console.make_console)."""
     from dpverify import console

@@ -16,12 +16,10 @@ from dpverify.cli.options import (
     SEARCH_OPTIONS,
     SOLVER_OPTIONS,
     add_options,
+    chosen,
     consoles,
-    given,
     json_option,
     note,
-    note_unused_seed,
-    solver_options,
     timeout_option,
 )
 
@@ -56,36 +54,18 @@ def verify(ctx, paths, tol, backend, max_nonzeros, lp_form, method, max_orbit_wo
     """
     from dpverify.console.verify import VerifyView
 
-    options = solver_options(tol=tol, backend=backend, max_nonzeros=max_nonzeros,
-                             lp_form=lp_form, grid=grid, samples=samples, seed=seed,
-                             certify=certify, method=method, max_orbit_work=max_orbit_work,
-                             restarts=restarts, witness_dir=witness_dir,
-                             cross_check=cross_check)
+    options = chosen(ctx, tol=tol, backend=backend, max_nonzeros=max_nonzeros,
+                     lp_form=lp_form, grid=grid, samples=samples, seed=seed, certify=certify,
+                     method=method, max_orbit_work=max_orbit_work, restarts=restarts,
+                     witness_dir=witness_dir, cross_check=cross_check)
     out, err = consoles(no_color)
     with VerifyView(out, err, as_json=as_json, quiet=quiet, show_rules=show_rules,
                     show_proof=certify, show_grid=bool(grid or samples)) as view:
         report = api.verify_paths(paths, on_start=view.started, on_result=view.finished,
                                   on_stage=view.stage, timeout=timeout or None, **options)
         view.report(report)
-    # delta > 0 (multi-party): the four-ray bound and a protocol search, no corner LP
-    approximate = [f.source for f in report.files
-                   if getattr(f.spec, "approximate", False) and f.result.kind != "count"]
-    if not approximate and not any(not getattr(f.spec, "binary", True) for f in report.files):
-        note_unused_seed(ctx, samples)  # alphabets > 2 and delta > 0: it seeds the search
-    ignored = [flag for flag, name in (("--method", "method"),
-                                       ("--grid", "grid"), ("--samples", "samples"),
-                                       ("--cross-check", "cross_check"),
-                                       ("--lp-form", "lp_form")) if given(ctx, name)]
-    if approximate and ignored:
-        note(f"{', '.join(ignored)} {'does' if len(ignored) == 1 else 'do'} not apply to "
-             f"delta > 0 (the four-ray bound and a protocol search): "
-             f"{', '.join(approximate)}")
-    for skipped in report.skipped:
-        note(f"skipped {skipped.source}: {skipped.reason}")
-    counts = [f.source for f in report.files if f.result.kind == "count"]
-    for flag, wanted in (("--show-rules", show_rules), ("--certify", certify),
-                         ("--cross-check", cross_check)):
-        if wanted and counts:
-            note(f"{flag} applies to multi-party problems only, not to the count "
-                 f"problem{'s' if len(counts) != 1 else ''} {', '.join(counts)}")
+    # options that do not apply to some files, files skipped: the library's notes; the
+    # command line's own --show-rules too
+    for line in (*report.notes, *api.option_notes(report, show_rules=show_rules)):
+        note(str(line))
     sys.exit(report.exit_status())

@@ -15,8 +15,7 @@ from rich.table import Table
 from dpverify.console import print_json
 from dpverify.console.progress import Activity
 from dpverify.console.tables import compact, print_table
-from dpverify.console.views import VIEWS, result_json, view_of
-from dpverify.verifiers.result import AgentResult
+from dpverify.console.views import BITS, result_json, view_of
 
 
 def problem_table(result: Any, *, show_proof: bool = False, show_grid: bool = False,
@@ -92,7 +91,7 @@ def rules_table(result: Any, k: int) -> list[Table]:
 
 def rule_json(agent_result: Any) -> dict[str, Any] | None:
     """A multi-party result's decision rule as JSON (BitsView.rule_json)."""
-    return VIEWS[AgentResult].rule_json(agent_result)
+    return BITS.rule_json(agent_result)
 
 
 # -- the listener ---------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -29,8 +29,10 @@ from dpverify.runner.executors.local import (
 from dpverify.runner.executors.spawn import refuse_when_rerunning_main
 from dpverify.runner.files import SkippedFile, find_problem_files, no_problem_files
 from dpverify.runner.fingerprint import build_id
+from dpverify.runner.notes import Note, option_notes
 from dpverify.runner.store import INTERNAL, INVALID, Store, StoredResult, options_key
 from dpverify.spec.reader import parse_toml, read_data
+from dpverify.spec.setting import Setting, result_setting
 from dpverify.status import ExitStatus, verdict_status
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.result import Verdict, worst_verdict
@@ -76,6 +78,14 @@ class BatchItem:
         """spec.md's result object."""
         return self.result
 
+    @property
+    def key(self) -> tuple[str, Setting] | None:
+        """The problem's (kind, setting) (spec/setting.py), None for a file that did not
+        load or a run without a result (a timeout, a crash)."""
+        kind = str(self.result.get("kind", "unknown"))
+        setting = None if self.invalid else result_setting(kind, self.result)
+        return None if setting is None else (kind, setting)
+
 
 def category(status: str, verdict: str) -> str:
     """What counts for the exit status (status.verdict_status): `invalid` (bad input),
@@ -96,9 +106,16 @@ class _Outcomes:
 
     items: Sequence[BatchItem]
     interrupted: bool
+    not_problems: tuple[SkippedFile, ...]
 
     def counts(self) -> Counter[str]:
         return Counter(item.category for item in self.items)
+
+    def option_notes(self, given: Mapping[str, object]) -> tuple[Note, ...]:
+        """The notes of the options `given` (API names) that did not apply to some of the
+        problems, and of the TOML files skipped (runner/notes.py)."""
+        return tuple(option_notes([(item.source, item.key) for item in self.items], given,
+                                  [(s.source, s.reason) for s in self.not_problems]))
 
     def exit_status(self) -> ExitStatus:
         """spec.md: 2 bad input, else 3 could not decide, else 1 a gap, else 0 (130 when
@@ -122,10 +139,12 @@ class BatchReport(_Outcomes):
     workers: int = 0
     executor: str = ""
     not_problems: tuple[SkippedFile, ...] = ()  # TOML files in the directories skipped
+    notes: tuple[Note, ...] = ()  # options that did not apply, files skipped (notes.py)
 
     def freeze(self) -> BatchResult:
         return BatchResult(tuple(self.items), self.total, self.skipped, self.interrupted,
-                           self.seconds, self.workers, self.executor, self.not_problems)
+                           self.seconds, self.workers, self.executor, self.not_problems,
+                           self.notes)
 
 
 @dataclass(frozen=True)
@@ -141,6 +160,7 @@ class BatchResult(_Outcomes):
     workers: int
     executor: str
     not_problems: tuple[SkippedFile, ...] = ()
+    notes: tuple[Note, ...] = ()  # options that did not apply, files skipped (notes.py)
 
     def to_dict(self) -> dict[str, Any]:
         """The verdict, the counts per category, and every result object."""

@@ -11,10 +11,11 @@ records; it prints nothing (a caller that streams output passes callbacks).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 from dpverify.errors import DpverifyError, InputError, SpecError
 from dpverify.filenames import output_path
@@ -25,14 +26,17 @@ from dpverify.runner.files import (
     no_problem_files,
     timeout_reason,
 )
+from dpverify.runner.notes import Note, certify_notes
 from dpverify.spec import load
 from dpverify.spec.model import MultipartySpec
-from dpverify.spec.numbers import parse_rational, rational_text
+from dpverify.spec.numbers import rational_text
+from dpverify.spec.setting import Setting
 from dpverify.status import ExitStatus, exit_status
 from dpverify.theory.certificates.format import UNPROVED
-from dpverify.verifiers.multiparty.certify import (
+from dpverify.verifiers.certifiers import (
+    certifiable,
+    certificate,
     certificate_filename,
-    certify_agent,
     dump_certificate,
 )
 from dpverify.verifiers.options import VerifyOptions
@@ -89,6 +93,13 @@ class CertifyReport:
     problems: int = 0  # multi-party problems certified
     messages: list[str] = field(default_factory=list)
     skipped: list[SkippedFile] = field(default_factory=list)
+    keys: list[tuple[str, tuple[str, Setting]]] = field(default_factory=list)  # certified
+    notes: tuple[Note, ...] = ()  # options that chose nothing for some problems (notes.py)
+
+    def with_notes(self, given: Mapping[str, object]) -> CertifyReport:
+        """The report with the notes of the options `given` (API names)."""
+        self.notes = tuple(certify_notes(self.keys, given))
+        return self
 
     @property
     def unproved(self) -> int:
@@ -139,13 +150,13 @@ def _output_folder(out_dir: str | Path) -> Path:
     return folder
 
 
-def _record(cert: dict, target: Path | None) -> CertificateRecord:
+def _record(spec: MultipartySpec, cert: Any, target: Path | None) -> CertificateRecord:
+    """The record of a typed certificate (its numbers as built, never read back from its
+    JSON), with its JSON object."""
     return CertificateRecord(
-        path=target, problem=str(cert.get("problem")), agent=str(cert.get("agent")),
-        accuracy=str(cert.get("accuracy")), status=str(cert["status"]),
-        value=parse_rational(cert["lower"]["value"]),
-        bound=parse_rational(cert["upper"]["bound"]),
-        notes=tuple(cert.get("notes", ())), certificate=cert)
+        path=target, problem=spec.name, agent=cert.agent, accuracy=str(cert.accuracy),
+        status=str(cert.status), value=cert.value, bound=cert.bound,
+        notes=tuple(cert.notes), certificate=cert.to_json(spec.name))
 
 
 def _certify_spec(spec: MultipartySpec, folder: Path | None, options: VerifyOptions,
@@ -170,7 +181,7 @@ def _certify_agents(spec: MultipartySpec, folder: Path | None, options: VerifyOp
     for agent in spec.agents:
         for accuracy in spec.accuracies:
             try:
-                cert = certify_agent(spec, agent, accuracy, options=options)
+                cert = certificate(spec, agent, accuracy, options)
             except DpverifyError as exc:
                 report.errors += 1
                 report.messages.append(str(exc))
@@ -180,11 +191,12 @@ def _certify_agents(spec: MultipartySpec, folder: Path | None, options: VerifyOp
             if folder is not None:
                 target = output_path(folder, certificate_filename(spec.name, agent.name,
                                                                   accuracy.value))
+            record = _record(spec, cert, target)
+            if target is not None:
                 try:
-                    target.write_text(dump_certificate(cert), encoding="utf-8")
+                    target.write_text(dump_certificate(record.certificate), encoding="utf-8")
                 except OSError as exc:
                     raise InputError(f"{target}: cannot write: {exc.strerror}") from None
-            record = _record(cert, target)
             report.certificates.append(record)
             on_certificate(record)
 
@@ -235,8 +247,10 @@ def certify_paths(paths: Sequence[str | Path], out_dir: str | Path,
             report.messages.append(str(exc))
             on_message(str(exc))
             continue
-        if isinstance(spec, MultipartySpec):
+        if certifiable(spec):
+            assert isinstance(spec, MultipartySpec)
             report.problems += 1
+            report.keys.append((spec.name, (spec.kind.value, spec.setting)))
             _certify_spec(spec, folder, options, report, on_certificate, on_message, timeout)
             continue
         kind = str(spec.kind)  # a StrEnum: its value, "count" or "protocol"

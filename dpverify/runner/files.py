@@ -17,16 +17,18 @@ import enum
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from dpverify.errors import DpverifyError, InputError, SpecError
 from dpverify.runner.deadline import TimedOut, deadline
+from dpverify.runner.notes import Note, option_notes
 from dpverify.spec import Spec
 from dpverify.spec.loader import file_kind, loads
 from dpverify.spec.reader import parse_toml, read_data
+from dpverify.spec.setting import Setting
 from dpverify.status import ExitStatus, verdict_status
 from dpverify.verifiers.dispatch import verify_spec
 from dpverify.verifiers.options import VerifyOptions
@@ -211,7 +213,7 @@ def without_results(source: str, status: FileStatus, exc: DpverifyError,
     problem = spec.name if spec is not None else Path(source).stem
     kind = spec.kind if spec is not None else "unknown"
     result = ProblemResult(problem=problem, source=source, kind=kind, results=(),
-                           reason=str(exc))
+                           reason=str(exc), setting=None if spec is None else spec.setting)
     return FileResult(source, status, result, spec, timed_out)
 
 
@@ -265,6 +267,19 @@ class VerifyReport:
     files: list[FileResult] = field(default_factory=list)
     skipped: tuple[SkippedFile, ...] = ()
     seconds: float = 0.0
+    notes: tuple[Note, ...] = ()  # options that did not apply, files skipped (notes.py)
+
+    def keys(self) -> list[tuple[str, tuple[str, Setting] | None]]:
+        """Every file's source and (kind, setting) (None for a file that did not load)."""
+        return [(f.source, None if f.result.setting is None
+                 else (str(f.result.kind), f.result.setting)) for f in self.files]
+
+    def with_notes(self, given: Mapping[str, object]) -> VerifyReport:
+        """The report with the notes of the options `given` (API names) and of the files
+        skipped (runner/notes.py)."""
+        self.notes = tuple(option_notes(self.keys(), given,
+                                        [(s.source, s.reason) for s in self.skipped]))
+        return self
 
     def counts(self) -> Counter[str]:
         """How many files fall in each category: optimal, gap, error, invalid."""

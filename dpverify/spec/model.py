@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -11,6 +12,7 @@ from typing import ClassVar
 import numpy as np
 
 from dpverify.spec.functions import written
+from dpverify.spec.setting import Setting, multiparty_setting
 
 
 class Kind(enum.StrEnum):
@@ -171,6 +173,25 @@ class MultipartySpec:
     def binary(self) -> bool:
         """Whether every party holds a bit (the setting of KOV Theorem 3.1)."""
         return all(m == 2 for m in self.alphabets)
+
+    @functools.cached_property
+    def setting(self) -> Setting:
+        """Bits, more symbols, delta > 0, or both (spec/setting.py): what the verifier,
+        the certificate and the view are chosen by."""
+        return multiparty_setting(self.binary, self.approximate)
+
+    def header(self) -> dict[str, object]:
+        """The fields a result object of this problem carries before its results
+        (docs/format.md): parties and lambdas; the alphabets with more than two symbols;
+        the deltas (exact strings) with some delta > 0."""
+        from dpverify.spec.numbers import rational_text
+
+        out: dict[str, object] = {"parties": self.parties, "lambdas": list(self.lambdas)}
+        if not self.binary:
+            out["alphabets"] = list(self.alphabets)
+        if self.approximate:
+            out["delta"] = [rational_text(d) for d in self.deltas]
+        return out
 
     @property
     def num_inputs(self) -> int:

@@ -10,6 +10,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from dpverify.defaults import Method
+from dpverify.spec.setting import Setting
 
 
 class Verdict(enum.StrEnum):
@@ -306,6 +307,7 @@ class ProblemResult:
     results: tuple[Result, ...]
     header: dict[str, Any] = field(default_factory=dict)  # kind-specific: parties, lambdas
     reason: str = ""  # set when the whole problem could not be decided
+    setting: Setting | None = None  # the spec's (spec/setting.py); None: no spec loaded
 
     @property
     def verdict(self) -> Verdict:

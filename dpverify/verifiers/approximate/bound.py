@@ -51,16 +51,16 @@ def bound_nonzeros(k: int, deltas: Sequence[Fraction], labels: int, worst: bool)
     return lp_nonzeros(k, deltas, labels, worst)
 
 
-def refuse_symbols(spec: MultipartySpec) -> None:
-    """SizeLimitError (exit 3, undecided) for delta > 0 with some alphabet > 2."""
-    if spec.approximate and not spec.binary:
-        raise SizeLimitError(
-            f"{spec.source}: approximate privacy (delta > 0) is verified for parties holding "
-            f"bits only, and this problem has alphabets {list(spec.alphabets)}: "
-            "RR(epsilon, delta), the four-ray bound and the interactive search are built "
-            "for two symbols (docs/theory.md, \"Approximate privacy\"); give delta = 0 "
-            "(pure epsilon-DP, the ray-product method of more than two symbols) or "
-            "alphabet = 2")
+def symbols_refusal(spec: MultipartySpec) -> SizeLimitError:
+    """The refusal (exit 3, undecided) of delta > 0 with some alphabet > 2: what the
+    dispatch tables raise for that setting (verifiers/dispatch.py)."""
+    return SizeLimitError(
+        f"{spec.source}: approximate privacy (delta > 0) is verified for parties holding "
+        f"bits only, and this problem has alphabets {list(spec.alphabets)}: "
+        "RR(epsilon, delta), the four-ray bound and the interactive search are built "
+        "for two symbols (docs/theory.md, \"Approximate privacy\"); give delta = 0 "
+        "(pure epsilon-DP, the ray-product method of more than two symbols) or "
+        "alphabet = 2")
 
 
 def float_ray_bound(lambdas: Sequence[float], deltas: Sequence[Fraction], gain: np.ndarray,

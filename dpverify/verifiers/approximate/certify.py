@@ -29,7 +29,6 @@ from dpverify.verifiers.approximate.bound import (
     bound_nonzeros,
     exact_ray_bound,
     float_ray_bound,
-    refuse_symbols,
 )
 from dpverify.verifiers.approximate.noninteractive import rr_value
 from dpverify.verifiers.options import VerifyOptions, check_limit
@@ -45,7 +44,6 @@ def delta_certificate(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy
     SizeLimitError (exit 3) beyond --max-nonzeros, as `verify` refuses it; SolverError
     when the LP gives no duals or RR's value is not exact."""
     accuracy = Accuracy(accuracy)
-    refuse_symbols(spec)
     deltas = tuple(Fraction(d) for d in spec.deltas)
     table = tabulate(spec, agent)
     worst = accuracy is Accuracy.WORST

@@ -134,8 +134,6 @@ def approximate_result(spec: MultipartySpec, agent: AgentSpec, accuracy: Accurac
     problem on bits with deltas (one per party, in [0, 1)); module docstring. A witness
     file is written under `directory` when given (else it is valued from its text)."""
     start = time.perf_counter()
-    if not spec.binary:
-        raise ValueError("approximate privacy is for parties holding bits")
     deltas = tuple(Fraction(d) for d in deltas)
     if len(deltas) != spec.parties or any(not 0 <= d < 1 for d in deltas):
         raise ValueError(f"deltas must be {spec.parties} numbers in [0, 1): {deltas}")

@@ -48,7 +48,7 @@ from dpverify.theory.protocols.transcripts import Transcripts
 from dpverify.theory.units import Units, units_of
 from dpverify.verifiers.approximate.bound import proved_ray_bound
 from dpverify.verifiers.approximate.noninteractive import noninteractive_value
-from dpverify.verifiers.approximate.problem import check_sizes, refuse_symbols
+from dpverify.verifiers.approximate.problem import check_sizes
 from dpverify.verifiers.audit.result import AuditResult, efficiency
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.protocol_value import ProtocolValue, protocol_value
@@ -155,8 +155,7 @@ def delta_header(priv: DeltaPrivacy) -> dict[str, Any]:
 
 
 def check_delta_size(claimed: MultipartySpec, options: VerifyOptions) -> None:
-    """Refuse (exit 3) alphabets > 2 with delta > 0, and four-ray LPs over the size limit."""
-    refuse_symbols(claimed)
+    """Refuse (exit 3) four-ray LPs over the size limit."""
     check_sizes(claimed, options)
 
 

@@ -156,7 +156,8 @@ def audit_mechanism(audit: MechanismAudit, options: VerifyOptions) -> ProblemRes
                              geometric, eff, verdict, time.perf_counter() - start,
                              reason=reason, post_processing=T,
                              loss_bounds=Bracket.of(low, high) if low != high else None)
-    return ProblemResult(mech.name, mech.source, "mechanism", (result,), header)
+    return ProblemResult(mech.name, mech.source, "mechanism", (result,), header,
+                         setting=mech.setting)
 
 
 def decide(low: float, high: float, optimal: float | None, achieved: float | None,

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -33,6 +34,7 @@ import numpy as np
 
 from dpverify.spec.model import Accuracy, AgentSpec
 from dpverify.spec.protocol_model import ProtocolSpec
+from dpverify.spec.setting import Setting
 from dpverify.spec.tables import tabulate
 from dpverify.theory.protocols.transcripts import (
     Level,
@@ -44,6 +46,7 @@ from dpverify.theory.protocols.transcripts import (
 from dpverify.theory.protocols.tree import TranscriptClasses, transcript_classes
 from dpverify.theory.units import Units, units_of
 from dpverify.verifiers.audit.bounds import (
+    BOUNDS,
     UNBOUNDED_LEVEL,
     Bound,
     achieved_bound,
@@ -52,7 +55,6 @@ from dpverify.verifiers.audit.bounds import (
     relaxed_bound,
 )
 from dpverify.verifiers.audit.result import AuditResult, efficiency, rational_text
-from dpverify.verifiers.multiparty.corner_lp import check_size
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.progress import stage
 from dpverify.verifiers.protocol_value import BRACKET, FLOAT, ProtocolValue, protocol_value
@@ -164,16 +166,16 @@ def valued(spec: ProtocolSpec, classes: TranscriptClasses) -> tuple[Transcripts 
 
 
 def audit_protocol(spec: ProtocolSpec, options: VerifyOptions) -> ProblemResult:
-    """Audit one protocol file: one result per agent and accuracy."""
-    claimed = spec.claimed()
-    if spec.approximate:  # delta > 0: hockey-stick sums, the four-ray bound
-        return _audit_delta(spec, options)
-    if claimed.binary:
-        check_size(claimed, options)
-    else:  # more than two symbols: the ray-product LP (docs/theory.md, section 6)
-        from dpverify.verifiers.multisymbol.verifier import check_symbol_size
+    """Audit one protocol file: one result per agent and accuracy, by the setting of the
+    levels it claims (AUDITS)."""
+    return AUDITS[spec.setting](spec, options)
 
-        check_symbol_size(claimed, options)
+
+def _audit_pure(spec: ProtocolSpec, options: VerifyOptions) -> ProblemResult:
+    """A protocol claiming pure epsilon-DP: against the relaxed bound of its setting
+    (bounds.py, BOUNDS: the corner LP for bits, the ray-product LP for more symbols)."""
+    claimed = spec.claimed()
+    BOUNDS[claimed.setting].check_size(claimed, options)
     classes = transcript_classes(spec, MAX_EXACT_BYTES)
     priv = privacy(spec, classes.levels(), options.tol)
     tr, why = valued(spec, classes)
@@ -184,7 +186,7 @@ def audit_protocol(spec: ProtocolSpec, options: VerifyOptions) -> ProblemResult:
             stage(spec.name, agent.name, accuracy.value, "audit")
             results.append(_audit_agent(spec, agent, accuracy, tr, why, priv, labels, options))
     return ProblemResult(spec.name, spec.source, spec.kind, tuple(results),
-                         _header(spec, tr, priv))
+                         _header(spec, tr, priv), setting=spec.setting)
 
 
 def _audit_delta(spec: ProtocolSpec, options: VerifyOptions) -> ProblemResult:
@@ -212,7 +214,7 @@ def _audit_delta(spec: ProtocolSpec, options: VerifyOptions) -> ProblemResult:
                                              options))
     header = {k: v for k, v in _header(spec, tr, pure).items() if k != "privacy_notes"}
     return ProblemResult(spec.name, spec.source, spec.kind, tuple(results),
-                         {**header, **delta_header(priv)})
+                         {**header, **delta_header(priv)}, setting=spec.setting)
 
 
 def _units(spec: ProtocolSpec, agent: AgentSpec) -> Units:
@@ -241,7 +243,7 @@ def _audit_agent(spec: ProtocolSpec, agent: AgentSpec, accuracy: Accuracy,
                                                                options, units, proof_c))
     levels = _bound_levels(priv)
     same = spec.lambdas_exact is not None and tuple(levels) == spec.lambdas_exact
-    achieved = bound if same else achieved_bound(spec.at_levels, claimed.binary, agent,
+    achieved = bound if same else achieved_bound(spec.at_levels, claimed.setting, agent,
                                                  accuracy, levels, units, options)
     if tr is None:
         value = ProtocolValue(np.nan, np.nan, np.zeros((0, 0, 0)), FLOAT, failure=why)
@@ -374,3 +376,18 @@ def _straddle(low: float, high: float, bound: float, bound_high: float | None = 
 
 
 __all__ = ["audit_protocol", "decide", "privacy"]
+
+
+def _refused(spec: ProtocolSpec, options: VerifyOptions) -> ProblemResult:
+    """delta > 0 with more than two symbols: refused (exit 3), as `verify` refuses it."""
+    from dpverify.verifiers.approximate.bound import symbols_refusal
+
+    raise symbols_refusal(spec.claimed())
+
+
+# The audit of each setting of a protocol's claims (tests/test_codebase.py checks that it
+# covers them).
+AUDITS: dict[Setting, Callable[[ProtocolSpec, VerifyOptions], ProblemResult]] = {
+    Setting.BITS: _audit_pure, Setting.SYMBOLS: _audit_pure,
+    Setting.DELTA: _audit_delta, Setting.DELTA_SYMBOLS: _refused,
+}

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -31,6 +31,7 @@ from dpverify.lp.highs import SMALL_MATRIX_VALUE
 from dpverify.spec.count_model import CountSpec
 from dpverify.spec.losses import loss_table
 from dpverify.spec.numbers import rational_text
+from dpverify.spec.setting import Setting
 from dpverify.theory.count.bounds import chain_dual_bound, column_costs_ok
 from dpverify.theory.count.exact import (
     exact_dp_mechanism,
@@ -85,13 +86,20 @@ def estimate_nonzeros(spec: CountSpec, options: VerifyOptions) -> int:
     computed without building. The best post-processing is found through small LPs over
     priors (about |S| + 1 non-zeros per generated row); the direct LP over T is only a
     fallback, built when it fits (`post_processing_nonzeros`)."""
+    return SIDES[spec.setting].nonzeros(spec)
+
+
+def _pure_nonzeros(spec: CountSpec) -> int:
     N, s = spec.n + 1, len(spec.side_information)
-    if spec.approximate:  # the (epsilon, delta) LP (verifiers/count/approximate.py)
-        return delta_lp_nonzeros(spec.n, spec.model != "bayes", s)
     mechanism = N * N + (4 * spec.n * N if spec.alpha > 0 else 0)
     if spec.model == "bayes":
         return mechanism
     return mechanism + s * (N + 1)
+
+
+def _delta_nonzeros(spec: CountSpec) -> int:
+    """The (epsilon, delta) LP (verifiers/count/approximate.py)."""
+    return delta_lp_nonzeros(spec.n, spec.model != "bayes", len(spec.side_information))
 
 
 def post_processing_nonzeros(spec: CountSpec, options: VerifyOptions) -> int:
@@ -145,6 +153,10 @@ def _undecided(what: str, sol: LpSolution) -> str:
             f"{sol.status.value})")
 
 
+def _pure_note(verdict: Verdict, violation: tuple[int, int] | None, spec: CountSpec) -> str:
+    return _note(verdict, violation, spec.model)
+
+
 def _note(verdict: Verdict, violation: tuple[int, int] | None, model: str) -> str:
     theorem = ("Gupte-Sundararajan Theorem 1" if model == "minimax"
                else "Ghosh-Roughgarden-Sundararajan")
@@ -165,14 +177,14 @@ def _note(verdict: Verdict, violation: tuple[int, int] | None, model: str) -> st
 
 
 def verify_count(spec: CountSpec, options: VerifyOptions) -> ProblemResult:
-    """Verify one count problem: one result (the consumer)."""
-    header: dict[str, Any] = {"n": spec.n, "alpha": spec.alpha}
-    if spec.approximate:  # (epsilon, delta): docs/theory.md, "Approximate privacy"
-        header["delta"] = rational_text(spec.delta)
+    """Verify one count problem: one result (the consumer), by the mechanism side of its
+    setting (SIDES: pure alpha-DP, or (epsilon, delta): docs/theory.md, "Approximate
+    privacy")."""
     check_size(spec, options)
     stage(spec.name, "consumer", spec.model.value, Method.LP)
-    result = _verify_consumer(spec, options)
-    return ProblemResult(spec.name, spec.source, spec.kind, (result,), header)
+    result = _verify_consumer(spec, options, SIDES[spec.setting])
+    return ProblemResult(spec.name, spec.source, spec.kind, (result,), spec.header(),
+                         setting=spec.setting)
 
 
 def loss_units(spec: CountSpec) -> Units:
@@ -188,9 +200,11 @@ def relevant_rows(spec: CountSpec) -> list[int]:
     return [i for i, p in enumerate(spec.prior) if p > 0]
 
 
+MechanismSide = tuple[_Bracket, np.ndarray, np.ndarray | None] | str
+
+
 def _mechanism_side(loss: np.ndarray, exact_unit: Sequence[Sequence[Fraction]], spec: CountSpec,
-                    prior: np.ndarray | None, options: VerifyOptions
-                    ) -> tuple[_Bracket, np.ndarray, np.ndarray | None] | str:
+                    prior: np.ndarray | None, options: VerifyOptions) -> MechanismSide:
     """The optimal alpha-DP mechanism (an LP), bracketed by weak duality below and by the
     loss of its solution repaired to be exactly feasible above."""
     N, side, alpha = spec.n + 1, spec.side_information, spec.alpha
@@ -209,9 +223,9 @@ def _mechanism_side(loss: np.ndarray, exact_unit: Sequence[Sequence[Fraction]], 
     return _Bracket(min(lower, upper), upper, sol.objective), x, q
 
 
-def _delta_mechanism_side(loss: np.ndarray, spec: CountSpec, prior: np.ndarray | None,
-                          options: VerifyOptions
-                          ) -> tuple[_Bracket, np.ndarray, np.ndarray | None] | str:
+def _delta_mechanism_side(loss: np.ndarray, exact_unit: Sequence[Sequence[Fraction]],
+                          spec: CountSpec, prior: np.ndarray | None, options: VerifyOptions
+                          ) -> MechanismSide:
     """The optimal (epsilon, delta)-DP mechanism (verifiers/count/approximate.py),
     bracketed by weak duality below (the slacks lie in [0, alpha delta]) and by the loss of
     its solution made (epsilon, delta)-DP above."""
@@ -308,7 +322,7 @@ def _geometric_side(loss: np.ndarray, spec: CountSpec, prior: np.ndarray | None,
     return _Bracket(min(lower, upper), upper, upper), found.T, found.q
 
 
-def _verify_consumer(spec: CountSpec, options: VerifyOptions) -> CountResult:
+def _verify_consumer(spec: CountSpec, options: VerifyOptions, side: CountSide) -> CountResult:
     start = time.perf_counter()
     exact_loss = loss_table(spec)
     loss = loss_units(spec)
@@ -327,8 +341,7 @@ def _verify_consumer(spec: CountSpec, options: VerifyOptions) -> CountResult:
         user = loss.user(v)
         return v if user is None else user
 
-    mech = (_delta_mechanism_side(unit, spec, prior, options) if spec.approximate
-            else _mechanism_side(unit, exact_unit, spec, prior, options))
+    mech = side.mechanism(unit, exact_unit, spec, prior, options)
     if isinstance(mech, str):
         return failed(mech)
     geo = _geometric_side(unit, spec, prior, G, options, mech[2])
@@ -342,10 +355,8 @@ def _verify_consumer(spec: CountSpec, options: VerifyOptions) -> CountResult:
             f"the optimal-mechanism LP reports a loss of {units(m.value):.12g}, outside "
             f"[{units(m.lower):.12g}, {units(m.upper):.12g}], which its own duals and "
             "solution prove: it was solved inaccurately")
-    if verdict is Verdict.GAP and spec.approximate:
-        verdict, reason = _confirm_delta_gap(spec, exact_loss, loss, sides, options.tol)
-    elif verdict is Verdict.GAP:
-        verdict, reason = _confirm_gap(spec, exact_loss, loss, sides, options.tol)
+    if verdict is Verdict.GAP:
+        verdict, reason = side.confirm(spec, exact_loss, loss, sides, options.tol)
     # the optimal mechanism's loss is reported within its bracket when it decides nothing
     # or when its LP drops alpha (duals and a repaired mechanism: rigorous, in floats)
     bounds = Bracket.of(units(sides.mechanism.lower), units(sides.mechanism.upper))
@@ -353,7 +364,7 @@ def _verify_consumer(spec: CountSpec, options: VerifyOptions) -> CountResult:
     if verdict is Verdict.ERROR and reason.startswith("undecided"):
         reason += f"; alpha^n = {spec.alpha ** spec.n:.3g}"
         shown = True
-    note = _delta_note(verdict) if spec.approximate else _note(verdict, violation, spec.model)
+    note = side.note(verdict, violation, spec)
     if 0 < spec.alpha < SMALL_MATRIX_VALUE and spec.n > 0:
         note = "; ".join(x for x in (note, (
             f"alpha = {spec.alpha:.3g} is below what a float LP keeps, so the optimal "
@@ -364,9 +375,7 @@ def _verify_consumer(spec: CountSpec, options: VerifyOptions) -> CountResult:
                        time.perf_counter() - start, reason=reason, mechanism=sides.x,
                        post_processing=sides.T, note=note,
                        mechanism_bounds=bounds if shown else None,
-                       delta=rational_text(spec.delta) if spec.approximate else None,
-                       best=({Verdict.OPTIMAL: "geometric", Verdict.GAP: "lp"}.get(verdict)
-                             if spec.approximate else None))
+                       **side.fields(spec, verdict))
 
 
 # Float rounding of the brackets: sums of at most a few thousand non-negative terms in
@@ -411,7 +420,7 @@ def _alpha_bracket(spec: CountSpec) -> tuple[Fraction, Fraction]:
     return 1 / lam_hi, 1 / lam_lo
 
 
-def _delta_note(verdict: Verdict) -> str:
+def _delta_note(verdict: Verdict, violation: tuple[int, int] | None, spec: CountSpec) -> str:
     """With delta > 0 the theorems of pure privacy do not apply: a gap is expected."""
     if verdict is Verdict.GAP:
         return ("with delta > 0 an (epsilon, delta)-DP mechanism beats the geometric "
@@ -465,3 +474,36 @@ def _confirm_gap(spec: CountSpec, exact_loss: np.ndarray, units: Units, sides: _
         f"undecided: the floats show a gap, but the exact check does not confirm it beyond "
         f"--tol (the geometric mechanism's exact lower bound {float(lower):.12g}, an explicit "
         f"mechanism's exact loss {float(upper):.12g})")
+
+
+def _pure_fields(spec: CountSpec, verdict: Verdict) -> dict[str, Any]:
+    return {}
+
+
+def _delta_fields(spec: CountSpec, verdict: Verdict) -> dict[str, Any]:
+    """The result's `delta` and which mechanism serves the consumer best."""
+    return {"delta": rational_text(spec.delta),
+            "best": {Verdict.OPTIMAL: "geometric", Verdict.GAP: "lp"}.get(verdict)}
+
+
+@dataclass(frozen=True)
+class CountSide:
+    """What depends on a count problem's setting: the optimal mechanism's LP (its size
+    and its bracket), the exact confirmation of a gap, the note, and the result's own
+    fields (pure alpha-DP: GS Theorem 1; (epsilon, delta): verifiers/count/approximate.py)."""
+
+    nonzeros: Callable[[CountSpec], int]
+    mechanism: Callable[..., MechanismSide]
+    confirm: Callable[..., tuple[Verdict, str]]
+    note: Callable[[Verdict, tuple[int, int] | None, CountSpec], str]
+    fields: Callable[[CountSpec, Verdict], dict[str, Any]]
+
+
+# The mechanism side of each setting of a count problem (tests/test_codebase.py checks that
+# it covers them).
+SIDES: dict[Setting, CountSide] = {
+    Setting.PURE: CountSide(_pure_nonzeros, _mechanism_side, _confirm_gap, _pure_note,
+                            _pure_fields),
+    Setting.DELTA: CountSide(_delta_nonzeros, _delta_mechanism_side, _confirm_delta_gap,
+                             _delta_note, _delta_fields),
+}

@@ -10,7 +10,6 @@ independently.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -21,7 +20,6 @@ import numpy as np
 
 from dpverify.defaults import LpForm, Method
 from dpverify.errors import SizeLimitError, SolverError
-from dpverify.filenames import file_stem
 from dpverify.lp.basis import FloatBasisFinder
 from dpverify.lp.builder import chain_nonzeros
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
@@ -53,7 +51,6 @@ from dpverify.theory.orbits.certificates import OrbitCertificate
 from dpverify.theory.units import units_of
 from dpverify.theory.worst_ipm import MAX_DENSE_INPUTS, dense_worst
 from dpverify.theory.worst_lp import WorstLp, solve_float
-from dpverify.verifiers.approximate.certify import delta_certificate
 from dpverify.verifiers.multiparty.orbit import (
     ORBIT,
     interval_first,
@@ -65,13 +62,11 @@ from dpverify.verifiers.multiparty.routes import (
     fitting,
     wanted,
 )
-from dpverify.verifiers.multisymbol.verifier import symbol_certificate
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.progress import stage
 from dpverify.verifiers.proof import (
     AnyCertificate,
     ExactVerdict,
-    exact_verdict,
     first_deciding,
     kind,
     proof_of,
@@ -82,38 +77,6 @@ from dpverify.verifiers.result import AgentResult, Proof, Verdict
 # The reduced (orbit) LP is dense, about |orbits|^2 * |Y| non-zeros, against about
 # 3 k 2^k |Y| for the chain-form LP on all inputs: use it while |orbits|^2 <= 16 * 2^k.
 REDUCED_FACTOR = 16
-
-
-def certificate_filename(problem: str, agent: str, accuracy: str) -> str:
-    """`<problem>.<agent>.<accuracy>.cert.json`, agent `observer` or `party-i`; the problem's
-    name made a plain file name (`dpverify.filenames.file_stem`)."""
-    return f"{file_stem(problem)}.{agent.replace(':', '-')}.{accuracy}.cert.json"
-
-
-def dump_certificate(cert: dict) -> str:
-    """The certificate as JSON text: one key per line, one matrix row per line (one line
-    per row of scalars nested in a list, such as a delta certificate's nu rows)."""
-
-    def scalar_list(v) -> bool:
-        return isinstance(v, list) and not any(isinstance(x, (list, dict)) for x in v)
-
-    def flat_dict(v) -> bool:
-        return isinstance(v, dict) and scalar_list(list(v.values()))
-
-    def row(v) -> str:
-        return json.dumps(v, separators=(", ", ": "))
-
-    def render(v, indent: str) -> str:
-        inner = indent + "  "
-        if isinstance(v, dict):
-            items = [f"{inner}{json.dumps(key)}: {render(val, inner)}" for key, val in v.items()]
-            return "{\n" + ",\n".join(items) + "\n" + indent + "}"
-        if isinstance(v, list) and not scalar_list(v):
-            return "[\n" + ",\n".join(inner + (row(x) if flat_dict(x) else render(x, inner))
-                                       for x in v) + "\n" + indent + "]"
-        return json.dumps(v, separators=(", ", ": "))
-
-    return render(cert, "") + "\n"
 
 
 def proof_for(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Accuracy | str,
@@ -229,22 +192,14 @@ def float_rule(cert: AnyCertificate) -> np.ndarray | None:
 def certificate_for(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Accuracy | str,
                     agent_result: AgentResult | None = None,
                     options: VerifyOptions | None = None, *, fine: bool = True) -> Certificate:
-    """The exact certificate (typed) of one agent and accuracy, by the route `choose`
-    takes among `certificate_routes` (`--method proof|orbit` asks for one; `auto` and `lp`
-    take the first that fits, and the next when its exact certificate is over a limit);
-    more than two symbols: dpverify-mary-certificate/1; delta > 0:
-    dpverify-delta-certificate/1 (the four-ray bound, under the same size guard as verify).
-    At the fine brackets of e^eps (64 bits), or (not `fine`) the coarse ones the tolerance
-    allows (theory/exact.py).
-    SizeLimitError (a limit) or SolverError (a failed LP) when there is none."""
+    """The exact certificate (typed) of one agent and accuracy of a problem on bits, by
+    the route `choose` takes among `certificate_routes` (`--method proof|orbit` asks for
+    one; `auto` and `lp` take the first that fits, and the next when its exact certificate
+    is over a limit). At the fine brackets of e^eps (64 bits), or (not `fine`) the coarse
+    ones the tolerance allows (theory/exact.py). SizeLimitError (a limit) or SolverError
+    (a failed LP) when there is none. (Other settings: verifiers/certifiers.py.)"""
     options = options or VerifyOptions()
     accuracy = Accuracy(accuracy)
-    if spec.approximate:  # delta > 0: dpverify-delta-certificate/1
-        stage(spec.name, agent_spec.name, accuracy.value, Method.FOUR_RAY)
-        return delta_certificate(spec, agent_spec, accuracy, options)
-    if not spec.binary:  # more than two symbols: dpverify-mary-certificate/1
-        stage(spec.name, agent_spec.name, accuracy.value, Method.RAYS)
-        return symbol_certificate(spec, agent_spec, accuracy, options)
     routes = fitting(wanted(certificate_routes(spec), options), spec, agent_spec, accuracy,
                      options)
     for i, (route, _) in enumerate(routes):
@@ -285,10 +240,7 @@ def verify_certificate(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Ac
                        hint: AgentResult | None, options: VerifyOptions, tol: Fraction
                        ) -> tuple[AnyCertificate, ExactVerdict]:
     """`decided_certificate` by the routes `certificate_for` takes, in its order (the
-    exact settling of the LP's verdicts; more than two symbols: the m-ary certificate)."""
-    if not spec.binary:
-        cert = symbol_certificate(spec, agent_spec, accuracy, options)
-        return cert, exact_verdict(spec, cert, tol)
+    exact settling of the LP's verdicts)."""
     routes = fitting(wanted(certificate_routes(spec), options), spec, agent_spec, accuracy,
                      options)
     for i, (route, _) in enumerate(routes):
@@ -298,21 +250,6 @@ def verify_certificate(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Ac
             if i == len(routes) - 1:
                 raise
     raise AssertionError("fitting returns at least one route")
-
-
-def certify_agent(spec: MultipartySpec, agent_spec: AgentSpec, accuracy: Accuracy | str,
-                  agent_result: AgentResult | None = None,
-                  options: VerifyOptions | None = None) -> dict:
-    """The certificate JSON object (docs/format.md) for one agent and accuracy: what
-    `certify` writes (`certificate_for`, as JSON).
-
-    Checked exactly before it is returned; when the exact construction could not close the
-    gap the status is `bracket` (a valid, weaker certificate) or `unproved` (with `notes`).
-    `agent_result` (from verify_agent) supplies float hints for the worst case when the
-    problem has no symmetry to reduce by; otherwise RR's decision LP is solved here.
-    """
-    return certificate_for(spec, agent_spec, accuracy, agent_result, options).to_json(
-        spec.name)
 
 
 def all_inputs_certificate(spec: MultipartySpec, agent_spec: AgentSpec,
@@ -564,5 +501,4 @@ def _rr_hint(lambdas, gain: np.ndarray, orbits: Orbits, relevant, options) -> Wo
                      x_orbits=lp.rows)
 
 
-__all__ = ["PROOF", "certificate_routes", "UNPROVED", "certificate_filename",
-           "certificate_for", "certify_agent", "dump_certificate", "proof_for"]
+__all__ = ["PROOF", "UNPROVED", "certificate_for", "certificate_routes", "proof_for"]

@@ -444,4 +444,5 @@ def verify_multiparty(spec: MultipartySpec, options: VerifyOptions) -> ProblemRe
     check_size(spec, options)
     results = [verify_agent(spec, agent, accuracy, options)
                for agent in spec.agents for accuracy in spec.accuracies]
-    return ProblemResult(spec.name, spec.source, spec.kind, tuple(results), header)
+    return ProblemResult(spec.name, spec.source, spec.kind, tuple(results), header,
+                         setting=spec.setting)

@@ -132,7 +132,6 @@ def _shown(v: float | None) -> str:
 def verify_problem(spec: MultipartySpec, options: VerifyOptions) -> ProblemResult:
     """Every agent and accuracy of a multi-party problem, each by its method; refused
     (SizeLimitError) before any work when one of them fits no method."""
-    header = {"parties": spec.parties, "lambdas": list(spec.lambdas)}
     plans = [(agent, accuracy, plan(spec, agent, accuracy, options))
              for agent in spec.agents for accuracy in spec.accuracies]
     results = []
@@ -141,4 +140,5 @@ def verify_problem(spec: MultipartySpec, options: VerifyOptions) -> ProblemResul
         if chosen.cross is not None:
             result = cross_check(spec, agent, accuracy, options, result, chosen.cross)
         results.append(result)
-    return ProblemResult(spec.name, spec.source, spec.kind, tuple(results), header)
+    return ProblemResult(spec.name, spec.source, spec.kind, tuple(results), spec.header(),
+                         setting=spec.setting)

@@ -234,7 +234,8 @@ def verify_multisymbol(spec: MultipartySpec, options: VerifyOptions) -> ProblemR
         for accuracy in spec.accuracies:
             stage(spec.name, agent.name, accuracy.value, Method.RAYS)
             results.append(verify_symbol_agent(spec, agent, accuracy, options))
-    return ProblemResult(spec.name, spec.source, spec.kind, tuple(results), header)
+    return ProblemResult(spec.name, spec.source, spec.kind, tuple(results), header,
+                         setting=spec.setting)
 
 
 __all__ = ["Outcome", "decide", "symbol_certificate", "symbol_outcome", "units_of",
