@@ -1,12 +1,17 @@
 """Regenerate the gallery of docs/figures/ (`make figures`), through the Python API.
 
-1. xor-epsilon.png: the observer's XOR against epsilon for k = 2, 4, 8: the bound, RR
-   and Corollary 3.1's closed form (three curves that agree), its small-epsilon expansion.
-2. majority-1000.png: majority of k = 1000 bits against epsilon, at exact rational
+Both styles: NAME.png (the screen style) and NAME-paper.pdf with NAME-paper.png beside
+it (the paper style: a 3.3 in journal column, 8 pt text, TrueType fonts, no title).
+
+1. xor-epsilon: the observer's XOR against epsilon for k = 2, 4, 8: the bound, RR and
+   Corollary 3.1's closed form (three curves that agree; the average and the worst case
+   are one panel), its small-epsilon expansion, and below them bound - RR inside the band
+   |gap| <= tol: no gap.
+2. majority-1000: majority of k = 1000 bits against epsilon, at exact rational
    lambdas (the orbit method proves each value exactly; about 5 minutes on 2 cores). The
    script first tries one point with a 60 s limit, and skips the figure, saying why,
    when dpverify cannot verify it.
-3. count-gap-alpha.png: a count consumer whose loss is not monotone (the parity of the
+3. count-gap-alpha: a count consumer whose loss is not monotone (the parity of the
    error, problems/count/parity-gap-6.toml): the optimal mechanism, the geometric
    mechanism with its best post-processing, and the gap between them, against alpha.
 
@@ -29,13 +34,19 @@ MAJORITY_LAMBDAS = ["21/20", "11/10", "6/5", "13/10", "3/2", "7/4", "2", "5/2", 
 PROBE_TIMEOUT = 60.0  # seconds for the one probe point of the k = 1000 figure
 
 
+def draw(sweep: dpverify.Sweep, out: Path, name: str, **options) -> None:
+    """The figure in both styles: NAME.png, NAME-paper.pdf and NAME-paper.png."""
+    sweep.plot(out / f"{name}.png", **options)
+    for suffix in ("pdf", "png"):
+        sweep.plot(out / f"{name}-paper.{suffix}", style="paper", **options)
+
+
 def xor_epsilon(out: Path, jobs: int) -> str:
     problem = Problem.multiparty(
         parties=2, epsilon=1.0, observer="xor", accuracy="average", name="xor",
         description="The observer's XOR of k bits, every party at the same epsilon.")
     sweep = dpverify.sweep(problem, epsilon="0.1:4:40", parties=[2, 4, 8], jobs=jobs)
-    sweep.plot(out / "xor-epsilon.png",
-               title="Observer XOR of k bits: the bound, RR and Corollary 3.1 agree")
+    draw(sweep, out, "xor-epsilon")
     return _summary(sweep)
 
 
@@ -53,16 +64,14 @@ def majority_1000(out: Path, jobs: int) -> str:
         return (f"skipped: dpverify cannot verify majority at k = 1000 within "
                 f"{PROBE_TIMEOUT:.0f} s ({reason}); this figure needs the orbit method")
     sweep = dpverify.sweep(problem, lambda_=MAJORITY_LAMBDAS, jobs=jobs)
-    sweep.plot(out / "majority-1000.png", x="epsilon",
-               title="Majority of k = 1000 bits: the bound and RR agree at every level")
+    draw(sweep, out, "majority-1000", x="epsilon")
     return _summary(sweep)
 
 
 def count_gap_alpha(out: Path, jobs: int) -> str:
     problem = dpverify.load(ROOT / "problems" / "count" / "parity-gap-6.toml")
     sweep = dpverify.sweep(problem, alpha="1/40:39/40:39", jobs=jobs)
-    sweep.plot(out / "count-gap-alpha.png",
-               title="A consumer with a non-monotone loss (parity of the error), n = 6")
+    draw(sweep, out, "count-gap-alpha")
     return _summary(sweep)
 
 

@@ -50,6 +50,7 @@ from dpverify.defaults import (
     DEFAULT_TOL,
 )
 from dpverify.errors import OptionError
+from dpverify.notebook import Notebook
 from dpverify.status import ExitStatus, exit_status
 from dpverify.version import __version__
 
@@ -68,7 +69,6 @@ if TYPE_CHECKING:
     )
     from dpverify.runner.check import CheckReport
     from dpverify.runner.files import FileResult, VerifyReport
-    from dpverify.runner.notes import Note
     from dpverify.runner.store import Store, StoredResult
     from dpverify.spec.count_model import MechanismSpec
     from dpverify.spec.setting import Setting
@@ -83,10 +83,9 @@ if TYPE_CHECKING:
 
 __all__ = ["MechanismDerivation", "VerifyKwargs", "__version__", "audit", "audit_paths",
            "batch", "build_id", "certify", "certify_paths", "check", "check_cert",
-           "check_plot", "check_scheduler", "derive", "falsify", "family", "load",
-           "make_options", "new", "open_store", "option_descriptions", "option_notes",
-           "option_problem", "plot",
-           "plot_profile",
+           "check_figsize", "check_plot", "check_scheduler", "derive", "falsify", "family",
+           "load", "make_options", "new", "open_store", "option_descriptions",
+           "option_problem", "plot", "plot_profile",
            "privacy_profile", "release",
            "results", "survey", "survey_epsilons", "sweep", "verify", "verify_paths"]
 
@@ -339,15 +338,6 @@ def audit_paths(paths: Paths, *, on_start: Callable[[Path], None] | None = None,
     return report.with_notes(options)
 
 
-def option_notes(report: VerifyReport, **given: object) -> list[Note]:
-    """The notes of options (by name, with their values) that do not apply to some of the
-    report's files, such as the command line's own `show_rules` (runner/notes.py); the
-    notes of the options the run was given are on the report (`report.notes`)."""
-    from dpverify.runner.notes import option_notes as notes
-
-    return notes(report.keys(), given)
-
-
 def privacy_profile(protocol: Problem | PathLike, *, epsilons: Levels | None = None
                     ) -> PrivacyProfile:
     """The privacy profile delta_i(epsilon) of every party of a protocol file, as
@@ -375,12 +365,13 @@ def privacy_profile(protocol: Problem | PathLike, *, epsilons: Levels | None = N
 
 
 def plot_profile(profiles: Sequence[PrivacyProfile], path: PathLike | None = None, *,
-                 title: str | None = None) -> Figure:
+                 title: str | None = None, style: Literal["screen", "paper"] = "screen",
+                 figsize: tuple[float, float] | str | None = None) -> Figure:
     """Draw privacy profiles (one panel per protocol: delta_i(epsilon) per party, the claims
     marked) into `path` (.png, .svg or .pdf) when given. Needs `dpverify[plot]`."""
     from dpverify.plotting import plot_profiles
 
-    return plot_profiles(profiles, path, title=title)
+    return plot_profiles(profiles, path, title=title, style=style, figsize=figsize)
 
 
 # -- many problems ----------------------------------------------------------------------------
@@ -505,13 +496,26 @@ def sweep(problem: Problem | PathLike, *, epsilon: Levels | None = None,
 
 
 def plot(data: Sweep, path: PathLike | None = None, *, title: str | None = None,
-         x: Literal["epsilon", "lambda", "alpha", "parties", "n"] | None = None) -> Figure:
+         x: Literal["epsilon", "lambda", "alpha", "parties", "n"] | None = None,
+         style: Literal["screen", "paper"] = "screen",
+         figsize: tuple[float, float] | str | None = None) -> Figure:
     """Draw a sweep (the bound and the candidate against the swept variable, or against
-    `x`; verdicts marked, closed forms where they exist) and save it to `path` (.png, .svg
-    or .pdf) when given. Needs matplotlib: `.venv/bin/pip install -e '.[plot]'`."""
+    `x`; verdicts marked, closed forms where they exist; below them the gap, with the band
+    of the tolerance) and save it to `path` (.png, .svg or .pdf) when given. `style`
+    "paper" fits a 3.3 in journal column with 8 pt text and no title; `figsize` (width,
+    height) in inches; `title` replaces the default ("" for none). Fonts are TrueType in
+    PDF and text in SVG. Needs matplotlib: `.venv/bin/pip install -e '.[plot]'`."""
     from dpverify.plotting import plot_sweep
 
-    return plot_sweep(data, path, title=title, x=x)
+    return plot_sweep(data, path, title=title, x=x, style=style, figsize=figsize)
+
+
+def check_figsize(figsize: tuple[float, float] | str | None) -> tuple[float, float] | None:
+    """A figure size (width, height) in inches from "W,H" or a pair; InputError (exit 2)
+    otherwise. Needs no matplotlib."""
+    from dpverify.plotting import check_figsize as check
+
+    return check(figsize)
 
 
 def check_plot(path: PathLike) -> str:
@@ -525,13 +529,42 @@ def check_plot(path: PathLike) -> str:
 
 
 # -- count queries ----------------------------------------------------------------------------
-@dataclass(frozen=True, eq=False)
-class MechanismDerivation:
+@dataclass(frozen=True, eq=False, repr=False)
+class MechanismDerivation(Notebook):
     """What `dpverify derive` finds: the mechanism file and whether the mechanism derives
     from the geometric mechanism (`derivation`: both tests, their violations and T)."""
 
     mechanism: MechanismSpec
     derivation: Derivation | DeltaDerivation  # the second when the file claims delta > 0
+
+    notebook_columns = ("n", "derivable", "dp", "linear_solve", "local_test", "delta",
+                        "achieved_delta", "private", "serves_pairs")
+
+    @property
+    def problem(self) -> str:
+        return self.mechanism.name
+
+    @property
+    def source(self) -> str:
+        return self.mechanism.source
+
+    def to_dict(self) -> dict[str, Any]:
+        """The answer in brief (`derive --json` has every detail): the mechanism, n,
+        `derivable` (None: undecided) and the tests behind it: `dp` (alpha-DP) and the two
+        tests' answers, or with delta > 0 the claimed and achieved delta, `private` and
+        `serves_pairs`."""
+        from dpverify.verifiers.count.approximate import DeltaDerivation
+
+        d = self.derivation
+        out: dict[str, Any] = {"mechanism": self.mechanism.name,
+                               "source": self.mechanism.source, "n": self.mechanism.n,
+                               "derivable": self.derivable}
+        if isinstance(d, DeltaDerivation):
+            out |= {"delta": str(d.delta), "achieved_delta": [str(v) for v in d.achieved],
+                    "private": d.private, "serves_pairs": d.serves}
+        else:
+            out |= {"dp": d.dp, "linear_solve": d.by_solve, "local_test": d.by_local}
+        return out
 
     @property
     def derivable(self) -> bool | None:

@@ -53,6 +53,8 @@ METHODS = tuple(m.value for m in SELECTABLE)
 LP_FORMS = tuple(f.value for f in LpForm)
 
 DEFAULT_TOL = 1e-9  # the verdict tolerance, relative to the range of the gains
+# Figures (plotting.py): `screen` (the default) or `paper` (a 3.3 in journal column)
+PLOT_STYLES = ("screen", "paper")
 DEFAULT_RESTARTS = 8  # random starts of the m-ary protocol search
 DEFAULT_TIMEOUT = 600.0  # seconds per problem in a batch (and a sweep)
 DEFAULT_STORE = Path(".dpverify") / "results.sqlite"

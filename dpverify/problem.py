@@ -61,19 +61,22 @@ class Consumer:
     """The consumer of a count problem (its `[consumer]` table): a `loss` (`"abs"`,
     `"square"`, `"indicator"`, `{"expr": ...}` over i, r, n, or `{"matrix": ...}`), the
     `side_information` (`[a, b]` or `{"set": [...]}`), the `model` (`"minimax"` or
-    `"bayes"`) and, for `"bayes"`, the `prior`."""
+    `"bayes"`) and, for `"bayes"`, the `prior` (`"uniform"`, equal weights on the side
+    information, or n + 1 weights)."""
 
     loss: str | Mapping[str, Any] = "abs"
     side_information: Sequence[int] | Mapping[str, Any] | None = None
     model: str = "minimax"
-    prior: Sequence[Number] | None = None
+    prior: str | Sequence[Number] | None = None
 
     def table(self) -> dict[str, Any]:
         out: dict[str, Any] = {"loss": self.loss}
         if self.side_information is not None:
             out["side_information"] = self.side_information
         out["model"] = self.model
-        if self.prior is not None:
+        if isinstance(self.prior, str):
+            out["prior"] = self.prior
+        elif self.prior is not None:
             out["prior"] = list(self.prior)
         return out
 

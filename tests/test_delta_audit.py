@@ -1,8 +1,8 @@
 """`audit` of protocols that claim (epsilon, delta) (verifiers/audit/delta.py): achieved
 deltas exactly ("p/q" in JSON), `not-private` exactly when a party overspends (exit 1),
 brackets that straddle a claim undecided, the accuracy against the four-ray bound and
-RR(epsilon, delta) (optimal, suboptimal, open), float kernels within --tol, and delta = 0
-protocols unchanged."""
+RR(epsilon, delta) (optimal, interaction-helps, suboptimal, open; the verdict `verify`
+gives a witness), float kernels within --tol, and delta = 0 protocols unchanged."""
 
 from __future__ import annotations
 
@@ -59,15 +59,27 @@ def audit_json(path: Path) -> tuple[int, dict]:
     return got.exit_code, json.loads(got.output)[0]
 
 
-def test_the_issues_protocol_is_private_and_optimal(write_toml):
-    code, data = audit_json(protocol_file(write_toml, kernels()))
-    assert code == ExitStatus.OK
+def test_the_issues_protocol_is_private_optimal_and_beats_rr(write_toml):
+    """Issue 20's protocol reaches the bound 53/80 > RR(3, 1/10)'s 521/800: interaction
+    helps (exit 1, the verdict `verify` gives the problem), and nothing does better."""
+    path = protocol_file(write_toml, kernels())
+    code, data = audit_json(path)
+    assert code == ExitStatus.FAILED
     assert data["achieved_deltas"] == ["1/10", "1/10"]  # exact: lambda and kernels rational
     assert data["claimed_deltas"] == ["1/10", "1/10"] and data["private"] is True
     (r,) = data["results"]
-    assert r["verdict"] == "optimal" and r["protocol_value_exact"] == "53/80"
+    assert r["verdict"] == "interaction-helps" and r["protocol_value_exact"] == "53/80"
+    assert "reaches the bound" in r["reason"]
     assert r["relaxed_optimum"] == pytest.approx(53 / 80, abs=1e-15)  # proved at 53/80
     assert r["rr_value"] == pytest.approx(521 / 800, abs=1e-15)  # RR(3, 1/10) x 2
+    assert r["advantage"] == pytest.approx(53 / 80 - 521 / 800, abs=1e-15)
+    # the table: the achieved deltas, RR(epsilon, delta) and the advantage; not the pure
+    # level achieved (infinite here, beside `private: yes`)
+    shown = run("audit", str(path)).output
+    for text in ("achieved delta", "RR(epsilon, delta)", "advantage", "1.12e-02",
+                 "interaction-helps", "1 interaction-helps"):
+        assert text in shown, text
+    assert "achieved lambda" not in shown and "inf" not in shown
 
 
 def test_a_protocol_whose_delta_exceeds_its_claim_is_not_private(write_toml):
@@ -178,9 +190,16 @@ def test_the_verdicts_from_numbers():
     def verdict(v: F, bound: F, achieved: F, rr: F, priv=private) -> Verdict:
         return decide_delta(value(v), DeltaBounds(bound, achieved, rr), priv, 1e-9, units)[0]
 
-    assert verdict(F(3, 4), F(3, 4), F(3, 4), F(1, 2)) is Verdict.OPTIMAL
+    assert verdict(F(3, 4), F(3, 4), F(3, 4), F(3, 4)) is Verdict.OPTIMAL
+    assert verdict(F(3, 4), F(3, 4), F(3, 4), F(1, 2)) is Verdict.INTERACTION_HELPS
+    assert verdict(F(3, 5), F(3, 4), F(3, 4), F(1, 2)) is Verdict.INTERACTION_HELPS
     assert verdict(F(2, 5), F(3, 4), F(3, 4), F(1, 2)) is Verdict.SUBOPTIMAL
-    assert verdict(F(3, 5), F(3, 4), F(3, 4), F(1, 2)) is Verdict.OPEN
+    assert verdict(F(1, 2), F(3, 4), F(3, 4), F(1, 2)) is Verdict.OPEN  # RR's value
+    # an irrational level: the protocol must beat RR's value at the upper bracket too
+    bracketed = DeltaBounds(F(3, 4), F(3, 4), F(1, 2), rr_high=F(7, 10))
+    assert decide_delta(value(F(3, 5)), bracketed, private, 1e-9, units)[0] is Verdict.OPEN
+    assert decide_delta(value(F(3, 4)), bracketed, private, 1e-9,
+                        units)[0] is Verdict.INTERACTION_HELPS
     assert verdict(F(4, 5), F(3, 4), F(3, 4), F(1, 2)) is Verdict.CONTRADICTION
     assert verdict(F(3, 4), F(3, 4), F(4, 5), F(1, 2), missed) is Verdict.NOT_PRIVATE
     assert verdict(F(9, 10), F(3, 4), F(4, 5), F(1, 2), missed) is Verdict.CONTRADICTION

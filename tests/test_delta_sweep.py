@@ -85,7 +85,14 @@ def test_the_plot_draws_the_best_protocol_between_rr_and_the_bound(delta_sweep, 
     assert list(best.get_xdata()) == [0.0, 0.1, 0.2]
     for b, u, r in zip(best.get_ydata(), bound.get_ydata(), rr.get_ydata(), strict=True):
         assert r - 1e-12 <= b <= u + 1e-12
-    assert "approximate" in figure.axes[0].get_xlabel()
+    assert "approximate" in figure.axes[1].get_xlabel()  # the gap panel, below
+    # the gap panel: what the best protocol gains over RR, and the room the bound leaves
+    advantage, room = lines["advantage|observer|average|"], lines["room|observer|average|"]
+    assert list(advantage.get_ydata()) == pytest.approx(
+        [b - r for b, r in zip(best.get_ydata(), rr.get_ydata(), strict=True)])
+    assert list(room.get_ydata()) == pytest.approx(
+        [u - r for u, r in zip(bound.get_ydata(), rr.get_ydata(), strict=True)])
+    assert advantage.get_ydata()[0] == 0 and advantage.get_ydata()[2] > 0.01
 
 
 def test_a_stored_delta_sweep_is_drawn_against_delta(tmp_path):

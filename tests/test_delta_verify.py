@@ -68,7 +68,7 @@ def test_xor_through_the_cli_and_audit_of_its_witness(write_toml, tmp_path):
         witness = Path(r["witness"])
         assert witness.parent.resolve() == witnesses.resolve() and witness.is_file()
         audited = run("audit", str(witness), "--json")
-        assert audited.exit_code == ExitStatus.OK, audited.output
+        assert audited.exit_code == ExitStatus.FAILED, audited.output  # as verify's
         header = json.loads(audited.output)[0]
         assert header["private"] is True and header["private_by_party"] == [True, True]
         assert header["claimed_deltas"] == ["1/10", "1/10"]
@@ -76,15 +76,20 @@ def test_xor_through_the_cli_and_audit_of_its_witness(write_toml, tmp_path):
             ends = got_delta if isinstance(got_delta, list) else [got_delta]
             assert all(F(v) <= F(1, 10) if isinstance(v, str) else v <= 0.1 for v in ends)
         (result,) = header["results"]
-        assert result["verdict"] == "optimal"  # the witness reaches the bound
+        # the verdict of verify: the witness beats RR(epsilon, delta) (and reaches the bound)
+        assert result["verdict"] == "interaction-helps" == r["verdict"]
+        assert "reaches the bound" in result["reason"]
         assert result["protocol_value"] == pytest.approx(r["best_value"], abs=1e-12)
+        assert result["advantage"] == pytest.approx(r["advantage"], abs=1e-12)
 
 
 def test_the_table_shows_the_numbers_and_the_witness(write_toml, tmp_path):
     path = write_toml(XOR, "xor")
     out = run("verify", str(path), "--witness-dir", str(tmp_path / "w")).output
-    for column in ("bound", "non-interactive", "best found", "verdict", "method"):
+    for column in ("bound", "RR(epsilon, delta)", "best found", "advantage", "verdict",
+                   "method"):
         assert column in out
+    assert " gap " not in out  # the bound minus RR is room, not an advantage shown
     assert "delta = 1/10" in out and "dpverify audit" in out
     assert "1 interaction-helps" in out  # the summary line counts it
 

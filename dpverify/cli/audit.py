@@ -9,6 +9,7 @@ import click
 from dpverify import api
 from dpverify.cli.app import handle_errors, main
 from dpverify.cli.batch import plot_path_option
+from dpverify.cli.figures import FIGURE_OPTIONS, figure_options
 from dpverify.cli.options import (
     BACKEND,
     MAX_NONZEROS,
@@ -45,12 +46,15 @@ from dpverify.cli.options import (
               callback=plot_path_option,
               help="Draw the privacy profiles (implies --profile) into FILE.png, .svg or "
                    ".pdf. Needs .venv/bin/pip install -e '.[plot]'.")
+@add_options(FIGURE_OPTIONS)
 @json_option("Print one JSON array of result objects (one per file), nothing else.")
 @add_options(OUTPUT_OPTIONS)
 @timeout_option()
+@click.pass_context
 @handle_errors
-def audit(paths, tol, backend, max_nonzeros, require_optimal, show_rules, profile, epsilons,
-          plot_path, as_json, quiet, no_color, timeout):
+def audit(ctx, paths, tol, backend, max_nonzeros, require_optimal, show_rules, profile,
+          epsilons, plot_path, plot_style, figsize, plot_title, as_json, quiet, no_color,
+          timeout):
     """Audit the protocol files PATHS (`kind = "protocol"`; directories are searched).
 
     Per party: the privacy level the protocol achieves (exact for exact kernels) against
@@ -78,6 +82,8 @@ def audit(paths, tol, backend, max_nonzeros, require_optimal, show_rules, profil
 
     if epsilons is not None and not (profile or plot_path):
         raise click.UsageError("--epsilons is the grid of --profile: give --profile too")
+    figure = figure_options(ctx, plot_path, plot_style=plot_style, figsize=figsize,
+                            plot_title=plot_title)
     out, err = consoles(no_color)
     with AuditView(out, err, as_json=as_json, quiet=quiet, show_rules=show_rules) as view:
         report = api.audit_paths(paths, on_start=view.started, on_result=view.finished,
@@ -90,7 +96,7 @@ def audit(paths, tol, backend, max_nonzeros, require_optimal, show_rules, profil
                     view.profiles[f.source] = api.privacy_profile(f.source, epsilons=epsilons)
         view.report(report)
     if plot_path is not None:
-        api.plot_profile(list(view.profiles.values()), plot_path)
+        api.plot_profile(list(view.profiles.values()), plot_path, **figure)
         click.echo(f"wrote {plot_path}", err=as_json)
     for line in report.notes:  # files skipped (the library's notes)
         note(str(line))

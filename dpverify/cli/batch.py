@@ -9,6 +9,7 @@ import click
 
 from dpverify import api
 from dpverify.cli.app import handle_errors, main
+from dpverify.cli.figures import FIGURE_OPTIONS, figure_options
 from dpverify.cli.options import (
     METHOD_OPTIONS,
     NO_COLOR,
@@ -153,10 +154,12 @@ def batch(ctx, paths, jobs, store_path, timeout, force, scheduler, quiet, no_col
 @click.option("--problem", metavar="NAME",
               help="With --plot: the family to draw, a problem name or a glob (needed when "
                    "the store holds several).")
+@add_options(FIGURE_OPTIONS)
 @add_options([NO_COLOR])
 @click.pass_context
 @handle_errors
-def results(ctx, store_path, fmt_name, as_json, verdict, plot_path, problem, no_color):
+def results(ctx, store_path, fmt_name, as_json, verdict, plot_path, problem, plot_style,
+            figsize, plot_title, no_color):
     """List or export what the results store holds (every build and option set), with
     each result's privacy level (epsilon, lambda; alpha), size (parties; n) and method.
 
@@ -175,6 +178,8 @@ def results(ctx, store_path, fmt_name, as_json, verdict, plot_path, problem, no_
         fmt_name = "json"
     if problem is not None and plot_path is None:
         raise click.UsageError("--problem chooses the family that --plot draws: give --plot")
+    figure = figure_options(ctx, plot_path, plot_style=plot_style, figsize=figsize,
+                            plot_title=plot_title)
     out, err = consoles(no_color)
     rows = api.results(store_path, verdict=verdict)
     # With --plot the table is printed only when asked for (--format table); the figure is
@@ -188,7 +193,9 @@ def results(ctx, store_path, fmt_name, as_json, verdict, plot_path, problem, no_
         note(other_builds(rows, build))
     if plot_path is not None:
         family = api.family(rows, problem)
-        family.plot(plot_path, title=f"{family.problem}: stored results against {family.x}")
+        if figure["title"] is None and figure["style"] == "screen":
+            figure["title"] = f"{family.problem}: stored results against {family.x}"
+        family.plot(plot_path, **figure)
         for message in family.notes:
             note(message)
         click.echo(f"wrote {plot_path} ({len(family.points)} stored results of "

@@ -10,6 +10,7 @@ import click
 from dpverify import api
 from dpverify.cli.app import handle_errors, main
 from dpverify.cli.batch import RUN_OPTIONS, interruptible, plot_path_option
+from dpverify.cli.figures import FIGURE_OPTIONS, figure_options
 from dpverify.cli.options import (
     METHOD_OPTIONS,
     POINT_OPTIONS,
@@ -51,7 +52,9 @@ def _range_help(example: str, items: str) -> str:
 @click.option("--plot", "plot_path", metavar="FILE", type=click.Path(dir_okay=False),
               callback=plot_path_option,
               help="Draw the bound and the candidate against the swept variable, verdicts "
-                   "marked, into FILE.png, .svg or .pdf. Needs .venv/bin/pip install -e '.[plot]'.")
+                   "marked, and below them the gap with the band of --tol, into FILE.png, "
+                   ".svg or .pdf. Needs .venv/bin/pip install -e '.[plot]'.")
+@add_options(FIGURE_OPTIONS)
 @click.option("--csv", "as_csv", is_flag=True,
               help="Print CSV only: one row per point, agent and accuracy.")
 @json_option("Print one JSON array only: one row object per point, agent and accuracy.")
@@ -63,8 +66,9 @@ def _range_help(example: str, items: str) -> str:
 @click.pass_context
 @handle_errors
 @interruptible
-def sweep(ctx, problem, epsilon, lambda_, alpha, delta, parties, plot_path, as_csv, as_json, jobs,
-          store_path, timeout, force, scheduler, quiet, no_color, **solver):
+def sweep(ctx, problem, epsilon, lambda_, alpha, delta, parties, plot_path, plot_style,
+          figsize, plot_title, as_csv, as_json, jobs, store_path, timeout, force, scheduler,
+          quiet, no_color, **solver):
     """Verify PROBLEM at every point of a range of privacy levels (--epsilon, --lambda,
     --delta, or --alpha for a count problem) and/or numbers of parties (--parties): each
     point a full
@@ -84,6 +88,8 @@ def sweep(ctx, problem, epsilon, lambda_, alpha, delta, parties, plot_path, as_c
     if as_csv and as_json:
         raise click.UsageError("--csv and --json contradict each other: choose one")
     note_unused_seed(ctx, solver.get("samples", 0))
+    figure = figure_options(ctx, plot_path, plot_style=plot_style, figsize=figsize,
+                            plot_title=plot_title)
     out, err = consoles(no_color)
     data = as_csv or as_json
     # stdout carries the rows only; progress and per-point lines go to stderr.
@@ -96,6 +102,6 @@ def sweep(ctx, problem, epsilon, lambda_, alpha, delta, parties, plot_path, as_c
     for message in result.notes:
         note(message)
     if plot_path is not None:
-        result.plot(plot_path)
+        result.plot(plot_path, **figure)
         click.echo(f"wrote {plot_path}", err=data)
     sys.exit(result.exit_status())

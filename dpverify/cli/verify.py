@@ -35,8 +35,9 @@ from dpverify.cli.options import (
 @add_options(OUTPUT_OPTIONS)
 @timeout_option()
 @click.option("--show-rules", is_flag=True,
-              help="Print RR's optimal decision rules (with --json: a `rule` field per "
-                   "result).")
+              help="Print RR's optimal decision rules; for a count problem the geometric "
+                   "mechanism's best post-processing and an optimal mechanism (with --json: "
+                   "a `rule` field per result).")
 @click.pass_context
 @handle_errors
 def verify(ctx, paths, tol, backend, max_nonzeros, lp_form, method, max_orbit_work,
@@ -64,8 +65,7 @@ def verify(ctx, paths, tol, backend, max_nonzeros, lp_form, method, max_orbit_wo
         report = api.verify_paths(paths, on_start=view.started, on_result=view.finished,
                                   on_stage=view.stage, timeout=timeout or None, **options)
         view.report(report)
-    # options that do not apply to some files, files skipped: the library's notes; the
-    # command line's own --show-rules too
-    for line in (*report.notes, *api.option_notes(report, show_rules=show_rules)):
+    # options that do not apply to some files, files skipped: the library's notes
+    for line in report.notes:
         note(str(line))
     sys.exit(report.exit_status())

@@ -19,6 +19,7 @@ from dpverify.console.tables import print_table
 from dpverify.spec.numbers import rational_text
 
 TEXT_COLUMNS = ("agent", "accuracy", "verdict", "proof", "method")
+RR_DELTA = "RR(epsilon, delta)"  # the column of the best non-interactive value
 
 
 def delta_text(deltas: Any) -> str:
@@ -34,10 +35,11 @@ def approximate_table(result: Any, *, seconds: bool = True, gap_digits: int = 2,
                       method: bool = True, show_proof: bool = False, **_: Any) -> Table:
     """One problem's results (`seconds`, `gap_digits` and `method` as in
     console/verify.py's `problem_table`, for narrow terminals; `show_proof`: the bound's
-    certificate, --certify). `gap` is the bound minus the non-interactive value: how much
-    room interaction could have."""
+    certificate, --certify): the bound over interactive protocols, RR(epsilon, delta) (the
+    best non-interactive protocol), the best protocol found, and `advantage`, what
+    interaction is shown to gain (best found minus RR; the bound minus RR is only room)."""
     title = f"{result.problem}  ({result.source})  {delta_text(result.header.get('delta'))}"
-    columns = ["agent", "accuracy", "bound", "non-interactive", "best found", "gap",
+    columns = ["agent", "accuracy", "bound", RR_DELTA, "best found", "advantage",
                "verdict"] + ["proof"] * show_proof + ["method"] * method + \
         ["seconds"] * seconds
     table = Table(title=title.rstrip(), title_justify="left", show_edge=False, pad_edge=False)
@@ -46,7 +48,7 @@ def approximate_table(result: Any, *, seconds: bool = True, gap_digits: int = 2,
     for r in result.results:
         row: list[str | Text] = [
             r.agent, r.accuracy, fmt(r.relaxed_optimum), fmt(r.rr_value), fmt(r.best_value),
-            fmt_gap(r.gap, gap_digits),
+            fmt_gap(r.advantage, gap_digits),
             Text(r.verdict.value, style=VERDICT_STYLE.get(r.verdict.value, ""))]
         row += [proof_cell(r.proof)] * show_proof
         row += [r.method] * method

@@ -52,19 +52,21 @@ def _delta(v: Any) -> str:
 
 
 def delta_privacy_table(result: Any) -> Table:
-    """Per party of a protocol claiming (epsilon, delta): the claimed levels, the achieved
-    delta at the claimed epsilon (its privacy verdict), and the pure level achieved."""
+    """Per party of a protocol claiming (epsilon, delta): the claimed levels and the
+    achieved delta at the claimed epsilon, which decides its privacy. The pure level a
+    party achieves (delta = 0) is left to the JSON (`achieved_lambdas`): beside a delta
+    claim it is huge or infinite and reads as a failure it is not."""
     h = result.header
-    table = audit_table(f"{result.problem}: privacy  ({result.source})",
+    table = audit_table(f"{result.problem}: privacy at the claimed epsilons  "
+                        f"({result.source})",
                         ["party", "claimed lambda", "claimed delta", "achieved delta",
-                         "achieved lambda", "private"])
-    for i, (claimed, delta, got, achieved, ok) in enumerate(zip(
+                         "private"])
+    for i, (claimed, delta, got, ok) in enumerate(zip(
             h["claimed_lambdas"], h["claimed_deltas"], h["achieved_deltas"],
-            h["achieved_lambdas"], h["private_by_party"], strict=True)):
+            h["private_by_party"], strict=True)):
         shown = {True: Text("yes"), False: Text("NO", style="bold red"),
                  None: Text("undecided", style="bold yellow")}[ok]
-        table.add_row(str(i + 1), _level(claimed), _level(delta), _delta(got),
-                      _level(achieved), shown)
+        table.add_row(str(i + 1), _level(claimed), _level(delta), _delta(got), shown)
     return table
 
 
@@ -106,9 +108,10 @@ def print_protocol(console: Console, result: Any, *, show_rules: bool = False) -
     print_table(console, privacy_table(result))
     print_accuracy(console, result)
     if "claimed_deltas" in result.header:
-        console.print("  (epsilon, delta): the relaxed optimum is the four-ray bound over "
-                      "interactive protocols; the RR value is the product of "
-                      "RR(epsilon_i, delta_i)")
+        console.print("  (epsilon, delta): the bound is the four-ray bound over interactive "
+                      "protocols; RR(epsilon, delta) is the product of RR(epsilon_i, "
+                      "delta_i), the best non-interactive protocol; advantage = protocol "
+                      "- RR(epsilon, delta)")
     for note in result.header.get("privacy_notes", ()):
         console.print(f"  note: {note}")
     for r in result.results:
@@ -174,8 +177,8 @@ def print_mechanism(console: Console, result: Any) -> None:
 def summary(counts: Any, total: int, seconds: float) -> str:
     """`N files: a optimal, b suboptimal, ... (s s)`, naming only the verdicts that occur
     beside optimal."""
-    order = ("optimal", "suboptimal", "not-private", "contradiction", "gap", "open", "error",
-             "invalid")
+    order = ("optimal", "suboptimal", "not-private", "contradiction", "gap",
+             "interaction-helps", "open", "error", "invalid")
     parts = [f"{counts.get(v, 0)} {v}" for v in order
              if v == "optimal" or counts.get(v, 0)]
     return f"{total} file{'s' if total != 1 else ''}: {', '.join(parts)} ({seconds:.2f} s)"

@@ -33,6 +33,27 @@ def verdict_text(v: str) -> Text:
 
 VALUE_COLUMNS = ("protocol", "relaxed optimum", "RR value")
 VERDICT_COLUMNS = ("at achieved levels", "efficiency", "gap", "verdict")
+# delta > 0: the four-ray bound, RR(epsilon, delta) and what the protocol gains over it
+# (protocol minus RR). A column of a pure audit -> the column a delta audit shows in its
+# place (None: dropped).
+DELTA_COLUMN = {"relaxed optimum": "bound", "RR value": "RR(epsilon, delta)",
+                "at achieved levels": "bound at achieved deltas", "efficiency": None,
+                "gap": "advantage"}
+
+
+def approximate(result: Any) -> bool:
+    """Whether an audited protocol claims delta > 0 (its header has the claimed deltas)."""
+    return "claimed_deltas" in result.header
+
+
+def delta_columns(columns: Sequence[str]) -> list[str]:
+    """A pure audit's columns as a delta audit shows them (DELTA_COLUMN)."""
+    out = []
+    for c in columns:
+        shown = DELTA_COLUMN.get(c, c)
+        if shown is not None and shown not in out:
+            out.append(shown)
+    return out
 
 
 def protocol_table(result: Any, *, seconds: bool = True, gap_digits: int = 2,
@@ -40,7 +61,10 @@ def protocol_table(result: Any, *, seconds: bool = True, gap_digits: int = 2,
                    + VALUE_COLUMNS[2:] + VERDICT_COLUMNS[1:], title: str | None = None
                    ) -> Table:
     """Per agent and accuracy: the protocol's value against the bounds (the `columns`
-    named, after agent and accuracy)."""
+    named, after agent and accuracy; with delta > 0 as `delta_columns` names them: the
+    four-ray bound, RR(epsilon, delta) and the advantage, protocol minus RR)."""
+    if approximate(result):
+        columns = delta_columns(columns)
     table = audit_table(title if title is not None else
                         f"{result.problem}: accuracy ({result.header.get('transcripts')} "
                         "transcripts)", ["agent", "accuracy", *columns] + ["seconds"] * seconds)
@@ -49,7 +73,10 @@ def protocol_table(result: Any, *, seconds: bool = True, gap_digits: int = 2,
             "protocol": fmt(r.protocol_value), "relaxed optimum": fmt(r.relaxed_optimum),
             "at achieved levels": fmt(r.relaxed_optimum_achieved),
             "RR value": fmt(r.rr_value), "efficiency": fmt(r.efficiency, 6),
-            "gap": fmt_gap(r.gap, gap_digits), "verdict": verdict_text(r.verdict.value)}
+            "gap": fmt_gap(r.gap, gap_digits), "verdict": verdict_text(r.verdict.value),
+            "bound": fmt(r.relaxed_optimum), "RR(epsilon, delta)": fmt(r.rr_value),
+            "bound at achieved deltas": fmt(r.relaxed_optimum_achieved),
+            "advantage": fmt_gap(getattr(r, "advantage", None), gap_digits)}
         table.add_row(r.agent, r.accuracy, *(cells[c] for c in columns),
                       *([f"{r.seconds:.3f}"] if seconds else []))
     return table

@@ -21,6 +21,7 @@ from dpverify.console.approximate import approximate_table
 from dpverify.console.numbers import fmt, fmt_gap, json_output, proof_cell
 from dpverify.console.protocols import protocol_rules_json, protocol_table, rules_tables
 from dpverify.console.rules import rule_label
+from dpverify.console.tables import compact
 from dpverify.spec.setting import Setting
 
 MAX_RULE_ROWS = 64
@@ -172,6 +173,58 @@ class CountView(ResultView):
 
     def notes(self, r: Any) -> list[str]:
         return super().notes(r) + ([r.note] if r.note else [])
+
+    def rules(self, result: Any, parties: int) -> list[Table]:
+        """The geometric mechanism's best post-processing (G's release k -> the report,
+        GS section 4.2) and the optimal mechanism (true answer i -> release r), one row
+        per answer; a matrix too large to read is left to --json."""
+        tables = []
+        for r in result.results:
+            if r.post_processing is not None:
+                T = np.asarray(r.post_processing, dtype=float)
+                t = plain_table(f"{result.problem}: the best post-processing of the "
+                                f"geometric mechanism ({r.accuracy}): G's release -> report",
+                                ["release k", "report"])
+                answers = tuple(range(T.shape[1]))
+                for k in range(min(len(T), MAX_RULE_ROWS)):
+                    t.add_row(str(k), rule_label(answers, T[k]))
+                if len(T) > MAX_RULE_ROWS:
+                    t.add_row(f"... {len(T) - MAX_RULE_ROWS} more rows", "")
+                tables.append(t)
+            if r.mechanism is not None:
+                tables.append(mechanism_matrix_table(
+                    np.asarray(r.mechanism, dtype=float),
+                    f"{result.problem}: an optimal mechanism ({r.accuracy}): "
+                    "P(release r | true answer i)"))
+        return tables
+
+    def rule_json(self, r: Any) -> dict[str, Any] | None:
+        """`{"post_processing": T[k][r], "mechanism": x[i][r]}` (each present when
+        computed): the geometric mechanism's best post-processing and an optimal
+        mechanism; None when neither is."""
+        out = {name: np.asarray(m, dtype=float).tolist()
+               for name, m in (("post_processing", r.post_processing),
+                               ("mechanism", r.mechanism)) if m is not None}
+        return out or None
+
+
+MAX_MATRIX_SIDE = 16  # a larger mechanism is not printed as a matrix (--json has it)
+
+
+def mechanism_matrix_table(x: np.ndarray, title: str) -> Table:
+    """A count mechanism x[i, r] as a table (3 significant digits, float noise as 0,
+    columns separated by the rule alone), or one row saying it is too large to print."""
+    if len(x) > MAX_MATRIX_SIDE:
+        t = Table(title=title, title_justify="left", show_edge=False, pad_edge=False,
+                  show_header=False)
+        t.add_column("note", justify="left")
+        t.add_row(f"{len(x)} x {len(x)}: too large to print here; --json has it "
+                  "(the `rule` field's `mechanism`)")
+        return t
+    t = plain_table(title, ["i \\ r", *(str(c) for c in range(x.shape[1]))])
+    for i, row in enumerate(x):
+        t.add_row(str(i), *("0" if abs(v) < 1e-12 else f"{v:.3g}" for v in row))
+    return compact(t)
 
 
 class ProtocolView(ResultView):

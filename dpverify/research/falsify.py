@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from dpverify.filenames import file_stem, output_path
+from dpverify.notebook import Notebook
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
 from dpverify.spec.protocol_writer import protocol_text
 from dpverify.spec.setting import Setting
@@ -80,9 +81,12 @@ class _Objective:
         return self.units.user(v)
 
 
-@dataclass(frozen=True, eq=False)
-class FalsifyResult:
+@dataclass(frozen=True, eq=False, repr=False)
+class FalsifyResult(Notebook):
     """One agent and accuracy of a campaign (values in the user's units)."""
+
+    notebook_columns = ("agent", "accuracy", "protocols", "best_value", "bound", "ratio",
+                        "verdict", "counterexample")
 
     agent: str
     accuracy: str
@@ -104,13 +108,24 @@ class FalsifyResult:
                 **({"reason": self.reason} if self.reason else {})}
 
 
-@dataclass
-class Campaign:
+@dataclass(repr=False)
+class Campaign(Notebook):
+    """A falsification campaign (what `dpverify.falsify` returns): one result per agent
+    and accuracy, the counterexamples saved."""
+
+    notebook_columns = FalsifyResult.notebook_columns
+
     problem: str
     source: str
     results: list[FalsifyResult] = field(default_factory=list)
     saved: list[str] = field(default_factory=list)
     seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The problem, each result (`falsify --json`'s objects), the files saved."""
+        return {"problem": self.problem, "source": self.source,
+                "seconds": round(self.seconds, 4),
+                "results": [r.to_json() for r in self.results], "saved": list(self.saved)}
 
     @property
     def counterexamples(self) -> list[str]:

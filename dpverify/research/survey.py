@@ -30,6 +30,7 @@ import numpy as np
 from dpverify.defaults import DEFAULT_TIMEOUT
 from dpverify.errors import InputError, OptionError
 from dpverify.filenames import file_stem, output_path
+from dpverify.notebook import Notebook
 from dpverify.spec.documents import number, toml_text
 from dpverify.spec.numbers import NumberError, parse_exact
 from dpverify.status import ExitStatus, verdict_status
@@ -104,8 +105,11 @@ class CaseResult:
         return (self.bound or 0.0) - (self.best or 0.0) if self.verdict == "open" else 0.0
 
 
-@dataclass
-class SurveyReport:
+@dataclass(repr=False)
+class SurveyReport(Notebook):
+    """A survey (what `dpverify.survey` returns): its rows, one per epsilon, gain and
+    accuracy (`rows()`, the records in a notebook)."""
+
     plan: SurveyPlan
     results: list[CaseResult] = field(default_factory=list)
     functions: int = 0

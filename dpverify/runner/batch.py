@@ -12,10 +12,11 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from dpverify.defaults import DEFAULT_TIMEOUT
 from dpverify.errors import SpecError
+from dpverify.notebook import Notebook
 from dpverify.runner.claims import StoreGate
 from dpverify.runner.executors.local import (
     Executor,
@@ -38,8 +39,8 @@ from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.result import Verdict, worst_verdict
 
 
-@dataclass(frozen=True)
-class BatchItem:
+@dataclass(frozen=True, repr=False)
+class BatchItem(Notebook):
     """One problem file's outcome (computed now, or read from the store when `cached`)."""
 
     source: str
@@ -51,6 +52,10 @@ class BatchItem:
     seconds: float = 0.0
     cached: bool = False
     build: str = ""  # the build of dpverify that computed it (fingerprint.build_id)
+
+    notebook_columns: ClassVar[tuple[str, ...]] = (
+        "agent", "accuracy", "relaxed_optimum", "rr_value", "mechanism_optimum",
+        "geometric_value", "protocol_value", "gap", "verdict", "method", "reason")
 
     @property
     def problem(self) -> str:
@@ -147,10 +152,14 @@ class BatchReport(_Outcomes):
                            self.notes)
 
 
-@dataclass(frozen=True)
-class BatchResult(_Outcomes):
+@dataclass(frozen=True, repr=False)
+class BatchResult(_Outcomes, Notebook):
     """A finished batch (what `dpverify.batch` returns): each problem's outcome, in the
-    order they finished, with spec.md's result object as `item.result`."""
+    order they finished, with spec.md's result object as `item.result`; in a notebook,
+    one row per problem, agent and accuracy."""
+
+    notebook_columns: ClassVar[tuple[str, ...]] = (
+        "problem", "agent", "accuracy", "verdict", "method", "reason")
 
     items: tuple[BatchItem, ...]
     total: int

@@ -19,6 +19,7 @@ from typing import Any
 
 from dpverify.errors import DpverifyError, InputError, SpecError
 from dpverify.filenames import output_path
+from dpverify.notebook import Notebook
 from dpverify.runner.deadline import TimedOut, deadline
 from dpverify.runner.files import (
     SkippedFile,
@@ -46,8 +47,8 @@ __all__ = ["CertificateCheck", "CertificateChecks", "CertificateRecord", "Certif
            "certify_paths", "certify_spec", "check_certificates"]
 
 
-@dataclass(frozen=True)
-class CertificateRecord:
+@dataclass(frozen=True, repr=False)
+class CertificateRecord(Notebook):
     """One certificate written: where, for what, and what it proves. `value` is the exact
     accuracy of randomized response with the certificate's decision rule (a lower bound),
     `bound` the exact upper bound over every protocol."""
@@ -61,6 +62,8 @@ class CertificateRecord:
     bound: Fraction
     notes: tuple[str, ...] = ()
     certificate: dict = field(default_factory=dict, repr=False)  # the certificate itself
+
+    notebook_columns = ("agent", "accuracy", "status", "value", "bound", "width", "path")
 
     @property
     def width(self) -> Fraction:
@@ -81,8 +84,8 @@ class CertificateRecord:
                 "bound": rational_text(self.bound), "width": float(self.width)}
 
 
-@dataclass
-class CertifyReport:
+@dataclass(repr=False)
+class CertifyReport(Notebook):
     """Everything `certify_paths` did. `messages` are the one-line reasons for files that
     were invalid, skipped, or could not be certified, in order; `skipped` the files found
     that are not multi-party problems (count problems, protocol files, other TOML files)."""
@@ -101,6 +104,15 @@ class CertifyReport:
         self.notes = tuple(certify_notes(self.keys, given))
         return self
 
+    notebook_columns = ("problem", *CertificateRecord.notebook_columns)
+
+    def to_dict(self) -> dict:
+        """Every certificate (`certify --json`'s objects), the counts and the messages."""
+        return {"problems": self.problems, "invalid": self.invalid, "errors": self.errors,
+                "unproved": self.unproved,
+                "certificates": [c.to_dict() for c in self.certificates],
+                "messages": list(self.messages)}
+
     @property
     def unproved(self) -> int:
         return sum(c.status == UNPROVED for c in self.certificates)
@@ -110,8 +122,8 @@ class CertifyReport:
         return exit_status(invalid=self.invalid, undecided=self.errors, failed=self.unproved)
 
 
-@dataclass(frozen=True, eq=False)
-class Certification:
+@dataclass(frozen=True, eq=False, repr=False)
+class Certification(Notebook):
     """The certificates of one problem (what `dpverify.certify` returns), and the messages
     of those that could not be built (`errors` of them)."""
 
@@ -120,6 +132,8 @@ class Certification:
     certificates: tuple[CertificateRecord, ...]
     messages: tuple[str, ...] = ()
     errors: int = 0
+
+    notebook_columns = CertificateRecord.notebook_columns
 
     @property
     def verdict(self) -> str:
@@ -264,8 +278,8 @@ def certify_paths(paths: Sequence[str | Path], out_dir: str | Path,
 
 
 # -- checking -----------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class CertificateCheck:
+@dataclass(frozen=True, repr=False)
+class CertificateCheck(Notebook):
     """The independent checker's verdict on one certificate file. `malformed` when the
     file is not a certificate at all (bad input); `value` and `bound` are the proved
     bracket (equal when proved optimal), None when the check failed."""
@@ -277,6 +291,16 @@ class CertificateCheck:
     bound: Fraction | None = None
     malformed: bool = False
     timed_out: bool = False  # not checked within --timeout (undecided, exit 3)
+
+    notebook_columns = ("path", "ok", "value", "bound", "message")
+
+    def to_dict(self) -> dict:
+        """The check as JSON: exact `value` and `bound` as "p/q" strings (None when the
+        check failed)."""
+        return {"path": self.path, "ok": self.ok, "message": self.message,
+                "value": None if self.value is None else rational_text(self.value),
+                "bound": None if self.bound is None else rational_text(self.bound),
+                "malformed": self.malformed}
 
 
 def _one_line(exc: Exception) -> str:
@@ -307,11 +331,17 @@ def check_certificate_file(spec: MultipartySpec, path: str | Path,
     return CertificateCheck(str(path), True, result.message, value, bound)
 
 
-@dataclass(frozen=True)
-class CertificateChecks(Sequence[CertificateCheck]):
+@dataclass(frozen=True, repr=False)
+class CertificateChecks(Sequence[CertificateCheck], Notebook):
     """The checks of `check-cert`, one per certificate file, in order."""
 
     checks: tuple[CertificateCheck, ...]
+
+    notebook_columns = CertificateCheck.notebook_columns
+
+    def to_dict(self) -> dict:
+        return {"ok": all(c.ok for c in self.checks),
+                "checks": [c.to_dict() for c in self.checks]}
 
     def __getitem__(self, index):  # type: ignore[no-untyped-def]
         return self.checks[index]

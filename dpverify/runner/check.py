@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import tomlkit
 import tomlkit.items
@@ -35,6 +35,7 @@ from tomlkit.exceptions import TOMLKitError
 
 from dpverify.defaults import Method
 from dpverify.errors import DpverifyError
+from dpverify.notebook import Notebook
 from dpverify.runner.batch import BatchItem, BatchReport
 from dpverify.runner.fingerprint import build_id
 from dpverify.runner.store import DONE, Store, StoredResult, options_key
@@ -43,8 +44,8 @@ from dpverify.status import ExitStatus, exit_status
 DEFAULT_CHECK_TOL = 1e-6  # the expectation tolerance, absolute and relative
 
 
-@dataclass(frozen=True)
-class Mismatch:
+@dataclass(frozen=True, repr=False)
+class Mismatch(Notebook):
     """A row of check's table: an expectation that does not hold, or a result that is not
     `optimal` (then `note` says why)."""
 
@@ -62,14 +63,23 @@ class Mismatch:
             return None
         return self.got - self.expected
 
+    notebook_columns: ClassVar[tuple[str, ...]] = (
+        "problem", "agent", "accuracy", "expected", "got", "difference", "note")
+
     def to_json(self) -> dict[str, Any]:
         return {"problem": self.problem, "source": self.source, "agent": self.agent,
                 "accuracy": self.accuracy, "expected": self.expected, "got": self.got,
                 "difference": self.difference, "note": self.note}
 
 
-@dataclass
-class CheckReport:
+@dataclass(repr=False)
+class CheckReport(Notebook):
+    """What `check` found: the batch, the expectations that do not hold (`mismatches`),
+    the results without expectations, what --update wrote; in a notebook, the
+    mismatches."""
+
+    notebook_columns: ClassVar[tuple[str, ...]] = Mismatch.notebook_columns
+
     batch: BatchReport
     mismatches: list[Mismatch] = field(default_factory=list)
     unchecked: list[BatchItem] = field(default_factory=list)  # optimal, but no [expect]
@@ -80,6 +90,18 @@ class CheckReport:
     tol: float = DEFAULT_CHECK_TOL
     strict: bool = False
     digits: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """The expectations checked, the mismatches (`Mismatch.to_json`), the problems
+        without expectations, and what --update wrote."""
+        return {"checked": self.checked, "mismatches": [m.to_json() for m in self.mismatches],
+                "unchecked": [item.source for item in self.unchecked],
+                "written": self.written, "updated": list(self.updated),
+                "update_errors": list(self.update_errors)}
+
+    def notebook_title(self) -> str:
+        return (f"CheckReport: {self.checked} expectations held, {len(self.mismatches)} "
+                f"mismatches")
 
     def exit_status(self) -> ExitStatus:
         """spec.md: 2 bad input; 3 could not decide; 1 a gap or a mismatch (or, with

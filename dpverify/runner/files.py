@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from dpverify.errors import DpverifyError, InputError, SpecError
+from dpverify.notebook import Notebook
 from dpverify.runner.deadline import TimedOut, deadline
 from dpverify.runner.notes import Note, option_notes
 from dpverify.spec import Spec
@@ -171,8 +172,8 @@ def error_json(source: str, reason: str, *, problem: str | None = None, kind: st
     return out
 
 
-@dataclass(frozen=True)
-class FileResult:
+@dataclass(frozen=True, repr=False)
+class FileResult(Notebook):
     """What became of one problem file: its result (with verdict `error` and a `reason`
     when it is invalid or was refused), and its spec when it loaded."""
 
@@ -198,6 +199,12 @@ class FileResult:
     @property
     def reason(self) -> str:
         return self.result.reason
+
+    def notebook_table_columns(self) -> tuple[str, ...]:
+        return self.result.notebook_table_columns()
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.to_json()
 
     def to_json(self) -> dict[str, Any]:
         """spec.md's result object (the same for `verify --json` and `batch --json`)."""
@@ -260,9 +267,13 @@ def verify_path(path: str | Path, options: VerifyOptions, *,
 
 
 # -- many files -------------------------------------------------------------------------------
-@dataclass
-class VerifyReport:
-    """Every file's result, in the order the files were found, and the files skipped."""
+@dataclass(repr=False)
+class VerifyReport(Notebook):
+    """Every file's result, in the order the files were found, and the files skipped; in a
+    notebook, one row per file, agent and accuracy."""
+
+    notebook_columns = ("problem", "agent", "accuracy", "verdict", "method",
+                        "reason")
 
     files: list[FileResult] = field(default_factory=list)
     skipped: tuple[SkippedFile, ...] = ()
@@ -288,6 +299,14 @@ class VerifyReport:
     def exit_status(self) -> ExitStatus:
         """spec.md: 2 an invalid file; else 3 could not decide; else 1 a gap; else 0."""
         return verdict_status(f.category for f in self.files)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The counts per category, the seconds, every file's result object (what
+        `verify --json` prints, as `files`) and the files skipped."""
+        return {"counts": dict(self.counts()), "seconds": round(self.seconds, 4),
+                "files": [f.to_json() for f in self.files],
+                "skipped": [{"source": s.source, "reason": s.reason, "kind": s.kind}
+                            for s in self.skipped]}
 
 
 def run_files(found: ProblemFiles, one: Callable[[Path], FileResult], *,

@@ -51,7 +51,7 @@ class Group:
 
 DELTA_GROUP = Group(("method", "grid", "samples", "cross_check", "lp_form"), False,
                     "delta > 0 (the four-ray bound and a protocol search)")
-COUNT_GROUP = Group(("show_rules", "certify", "cross_check"), True,
+COUNT_GROUP = Group(("certify", "cross_check"), True,
                     "multi-party problems only")
 
 # The group of options that do not apply to each (kind, setting) (None: every option

@@ -37,6 +37,7 @@ from typing import Any, Self
 
 from dpverify.defaults import DEFAULT_STORE
 from dpverify.errors import InputError
+from dpverify.notebook import Notebook
 
 SCHEMA_VERSION = "1"
 BUSY_TIMEOUT = 10.0  # seconds to wait for another writer before calling the store locked
@@ -144,9 +145,13 @@ def options_key(key: dict[str, Any]) -> str:
     return json.dumps(key, sort_keys=True, separators=(",", ":"))
 
 
-@dataclass(frozen=True)
-class StoredResult:
-    """One row of the store."""
+@dataclass(frozen=True, repr=False)
+class StoredResult(Notebook):
+    """One row of the store; in a notebook, its result object's table."""
+
+    notebook_columns = ("agent", "accuracy", "relaxed_optimum", "rr_value",
+                        "mechanism_optimum", "geometric_value", "protocol_value", "gap",
+                        "verdict", "method")
 
     content_hash: str
     options_key: str
@@ -163,6 +168,10 @@ class StoredResult:
     seconds: float
     worker: str
     finished_at: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """spec.md's result object, as it was stored."""
+        return self.result
 
     @property
     def final(self) -> bool:

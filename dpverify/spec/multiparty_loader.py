@@ -33,10 +33,30 @@ PROBLEM_KEYS = ("name", "description", "kind", "parties", "epsilon", "lambda", "
 TOP_KEYS = ("problem", "observer", "party", "expect")
 
 
+# Keys of a count-query file (spec/count_loader.py) that a multi-party file does not have:
+# a file that uses them and omits `kind` is most likely a count problem.
+COUNT_ONLY_KEYS = (("consumer", ""), ("n", "problem"), ("alpha", "problem"))
+
+
+def _count_without_kind(root: Table, problem: Table) -> None:
+    """A count-query file without `kind = "count"` (read as multi-party, the default):
+    one line naming the key and `kind`, rather than "unknown key"."""
+    if problem.has("kind"):
+        return
+    for name, table in COUNT_ONLY_KEYS:
+        where = problem if table else root
+        if where.has(name):
+            raise SpecError(root.file, where.key(name), where.data[name],
+                            'a count-query key, but this file has no `problem.kind`, so it '
+                            'is read as a multi-party problem; add kind = "count" to '
+                            "[problem] (docs/format.md, \"Count problem files\")")
+
+
 def parse_multiparty(root: Table, problem: Table, *, default_name: str) -> MultipartySpec:
     """The tables of a multi-party problem file -> a MultipartySpec."""
     file = root.file
     # Unknown keys first: a misspelt key is the likeliest cause of any later error.
+    _count_without_kind(root, problem)
     root.done(TOP_KEYS)
     problem.done(PROBLEM_KEYS)
     name = problem.string("name", default_name)

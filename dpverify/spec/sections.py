@@ -297,13 +297,19 @@ def _function_table(table: Table, value: object, key: str, k: int,
     return tuple(out)
 
 
+# A count consumer's loss named as a multi-party gain: the gain is its negation.
+LOSS_AS_GAIN = {"abs": "-|f - y|", "square": "-(f - y)^2"}
+
+
 def _gain(table: Table) -> GainDef:
     value = table.get("gain", "indicator")
     key = table.key("gain")
     allowed = "allowed: " + ", ".join(NAMED_GAINS) + ', { expr = "..." } or { matrix = [[...]] }'
     if isinstance(value, str):
         if value not in NAMED_GAINS:
-            raise SpecError(table.file, key, value, f"unknown gain; {allowed}")
+            hint = (f'; did you mean "-{value}" (the gain {LOSS_AS_GAIN[value]}: gains '
+                    "are maximised)?" if value in LOSS_AS_GAIN else "")
+            raise SpecError(table.file, key, value, f"unknown gain; {allowed}{hint}")
         return GainDef(kind="named", name=value)
     if isinstance(value, dict) and set(value) == {"expr"}:
         return GainDef(kind="expr", text=expression_text(table, value["expr"], key, ["f", "y"]))
@@ -525,19 +531,26 @@ def _side_information(consumer: Table, n: int) -> tuple[int, ...]:
     raise SpecError(consumer.file, key, value, allowed)
 
 
+UNIFORM_PRIOR = "uniform"  # a Bayes consumer's prior: equal weights on side_information
+
+
 def _prior(consumer: Table, n: int, side: tuple[int, ...]) -> tuple[Fraction, ...]:
     """n+1 non-negative weights, normalised exactly (GRS); zero outside S."""
     if not consumer.has("prior"):
         raise SpecError(consumer.file, consumer.key("prior"), None,
-                        f'is required with model = "bayes": a list of n + 1 = {n + 1} '
+                        f'is required with model = "bayes": "{UNIFORM_PRIOR}" (equal '
+                        f"weights on the side information) or a list of n + 1 = {n + 1} "
                         "non-negative weights (normalised for you)")
     value = consumer.get("prior")
     key = consumer.key("prior")
+    if value == UNIFORM_PRIOR:  # equal weights on the side information, 0 outside it
+        inside = set(side)
+        return tuple(Fraction(int(i in inside), len(inside)) for i in range(n + 1))
     if not isinstance(value, list) or len(value) != n + 1:
         shown = f"{len(value)} weights" if isinstance(value, list) else value
         raise SpecError(consumer.file, key, shown,
-                        f"must be a list of n + 1 = {n + 1} non-negative weights, one per "
-                        f"answer 0..{n}")
+                        f'must be "{UNIFORM_PRIOR}" or a list of n + 1 = {n + 1} '
+                        f"non-negative weights, one per answer 0..{n}")
     weights = []
     for i, v in enumerate(value):
         w = exact_number(consumer, "", v, key=f"{key}[{i}]")

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from dpverify.defaults import DEFAULT_TOL
+from dpverify.notebook import Notebook
 from dpverify.problem import Problem
 from dpverify.runner.batch import (
     DEFAULT_TIMEOUT,
@@ -26,6 +28,7 @@ from dpverify.runner.store import Store
 from dpverify.spec.model import MultipartySpec
 from dpverify.status import ExitStatus, verdict_status
 from dpverify.sweeps.axes import Axis, Value, Variable
+from dpverify.sweeps.labels import figure_scales
 from dpverify.sweeps.points import plan_points
 from dpverify.sweeps.reference import closed_forms
 from dpverify.sweeps.rows import columns_for, result_rows, spec_place, to_csv, to_json_rows
@@ -38,8 +41,8 @@ if TYPE_CHECKING:
     from dpverify.runner.executors.local import Executor
 
 
-@dataclass(frozen=True, eq=False)
-class SweepPoint:
+@dataclass(frozen=True, eq=False, repr=False)
+class SweepPoint(Notebook):
     """One point: where it is (`coords`), what became of it (`status`, as in the store),
     and spec.md's result object. `closed_forms` holds the closed-form optimum of each
     agent that has one (Corollary 3.1 for the observer's XOR)."""
@@ -68,17 +71,20 @@ class SweepPoint:
         """spec.md's result object."""
         return self.result
 
-    def __repr__(self) -> str:
+    notebook_columns = ("agent", "accuracy", "relaxed_optimum", "rr_value", "best_value",
+                        "mechanism_optimum", "geometric_value", "gap", "verdict", "method")
+
+    def notebook_title(self) -> str:
         where = ", ".join(f"{k}={v}" for k, v in self.coords.items())
-        return f"<SweepPoint {where or self.source}: {self.category}>"
+        return f"SweepPoint {where or self.source}: {self.category}"
 
     def rows(self) -> list[dict[str, Any]]:
         return result_rows(self.result, coords=self.coords, closed_forms=self.closed_forms,
                            source=self.source, place=self.place)
 
 
-@dataclass(frozen=True, eq=False)
-class Sweep:
+@dataclass(frozen=True, eq=False, repr=False)
+class Sweep(Notebook):
     """A finished sweep of one problem (`problem`, read from `source`): its points in grid
     order, the variable on the x axis (`x`) and, when several numbers of parties were
     swept with a privacy level, `series = "parties"` (one curve per k)."""
@@ -94,6 +100,11 @@ class Sweep:
     skipped: int = 0  # points read from the results store
     interrupted: bool = False
     notes: tuple[str, ...] = ()
+    # for its figure (sweeps/labels.py): the verdicts' tolerance, and by agent the y label
+    # and the range of the gain or loss that the tolerance is relative to
+    tol: float = DEFAULT_TOL
+    labels: Mapping[str, str] = field(default_factory=dict)
+    spans: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def verdict(self) -> str:
@@ -124,17 +135,27 @@ class Sweep:
                 "counts": dict(self.counts()),
                 "rows": to_json_rows(self.rows(), self.columns)}
 
-    def __repr__(self) -> str:
+    def to_records(self) -> list[dict[str, Any]]:
+        """The rows (docs/format.md, "Sweep rows") as plain JSON values."""
+        return to_json_rows(self.rows(), self.columns)
+
+    def notebook_table_columns(self) -> tuple[str, ...]:
+        """The rows' columns less those the title says or a table has no room for."""
+        return tuple(c for c in self.columns
+                     if c not in ("problem", "kind", "source", "reason", "seconds"))
+
+    def notebook_title(self) -> str:
         counts = ", ".join(f"{n} {c}" for c, n in sorted(self.counts().items()))
         over = self.x + (f" x {self.series}" if self.series else "")
-        return f"<Sweep {self.problem!r}: {len(self.points)} points over {over} ({counts})>"
+        return f"Sweep {self.problem!r}: {len(self.points)} points over {over} ({counts})"
 
-    def plot(self, path: Any = None, *, title: str | None = None,
-             x: str | None = None) -> Figure:
-        """Draw the sweep (dpverify.plotting.plot_sweep; needs `dpverify[plot]`)."""
+    def plot(self, path: Any = None, *, title: str | None = None, x: str | None = None,
+             style: str = "screen", figsize: Any = None) -> Figure:
+        """Draw the sweep (dpverify.plotting.plot_sweep: `style` "screen" or "paper",
+        `figsize` (width, height) in inches; needs `dpverify[plot]`)."""
         from dpverify.plotting import plot_sweep
 
-        return plot_sweep(self, path, title=title, x=x)
+        return plot_sweep(self, path, title=title, x=x, style=style, figsize=figsize)
 
 
 def run_sweep(problem: Problem, options: VerifyOptions, *, level: Axis | None = None,
@@ -169,9 +190,10 @@ def run_sweep(problem: Problem, options: VerifyOptions, *, level: Axis | None = 
     x = str(level.variable) if level is not None else str(Variable.PARTIES)
     series = "parties" if level is not None and parties is not None \
         and len(parties.values) > 1 else None
+    labels, spans = figure_scales(p.problem.spec for p in planned)
     return Sweep(problem.name, problem.source, str(problem.kind), x, tuple(points), series,
                  report.seconds, report.workers, report.skipped, report.interrupted,
-                 _notes(problem, level))
+                 _notes(problem, level), tol=options.tol, labels=labels, spans=spans)
 
 
 def _notes(problem: Problem, level: Axis | None) -> tuple[str, ...]:

@@ -10,7 +10,8 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from dpverify.defaults import Method
-from dpverify.spec.setting import Setting
+from dpverify.notebook import Notebook
+from dpverify.spec.setting import Setting, result_setting
 
 
 class Verdict(enum.StrEnum):
@@ -218,9 +219,12 @@ class Result(Protocol):
     def to_json(self) -> dict[str, Any]: ...
 
 
-@dataclass(frozen=True, eq=False)
-class AgentResult:
+@dataclass(frozen=True, eq=False, repr=False)
+class AgentResult(Notebook):
     """One (agent, accuracy) comparison of a multi-party problem on bits."""
+
+    notebook_columns = ("agent", "accuracy", "relaxed_optimum", "rr_value", "best_value",
+                        "gap", "interior_optimum", "verdict", "method", "proof.status")
 
     agent: str
     accuracy: str
@@ -277,7 +281,7 @@ class AgentResult:
         return out
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class SymbolResult(AgentResult):
     """One (agent, accuracy) of a problem with more than two symbols (docs/theory.md,
     section 6): `relaxed_optimum` the exact ray-product bound, `rr_value` m-ary RR's
@@ -297,9 +301,10 @@ class SymbolResult(AgentResult):
         return out | super()._optional()
 
 
-@dataclass(frozen=True, eq=False)
-class ProblemResult:
-    """All results of one problem file (spec.md's result object)."""
+@dataclass(frozen=True, eq=False, repr=False)
+class ProblemResult(Notebook):
+    """All results of one problem file (spec.md's result object); in a notebook, its
+    results' table (dpverify/notebook.py)."""
 
     problem: str
     source: str
@@ -308,6 +313,10 @@ class ProblemResult:
     header: dict[str, Any] = field(default_factory=dict)  # kind-specific: parties, lambdas
     reason: str = ""  # set when the whole problem could not be decided
     setting: Setting | None = None  # the spec's (spec/setting.py); None: no spec loaded
+
+    def __post_init__(self) -> None:
+        if self.setting is None and self.results:  # built without its spec: from the header
+            object.__setattr__(self, "setting", result_setting(str(self.kind), self.header))
 
     @property
     def verdict(self) -> Verdict:
@@ -323,6 +332,13 @@ class ProblemResult:
         """spec.md's result object: what `dpverify verify --json` prints for the problem,
         in plain JSON values (strings, numbers, lists, dicts: never an enum member)."""
         return plain(self.to_json())
+
+    def notebook_table_columns(self) -> tuple[str, ...]:
+        """The columns of its results' type (a problem without results: its reason)."""
+        for r in self.results[:1]:
+            if isinstance(r, Notebook):
+                return r.notebook_table_columns()
+        return ("problem", "kind", "verdict", "reason")
 
     def to_json(self) -> dict[str, Any]:
         """The same as `to_dict` (the older name)."""

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, ClassVar
 
 from dpverify.defaults import Method
+from dpverify.notebook import Notebook
 from dpverify.spec.numbers import rational_text
 from dpverify.theory.approx.hockey import DeltaBracket
 from dpverify.verifiers.result import Proof, Verdict
@@ -25,12 +26,16 @@ def _exact_text(value: Fraction | None) -> str | None:
     return text if len(text) <= SHORT_EXACT else None
 
 
-@dataclass(frozen=True, eq=False)
-class ApproxResult:
+@dataclass(frozen=True, eq=False, repr=False)
+class ApproxResult(Notebook):
     """One agent and accuracy (module docstring), values in the user's units; the exact
     numbers (user units) beside the floats; `witness` the path of the best protocol's file
     (None when RR is best, or when no directory was given) and `witness_text` its text;
     `witness_deltas` its achieved deltas at the claimed levels."""
+
+    notebook_columns: ClassVar[tuple[str, ...]] = (
+        "agent", "accuracy", "relaxed_optimum", "rr_value", "best_value", "advantage",
+        "verdict", "method", "proof.status")
 
     agent: str
     accuracy: str
@@ -65,6 +70,14 @@ class ApproxResult:
             return None
         return self.relaxed_optimum - self.rr_value
 
+    @property
+    def advantage(self) -> float | None:
+        """What interaction is shown to gain: the best protocol found minus the best
+        non-interactive value, RR(epsilon, delta) (0 when RR is the best found)."""
+        if self.best_value is None or self.rr_value is None:
+            return None
+        return self.best_value - self.rr_value
+
     def to_dict(self) -> dict[str, Any]:
         return self.to_json()
 
@@ -74,6 +87,7 @@ class ApproxResult:
             "delta": [rational_text(d) for d in self.deltas],
             "relaxed_optimum": self.relaxed_optimum, "rr_value": self.rr_value,
             "best_value": self.best_value, "witness": self.witness, "gap": self.gap,
+            "advantage": self.advantage,
             "verdict": self.verdict.value, "method": self.method,
             "seconds": round(self.seconds, 4)}
         exact = {"relaxed_optimum_exact": _exact_text(self.relaxed_optimum_exact),

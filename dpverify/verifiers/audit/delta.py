@@ -19,11 +19,18 @@ result").
       value > U_achieved + tol   contradiction (U_achieved: the bound at the claimed epsilons
                                  and the achieved deltas, which the protocol meets): a bug
       a party not private        not-private
+      value > R_hi + tol         interaction-helps: the protocol beats every non-interactive
+                                 one (exit 1), the verdict `verify` gives the problem when
+                                 it finds such a protocol; optimal among all of them too
+                                 when value >= U - tol (the reason says which)
       value >= U - tol           optimal: no (epsilon, delta)-DP protocol does better
       value < R - tol            suboptimal: RR(epsilon, delta) does better
       otherwise                  open: the optimum lies in [max(value, R), U], and whether
                                  some protocol beats this one is not decided (exit 3)
 
+  R is RR(epsilon, delta)'s exact value at the lower brackets of the levels (an explicit
+  protocol that meets the claims) and R_hi at the upper ones (at least its value at the
+  true levels; R_hi = R for rational levels), as in verifiers/approximate/verifier.py.
   Unlike a pure audit, the bound is not known to be attained (interaction can help), so
   `suboptimal` needs an explicit better protocol. Exact protocols are compared exactly;
   a float protocol's value in floats within --tol.
@@ -163,12 +170,19 @@ def check_delta_size(claimed: MultipartySpec, options: VerifyOptions) -> None:
 class DeltaBounds:
     """In normalised units: the proved four-ray bound at the claimed levels, the same at
     the achieved deltas, and RR(epsilon, delta)'s exact value (an explicit protocol that
-    meets the claims); None with `why` when not known."""
+    meets the claims) with `rr_high`, its value at the upper brackets of the levels (the
+    same for rational levels; `rr` when not given); None with `why` when not known."""
 
     claimed: Fraction | None
     achieved: Fraction | None
     rr: Fraction | None
     why: str = ""
+    rr_high: Fraction | None = None
+
+    @property
+    def rr_upper(self) -> Fraction | None:
+        """At least RR(epsilon, delta)'s value at the true levels."""
+        return self.rr_high if self.rr_high is not None else self.rr
 
 
 def _achieved_levels(priv: DeltaPrivacy) -> tuple[Fraction, ...] | None:
@@ -203,7 +217,8 @@ def delta_bounds(claimed: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
     rr = noninteractive_value(lower, upper, deltas, units, agent.party, worst, options)
     return DeltaBounds(at_claim, at_achieved, rr.lower,
                        "" if at_claim is not None else
-                       f"the (epsilon, delta) bound at the claimed levels is undecided: {why}")
+                       f"the (epsilon, delta) bound at the claimed levels is undecided: {why}",
+                       rr_high=rr.upper)
 
 
 def _ends(value: ProtocolValue) -> tuple[Fraction, Fraction] | tuple[float, float]:
@@ -239,6 +254,15 @@ def decide_delta(value: ProtocolValue, bounds: DeltaBounds, priv: DeltaPrivacy,
         return Verdict.ERROR, "undecided: " + "; ".join(priv.undecided)
     if bounds.claimed is None:
         return Verdict.ERROR, bounds.why
+    rr_upper = bounds.rr_upper
+    if rr_upper is not None and low > rr_upper + t:
+        reaches = ("; it also reaches the bound within --tol: no (epsilon, delta)-DP "
+                   "protocol does better" if low >= bounds.claimed - t else
+                   f"; the optimum lies in [{shown(low)}, {shown(bounds.claimed)}]")
+        return Verdict.INTERACTION_HELPS, (
+            f"interaction helps: this protocol reaches {shown(low)}, above the best "
+            f"non-interactive protocol, RR(epsilon, delta) ({shown(rr_upper)}), by "
+            f"{float(Fraction(low) - Fraction(rr_upper)):.3g} of the gains' range{reaches}")
     if low >= bounds.claimed - t:
         return Verdict.OPTIMAL, ""
     if high >= bounds.claimed - t:

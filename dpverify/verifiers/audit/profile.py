@@ -18,6 +18,7 @@ from fractions import Fraction
 from typing import Any
 
 from dpverify.errors import SizeLimitError
+from dpverify.notebook import Notebook
 from dpverify.spec.protocol_model import ProtocolSpec
 from dpverify.theory.approx.hockey import (
     DeltaBracket,
@@ -44,9 +45,10 @@ def default_grid(spec: ProtocolSpec) -> tuple[Fraction, ...]:
     return tuple(i * step for i in range(DEFAULT_POINTS))
 
 
-@dataclass(frozen=True, eq=False)
-class PrivacyProfile:
-    """delta_i(epsilon) for every party (`deltas[i][j]` at `epsilons[j]`), with the claims."""
+@dataclass(frozen=True, eq=False, repr=False)
+class PrivacyProfile(Notebook):
+    """delta_i(epsilon) for every party (`deltas[i][j]` at `epsilons[j]`), with the claims;
+    its records (and notebook table) one per epsilon, as `audit --profile` prints it."""
 
     problem: str
     source: str
@@ -54,6 +56,13 @@ class PrivacyProfile:
     deltas: tuple[tuple[DeltaBracket, ...], ...]
     claimed_epsilons: tuple[float, ...]
     claimed_deltas: tuple[Fraction, ...]
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """One row per epsilon of the grid: `epsilon`, then `party i` (the upper end of
+        party i's exact bracket of delta there)."""
+        return [{"epsilon": float(e), **{f"party {i + 1}": float(row[j].upper)
+                                         for i, row in enumerate(self.deltas)}}
+                for j, e in enumerate(self.epsilons)]
 
     def to_json(self) -> dict[str, Any]:
         """`{"epsilons": [...], "parties": [{"party", "claimed_epsilon", "claimed_delta",

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from dpverify.defaults import Method
+from dpverify.notebook import Notebook
 from dpverify.verifiers.result import Bracket, Verdict, plain
 
 
@@ -49,8 +50,8 @@ def efficiency(value: float | None, optimum: float | None) -> float | None:
     return 1.0 if value == 0 else None
 
 
-@dataclass(frozen=True, eq=False)
-class AuditResult:
+@dataclass(frozen=True, eq=False, repr=False)
+class AuditResult(Notebook):
     """One (agent, accuracy) of an audited protocol. Values are in the user's units.
 
     `protocol_value`: the agent's accuracy on the protocol under its optimal decision rule
@@ -62,6 +63,10 @@ class AuditResult:
     `relaxed_optimum_exact`: the relaxed optimum when a certificate proved it exactly (a
     verdict that floats could not decide).
     """
+
+    notebook_columns: ClassVar[tuple[str, ...]] = (
+        "agent", "accuracy", "protocol_value", "relaxed_optimum", "relaxed_optimum_achieved",
+        "rr_value", "efficiency", "gap", "advantage", "verdict", "method")
 
     agent: str
     accuracy: str
@@ -97,6 +102,14 @@ class AuditResult:
             return None
         return self.relaxed_optimum - self.protocol_value
 
+    @property
+    def advantage(self) -> float | None:
+        """With delta: the protocol's value minus RR(epsilon, delta)'s, the best
+        non-interactive value (positive: interaction helps by that much)."""
+        if self.deltas is None or self.protocol_value is None or self.rr_value is None:
+            return None
+        return self.protocol_value - self.rr_value
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "agent": self.agent, "accuracy": self.accuracy,
@@ -118,14 +131,15 @@ class AuditResult:
         if self.deltas is not None:
             out["delta"] = list(self.deltas)
             out["bound"] = self.bound
+            out["advantage"] = _num(self.advantage)
         return plain(out)
 
     def to_dict(self) -> dict[str, Any]:
         return self.to_json()
 
 
-@dataclass(frozen=True, eq=False)
-class MechanismResult:
+@dataclass(frozen=True, eq=False, repr=False)
+class MechanismResult(Notebook):
     """The consumer of an audited count mechanism (user units; losses are minimised):
     `mechanism_loss` the mechanism's loss under the consumer's best post-processing (the
     upper end of `loss_bounds` when that loss is only bracketed), `optimal_loss` the
@@ -145,6 +159,9 @@ class MechanismResult:
     post_processing: np.ndarray | None = None
     loss_bounds: Bracket | None = None  # when the mechanism's loss is not a point
 
+    notebook_columns = ("agent", "accuracy", "mechanism_loss", "optimal_loss",
+                        "optimal_loss_achieved", "geometric_value", "efficiency", "gap",
+                        "verdict")
     rule: ClassVar[None] = None
     method: ClassVar[str] = Method.LP  # the count LPs (verifiers/count/), not in its JSON
 

@@ -13,12 +13,14 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
 from dpverify.errors import InputError, SizeLimitError
+from dpverify.notebook import Notebook
 from dpverify.policy import MAX_RELEASE_N  # the stage matrices are built exactly
-from dpverify.spec.numbers import NumberError, parse_exact
+from dpverify.spec.numbers import NumberError, parse_exact, rational_text
 from dpverify.theory.count.release import (
     MAX_JOINT_ENTRIES,
     ReleaseCheck,
@@ -34,8 +36,8 @@ __all__ = ["MAX_RELEASE_N", "Release", "multilevel_release", "parse_alphas"]
 
 
 
-@dataclass(frozen=True)
-class Release:
+@dataclass(frozen=True, repr=False)
+class Release(Notebook):
     """One multi-level release: the plan (stage matrices), the released answers (one per
     stage), the true answer, the seed that drew them, and the check when one was asked."""
 
@@ -45,10 +47,29 @@ class Release:
     seed: int
     check: ReleaseCheck | None = None
 
+    notebook_columns = ("stage", "alpha", "released", "transition_stochastic")
+
     @property
     def ok(self) -> bool:
         """Every T_j is stochastic and, when checked, every check passed."""
         return bool(self.plan.ok and (self.check is None or self.check.ok))
+
+    def notebook_title(self) -> str:
+        return (f"Release n = {self.plan.n}, answer {self.answer}, seed {self.seed}: "
+                f"{'ok' if self.ok else 'FAILED'}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The release in brief: n, the true answer, the seed, whether it is sound (`ok`),
+        and per stage its alpha ("p/q" when exact), the answer released and whether its
+        transition from the stage before is stochastic."""
+        def level(a: Any) -> Any:
+            return rational_text(a) if isinstance(a, Fraction) else float(a)
+
+        stages = [{"stage": j + 1, "alpha": level(a), "released": self.released[j],
+                   "transition_stochastic": None if j == 0 else self.plan.stochastic[j - 1]}
+                  for j, a in enumerate(self.plan.alphas)]
+        return {"n": self.plan.n, "answer": self.answer, "seed": self.seed, "ok": self.ok,
+                "stages": stages}
 
 
 def parse_alphas(text: str) -> list[Fraction]:

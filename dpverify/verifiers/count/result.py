@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from dpverify.defaults import Method
+from dpverify.notebook import Notebook
 from dpverify.verifiers.result import Bracket, Verdict, plain
 
 
@@ -20,8 +21,8 @@ def _num(x: float | None) -> float | None:
     return float(x)
 
 
-@dataclass(frozen=True, eq=False)
-class CountResult:
+@dataclass(frozen=True, eq=False, repr=False)
+class CountResult(Notebook):
     """The one result of a count problem (module docstring). Losses are minimised, so
     `gap = geometric_value - mechanism_optimum`; `mechanism_bounds` the rigorous bracket of
     the optimal mechanism's loss when it is reported (the verdict undecided, or alpha
@@ -42,6 +43,8 @@ class CountResult:
     delta: str | None = None  # delta > 0 (theory.md section 7): delta as "p/q"
     best: str | None = None  # with delta: "geometric" or "lp", the best mechanism found
 
+    notebook_columns = ("agent", "accuracy", "mechanism_optimum", "geometric_value", "gap",
+                        "hypothesis", "delta", "best", "verdict")
     rule: ClassVar[None] = None  # count results have no multi-party decision rule
     # the LPs, with rigorous brackets (a gap is confirmed in exact arithmetic)
     method: ClassVar[str] = Method.LP
