@@ -43,8 +43,7 @@ from dpverify.theory.exact import (
 from dpverify.theory.exact_lp import ExactLpError, simplex_from_basis
 from dpverify.theory.rr import rr_matrix
 from dpverify.verifiers.certifiers import certificate_filename, certify_agent
-from dpverify.verifiers.multiparty.certify import certificate_for, proof_for
-from dpverify.verifiers.multiparty.corner_lp import verify_agent
+from dpverify.verifiers.multiparty.planner import certificate_for, proof_for, verify_by_lp
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.proof import proof_of
 
@@ -90,7 +89,7 @@ def test_shipped_problems_certify_and_check(path):
                 assert cert["status"] == "bracket"
                 assert 0 <= bound - value <= Fraction(1, 10**15) * (1 + abs(value))
             # a second, independent computation: the float relaxed LP of the verifier
-            lp = verify_agent(spec, agent, accuracy, VerifyOptions())
+            lp = verify_by_lp(spec, agent, accuracy, VerifyOptions())
             assert lp.relaxed_optimum == pytest.approx(float(bound), abs=1e-9)
 
 
@@ -311,7 +310,7 @@ def test_bad_hints_without_the_exact_lp_give_a_valid_weaker_certificate(monkeypa
 
 
 def test_hint_lp_failure_falls_back_to_the_exact_simplex(monkeypatch):
-    import dpverify.verifiers.multiparty.certify as glue
+    import dpverify.verifiers.multiparty.hints as glue
     from dpverify.errors import SolverError
     from dpverify.lp import LpSolution, LpStatus
 
@@ -408,7 +407,7 @@ def test_certify_uses_the_verifier_hints():
     spec = _spec('[problem]\nparties = 3\nlambda = ["3/2", "2", "5/2"]\n[[party]]\n'
                  'index = 1\nfunction = "and"\n')
     agent = spec.agents[0]
-    result = verify_agent(spec, agent, Accuracy.WORST, VerifyOptions())
+    result = verify_by_lp(spec, agent, Accuracy.WORST, VerifyOptions())
     cert = certify_agent(spec, agent, Accuracy.WORST, result)
     assert cert["status"] == "proved-optimal"
     assert float(Fraction(cert["lower"]["value"])) == pytest.approx(result.rr_value, abs=1e-9)

@@ -21,6 +21,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from lp_method import by_lp
 
 from dpverify.cli import main
 from dpverify.errors import SizeLimitError, SolverError
@@ -31,12 +32,8 @@ from dpverify.spec.model import Accuracy
 from dpverify.spec.tables import tabulate
 from dpverify.theory.decision import rule_accuracy
 from dpverify.theory.rr import rr_matrix
-from dpverify.verifiers.multiparty.corner_lp import (
-    check_size,
-    estimate_nonzeros,
-    verify_agent,
-    verify_multiparty,
-)
+from dpverify.verifiers.multiparty.corner_lp import check_size, estimate_nonzeros
+from dpverify.verifiers.multiparty.planner import verify_by_lp
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.result import Verdict, judge
 
@@ -80,7 +77,7 @@ def party(index: int, function: str, gain: str = '"indicator"', extra: str = "")
 
 def results_by_key(spec, options: VerifyOptions | None = None):
     options = options or VerifyOptions()
-    return {(r.agent, r.accuracy): r for r in verify_multiparty(spec, options).results}
+    return {(r.agent, r.accuracy): r for r in by_lp(spec, options).results}
 
 
 def xor_closed_form(k: int, lam: float) -> float:
@@ -135,7 +132,7 @@ def test_xor_closed_form_small_epsilon_expansion() -> None:
 
 def test_xor_given_by_epsilon_and_as_parity() -> None:
     spec = loads(problem(3, "epsilon = 0.5", observer('"parity"'), accuracy=("worst",)))
-    (r,) = verify_multiparty(spec, VerifyOptions()).results
+    (r,) = by_lp(spec, VerifyOptions()).results
     assert r.relaxed_optimum == pytest.approx(xor_closed_form(3, math.exp(0.5)), abs=TOL)
 
 
@@ -146,12 +143,12 @@ def test_dense_form_at_large_lambda_is_settled_exactly_not_a_false_gap() -> None
     the exact certificate instead (method `proof`), with the refusal in the reason."""
     spec = loads(problem(8, "lambda = 100", observer('"xor"'), accuracy=("average",)))
     options = VerifyOptions(form="dense", max_nonzeros=10**6)
-    (r,) = verify_multiparty(spec, options).results
+    (r,) = by_lp(spec, options).results
     assert r.verdict is Verdict.OPTIMAL and r.method == "proof"
     assert "matrix entries below" in r.reason
     assert r.relaxed_optimum == pytest.approx(xor_closed_form(8, 100.0), abs=TOL)
     # the chain form has no such entries and verifies the same instance
-    (c,) = verify_multiparty(spec, VerifyOptions()).results
+    (c,) = by_lp(spec, VerifyOptions()).results
     assert c.verdict is Verdict.OPTIMAL
     assert c.relaxed_optimum == pytest.approx(xor_closed_form(8, 100.0), abs=TOL)
 
@@ -161,7 +158,7 @@ def test_huge_lambda_is_never_a_wrong_optimal(k: int) -> None:
     """At lambda = 1e6 HiGHS sometimes gives up: that must be `error`, never a wrong value."""
     spec = loads(problem(k, "lambda = 1000000", observer('"xor"')))
     expected = xor_closed_form(k, 1e6)
-    for r in verify_multiparty(spec, VerifyOptions()).results:
+    for r in by_lp(spec, VerifyOptions()).results:
         if r.verdict is Verdict.OPTIMAL:
             assert r.relaxed_optimum == pytest.approx(expected, abs=TOL)
             assert r.rr_value == pytest.approx(expected, abs=TOL)
@@ -314,7 +311,7 @@ def test_random_instances_invariants(inst) -> None:
     G = label_gains(gain, agent, k)
     (agent_spec,) = spec.agents
     for accuracy in (Accuracy.AVERAGE, Accuracy.WORST):
-        r = verify_agent(spec, agent_spec, accuracy, VerifyOptions())
+        r = verify_by_lp(spec, agent_spec, accuracy, VerifyOptions())
         assert r.relaxed_optimum is not None and r.rr_value is not None, r.reason
         # The relaxed LP bounds RR (with its optimal rule) from above.
         assert r.relaxed_optimum >= r.rr_value - TOL
@@ -388,8 +385,8 @@ def test_relaxed_optimum_bounds_random_protocols(inst, seed) -> None:
             rule = np.eye(gain.shape[1])[scores.argmax(axis=1)]
             per_input[own == b] = np.einsum("xt,ty,xy->x", P, rule, gain)[own == b]
     (agent_spec,) = spec.agents
-    average = verify_agent(spec, agent_spec, Accuracy.AVERAGE, VerifyOptions())
-    worst = verify_agent(spec, agent_spec, Accuracy.WORST, VerifyOptions())
+    average = verify_by_lp(spec, agent_spec, Accuracy.AVERAGE, VerifyOptions())
+    worst = verify_by_lp(spec, agent_spec, Accuracy.WORST, VerifyOptions())
     assert best <= average.relaxed_optimum + TOL
     assert per_input.min() <= worst.relaxed_optimum + TOL
 
@@ -400,8 +397,8 @@ def test_chain_and_dense_forms_agree(inst) -> None:
     spec = instance_spec(*inst)
     (agent_spec,) = spec.agents
     for accuracy in (Accuracy.AVERAGE, Accuracy.WORST):
-        chain = verify_agent(spec, agent_spec, accuracy, VerifyOptions(form="chain"))
-        dense = verify_agent(spec, agent_spec, accuracy, VerifyOptions(form="dense"))
+        chain = verify_by_lp(spec, agent_spec, accuracy, VerifyOptions(form="chain"))
+        dense = verify_by_lp(spec, agent_spec, accuracy, VerifyOptions(form="dense"))
         assert chain.verdict is dense.verdict is Verdict.OPTIMAL
         assert chain.relaxed_optimum == pytest.approx(dense.relaxed_optimum, abs=TOL)
         assert chain.rr_value == pytest.approx(dense.rr_value, abs=TOL)
@@ -421,8 +418,8 @@ BACKEND_INSTANCES = [
 @pytest.mark.parametrize("text", BACKEND_INSTANCES, ids=range(len(BACKEND_INSTANCES)))
 def test_backends_agree(text: str) -> None:
     spec = loads(text)
-    highs = verify_multiparty(spec, VerifyOptions(backend="highs")).results
-    cvx = verify_multiparty(spec, VerifyOptions(backend="cvxpy")).results
+    highs = by_lp(spec, VerifyOptions(backend="highs")).results
+    cvx = by_lp(spec, VerifyOptions(backend="cvxpy")).results
     assert len(highs) == len(cvx) >= 2
     n = spec.num_inputs
     T = rr_matrix(list(spec.lambdas))
@@ -508,20 +505,23 @@ XOR3 = problem(3, "epsilon = 1.0", observer('"xor"'), party(2, '"and"'))
 
 
 def _no_exact_path(monkeypatch) -> None:
-    """Make the exact certificate unavailable (as for a problem too large for it)."""
-    from dpverify.verifiers.multiparty import certify
+    """Make the exact certificates unavailable (as for a problem too large for them): both
+    certificate makers fail."""
+    from dpverify.verifiers.multiparty.all_inputs import PROOF
+    from dpverify.verifiers.multiparty.orbit import ORBIT
 
     def refuse(*args, **kwargs):
         raise SolverError("simulated: no certificate")
 
-    monkeypatch.setattr(certify, "certificate_for", refuse)
-    monkeypatch.setattr(certify, "verify_certificate", refuse)
+    for maker in (PROOF, ORBIT):
+        monkeypatch.setattr(maker, "exact", refuse)
+        monkeypatch.setattr(maker, "interval", refuse)
 
 
 def test_solver_failure_is_settled_by_the_exact_certificate(monkeypatch) -> None:
     """Every float LP fails: the verdict rests on the exact certificate (checked again by the
     independent checker), never on the failure, and the values are the exact ones."""
-    result = verify_multiparty(loads(XOR3), VerifyOptions(solve_with=_failing_solve()))
+    result = by_lp(loads(XOR3), VerifyOptions(solve_with=_failing_solve()))
     assert result.verdict is Verdict.OPTIMAL
     for r in result.results:
         assert r.method == "proof" and "did not solve" in r.reason
@@ -533,7 +533,7 @@ def test_solver_failure_is_settled_by_the_exact_certificate(monkeypatch) -> None
 
 def test_solver_failure_without_a_certificate_is_error_never_optimal(monkeypatch) -> None:
     _no_exact_path(monkeypatch)
-    result = verify_multiparty(loads(XOR3), VerifyOptions(solve_with=_failing_solve()))
+    result = by_lp(loads(XOR3), VerifyOptions(solve_with=_failing_solve()))
     assert result.verdict is Verdict.ERROR
     for r in result.results:
         assert r.verdict is Verdict.ERROR
@@ -545,13 +545,13 @@ def test_solver_failure_without_a_certificate_is_error_never_optimal(monkeypatch
 
 def test_candidate_lp_failure_is_settled_or_error(monkeypatch) -> None:
     options = VerifyOptions(solve_with=_failing_solve("rr-worst", LpStatus.TIME_LIMIT))
-    for r in verify_multiparty(loads(XOR3), options).results:
+    for r in by_lp(loads(XOR3), options).results:
         assert r.verdict is Verdict.OPTIMAL
         assert (r.method == "proof") == (r.accuracy == "worst")
         if r.accuracy == "worst":
             assert "time limit" in r.reason
     _no_exact_path(monkeypatch)
-    for r in verify_multiparty(loads(XOR3), options).results:
+    for r in by_lp(loads(XOR3), options).results:
         if r.accuracy == "worst":
             assert r.verdict is Verdict.ERROR and "time limit" in r.reason
             assert r.rr_value is None
@@ -565,23 +565,23 @@ def test_bogus_optimal_zero_from_a_solver_is_never_trusted(monkeypatch) -> None:
     reported as an error, never a float optimal and never a gap."""
     options = VerifyOptions(solve_with=_failing_solve("relaxed-average", LpStatus.OPTIMAL, 0.0))
     spec = loads(problem(3, "epsilon = 1.0", observer('"xor"'), accuracy=("average",)))
-    (r,) = verify_multiparty(spec, options).results
+    (r,) = by_lp(spec, options).results
     assert r.verdict is Verdict.OPTIMAL and r.method == "proof"
     assert "below randomized response" in r.reason
     assert r.relaxed_optimum == pytest.approx(xor_closed_form(3, math.e), abs=TOL)
     _no_exact_path(monkeypatch)
-    (r,) = verify_multiparty(spec, options).results
+    (r,) = by_lp(spec, options).results
     assert r.verdict is Verdict.ERROR and "below randomized response" in r.reason
 
 
 def test_tiny_time_limit_is_settled_exactly_or_error(monkeypatch) -> None:
     spec = loads(problem(5, "epsilon = 1.0", observer('"xor"')))
-    result = verify_multiparty(spec, VerifyOptions(time_limit=1e-9))
+    result = by_lp(spec, VerifyOptions(time_limit=1e-9))
     for r in result.results:
         assert r.verdict is Verdict.OPTIMAL and r.method == "proof"
         assert r.relaxed_optimum == pytest.approx(xor_closed_form(5, math.e), abs=TOL)
     _no_exact_path(monkeypatch)
-    result = verify_multiparty(spec, VerifyOptions(time_limit=1e-9))
+    result = by_lp(spec, VerifyOptions(time_limit=1e-9))
     assert all(r.verdict is Verdict.ERROR for r in result.results)
 
 

@@ -38,7 +38,8 @@ from dpverify.theory.protocols.random import (
 from dpverify.theory.protocols.transcripts import achieved_lambdas, level_epsilon
 from dpverify.theory.units import Units, units_of
 from dpverify.verifiers.audit.result import efficiency
-from dpverify.verifiers.multiparty.corner_lp import check_size, verify_agent
+from dpverify.verifiers.multiparty.corner_lp import check_size
+from dpverify.verifiers.multiparty.planner import verify_by_lp as verify_agent
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.protocol_value import protocol_value
 from dpverify.verifiers.result import Verdict

@@ -2,8 +2,8 @@
 problem's kind and setting (spec/setting.py), through one table; the certificate's JSON
 text and its file name (docs/format.md, "Certificates").
 
-* bits: RR's exact certificate on all inputs or on orbits, by the multi-party routes
-  (verifiers/multiparty/certify.py: `dpverify-certificate/1`,
+* bits: RR's exact certificate on all inputs or on orbits, by the multi-party planner
+  (verifiers/multiparty/planner.py: `dpverify-certificate/1`,
   `dpverify-orbit-certificate/1`);
 * more than two symbols: `dpverify-mary-certificate/1` (verifiers/multisymbol);
 * delta > 0: `dpverify-delta-certificate/1`, the four-ray bound (verifiers/approximate);
@@ -35,7 +35,7 @@ Certifier = Callable[[MultipartySpec, AgentSpec, Accuracy, AgentResult | None, V
 
 def _bits(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
           hint: AgentResult | None, options: VerifyOptions, fine: bool) -> Any:
-    from dpverify.verifiers.multiparty.certify import certificate_for
+    from dpverify.verifiers.multiparty.planner import certificate_for
 
     return certificate_for(spec, agent, accuracy, hint, options, fine=fine)
 

@@ -22,7 +22,7 @@ Verifier = Callable[..., ProblemResult]
 
 def _bits(spec, options: VerifyOptions) -> ProblemResult:
     """Bits, pure DP: each agent and accuracy by its method (verifiers/multiparty)."""
-    from dpverify.verifiers.multiparty.methods import verify_problem
+    from dpverify.verifiers.multiparty.planner import verify_problem
 
     return verify_problem(spec, options)
 

@@ -30,7 +30,7 @@ from dpverify.theory.decision import party_label_gains
 from dpverify.theory.protocols.transcripts import Level, rr_transcripts
 from dpverify.theory.rr import rr_channel
 from dpverify.theory.units import Units
-from dpverify.verifiers.multiparty.corner_lp import check_size, verify_agent
+from dpverify.verifiers.multiparty.corner_lp import check_size
 from dpverify.verifiers.multiparty.lps import PointFamily, relaxed_lp
 from dpverify.verifiers.options import VerifyOptions, lp_form
 from dpverify.verifiers.protocol_value import protocol_value
@@ -87,8 +87,10 @@ def relaxed_bound(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
 
 def _bits_bound(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
                 options: VerifyOptions) -> RelaxedBound:
-    """Bits: what `verify` decides (verify_agent)."""
-    result: AgentResult = verify_agent(spec, agent, accuracy, options)
+    """Bits: what the method `lp` decides (planner.verify_by_lp)."""
+    from dpverify.verifiers.multiparty.planner import verify_by_lp
+
+    result: AgentResult = verify_by_lp(spec, agent, accuracy, options)
     bound = result.relaxed_optimum if result.verdict is Verdict.OPTIMAL else None
     return bound, result.rr_value, result.reason, result.proof
 

@@ -1,11 +1,14 @@
-"""The multi-party verifier (Kairouz, Oh, Viswanath 2015, Theorem 3.1).
+"""The LP route of the multi-party verifier, method `lp` (Kairouz, Oh, Viswanath 2015,
+Theorem 3.1).
 
 For each agent and accuracy: the relaxed protocol LP over the 2^k corner points (an upper
 bound over every interactive DP protocol) against randomized response with its optimal
 decision rule (the candidate). `optimal` only when both computations succeeded and agree
 within the tolerance; `gap` only when a feasible protocol built from the relaxed solution
-beats the candidate; anything else is `error`. The corner lemma itself is checked apart,
-with interior points (--grid, --samples), and proved exactly by certificates (--certify).
+beats the candidate; anything else is `error`. What the floats cannot decide is settled
+exactly (settle.py) by the certificate makers the planner hands over in the hints. The
+corner lemma itself is checked apart, with interior points (--grid, --samples), and proved
+exactly by certificates (--certify).
 """
 
 from __future__ import annotations
@@ -23,8 +26,8 @@ from dpverify.lp.builder import chain_nonzeros
 from dpverify.lp.highs import SMALL_MATRIX_VALUE
 from dpverify.lp.model import LpStatus
 from dpverify.policy import DENSE_BELOW_PARTIES, FLOAT_LP_SECONDS
-from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
-from dpverify.spec.tables import MAX_TABULATED_PARTIES, tabulate, tabulated
+from dpverify.spec.model import AgentSpec, MultipartySpec
+from dpverify.spec.tables import MAX_TABULATED_PARTIES, tabulated
 from dpverify.theory.decision import (
     observer_average_rule,
     own_bit_mask,
@@ -33,19 +36,21 @@ from dpverify.theory.decision import (
 )
 from dpverify.theory.exact_rows import clean_stochastic
 from dpverify.theory.rr import kron_apply, random_rank_one, rr_channel, segment_grid
-from dpverify.theory.units import Units, units_of
+from dpverify.theory.units import Units
 from dpverify.theory.worst_lp import WorstLp, solve_float
+from dpverify.verifiers.multiparty.hints import Hints
 from dpverify.verifiers.multiparty.lps import (
     BuiltLp,
     PointFamily,
     relaxed_lp,
 )
-from dpverify.verifiers.multiparty.settle import corner_weights, settle
+from dpverify.verifiers.multiparty.reductions import AgentProblem
+from dpverify.verifiers.multiparty.routes import Outcome
+from dpverify.verifiers.multiparty.settle import corner_weights, proof_for, settle
 from dpverify.verifiers.options import VerifyOptions, check_limit
 from dpverify.verifiers.result import (
     AgentResult,
     Interior,
-    ProblemResult,
     Proof,
     Verdict,
     judge,
@@ -254,19 +259,22 @@ def _judge(floats: _Floats, tol: float) -> tuple[Verdict, str]:
     return verdict, why
 
 
-def verify_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
-                 options: VerifyOptions) -> AgentResult:
-    """One (agent, accuracy): the float LPs on the gains normalised to [0, 1] (so that no
-    decision depends on the scale of the gains: the tolerance is relative to their range),
-    settled exactly (settle.py) whenever they do not agree."""
+def lp_result(problem: AgentProblem, hints: Hints) -> AgentResult:
+    """One (agent, accuracy) by the method `lp`: the float LPs on the gains normalised to
+    [0, 1] (the GainUnits reduction: no decision depends on the scale of the gains, the
+    tolerance is relative to their range), settled exactly (settle.py, by the certificate
+    makers the planner put in `hints`, with these floats as their hints) whenever they do
+    not agree."""
     start = time.perf_counter()
-    table = tabulate(spec, agent)
+    spec, agent, accuracy, table = problem.spec, problem.agent, problem.accuracy, problem.table
+    options = problem.options
     options = replace(options, form=lp_form(spec, agent, options, len(table.outputs)))
+    problem = problem.with_options(options)
     check_limit(spec.source, agent_nonzeros(spec, agent, options, len(table.outputs)),
                 options, f"parties = {spec.parties} and {len(table.outputs)} outputs")
-    units = units_of(table.gain_exact)
+    units = problem.units
     unit = units.unit
-    worst = accuracy is Accuracy.WORST
+    worst = problem.worst
     lambdas = spec.lambdas
     label_gains = unit if agent.party == 0 else party_label_gains(unit, agent.party)[0]
 
@@ -285,7 +293,7 @@ def verify_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
         hint = AgentResult(agent.name, accuracy.value, relaxed, value, verdict, 0.0,
                            rule=floats.rule, pi=floats.pi)
         witness = None if floats.theta is None else (floats.theta, worst)
-        settled = settle(spec, agent, accuracy, options, why, witness, hint)
+        settled = settle(problem, hints.with_lp(hint), why, witness)
         verdict, reason, method = settled.verdict, settled.reason, Method.PROOF
         relaxed, value = settled.relaxed, settled.rr
         proof = settled.proof
@@ -295,15 +303,15 @@ def verify_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
         # the exact certificate for its digits (the verdict stands either way).
         why = ("the value is small beside the gains' range, so the float LPs give few of "
                "its digits")
-        settled = settle(spec, agent, accuracy, options, why)
+        settled = settle(problem, hints.with_lp(None), why)
         if settled.verdict is Verdict.OPTIMAL:
             reason, method = settled.reason, Method.PROOF
             relaxed, value = settled.relaxed, settled.rr
             proof = settled.proof
             rule = settled.rule if settled.rule is not None else rule
     if options.grid >= 2 or options.samples > 0:
-        interior, interior_verdict, note = _interior(spec, agent, accuracy, label_gains,
-                                                     worst, floats.relaxed, options, units)
+        interior, interior_verdict, note = _interior(problem, hints.with_lp(None),
+                                                     label_gains, floats.relaxed)
         if interior_verdict is not None:
             verdict = worst_verdict([verdict, interior_verdict])
         reason = "; ".join(r for r in (reason, note) if r)
@@ -312,11 +320,7 @@ def verify_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
                          outputs=table.outputs, mu=_in_units(floats, units), pi=floats.pi,
                          method=method, proof=proof, interior=interior)
     if options.certify and proof is None:
-        from dpverify.verifiers.multiparty.certify import (
-            proof_for,  # lazy: exact arithmetic only when asked
-        )
-
-        result = replace(result, proof=proof_for(spec, agent, accuracy, result, options))
+        result = replace(result, proof=proof_for(problem, hints.with_lp(result)))
     return result
 
 
@@ -327,8 +331,8 @@ class LpRoute:
 
     method = Method.LP
 
-    def fits(self, spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
-             options: VerifyOptions) -> str | None:
+    def fits(self, problem: AgentProblem) -> str | None:
+        spec, agent, options = problem.spec, problem.agent, problem.options
         if spec.parties > MAX_TABULATED_PARTIES:
             return f"2^{spec.parties} inputs are too many for the full LP"
         estimate = agent_nonzeros(spec, agent, options, num_outputs(spec, agent))
@@ -337,9 +341,11 @@ class LpRoute:
                     f"{options.max_nonzeros:,} non-zeros; raise it with --max-nonzeros)")
         return None
 
-    def verify(self, spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
-               options: VerifyOptions) -> AgentResult:
-        return verify_agent(spec, agent, accuracy, options)
+    def run(self, problem: AgentProblem, hints: Hints) -> Outcome:
+        """The floats, settled exactly when they do not decide; the routes after it get
+        its float result as hints."""
+        result = lp_result(problem, hints)
+        return Outcome(result, hints.with_lp(result))
 
 
 LP = LpRoute()
@@ -384,10 +390,8 @@ def interior_families(lambdas: Sequence[float], options: VerifyOptions) -> list[
     return families
 
 
-def _interior(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
-              label_gains: np.ndarray, worst: bool, corner_optimum: float | None,
-              options: VerifyOptions, units: Units
-              ) -> tuple[Interior, Verdict | None, str]:
+def _interior(problem: AgentProblem, hints: Hints, label_gains: np.ndarray,
+              corner_optimum: float | None) -> tuple[Interior, Verdict | None, str]:
     """The relaxed LP over grid / sampled rank-one points, against the corner optimum
     (normalised units inside; the reported interior optimum is in the user's units).
 
@@ -397,6 +401,7 @@ def _interior(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
     exact witness confirms it (settle.py); else the verdict is `error` (undecided).
     Returns (the result's interior optimum, a verdict to combine or None, a note).
     """
+    spec, options, units, worst = problem.spec, problem.options, problem.units, problem.worst
     built = relaxed_lp(label_gains, interior_families(spec.lambdas, options), worst,
                        options.form)
     sol = _solve(built, options)
@@ -412,7 +417,7 @@ def _interior(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
         return out, None, ""
     if not sol.optimal:  # no float interior optimum: the certificate bounds every point
         why = f"interior points: {_failed('interior-point', sol)}"
-        settled = settle(spec, agent, accuracy, options, why)
+        settled = settle(problem, hints, why)
         if settled.verdict is Verdict.OPTIMAL:
             return out, None, (f"{why}; the exact certificate bounds every rank-one DP "
                                "point by the corner optimum")
@@ -425,8 +430,7 @@ def _interior(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
         points = interior_families(spec.lambdas, options)[0].dense()
         theta = corner_weights(spec.lambdas, points @ columns)
     why = "interior points moved the float relaxed optimum"
-    settled = settle(spec, agent, accuracy, options, why,
-                     None if theta is None else (theta, worst))
+    settled = settle(problem, hints, why, None if theta is None else (theta, worst))
     if settled.verdict is Verdict.OPTIMAL:
         rise = units.user_width(sol.objective - (corner_optimum or 0.0))
         return out, None, (f"interior points: a float rise of {rise:.3g} is refuted: the "
@@ -438,11 +442,3 @@ def interior_is_product(options: VerifyOptions) -> bool:
     """Whether the interior points are one product family (a grid, no samples)."""
     return options.grid >= 2 and options.samples == 0
 
-
-def verify_multiparty(spec: MultipartySpec, options: VerifyOptions) -> ProblemResult:
-    header = {"parties": spec.parties, "lambdas": list(spec.lambdas)}
-    check_size(spec, options)
-    results = [verify_agent(spec, agent, accuracy, options)
-               for agent in spec.agents for accuracy in spec.accuracies]
-    return ProblemResult(spec.name, spec.source, spec.kind, tuple(results), header,
-                         setting=spec.setting)
