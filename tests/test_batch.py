@@ -22,6 +22,7 @@ from inline import InlineExecutor
 
 from dpverify.cli import main
 from dpverify.errors import InputError
+from dpverify.reasons import ReasonCode
 from dpverify.runner import Store, run_batch
 from dpverify.runner.batch import BatchItem, BatchReport
 from dpverify.runner.executors.dask import import_distributed
@@ -314,7 +315,8 @@ def test_transient_failures_are_retried(tmp_path: Path) -> None:
     with Store(tmp_path / "s.sqlite") as store:
         store.put(StoredResult(h, options_key(VerifyOptions().key()), build_id(), str(paths[0]),
                                "p00", "unknown", TIMEOUT, "error", "timeout",
-                               error_result(str(paths[0]), "timeout"), (), (), 600.0, "w"))
+                               error_result(str(paths[0]), "timeout", code=ReasonCode.TIMEOUT),
+                               (), (), 600.0, "w"))
         inline = InlineExecutor()
         report = run_batch([tmp_path / "p"], VerifyOptions(), store=store, executor=inline)
         assert report.skipped == 0 and len(inline.submitted) == 2
@@ -426,6 +428,7 @@ def test_timeout_replaces_the_worker_and_goes_on(tmp_path: Path) -> None:
     by_name = {Path(i.source).name: i for i in report.items}
     slow = by_name.pop("slow.toml")
     assert slow.status == TIMEOUT and slow.verdict == "error" and slow.reason == "timeout"
+    assert slow.to_dict()["reason_code"] == "timeout"
     assert 1.5 <= slow.seconds < 5
     assert all(i.verdict == "optimal" for i in by_name.values()) and len(by_name) == 3
     assert report.exit_status() == 3
@@ -448,6 +451,7 @@ def test_dead_worker_is_an_error_and_the_batch_goes_on(tmp_path: Path) -> None:
     # The cause is read from the dead worker's exit code, even when the pool's own thread
     # reaps the process first (the race that once made this "worker died" alone).
     assert crashed.reason == "worker died: killed by SIGKILL (out of memory?)"
+    assert crashed.to_dict()["reason_code"] == "worker-failed"
     assert len(by_name) == len(paths) and all(i.verdict == "optimal" for i in by_name.values())
     assert report.exit_status() == 3
 
@@ -569,7 +573,7 @@ def test_a_result_computed_past_the_limit_is_a_timeout_however_fast_it_arrives(t
                    values=(("observer", "average", 0.5),), seconds=0.2)
     late = within_limit(done, 0.1)
     assert late.status == TIMEOUT and late.result["verdict"] == "error"
-    assert "timeout" in late.result["reason"] and late.result["problem"] == "p"
+    assert late.result["reason_code"] == "timeout" and late.result["problem"] == "p"
     assert late.values == ()
     assert within_limit(done, 0.3) is done  # control: within the limit, kept as it is
     assert within_limit(done, None) is done

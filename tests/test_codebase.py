@@ -232,8 +232,8 @@ LAYERS: list[list[tuple[str, ...]]] = [
     [("lp",)],
     [("problem",)],
     [("spec",)],
-    [("errors", "status", "defaults", "policy", "clock", "filenames", "version",
-      "notebook")],
+    [("errors", "status", "verdict", "reasons", "defaults", "policy", "clock", "filenames",
+      "version", "notebook")],
 ]
 # The modules the command line may import at run time (dpverify.console's sub-modules too);
 # anything else only under `if TYPE_CHECKING:` (types for annotations).

@@ -18,6 +18,7 @@ import pytest
 
 from dpverify.errors import SizeLimitError
 from dpverify.lp import LpSolution, LpStatus, solve
+from dpverify.reasons import ReasonCode
 from dpverify.spec import loads
 from dpverify.spec.losses import loss_table, named_loss
 from dpverify.theory.count.geometric import (
@@ -375,7 +376,8 @@ def _fake(status=LpStatus.OPTIMAL, objective=None):
                                     LpStatus.INFEASIBLE])
 def test_a_failed_solve_is_an_error(status):
     r = result_of(spec_of(4, "1/2", '"abs"'), VerifyOptions(solve_with=_fake(status)))
-    assert r.verdict is Verdict.ERROR and "optimal-mechanism LP" in r.reason
+    assert r.verdict is Verdict.ERROR and r.code is ReasonCode.SOLVER_FAILED
+    assert "optimal-mechanism LP" in r.reason
     assert r.to_json()["verdict"] == "error"
 
 
@@ -397,7 +399,7 @@ def test_a_failed_post_processing_solve_falls_back_then_is_an_error():
     assert r.verdict is Verdict.OPTIMAL  # the direct LP decided it
     failing.add("count-post-processing")
     r = result_of(spec_of(4, "1/2", '"abs"'), options)
-    assert r.verdict is Verdict.ERROR and r.reason.startswith("undecided")
+    assert r.verdict is Verdict.ERROR and r.code is ReasonCode.SOLVER_FAILED
     assert "post-processing LP could not be solved" in r.reason and "time-limit" in r.reason
     assert r.mechanism_optimum is not None and r.geometric_value is None and r.gap is None
 
@@ -408,7 +410,7 @@ def test_an_optimum_reported_wrongly_is_an_error(shift):
     prove, the solve was inaccurate: `error`, never `optimal` beside a wrong value."""
     r = result_of(spec_of(4, "1/2", '"abs"'),
                   VerifyOptions(solve_with=_fake(objective=lambda v: v + shift)))
-    assert r.verdict is Verdict.ERROR and "inaccurately" in r.reason
+    assert r.verdict is Verdict.ERROR and r.code is ReasonCode.NUMERICAL
 
 
 def test_monotone_gap_note_is_loud():

@@ -16,6 +16,7 @@ from dpverify.cli import main
 from dpverify.defaults import LpForm, Method
 from dpverify.errors import SizeLimitError
 from dpverify.policy import ALL_INPUTS_PARTIES, DENSE_BELOW_PARTIES
+from dpverify.reasons import ReasonCode
 from dpverify.spec import loads
 from dpverify.spec.model import Accuracy
 from dpverify.verifiers.dispatch import verify_spec
@@ -228,7 +229,7 @@ def test_cross_check_catches_a_forced_disagreement(monkeypatch, shift):
     for r in result.results:
         assert r.cross_check is not None and r.cross_check.agrees is (shift == 0)
         if shift:
-            assert r.verdict is Verdict.ERROR and "the routes disagree" in r.reason
+            assert r.verdict is Verdict.ERROR and r.code is ReasonCode.CROSS_CHECK_DISAGREES
             assert f"{r.relaxed_optimum:.12g}" in r.reason
             assert f"{r.cross_check.relaxed_optimum:.12g}" in r.reason
             assert abs(r.cross_check.relaxed_optimum - r.relaxed_optimum - shift) < 1e-12
@@ -242,7 +243,8 @@ def test_cross_check_catches_another_verdict(monkeypatch):
     monkeypatch.setattr(LP, "run", lambda *a: replace(
         real(*a), result=replace(real(*a).result, verdict=Verdict.GAP)))
     result = verify_spec(XOR4, VerifyOptions(cross_check=True))
-    assert all(r.verdict is Verdict.ERROR and "(gap)" in r.reason for r in result.results)
+    assert all(r.verdict is Verdict.ERROR and r.code is ReasonCode.CROSS_CHECK_DISAGREES
+               and "(gap)" in r.reason for r in result.results)
 
 
 def test_cross_check_refuses_before_any_work_when_the_lp_does_not_fit():

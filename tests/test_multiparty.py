@@ -27,6 +27,7 @@ from dpverify.cli import main
 from dpverify.errors import SizeLimitError, SolverError
 from dpverify.lp import LpSolution, LpStatus
 from dpverify.policy import DEFAULT_MAX_NONZEROS
+from dpverify.reasons import ReasonCode
 from dpverify.spec import loads
 from dpverify.spec.model import Accuracy
 from dpverify.spec.tables import tabulate
@@ -538,7 +539,7 @@ def test_solver_failure_without_a_certificate_is_error_never_optimal(monkeypatch
     for r in result.results:
         assert r.verdict is Verdict.ERROR
         assert r.relaxed_optimum is None and r.rr_value is None
-        assert r.reason.startswith("undecided:") and "relaxed LP did not solve" in r.reason
+        assert r.code is ReasonCode.NO_CERTIFICATE and "relaxed LP did not solve" in r.reason
         assert "fake failure" in r.reason and "simulated: no certificate" in r.reason
         assert r.to_json()["verdict"] == "error" and r.to_json()["gap"] is None
 
@@ -553,8 +554,8 @@ def test_candidate_lp_failure_is_settled_or_error(monkeypatch) -> None:
     _no_exact_path(monkeypatch)
     for r in by_lp(loads(XOR3), options).results:
         if r.accuracy == "worst":
-            assert r.verdict is Verdict.ERROR and "time limit" in r.reason
-            assert r.rr_value is None
+            assert r.verdict is Verdict.ERROR and r.code is ReasonCode.NO_CERTIFICATE
+            assert "time limit" in r.reason and r.rr_value is None
         else:
             assert r.verdict is Verdict.OPTIMAL and r.method == "lp"
 
@@ -571,7 +572,8 @@ def test_bogus_optimal_zero_from_a_solver_is_never_trusted(monkeypatch) -> None:
     assert r.relaxed_optimum == pytest.approx(xor_closed_form(3, math.e), abs=TOL)
     _no_exact_path(monkeypatch)
     (r,) = by_lp(spec, options).results
-    assert r.verdict is Verdict.ERROR and "below randomized response" in r.reason
+    assert r.verdict is Verdict.ERROR and r.code is ReasonCode.NO_CERTIFICATE
+    assert "below randomized response" in r.reason
 
 
 def test_tiny_time_limit_is_settled_exactly_or_error(monkeypatch) -> None:

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from lp_method import by_lp
 
 from dpverify.cli import main
+from dpverify.reasons import ReasonCode
 from dpverify.spec import load
 from dpverify.spec.model import Accuracy
 from dpverify.spec.protocol_model import ProtocolSpec, RoundSpec
@@ -198,7 +199,8 @@ def test_a_protocol_above_a_tampered_bound_is_a_contradiction(monkeypatch):
     monkeypatch.setitem(audit.BOUNDS, Setting.BITS, dataclasses.replace(bits, relaxed=tampered))
     result = audit_protocol(load(PROTOCOLS / "rr-and-3.toml"), OPTIONS)
     assert {r.verdict for r in result.results} == {Verdict.CONTRADICTION}
-    assert all("CONTRADICTION" in r.reason and "bug" in r.reason for r in result.results)
+    assert all(r.code is ReasonCode.CONTRADICTION and r.reason.startswith("CONTRADICTION")
+               and "bug" in r.reason for r in result.results)
     out = CliRunner().invoke(main, ["audit", str(PROTOCOLS / "rr-and-3.toml")])
     assert out.exit_code == 1 and "contradiction" in out.output
 

@@ -136,7 +136,7 @@ def test_a_batch_task_past_its_deadline_is_a_timeout():
 
     slow = Task(0, "x.toml", XOR4, VerifyOptions(), timeout=1e-4)
     payload = run_task(slow)
-    assert payload["status"] == "timeout" and payload["result"]["reason"] == "timeout"
+    assert payload["status"] == "timeout" and payload["result"]["reason_code"] == "timeout"
     assert run_task(Task(0, "x.toml", XOR4, VerifyOptions(), timeout=60))["status"] == "done"
 
 

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 from lp_method import by_lp
 
+from dpverify.reasons import ReasonCode
 from dpverify.spec import loads
 from dpverify.verifiers.count.verifier import _Bracket, decide
 from dpverify.verifiers.dispatch import verify_spec
@@ -154,8 +155,8 @@ def test_the_count_decision_is_relative_and_never_optimal_below_the_bound():
     assert decide(mech, _Bracket(0.49, 0.49, 0.49), 1e-9)[0] is Verdict.ERROR
     assert decide(mech, _Bracket(0.5, 0.5 + 5e-10, 0.5), 1e-9)[0] is Verdict.OPTIMAL
     assert decide(mech, _Bracket(0.6, 0.6, 0.6), 1e-9)[0] is Verdict.GAP
-    verdict, why = decide(mech, _Bracket(0.4, 0.6, 0.6), 1e-9)
-    assert verdict is Verdict.ERROR and why.startswith("undecided")
+    verdict, why, code = decide(mech, _Bracket(0.4, 0.6, 0.6), 1e-9)
+    assert verdict is Verdict.ERROR and code is ReasonCode.BRACKET_TOO_WIDE and why
 
 
 # --------------------------------------------------------------------------- 4. extremes
@@ -291,11 +292,11 @@ def test_settle_needs_an_exact_witness_above_the_exact_bound(monkeypatch):
     cert = _fake_certificate(monkeypatch, exact - Fraction(1, 10), exact - Fraction(1, 100),
                              "bracket")
     s = _settle(spec, Accuracy.AVERAGE, "floats differ", witness, cert)
-    assert s.verdict is Verdict.GAP and "contradicts" in s.reason
+    assert s.verdict is Verdict.GAP and s.code is ReasonCode.WITNESS_ABOVE_BOUND
     cert = _fake_certificate(monkeypatch, exact - Fraction(1, 10), exact + Fraction(1, 100),
                              "bracket")
     s = _settle(spec, Accuracy.AVERAGE, "floats differ", witness, cert)
-    assert s.verdict is Verdict.ERROR and s.reason.startswith("undecided")
+    assert s.verdict is Verdict.ERROR and s.code is ReasonCode.BRACKET_TOO_WIDE
     cert = _fake_certificate(monkeypatch, exact, exact, "proved-optimal")
     s = _settle(spec, Accuracy.AVERAGE, "floats differ", witness, cert)
     assert s.verdict is Verdict.OPTIMAL
@@ -311,7 +312,8 @@ def test_a_certificate_that_fails_the_independent_check_is_never_optimal(monkeyp
     from dpverify.spec.model import Accuracy
 
     s = _settle(spec, Accuracy.WORST, "floats differ")
-    assert s.verdict is Verdict.ERROR and "tampered" in s.reason
+    assert s.verdict is Verdict.ERROR and s.code is ReasonCode.CHECK_FAILED
+    assert "tampered" in s.reason  # the checker's words, passed on
 
 
 def test_float_disagreement_is_settled_automatically(monkeypatch):
@@ -328,5 +330,5 @@ def test_float_disagreement_is_settled_automatically(monkeypatch):
     monkeypatch.setattr(multiparty, "rr_candidate", worse)
     for r in by_lp(loads(XOR3), OPTIONS).results:
         assert r.verdict is Verdict.OPTIMAL and r.method == "proof"
-        assert "exact certificate" in r.reason
+        assert r.code in (ReasonCode.PROVED, ReasonCode.BRACKETED)
         assert r.relaxed_optimum == pytest.approx(xor_closed_form(3, 2.0), rel=1e-12)

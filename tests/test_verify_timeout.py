@@ -49,7 +49,7 @@ def test_a_problem_over_its_time_limit_is_an_error_with_reason_timeout(tmp_path,
     assert time.monotonic() - start < 10
     assert out.exit_code == 3, out.output
     rows = json.loads(out.stdout)
-    assert rows[0]["verdict"] == "error" and "timeout" in rows[0]["reason"]
+    assert rows[0]["verdict"] == "error" and rows[0]["reason_code"] == "timeout"
     assert rows[1]["verdict"] == "optimal"  # the next problem gets its own full limit
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # no timer left behind
 

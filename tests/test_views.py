@@ -23,6 +23,7 @@ from dpverify.console.views import (
     SymbolView,
     view_of,
 )
+from dpverify.reasons import ReasonCode
 from dpverify.spec import load, loads
 from dpverify.spec.setting import Setting
 from dpverify.spec.setting import keys as keys_of
@@ -105,6 +106,7 @@ class Other:
     reason: str = "shown under the table"
     method: str = "rays"
     optimum: float | None = 0.123456
+    code: ReasonCode | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"agent": self.agent}

@@ -12,7 +12,7 @@ from typing import Any, Self
 from rich.console import Console
 from rich.table import Table
 
-from dpverify.console import print_json
+from dpverify.console import counted, print_json
 from dpverify.console.progress import Activity
 from dpverify.console.tables import compact, print_table
 from dpverify.console.views import BITS, result_json, view_of
@@ -73,12 +73,7 @@ def print_problem(console: Console, result: Any, **kw: Any) -> None:
 
 def summary_line(report: Any) -> str:
     """`N problems: a optimal, b gap, c error[, d invalid] (s s)`."""
-    counts = report.counts()
-    parts = [f"{counts.get(v, 0)} {v}" for v in ("optimal", "gap", "error")]
-    parts += [f"{counts[v]} {v}" for v in ("suboptimal", "not-private", "contradiction",
-                                           "interaction-helps", "open") if counts.get(v)]
-    if counts.get("invalid"):
-        parts.append(f"{counts['invalid']} invalid")
+    parts = [f"{n} {c}" for c, n in counted(report.counts())]
     n = len(report.files)
     return f"{n} problem{'s' if n != 1 else ''}: {', '.join(parts)} ({report.seconds:.2f} s)"
 

@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Protocol
 from dpverify.defaults import DEFAULT_TIMEOUT
 from dpverify.errors import SpecError
 from dpverify.notebook import Notebook
+from dpverify.reasons import ReasonCode
 from dpverify.runner.claims import StoreGate
 from dpverify.runner.executors.local import (
     Executor,
@@ -35,8 +36,8 @@ from dpverify.runner.store import INTERNAL, INVALID, Store, StoredResult, option
 from dpverify.spec.reader import parse_toml, read_data
 from dpverify.spec.setting import Setting, result_setting
 from dpverify.status import ExitStatus, verdict_status
+from dpverify.verdict import Category, Verdict, category_of, worst_verdict
 from dpverify.verifiers.options import VerifyOptions
-from dpverify.verifiers.result import Verdict, worst_verdict
 
 
 @dataclass(frozen=True, repr=False)
@@ -74,7 +75,7 @@ class BatchItem(Notebook):
         return one_line_reason(self.result)
 
     @property
-    def category(self) -> str:
+    def category(self) -> Category:
         """`invalid` for a file that is not a valid problem, `internal` for a bug met while
         it was verified (exit 4), else the verdict."""
         return category(self.status, self.verdict)
@@ -92,17 +93,15 @@ class BatchItem(Notebook):
         return None if setting is None else (kind, setting)
 
 
-def category(status: str, verdict: str) -> str:
-    """What counts for the exit status (status.verdict_status): `invalid` (bad input),
-    `internal` (a bug), else the verdict."""
-    if status == INVALID:
-        return "invalid"
-    return "internal" if status == INTERNAL else verdict
+def category(status: str, verdict: str) -> Category:
+    """What counts for the exit status (status.verdict_status): the one category rule
+    (dpverify/verdict.py), from a task's status and its result's verdict."""
+    return category_of(verdict, invalid=status == INVALID, internal=status == INTERNAL)
 
 
 def as_verdict(text: str) -> Verdict:
     """A result object's verdict as a Verdict (`error` for anything unknown)."""
-    return Verdict(text) if text in Verdict._value2member_map_ else Verdict.ERROR
+    return Verdict.of(text)
 
 
 class _Outcomes:
@@ -114,7 +113,8 @@ class _Outcomes:
     not_problems: tuple[SkippedFile, ...]
 
     def counts(self) -> Counter[str]:
-        return Counter(item.category for item in self.items)
+        """How many problems fell in each category (by its name, as `to_dict` gives it)."""
+        return Counter(str(item.category) for item in self.items)
 
     def option_notes(self, given: Mapping[str, object]) -> tuple[Note, ...]:
         """The notes of the options `given` (API names) that did not apply to some of the
@@ -360,7 +360,8 @@ def _partition(problems: list[ProblemFile], stored: dict[str, StoredResult]
     for p in problems:
         if p.text is None:
             unreadable.append(BatchItem(p.source, p.content_hash, INVALID,
-                                        error_result(p.source, p.error, invalid=True)))
+                                        error_result(p.source, p.error, invalid=True,
+                                                     code=ReasonCode.INVALID)))
             continue
         row = stored.get(p.content_hash)
         if row is not None and row.final:

@@ -22,8 +22,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dpverify.errors import DpverifyError, InputError, SpecError
+from dpverify.errors import (
+    DpverifyError,
+    InputError,
+    SizeLimitError,
+    SolverError,
+    SpecError,
+    TimeLimitError,
+)
 from dpverify.notebook import Notebook
+from dpverify.reasons import ReasonCode
 from dpverify.runner.deadline import TimedOut, deadline
 from dpverify.runner.notes import Note, option_notes
 from dpverify.spec import Spec
@@ -31,6 +39,7 @@ from dpverify.spec.loader import file_kind, loads
 from dpverify.spec.reader import parse_toml, read_data
 from dpverify.spec.setting import Setting
 from dpverify.status import ExitStatus, verdict_status
+from dpverify.verdict import Category, category_of
 from dpverify.verifiers.dispatch import verify_spec
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.result import ProblemResult, Verdict
@@ -161,11 +170,14 @@ class FileStatus(enum.StrEnum):
 
 
 def error_json(source: str, reason: str, *, problem: str | None = None, kind: str = "unknown",
-               invalid: bool = False) -> dict[str, Any]:
-    """spec.md's result object for a file without results: verdict `error`, the `reason`,
-    an empty `results`, and `"invalid": true` when the file is not a valid problem."""
+               invalid: bool = False, code: ReasonCode | None = None) -> dict[str, Any]:
+    """spec.md's result object for a file without results: verdict `error`, the `reason`
+    and its `reason_code`, an empty `results`, and `"invalid": true` when the file is not
+    a valid problem."""
     out: dict[str, Any] = {"problem": problem or Path(source).stem, "source": source,
-                           "kind": kind, "verdict": Verdict.ERROR.value, "reason": reason}
+                           "kind": kind, "verdict": Verdict.ERROR.value, "reason": reason,
+                           "reason_code": (code or (ReasonCode.INVALID if invalid
+                                                    else ReasonCode.INTERNAL)).value}
     if invalid:
         out["invalid"] = True
     out["results"] = []
@@ -192,9 +204,10 @@ class FileResult(Notebook):
         return self.result.verdict
 
     @property
-    def category(self) -> str:
-        """`invalid` for a file that is not a valid problem, else the verdict."""
-        return "invalid" if self.invalid else self.verdict.value
+    def category(self) -> Category:
+        """`invalid` for a file that is not a valid problem, else the verdict (the one
+        category rule, dpverify/verdict.py)."""
+        return category_of(self.verdict, invalid=self.invalid)
 
     @property
     def reason(self) -> str:
@@ -211,7 +224,7 @@ class FileResult(Notebook):
         if self.status is FileStatus.DONE:
             return self.result.to_json()
         return error_json(self.source, self.reason, problem=self.result.problem,
-                          kind=self.result.kind, invalid=self.invalid)
+                          kind=self.result.kind, invalid=self.invalid, code=self.result.code)
 
 
 def without_results(source: str, status: FileStatus, exc: DpverifyError,
@@ -219,9 +232,19 @@ def without_results(source: str, status: FileStatus, exc: DpverifyError,
     """The FileResult of a file that has no results: invalid (bad input) or refused."""
     problem = spec.name if spec is not None else Path(source).stem
     kind = spec.kind if spec is not None else "unknown"
+    code = ReasonCode.TIMEOUT if timed_out else ERROR_CODES.get(type(exc), ReasonCode.REFUSED)
     result = ProblemResult(problem=problem, source=source, kind=kind, results=(),
-                           reason=str(exc), setting=None if spec is None else spec.setting)
+                           reason=str(exc), setting=None if spec is None else spec.setting,
+                           code=ReasonCode.INVALID if status is FileStatus.INVALID else code)
     return FileResult(source, status, result, spec, timed_out)
+
+
+# The code of a refusal, by the exception that says it (errors.py).
+ERROR_CODES: dict[type, ReasonCode] = {SizeLimitError: ReasonCode.SIZE_LIMIT,
+                                       SolverError: ReasonCode.SOLVER_FAILED,
+                                       TimeLimitError: ReasonCode.TIMEOUT,
+                                       SpecError: ReasonCode.INVALID,
+                                       InputError: ReasonCode.INVALID}
 
 
 def timeout_reason(seconds: float | None) -> str:

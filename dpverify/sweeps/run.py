@@ -112,7 +112,7 @@ class Sweep(Notebook):
         return worst_verdict(as_verdict(p.verdict) for p in self.points).value
 
     def counts(self) -> Counter[str]:
-        return Counter(p.category for p in self.points)
+        return Counter(str(p.category) for p in self.points)
 
     def exit_status(self) -> ExitStatus:
         return verdict_status((p.category for p in self.points), interrupted=self.interrupted)

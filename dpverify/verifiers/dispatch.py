@@ -113,6 +113,74 @@ def derivation(spec: MechanismSpec, tol: float) -> Any:
     return DERIVATIONS[("mechanism", spec.setting)](spec, tol)
 
 
+def _bits_result() -> type:
+    from dpverify.verifiers.result import AgentResult
+
+    return AgentResult
+
+
+def _symbols_result() -> type:
+    from dpverify.verifiers.result import SymbolResult
+
+    return SymbolResult
+
+
+def _delta_result() -> type:
+    from dpverify.verifiers.approximate.result import ApproxResult
+
+    return ApproxResult
+
+
+def _count_result() -> type:
+    from dpverify.verifiers.count.result import CountResult
+
+    return CountResult
+
+
+def _audit_result() -> type:
+    from dpverify.verifiers.audit.result import AuditResult
+
+    return AuditResult
+
+
+def _mechanism_result() -> type:
+    from dpverify.verifiers.audit.result import MechanismResult
+
+    return MechanismResult
+
+
+# The type of the results of every (kind, setting), for reading them back from JSON
+# (delta > 0 with more than two symbols is refused: it has no results).
+RESULT_TYPES: dict[tuple[str, Setting], Callable[[], type] | None] = {
+    ("multiparty", Setting.BITS): _bits_result,
+    ("multiparty", Setting.SYMBOLS): _symbols_result,
+    ("multiparty", Setting.DELTA): _delta_result,
+    ("multiparty", Setting.DELTA_SYMBOLS): None,
+    ("count", Setting.PURE): _count_result,
+    ("count", Setting.DELTA): _count_result,
+    ("protocol", Setting.BITS): _audit_result,
+    ("protocol", Setting.SYMBOLS): _audit_result,
+    ("protocol", Setting.DELTA): _audit_result,
+    ("protocol", Setting.DELTA_SYMBOLS): None,
+    ("mechanism", Setting.PURE): _mechanism_result,
+    ("mechanism", Setting.DELTA): _mechanism_result,
+}
+
+
+def result_type(kind: str, setting: Setting) -> type:
+    """The result class of a (kind, setting) (RESULT_TYPES)."""
+    found = RESULT_TYPES[(kind, setting)]
+    if found is None:
+        raise ValueError(f"no results of kind {kind} in the setting {setting}")
+    return found()
+
+
+def read_result(data: dict[str, Any]) -> ProblemResult:
+    """A problem's result object (docs/format.md) as a typed ProblemResult, each result
+    by the type of its kind and setting: read_result(r.to_json()).to_json() == r.to_json()."""
+    return ProblemResult.from_json(data, result_type)
+
+
 def verify_spec(spec: Spec, options: VerifyOptions) -> ProblemResult:
     """Verify a loaded problem of any kind and setting."""
     return VERIFIERS[(spec.kind, spec.setting)](spec, options)

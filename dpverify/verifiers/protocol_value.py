@@ -23,6 +23,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from dpverify.reasons import ReasonCode
 from dpverify.theory.exact_lp import ExactLpError
 from dpverify.theory.exact_rows import (
     clean_distribution,
@@ -65,6 +66,7 @@ class ProtocolValue:
     rule_exact: list | None = None
     lower_exact: Fraction | None = None
     upper_exact: Fraction | None = None
+    failure_code: ReasonCode = ReasonCode.SOLVER_FAILED  # what `failure` says
 
     @property
     def value(self) -> float:

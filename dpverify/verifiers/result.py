@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -11,45 +12,9 @@ import numpy as np
 
 from dpverify.defaults import Method
 from dpverify.notebook import Notebook
+from dpverify.reasons import ReasonCode
 from dpverify.spec.setting import Setting, result_setting
-
-
-class Verdict(enum.StrEnum):
-    OPTIMAL = "optimal"
-    GAP = "gap"
-    ERROR = "error"
-    # protocol audits (verifiers/audit/protocol.py): below the bound but private (the normal case,
-    # yet
-    # a finding against a claim of optimality: exit status 1); misses a claimed privacy
-    # level; beats the bound at its own levels (a bug)
-    SUBOPTIMAL = "suboptimal"
-    NOT_PRIVATE = "not-private"
-    CONTRADICTION = "contradiction"
-    # inputs with more than two symbols (verifiers/multisymbol/verifier.py): the optimum lies
-    # strictly
-    # between the best protocol found and the bound; whether m-ary RR is optimal is not
-    # decided (exit status 3, with `error`)
-    OPEN = "open"
-    # approximate privacy (verifiers/approximate/): an exactly private interactive protocol
-    # beats every non-interactive one, RR(epsilon, delta) (a finding: exit status 1)
-    INTERACTION_HELPS = "interaction-helps"
-
-
-# `open` ranks with the undecided, just below `error`, as its exit status (3) says
-_RANK = {Verdict.OPTIMAL: 0, Verdict.SUBOPTIMAL: 1, Verdict.GAP: 2,
-         Verdict.INTERACTION_HELPS: 3, Verdict.NOT_PRIVATE: 4, Verdict.CONTRADICTION: 5,
-         Verdict.OPEN: 6, Verdict.ERROR: 7}
-# Exit statuses are decided in one place for every command: dpverify.status.
-
-
-def worst_verdict(verdicts) -> Verdict:
-    """A problem's verdict is the worst of its results (optimal < suboptimal < gap <
-    interaction-helps < not-private < contradiction < open < error)."""
-    out = Verdict.OPTIMAL
-    for v in verdicts:
-        if _RANK[v] > _RANK[out]:
-            out = v
-    return out
+from dpverify.verdict import Verdict, worst_verdict  # their home: dpverify/verdict.py
 
 
 def judge(upper: float | None, lower: float | None, tol: float) -> tuple[Verdict, str]:
@@ -158,6 +123,13 @@ class Proof:
             out["reason"] = self.reason
         return out
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Proof:
+        """The proof as a result's JSON holds it (the bracket's width only)."""
+        width = data.get("width")
+        bracket = None if width is None else Bracket(None, None, width)
+        return cls(str(data["status"]), bracket, data.get("value"), data.get("reason", ""))
+
 
 @dataclass(frozen=True)
 class Interior:
@@ -173,6 +145,14 @@ class Interior:
         return {"interior_points": {"grid": self.grid, "samples": self.samples,
                                     "seed": self.seed},
                 "interior_optimum": self.optimum}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Interior | None:
+        points = data.get("interior_points")
+        if points is None:
+            return None
+        return cls(points["grid"], points["samples"], points["seed"],
+                   data.get("interior_optimum"))
 
 
 @dataclass(frozen=True)
@@ -192,6 +172,47 @@ class CrossCheck:
                 "rr_value": _num(self.rr_value), "verdict": self.verdict.value,
                 "agrees": self.agrees}
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CrossCheck:
+        return cls(data["method"], data["relaxed_optimum"], data["rr_value"],
+                   Verdict(data["verdict"]), data["agrees"])
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One route the planner ran for an agent and accuracy (verifiers/multiparty/planner.py):
+    its method, its verdict and the code of its reason (the reason of the result names the
+    routes passed over, in words)."""
+
+    method: str
+    verdict: Verdict
+    code: ReasonCode | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"method": str(self.method), "verdict": self.verdict.value,
+                "reason_code": None if self.code is None else self.code.value}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Attempt:
+        code = data.get("reason_code")
+        return cls(data["method"], Verdict(data["verdict"]),
+                   None if code is None else ReasonCode(code))
+
+
+def reason_fields(reason: str, code: ReasonCode | None) -> dict[str, Any]:
+    """A result's `reason` and, beside it, its `reason_code` (docs/format.md): both when
+    there is a reason, neither when there is none."""
+    if not reason:
+        return {}
+    return {"reason": reason, "reason_code": None if code is None else code.value}
+
+
+def code_of(data: dict[str, Any]) -> ReasonCode | None:
+    """A result object's reason code (None without one, or one this version does not
+    know: results stored by an older build have none)."""
+    code = data.get("reason_code")
+    return ReasonCode(str(code)) if code in ReasonCode._value2member_map_ else None
+
 
 # -- results ---------------------------------------------------------------------------------
 @runtime_checkable
@@ -207,13 +228,15 @@ class Result(Protocol):
     @property
     def accuracy(self) -> str: ...
     @property
-    def verdict(self) -> str: ...
+    def verdict(self) -> Verdict: ...
     @property
     def seconds(self) -> float: ...
     @property
     def reason(self) -> str: ...
     @property
     def method(self) -> str: ...
+    @property
+    def code(self) -> ReasonCode | None: ...
     @property
     def optimum(self) -> float | None: ...
     def to_json(self) -> dict[str, Any]: ...
@@ -241,6 +264,8 @@ class AgentResult(Notebook):
     proof: Proof | None = None  # the exact certificate, when one was built
     interior: Interior | None = None  # --grid, --samples
     cross_check: CrossCheck | None = None  # --cross-check
+    code: ReasonCode | None = None  # what the reason says (dpverify/reasons.py)
+    attempts: tuple[Attempt, ...] = ()  # the routes run, when more than one was
 
     @property
     def optimum(self) -> float | None:
@@ -261,13 +286,31 @@ class AgentResult(Notebook):
             "gap": _num(self.gap), "verdict": self.verdict.value, "method": str(self.method),
             "seconds": round(self.seconds, 4),
         }
-        if self.reason:
-            out["reason"] = self.reason
+        out.update(reason_fields(self.reason, self.code))
         out.update(self._optional())
         return plain(out)
 
     def to_dict(self) -> dict[str, Any]:
         return self.to_json()
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> AgentResult:
+        """The result read back from its JSON (docs/format.md): every field the JSON holds
+        (a decision rule, the duals and the outputs are not in it)."""
+        return cls(**cls._fields_of(data))
+
+    @staticmethod
+    def _fields_of(data: dict[str, Any]) -> dict[str, Any]:
+        proof, cross = data.get("proof"), data.get("cross_check")
+        return {"agent": data["agent"], "accuracy": data["accuracy"],
+                "relaxed_optimum": data.get("relaxed_optimum"), "rr_value": data.get("rr_value"),
+                "verdict": Verdict.of(data.get("verdict")), "seconds": data.get("seconds", 0.0),
+                "reason": data.get("reason", ""), "method": data.get("method", Method.LP),
+                "proof": None if proof is None else Proof.from_json(proof),
+                "interior": Interior.from_json(data),
+                "cross_check": None if cross is None else CrossCheck.from_json(cross),
+                "code": code_of(data),
+                "attempts": tuple(Attempt.from_json(a) for a in data.get("attempts", ()))}
 
     def _optional(self) -> dict[str, Any]:
         """The optional fields (spec.md), in their order."""
@@ -278,6 +321,8 @@ class AgentResult(Notebook):
             out["proof"] = self.proof.to_json()
         if self.cross_check is not None:
             out["cross_check"] = self.cross_check.to_json()
+        if self.attempts:
+            out["attempts"] = [a.to_json() for a in self.attempts]
         return out
 
 
@@ -300,6 +345,15 @@ class SymbolResult(AgentResult):
             out["witness"] = self.witness
         return out | super()._optional()
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SymbolResult:
+        return cls(**cls._fields_of(data), best_value=data.get("best_value"),
+                   witness=data.get("witness"))
+
+
+_NOT_HEADER = ("problem", "source", "kind", "verdict", "reason", "reason_code", "results",
+               "invalid")
+
 
 @dataclass(frozen=True, eq=False, repr=False)
 class ProblemResult(Notebook):
@@ -313,6 +367,7 @@ class ProblemResult(Notebook):
     header: dict[str, Any] = field(default_factory=dict)  # kind-specific: parties, lambdas
     reason: str = ""  # set when the whole problem could not be decided
     setting: Setting | None = None  # the spec's (spec/setting.py); None: no spec loaded
+    code: ReasonCode | None = None  # what the problem's reason says (dpverify/reasons.py)
 
     def __post_init__(self) -> None:
         if self.setting is None and self.results:  # built without its spec: from the header
@@ -345,7 +400,21 @@ class ProblemResult(Notebook):
         out: dict[str, Any] = {"problem": self.problem, "source": self.source, "kind": self.kind}
         out.update(self.header)
         out["verdict"] = self.verdict.value
-        if self.reason:
-            out["reason"] = self.reason
+        out.update(reason_fields(self.reason, self.code))
         out["results"] = [plain(r.to_json()) for r in self.results]
         return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any],
+                  result_type: Callable[[str, Setting], Any]) -> ProblemResult:
+        """The problem's result read back from its JSON (docs/format.md), each result by
+        the type `result_type(kind, setting)` gives (verifiers/dispatch.py, RESULT_TYPES:
+        one per kind and setting): from_json(data).to_json() is data again."""
+        kind = str(data.get("kind", "unknown"))
+        results = data.get("results") or []
+        header = {k: v for k, v in data.items() if k not in _NOT_HEADER}
+        setting = result_setting(kind, header) if results else None
+        typed = tuple(result_type(kind, setting).from_json(r) for r in results) \
+            if setting is not None else ()
+        return cls(str(data.get("problem", "")), str(data.get("source", "")), kind, typed,
+                   header, data.get("reason", ""), setting, code_of(data))

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dpverify.reasons import ReasonCode
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
 from dpverify.spec.tables import tabulate
 from dpverify.theory.approx.hockey import DeltaBracket
@@ -69,31 +70,40 @@ class ApproxNumbers:
 
 def decide(nums: ApproxNumbers, tol: float, units: Units) -> tuple[Verdict, str]:
     """The verdict of the module docstring from the exact numbers (normalised)."""
+    verdict, reason, _ = decided(nums, tol, units)
+    return verdict, reason
+
+
+def decided(nums: ApproxNumbers, tol: float, units: Units
+            ) -> tuple[Verdict, str, ReasonCode | None]:
+    """`decide`, with the code of its reason (dpverify/reasons.py)."""
     def shown(v: Fraction) -> str:
         return f"{float(units.lo + units.span * v):.12g}"
 
     U, R, B = nums.bound, nums.rr_low, nums.best
     if R is None or nums.rr_high is None or B is None:
-        return Verdict.ERROR, "the non-interactive value could not be computed exactly"
+        return (Verdict.ERROR, "the non-interactive value could not be computed exactly",
+                ReasonCode.NOT_EXACT)
     if U is not None and (R > U or B > U):
         which, value = ("RR(epsilon, delta)", R) if R > U else ("the witness", B)
         return Verdict.ERROR, (f"{which} reaches {shown(value)}, above the proved bound "
-                                     f"{shown(U)}: a bug, please report it")
+                               f"{shown(U)}: a bug, please report it"), ReasonCode.BUG
     if U is not None and tol >= U - R:
-        return Verdict.OPTIMAL, ""
+        return Verdict.OPTIMAL, "", None
     if B - nums.rr_high > tol:
         where = ("" if U is None else f"; the optimum lies in [{shown(B)}, {shown(U)}]"
                  if tol < U - B else "; it reaches the bound within --tol")
         return Verdict.INTERACTION_HELPS, (
             f"an interactive protocol ({nums.origin} start) reaches {shown(B)}, above the best "
             f"non-interactive protocol, RR(epsilon, delta) ({shown(R)}), by "
-            f"{float(B - nums.rr_high):.3g} of the gains' range{where}")
+            f"{float(B - nums.rr_high):.3g} of the gains' range{where}"
+        ), ReasonCode.INTERACTION_HELPS
     if U is None:
-        return Verdict.ERROR, "the upper bound could not be proved"
+        return Verdict.ERROR, "the upper bound could not be proved", ReasonCode.SOLVER_FAILED
     return Verdict.OPEN, (
         f"open: the optimum lies in [{shown(B)}, {shown(U)}] (the best protocol found, the "
         f"bound; width {float(U - B):.3g} of the gains' range) and RR(epsilon, delta) reaches "
-        f"{shown(R)}: whether interaction helps is not decided")
+        f"{shown(R)}: whether interaction helps is not decided"), ReasonCode.OPEN
 
 
 def _witness(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
@@ -165,24 +175,26 @@ def approximate_result(spec: MultipartySpec, agent: AgentSpec, accuracy: Accurac
         if report.best.value > float(rr.lower) + 1e-12:
             _witness(spec, agent, accuracy, deltas, lower, report.best, units, options, nums,
                      directory)
-    verdict, reason = decide(nums, options.tol, units)
+    verdict, reason, code = decided(nums, options.tol, units)
     proof = None
     if options.certify and nums.bound is not None:
         proof, failure = delta_proof(spec, agent, accuracy, options, floats)
         if failure:
-            verdict, reason = Verdict.ERROR, failure
+            verdict, reason, code = Verdict.ERROR, failure, ReasonCode.CHECK_FAILED
     if nums.witness_path is not None:
         reason += f"; the witness is {nums.witness_path} (`dpverify audit` checks it)"
     user = _user(units)
+    reason = "; ".join(r for r in (reason, *nums.notes) if r)
+    code = code if code is not None or not reason else ReasonCode.NOTE
     return ApproxResult(
         agent.name, accuracy.value, deltas, units.user(nums.bound), units.user(nums.rr_low),
-        units.user(nums.best), nums.witness_path, verdict,
-        "; ".join(r for r in (reason, *nums.notes) if r), time.perf_counter() - start,
+        units.user(nums.best), nums.witness_path, verdict, reason, time.perf_counter() - start,
         relaxed_optimum_exact=user(nums.bound), rr_value_exact=user(nums.rr_low),
         best_value_exact=user(nums.best), witness_deltas=nums.witness_deltas,
         origin=nums.origin if nums.witness else "rr",
         search_starts=report.starts if report else 0,
-        search_steps=report.steps if report else 0, witness_text=nums.witness, proof=proof)
+        search_steps=report.steps if report else 0, witness_text=nums.witness, proof=proof,
+        code=code)
 
 
 def _user(units: Units):

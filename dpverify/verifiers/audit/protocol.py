@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from dpverify.reasons import ReasonCode
 from dpverify.spec.model import Accuracy, AgentSpec
 from dpverify.spec.protocol_model import ProtocolSpec
 from dpverify.spec.setting import Setting
@@ -245,14 +246,16 @@ def _audit_agent(spec: ProtocolSpec, agent: AgentSpec, accuracy: Accuracy,
     same = spec.lambdas_exact is not None and tuple(levels) == spec.lambdas_exact
     achieved = bound if same else achieved_bound(spec.at_levels, claimed.setting, agent,
                                                  accuracy, levels, units, options)
-    if tr is None:
-        value = ProtocolValue(np.nan, np.nan, np.zeros((0, 0, 0)), FLOAT, failure=why)
+    if tr is None:  # P too large to hold exactly (valued)
+        value = ProtocolValue(np.nan, np.nan, np.zeros((0, 0, 0)), FLOAT, failure=why,
+                              failure_code=ReasonCode.SIZE_LIMIT)
     else:
         value = protocol_value(tr, units.unit, units.exact if tr.exact else None,
                                agent.party, worst, options)
-    verdict, reason = decide(value, bound, achieved, priv, options.tol)
+    verdict, reason, code = decide(value, bound, achieved, priv, options.tol)
     if achieved.value is None:  # no contradiction test: say why
         reason = "; ".join(r for r in (reason, achieved.why) if r)
+    code = code if code is not None or not reason else ReasonCode.NOTE
     # user units from the exact value when there is one (so that equal exact values print
     # as equal floats)
     protocol = None if not value.ok else units.user(
@@ -278,7 +281,7 @@ def _audit_agent(spec: ProtocolSpec, agent: AgentSpec, accuracy: Accuracy,
         protocol_value_exact=exact_value,
         protocol_value_bounds=bounds,
         rule=rule, outputs=tabulate(claimed, agent).outputs, transcripts=labels,
-        relaxed_optimum_exact=proved)
+        relaxed_optimum_exact=proved, code=code if reason else None)
 
 
 def _exact_ends(value: ProtocolValue) -> tuple[Fraction, Fraction] | None:
@@ -287,18 +290,22 @@ def _exact_ends(value: ProtocolValue) -> tuple[Fraction, Fraction] | None:
     return Fraction(value.lower_exact), Fraction(value.upper_exact)
 
 
-def _contradicts(lower: float, bound: float, shown: str = "") -> tuple[Verdict, str]:
+def _contradicts(lower: float, bound: float, shown: str = "") -> Decided:
     return Verdict.CONTRADICTION, (
         f"CONTRADICTION: an explicit decision rule on this protocol reaches {lower:.12g}, "
         f"above the relaxed optimum {bound:.12g} at the protocol's own achieved levels (by "
         f"{lower - bound:.3g} of the gains' range{shown}). Kairouz-Oh-Viswanath Theorem 3.1 "
         "makes that impossible, so dpverify has a bug (in the audit or the LP): please "
-        "report it")
+        "report it"), ReasonCode.CONTRADICTION
+
+
+Decided = tuple[Verdict, str, ReasonCode | None]  # the verdict, its reason, the code
 
 
 def decide(value: ProtocolValue, bound: Bound, achieved: Bound, priv: Privacy,
-           tol: float) -> tuple[Verdict, str]:
-    """The verdict of one result (module docstring); every value in normalised units.
+           tol: float) -> Decided:
+    """The verdict of one result (module docstring), its reason and the reason's code;
+    every value in normalised units.
 
     Floats decide only when they clear a verdict's line by more than FLOAT_SLACK. Closer,
     an exact value is compared with the bound's exact bracket (a certificate checked
@@ -307,21 +314,21 @@ def decide(value: ProtocolValue, bound: Bound, achieved: Bound, priv: Privacy,
     if not value.ok:
         if not priv.all_private:  # an exact finding, whatever the value
             return Verdict.NOT_PRIVATE, ("misses the claimed privacy level: "
-                                         + "; ".join(priv.misses) + f" ({value.failure})")
-        return Verdict.ERROR, value.failure
+                                         + "; ".join(priv.misses) + f" ({value.failure})"
+                                         ), ReasonCode.NOT_PRIVATE
+        return Verdict.ERROR, value.failure, value.failure_code
     found = _contradiction(value, achieved, tol)
     if found is not None:
         return found
     if not priv.all_private:
         return Verdict.NOT_PRIVATE, ("misses the claimed privacy level: "
-                                     + "; ".join(priv.misses))
+                                     + "; ".join(priv.misses)), ReasonCode.NOT_PRIVATE
     if bound.value is None:
-        return Verdict.ERROR, bound.why
+        return Verdict.ERROR, bound.why, ReasonCode.BOUND_UNDECIDED
     return _against(value, bound, tol)
 
 
-def _contradiction(value: ProtocolValue, achieved: Bound, tol: float
-                   ) -> tuple[Verdict, str] | None:
+def _contradiction(value: ProtocolValue, achieved: Bound, tol: float) -> Decided | None:
     """`contradiction` when the value exceeds the bound at the achieved levels by more than
     `tol`: by floats clear of the line, or exactly near it; None otherwise."""
     if achieved.value is None:
@@ -337,35 +344,36 @@ def _contradiction(value: ProtocolValue, achieved: Bound, tol: float
     return None
 
 
-def _against(value: ProtocolValue, bound: Bound, tol: float) -> tuple[Verdict, str]:
+def _against(value: ProtocolValue, bound: Bound, tol: float) -> Decided:
     """`optimal` or `suboptimal` against the bound at the claimed levels minus `tol`, or
     `error` when that cannot be decided."""
     assert bound.value is not None
     line = bound.value - tol
     if value.lower >= line + FLOAT_SLACK:
-        return Verdict.OPTIMAL, ""
+        return Verdict.OPTIMAL, "", None
     if value.upper < line - FLOAT_SLACK:
-        return Verdict.SUBOPTIMAL, ""
+        return Verdict.SUBOPTIMAL, "", None
     ends = _exact_ends(value)
     if ends is None:  # a float protocol: floats within --tol
         if value.lower >= line:
-            return Verdict.OPTIMAL, ""
+            return Verdict.OPTIMAL, "", None
         if value.upper < line:
-            return Verdict.SUBOPTIMAL, ""
-        return Verdict.ERROR, _straddle(value.lower, value.upper, bound.value)
+            return Verdict.SUBOPTIMAL, "", None
+        return (Verdict.ERROR, _straddle(value.lower, value.upper, bound.value),
+                ReasonCode.BRACKET_TOO_WIDE)
     got = bound.bracket()
     if isinstance(got, str):
         return Verdict.ERROR, (
             f"undecided: the protocol's value {value.lower:.12g} is within float rounding of "
             f"the bound {bound.value:.12g} minus --tol (normalised units), and the exact "
-            f"bound is not known: {got}")
+            f"bound is not known: {got}"), ReasonCode.BOUND_UNDECIDED
     t = Fraction(tol)
     if ends[0] >= got[1] - t:
-        return Verdict.OPTIMAL, ""
+        return Verdict.OPTIMAL, "", None
     if ends[1] < got[0] - t:
-        return Verdict.SUBOPTIMAL, ""
+        return Verdict.SUBOPTIMAL, "", None
     return Verdict.ERROR, _straddle(float(ends[0]), float(ends[1]), float(got[0]),
-                                    float(got[1]))
+                                    float(got[1])), ReasonCode.BRACKET_TOO_WIDE
 
 
 def _straddle(low: float, high: float, bound: float, bound_high: float | None = None) -> str:

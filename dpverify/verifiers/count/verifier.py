@@ -28,6 +28,7 @@ import numpy as np
 from dpverify.defaults import LpForm, Method
 from dpverify.lp import LinearProgram, LpSolution
 from dpverify.lp.highs import SMALL_MATRIX_VALUE
+from dpverify.reasons import ReasonCode
 from dpverify.spec.count_model import CountSpec
 from dpverify.spec.losses import loss_table
 from dpverify.spec.numbers import rational_text
@@ -335,7 +336,8 @@ def _verify_consumer(spec: CountSpec, options: VerifyOptions, side: CountSide) -
 
     def failed(reason: str, optimum: float | None = None) -> CountResult:
         return CountResult("consumer", spec.model, optimum, None, hypothesis, Verdict.ERROR,
-                           time.perf_counter() - start, reason=reason)
+                           time.perf_counter() - start, reason=reason,
+                           code=ReasonCode.SOLVER_FAILED)
 
     def units(v: float) -> float:  # not finite (an infinite bound): as it is
         user = loss.user(v)
@@ -348,20 +350,20 @@ def _verify_consumer(spec: CountSpec, options: VerifyOptions, side: CountSide) -
     if isinstance(geo, str):
         return failed(geo, units(mech[0].value))
     sides = _Sides(mech[0], geo[0], mech[1], geo[1], geo[2])
-    verdict, reason = decide(sides.mechanism, sides.geometric, options.tol)
+    verdict, reason, code = decide(sides.mechanism, sides.geometric, options.tol)
     m = sides.mechanism
     if not m.lower - options.tol <= m.value <= m.upper + options.tol:
-        verdict, reason = Verdict.ERROR, (
+        verdict, reason, code = Verdict.ERROR, (
             f"the optimal-mechanism LP reports a loss of {units(m.value):.12g}, outside "
             f"[{units(m.lower):.12g}, {units(m.upper):.12g}], which its own duals and "
-            "solution prove: it was solved inaccurately")
+            "solution prove: it was solved inaccurately"), ReasonCode.NUMERICAL
     if verdict is Verdict.GAP:
-        verdict, reason = side.confirm(spec, exact_loss, loss, sides, options.tol)
+        verdict, reason, code = side.confirm(spec, exact_loss, loss, sides, options.tol)
     # the optimal mechanism's loss is reported within its bracket when it decides nothing
     # or when its LP drops alpha (duals and a repaired mechanism: rigorous, in floats)
     bounds = Bracket.of(units(sides.mechanism.lower), units(sides.mechanism.upper))
     shown = False
-    if verdict is Verdict.ERROR and reason.startswith("undecided"):
+    if code in (ReasonCode.BRACKET_TOO_WIDE, ReasonCode.BUG):  # undecided: the numbers
         reason += f"; alpha^n = {spec.alpha ** spec.n:.3g}"
         shown = True
     note = side.note(verdict, violation, spec)
@@ -375,7 +377,7 @@ def _verify_consumer(spec: CountSpec, options: VerifyOptions, side: CountSide) -
                        time.perf_counter() - start, reason=reason, mechanism=sides.x,
                        post_processing=sides.T, note=note,
                        mechanism_bounds=bounds if shown else None,
-                       **side.fields(spec, verdict))
+                       code=code if reason else None, **side.fields(spec, verdict))
 
 
 # Float rounding of the brackets: sums of at most a few thousand non-negative terms in
@@ -383,7 +385,8 @@ def _verify_consumer(spec: CountSpec, options: VerifyOptions, side: CountSide) -
 ROUNDING = 1e-12
 
 
-def decide(mechanism: _Bracket, geometric: _Bracket, tol: float) -> tuple[Verdict, str]:
+def decide(mechanism: _Bracket, geometric: _Bracket, tol: float
+           ) -> tuple[Verdict, str, ReasonCode | None]:
     """The verdict from the two brackets (normalised units; losses are minimised, so the
     geometric mechanism's loss can only be at or above the optimal mechanism's):
 
@@ -398,17 +401,17 @@ def decide(mechanism: _Bracket, geometric: _Bracket, tol: float) -> tuple[Verdic
         return Verdict.ERROR, (
             f"the geometric mechanism's loss {geometric.upper:.12g} is below the proven lower "
             f"bound {mechanism.lower:.12g} on every DP mechanism (normalised units): a "
-            "numerical failure")
+            "numerical failure"), ReasonCode.NUMERICAL
     if geometric.upper - mechanism.lower <= tol:
-        return Verdict.OPTIMAL, ""
+        return Verdict.OPTIMAL, "", None
     if geometric.lower - mechanism.upper > tol:
-        return Verdict.GAP, ""
+        return Verdict.GAP, "", ReasonCode.GAP
     return Verdict.ERROR, (
         f"undecided: the LP solutions are not accurate enough to tell a gap of "
         f"{geometric.value - mechanism.value:.3g} (of the loss's range) from rounding: the "
         f"optimal mechanism's loss lies in [{mechanism.lower:.12g}, {mechanism.upper:.12g}], "
         f"the geometric mechanism's in [{geometric.lower:.12g}, {geometric.upper:.12g}] "
-        "(normalised units)")
+        "(normalised units)"), ReasonCode.BRACKET_TOO_WIDE
 
 
 def _alpha_bracket(spec: CountSpec) -> tuple[Fraction, Fraction]:
@@ -432,7 +435,7 @@ def _delta_note(verdict: Verdict, violation: tuple[int, int] | None, spec: Count
 
 
 def _confirm_delta_gap(spec: CountSpec, exact_loss: np.ndarray, units: Units, sides: _Sides,
-                       tol: float) -> tuple[Verdict, str]:
+                       tol: float) -> tuple[Verdict, str, ReasonCode]:
     """A float gap under (epsilon, delta), proved exactly (verifiers/count/approximate.py)
     or reported as undecided."""
     proved, lower, upper = confirm_gap(spec, exact_loss, units, sides.x, sides.weights,
@@ -441,21 +444,23 @@ def _confirm_delta_gap(spec: CountSpec, exact_loss: np.ndarray, units: Units, si
         return Verdict.GAP, (
             f"proved exactly: an (epsilon, delta)-DP mechanism has loss {float(upper):.12g}, "
             f"and the geometric mechanism at epsilon with any post-processing has loss at "
-            f"least {float(lower):.12g}")
+            f"least {float(lower):.12g}"), ReasonCode.GAP
     return Verdict.ERROR, (
         f"undecided: the floats show a gap, but the exact check does not confirm it beyond "
         f"--tol (the geometric mechanism's exact lower bound {float(lower):.12g}, an explicit "
-        f"(epsilon, delta) mechanism's exact loss {float(upper):.12g})")
+        f"(epsilon, delta) mechanism's exact loss {float(upper):.12g})"
+    ), ReasonCode.BRACKET_TOO_WIDE
 
 
 def _confirm_gap(spec: CountSpec, exact_loss: np.ndarray, units: Units, sides: _Sides,
-                 tol: float) -> tuple[Verdict, str]:
+                 tol: float) -> tuple[Verdict, str, ReasonCode]:
     """A float gap, confirmed exactly (theory/count/exact.py) or reported as undecided."""
     alpha_lo, alpha_hi = _alpha_bracket(spec)
     loss = [[Fraction(v) for v in row] for row in exact_loss]
     x = exact_dp_mechanism(sides.x, alpha_hi)
     if not is_exactly_dp(x, alpha_hi):  # cannot happen: exact_dp_mechanism makes it so
-        return Verdict.ERROR, "undecided: the witness mechanism is not exactly DP (a bug)"
+        return (Verdict.ERROR, "undecided: the witness mechanism is not exactly DP (a bug)",
+                ReasonCode.BUG)
     prior = None if spec.prior is None else list(spec.prior)
     upper = mechanism_loss(x, loss, spec.side_information, prior)
     support = relevant_rows(spec)
@@ -469,11 +474,11 @@ def _confirm_gap(spec: CountSpec, exact_loss: np.ndarray, units: Units, sides: _
         return Verdict.GAP, (
             f"proved exactly: an alpha-DP mechanism has loss {float(upper):.12g}, and the "
             f"geometric mechanism with any post-processing has loss at least "
-            f"{float(lower):.12g}")
+            f"{float(lower):.12g}"), ReasonCode.GAP
     return Verdict.ERROR, (
         f"undecided: the floats show a gap, but the exact check does not confirm it beyond "
         f"--tol (the geometric mechanism's exact lower bound {float(lower):.12g}, an explicit "
-        f"mechanism's exact loss {float(upper):.12g})")
+        f"mechanism's exact loss {float(upper):.12g})"), ReasonCode.BRACKET_TOO_WIDE
 
 
 def _pure_fields(spec: CountSpec, verdict: Verdict) -> dict[str, Any]:
@@ -494,7 +499,7 @@ class CountSide:
 
     nonzeros: Callable[[CountSpec], int]
     mechanism: Callable[..., MechanismSide]
-    confirm: Callable[..., tuple[Verdict, str]]
+    confirm: Callable[..., tuple[Verdict, str, ReasonCode]]
     note: Callable[[Verdict, tuple[int, int] | None, CountSpec], str]
     fields: Callable[[CountSpec, Verdict], dict[str, Any]]
 

@@ -24,6 +24,7 @@ from dpverify.policy import (
     INTERVAL_FROM_PARTIES_EPSILON,
     PROOF_HINT_NONZEROS,
 )
+from dpverify.reasons import ReasonCode
 from dpverify.spec.tables import MAX_TABULATED_PARTIES
 from dpverify.theory.certificates import (
     PROVED,
@@ -175,27 +176,29 @@ class ProofRoute:
         own = hints.with_lp(None)
         agent, accuracy, table = problem.agent, problem.accuracy, problem.table
 
-        def result(verdict: Verdict, reason: str, proof: Proof,
+        def result(verdict: Verdict, reason: str, code: ReasonCode, proof: Proof,
                    cert: AnyCertificate | None = None,
                    rule: np.ndarray | None = None) -> Outcome:
             return Outcome(AgentResult(
                 agent.name, accuracy.value, None if cert is None else float(cert.bound),
                 None if cert is None else float(cert.value), verdict,
                 time.perf_counter() - start, reason=reason, rule=rule, outputs=table.outputs,
-                method=Method.PROOF, proof=proof), hints)
+                method=Method.PROOF, proof=proof, code=code), hints)
 
         try:
             cert, verdict = decided(self, budget, own)
         except (SizeLimitError, SolverError) as exc:
             return result(Verdict.ERROR, f"undecided: no exact certificate: {exc}",
-                          unproved(str(exc)))
+                          ReasonCode.NO_CERTIFICATE, unproved(str(exc)))
         what = f"the {kind(cert)} certificate"
         if not verdict.checked:
-            return result(Verdict.ERROR, f"undecided: {what} {verdict.how}", verdict.proof)
+            return result(Verdict.ERROR, f"undecided: {what} {verdict.how}", verdict.code,
+                          verdict.proof)
         if verdict.verdict is Verdict.OPTIMAL:
             return result(Verdict.OPTIMAL, f"{what} {verdict.how} (checked independently)",
-                          verdict.proof, cert, float_rule(cert))
-        return result(Verdict.ERROR, f"undecided: {what} {verdict.how}", verdict.proof, cert)
+                          verdict.code, verdict.proof, cert, float_rule(cert))
+        return result(Verdict.ERROR, f"undecided: {what} {verdict.how}", verdict.code,
+                      verdict.proof, cert)
 
 
 PROOF = ProofRoute()

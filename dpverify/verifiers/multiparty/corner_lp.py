@@ -26,6 +26,7 @@ from dpverify.lp.builder import chain_nonzeros
 from dpverify.lp.highs import SMALL_MATRIX_VALUE
 from dpverify.lp.model import LpStatus
 from dpverify.policy import DENSE_BELOW_PARTIES, FLOAT_LP_SECONDS
+from dpverify.reasons import ReasonCode
 from dpverify.spec.model import AgentSpec, MultipartySpec
 from dpverify.spec.tables import MAX_TABULATED_PARTIES, tabulated
 from dpverify.theory.decision import (
@@ -287,6 +288,7 @@ def lp_result(problem: AgentProblem, hints: Hints) -> AgentResult:
     relaxed = None if floats.relaxed is None else units.user(floats.relaxed)
     value = None if floats.rr is None else units.user(floats.rr)
     method, reason, rule = Method.LP, "", floats.rule
+    code: ReasonCode | None = None
     proof: Proof | None = None
     interior: Interior | None = None
     if verdict is not Verdict.OPTIMAL:
@@ -295,7 +297,7 @@ def lp_result(problem: AgentProblem, hints: Hints) -> AgentResult:
         witness = None if floats.theta is None else (floats.theta, worst)
         settled = settle(problem, hints.with_lp(hint), why, witness)
         verdict, reason, method = settled.verdict, settled.reason, Method.PROOF
-        relaxed, value = settled.relaxed, settled.rr
+        relaxed, value, code = settled.relaxed, settled.rr, settled.code
         proof = settled.proof
         rule = settled.rule if settled.rule is not None else rule
     elif _imprecise(floats, units):
@@ -306,19 +308,22 @@ def lp_result(problem: AgentProblem, hints: Hints) -> AgentResult:
         settled = settle(problem, hints.with_lp(None), why)
         if settled.verdict is Verdict.OPTIMAL:
             reason, method = settled.reason, Method.PROOF
-            relaxed, value = settled.relaxed, settled.rr
+            relaxed, value, code = settled.relaxed, settled.rr, settled.code
             proof = settled.proof
             rule = settled.rule if settled.rule is not None else rule
     if options.grid >= 2 or options.samples > 0:
-        interior, interior_verdict, note = _interior(problem, hints.with_lp(None),
-                                                     label_gains, floats.relaxed)
+        interior, interior_verdict, note, noted = _interior(problem, hints.with_lp(None),
+                                                            label_gains, floats.relaxed)
+        if interior_verdict is not None and interior_verdict.rank >= verdict.rank:
+            code = noted  # the interior points decide the verdict
         if interior_verdict is not None:
             verdict = worst_verdict([verdict, interior_verdict])
         reason = "; ".join(r for r in (reason, note) if r)
+        code = code if code is not None or not note else ReasonCode.NOTE
     result = AgentResult(agent.name, accuracy.value, relaxed, value, verdict,
                          time.perf_counter() - start, reason=reason, rule=rule,
                          outputs=table.outputs, mu=_in_units(floats, units), pi=floats.pi,
-                         method=method, proof=proof, interior=interior)
+                         method=method, proof=proof, interior=interior, code=code)
     if options.certify and proof is None:
         result = replace(result, proof=proof_for(problem, hints.with_lp(result)))
     return result
@@ -391,7 +396,8 @@ def interior_families(lambdas: Sequence[float], options: VerifyOptions) -> list[
 
 
 def _interior(problem: AgentProblem, hints: Hints, label_gains: np.ndarray,
-              corner_optimum: float | None) -> tuple[Interior, Verdict | None, str]:
+              corner_optimum: float | None
+              ) -> tuple[Interior, Verdict | None, str, ReasonCode | None]:
     """The relaxed LP over grid / sampled rank-one points, against the corner optimum
     (normalised units inside; the reported interior optimum is in the user's units).
 
@@ -399,7 +405,8 @@ def _interior(problem: AgentProblem, hints: Hints, label_gains: np.ndarray,
     can raise the optimum. A float rise beyond the tolerance is settled exactly: the exact
     certificate's bound holds for every rank-one DP point, so it refutes the rise, or an
     exact witness confirms it (settle.py); else the verdict is `error` (undecided).
-    Returns (the result's interior optimum, a verdict to combine or None, a note).
+    Returns (the result's interior optimum, a verdict to combine or None, a note, the
+    code of the note).
     """
     spec, options, units, worst = problem.spec, problem.options, problem.units, problem.worst
     built = relaxed_lp(label_gains, interior_families(spec.lambdas, options), worst,
@@ -414,14 +421,14 @@ def _interior(problem: AgentProblem, hints: Hints, label_gains: np.ndarray,
                    units.user(sol.objective) if sol.optimal else None)
     if sol.optimal and corner_optimum is not None and \
             abs(sol.objective - corner_optimum) <= options.tol:
-        return out, None, ""
+        return out, None, "", None
     if not sol.optimal:  # no float interior optimum: the certificate bounds every point
         why = f"interior points: {_failed('interior-point', sol)}"
         settled = settle(problem, hints, why)
         if settled.verdict is Verdict.OPTIMAL:
             return out, None, (f"{why}; the exact certificate bounds every rank-one DP "
-                               "point by the corner optimum")
-        return out, settled.verdict, settled.reason
+                               "point by the corner optimum"), ReasonCode.NOTE
+        return out, settled.verdict, settled.reason, settled.code
     # a rise (or a fall) in floats: settle it exactly
     columns = np.stack([sol.x[b] for b in built.blocks], axis=1)
     if len(built.blocks) != label_gains.shape[1] or not interior_is_product(options):
@@ -434,8 +441,8 @@ def _interior(problem: AgentProblem, hints: Hints, label_gains: np.ndarray,
     if settled.verdict is Verdict.OPTIMAL:
         rise = units.user_width(sol.objective - (corner_optimum or 0.0))
         return out, None, (f"interior points: a float rise of {rise:.3g} is refuted: the "
-                           "exact certificate bounds every rank-one DP point")
-    return out, settled.verdict, f"interior points: {settled.reason}"
+                           "exact certificate bounds every rank-one DP point"), ReasonCode.NOTE
+    return out, settled.verdict, f"interior points: {settled.reason}", settled.code
 
 
 def interior_is_product(options: VerifyOptions) -> bool:

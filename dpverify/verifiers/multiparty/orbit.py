@@ -197,7 +197,8 @@ def orbit_result(problem: AgentProblem, hints: Hints) -> AgentResult:
         reason = f"undecided: the {how} {verdict.how}"
     return AgentResult(problem.agent.name, problem.accuracy.value, float(found.bound),
                        float(found.value), verdict.verdict, time.perf_counter() - start,
-                       reason=reason, method=Method.ORBIT, proof=verdict.proof)
+                       reason=reason, method=Method.ORBIT, proof=verdict.proof,
+                       code=verdict.code)
 
 
 def verify_orbit_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,

@@ -36,6 +36,7 @@ from dataclasses import dataclass, replace
 
 from dpverify.defaults import Method
 from dpverify.policy import ALL_INPUTS_PARTIES
+from dpverify.reasons import ReasonCode
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
 from dpverify.theory.certificates.format import Certificate
 from dpverify.verifiers.multiparty.all_inputs import PROOF
@@ -54,7 +55,14 @@ from dpverify.verifiers.multiparty.settle import certificate_of
 from dpverify.verifiers.multiparty.settle import proof_for as settled_proof
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.progress import stage
-from dpverify.verifiers.result import AgentResult, CrossCheck, ProblemResult, Proof, Verdict
+from dpverify.verifiers.result import (
+    AgentResult,
+    Attempt,
+    CrossCheck,
+    ProblemResult,
+    Proof,
+    Verdict,
+)
 
 __all__ = ["Plan", "certificate_for", "certificate_routes", "choose_method", "plan",
            "proof_for", "verify_by_lp", "verify_problem", "verify_routes"]
@@ -127,20 +135,23 @@ def verify_agent(chosen: Plan) -> AgentResult:
     spec, agent, accuracy = problem.spec, problem.agent, problem.accuracy
     hints = hints_for(problem)
     passed: list[str] = []
+    attempts: list[Attempt] = []
     result: AgentResult | None = None
     for index, (route, why) in enumerate(chosen.routes):
         stage(spec.name, agent.name, accuracy.value, route.method)
         outcome = route.run(problem, hints)
         hints, result = outcome.hints, outcome.result
+        attempts.append(Attempt(route.method, result.verdict, result.code))
         before = "; ".join(x for x in (why, *passed) if x)
         if before:
             result = replace(result, reason="; ".join(
-                r for r in (f"{before}: method {route.method}", result.reason) if r))
+                r for r in (f"{before}: method {route.method}", result.reason) if r),
+                code=result.code or ReasonCode.NOTE)
         if outcome.decided or index == len(chosen.routes) - 1:
             break
         passed.append(f"method {route.method} did not decide ({result.reason})")
     assert result is not None  # fitting() returns at least one route
-    return result
+    return replace(result, attempts=tuple(attempts)) if len(attempts) > 1 else result
 
 
 def cross_check(chosen: Plan, first: AgentResult) -> AgentResult:
@@ -170,11 +181,13 @@ def cross_check(chosen: Plan, first: AgentResult) -> AgentResult:
     if agrees:
         note = f"cross-check: {values(second)} agrees"
         return replace(first, cross_check=check, seconds=seconds,
-                       reason="; ".join(r for r in (first.reason, note) if r))
+                       reason="; ".join(r for r in (first.reason, note) if r),
+                       code=first.code or ReasonCode.NOTE)
     note = (f"cross-check: the routes disagree: {values(first)}; {values(second)}"
             + (f" ({second.reason})" if second.reason else ""))
     return replace(first, verdict=Verdict.ERROR, cross_check=check, seconds=seconds,
-                   reason="; ".join(r for r in (note, first.reason) if r))
+                   reason="; ".join(r for r in (note, first.reason) if r),
+                   code=ReasonCode.CROSS_CHECK_DISAGREES)
 
 
 def _shown(v: float | None) -> str:

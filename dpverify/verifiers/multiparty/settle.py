@@ -25,6 +25,7 @@ from fractions import Fraction
 import numpy as np
 
 from dpverify.errors import SizeLimitError, SolverError
+from dpverify.reasons import ReasonCode
 from dpverify.theory.certificates import own_bits
 from dpverify.theory.certificates.format import Certificate
 from dpverify.theory.exact import Scaled, lambda_brackets, rr_apply
@@ -50,6 +51,7 @@ class Settled:
     rr: float | None
     proof: Proof | None = None
     rule: np.ndarray | None = None  # the certificate's decision rule (RR's), as floats
+    code: ReasonCode = ReasonCode.NO_CERTIFICATE  # what the reason says
 
 
 def settle(problem: AgentProblem, hints: Hints, why: str,
@@ -67,16 +69,16 @@ def settle(problem: AgentProblem, hints: Hints, why: str,
                                       lambda maker: decided_by(maker, problem, hints))
     except (SizeLimitError, SolverError) as exc:
         return Settled(Verdict.ERROR, f"undecided: {why}; no exact certificate: {exc}",
-                       None, None, unproved(str(exc)))
+                       None, None, unproved(str(exc)), code=ReasonCode.NO_CERTIFICATE)
     value, bound = cert.value, cert.bound
     what = f"the {kind(cert)} certificate"
     if not decided.checked:  # the construction and the checker disagree: a bug, never a pass
         return Settled(Verdict.ERROR, f"undecided: {why}; {what} {decided.how}", None, None,
-                       decided.proof)
+                       decided.proof, code=decided.code)
     if decided.verdict is Verdict.OPTIMAL:
         return Settled(Verdict.OPTIMAL, f"{why}; {what} {decided.how} (checked "
                        "independently)", float(bound), float(value), decided.proof,
-                       float_rule(cert))
+                       float_rule(cert), decided.code)
     if witness is not None:
         lower = lambda_brackets(spec.lambdas_exact, spec.epsilons_exact)[0]
         theta, worst = witness
@@ -87,9 +89,9 @@ def settle(problem: AgentProblem, hints: Hints, why: str,
                 f"{float(reached):.12g}, above the exact upper bound {float(bound):.12g} on "
                 "randomized response: this contradicts Kairouz-Oh-Viswanath Theorem 3.1 and "
                 "the certificate; please report it"), float(reached), float(value),
-                decided.proof)
+                decided.proof, code=ReasonCode.WITNESS_ABOVE_BOUND)
     return Settled(Verdict.ERROR, f"undecided: {why}; {what} {decided.how}",
-                   float(bound), float(value), decided.proof)
+                   float(bound), float(value), decided.proof, code=decided.code)
 
 
 def certificate_of(problem: AgentProblem, hints: Hints, *, fine: bool = True) -> Certificate:
