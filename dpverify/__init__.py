@@ -7,7 +7,7 @@ The Python API (docs/api.md; dpverify/api.py), the same as the command line's
     result = dpverify.verify(dpverify.load("problems/and-3.toml"))
     print(result.verdict)                      # optimal
     sweep = dpverify.sweep("problems/xor-4.toml", epsilon="0.1:4:40", jobs=2)
-    sweep.plot("xor-4.png")                    # needs .venv/bin/pip install -e '.[plot]'
+    sweep.plot("xor-4.png")                    # needs the plot extra: dpverify[plot]
 
 Importing dpverify is fast: each name below is imported when first used. `batch` and
 `sweep` may be called at a script's top level (their workers never re-run the script);
@@ -40,13 +40,18 @@ if TYPE_CHECKING:
         certify_paths,
         check,
         check_cert,
+        configuration,
         derive,
+        examples,
         falsify,
+        github_annotations,
+        junit_xml,
         load,
         make_options,
         new,
         plot,
         plot_profile,
+        plot_survey,
         privacy_profile,
         release,
         results,
@@ -68,7 +73,9 @@ _MODULES = {
     "dpverify.api": ("load", "verify", "verify_paths", "certify", "certify_paths", "check_cert",
                      "audit", "audit_paths", "batch", "check", "results", "sweep", "plot",
                      "derive", "release", "new", "falsify", "survey", "privacy_profile",
-                     "plot_profile", "make_options", "VerifyKwargs", "MechanismDerivation"),
+                     "plot_profile", "plot_survey", "make_options", "VerifyKwargs",
+                     "MechanismDerivation",
+                     "junit_xml", "github_annotations", "configuration", "examples"),
     "dpverify.problem": ("Problem", "Agent", "Consumer"),
     "dpverify.verifiers.result": ("ProblemResult", "AgentResult", "Verdict"),
     "dpverify.verifiers.count.verifier": ("CountResult",),
@@ -84,9 +91,10 @@ __all__ = ["AgentResult", "Agent", "BatchItem", "BatchResult", "CertificateRecor
            "MechanismDerivation", "OptionError", "Problem", "ProblemResult", "SizeLimitError",
            "SolverError", "SpecError", "Sweep", "SweepPoint", "Verdict", "VerifyKwargs",
            "VerifyOptions", "__version__", "audit", "audit_paths", "batch", "certify",
-           "certify_paths", "check", "check_cert", "derive", "falsify", "load", "make_options",
-           "new", "plot", "plot_profile", "privacy_profile", "release", "results", "survey",
-           "sweep", "verify", "verify_paths"]
+           "certify_paths", "check", "check_cert", "configuration", "derive", "examples",
+           "falsify", "github_annotations", "junit_xml", "load", "make_options",
+           "new", "plot", "plot_profile", "plot_survey", "privacy_profile", "release",
+           "results", "survey", "sweep", "verify", "verify_paths"]
 
 
 def __getattr__(name: str) -> Any:

@@ -57,6 +57,7 @@ from dpverify.version import __version__
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+    from dpverify.configuration import Config
     from dpverify.problem import Problem
     from dpverify.research.falsify import Campaign
     from dpverify.research.survey import CaseResult, SurveyReport
@@ -68,6 +69,8 @@ if TYPE_CHECKING:
         CertifyReport,
     )
     from dpverify.runner.check import CheckReport
+    from dpverify.runner.examples import WrittenExamples
+    from dpverify.runner.exclude import Exclusions
     from dpverify.runner.files import FileResult, VerifyReport
     from dpverify.runner.store import Store, StoredResult
     from dpverify.spec.count_model import MechanismSpec
@@ -83,7 +86,8 @@ if TYPE_CHECKING:
 
 __all__ = ["MechanismDerivation", "VerifyKwargs", "__version__", "audit", "audit_paths",
            "batch", "build_id", "certify", "certify_paths", "check", "check_cert",
-           "check_figsize", "check_plot", "check_scheduler", "derive", "falsify", "family",
+           "check_figsize", "check_plot", "check_scheduler", "configuration", "derive",
+           "examples", "falsify", "family", "github_annotations", "install_hint", "junit_xml",
            "load", "make_options", "new", "open_store", "option_descriptions",
            "option_problem", "plot", "plot_profile",
            "privacy_profile", "release",
@@ -210,7 +214,7 @@ def verify(problem: Problem | PathLike, *, timeout: float | None = None,
 def verify_paths(paths: Paths, *, on_start: Callable[[Path], None] | None = None,
                  on_result: Callable[[FileResult], None] | None = None,
                  on_stage: Callable[[Stage], None] | None = None,
-                 timeout: float | None = None,
+                 timeout: float | None = None, exclude: Sequence[str] = (),
                  **options: Unpack[VerifyKwargs]) -> VerifyReport:
     """What `dpverify verify PATHS` does: every problem file under `paths` (directories
     searched for *.toml, hidden ones left out) verified one after another, with
@@ -218,13 +222,14 @@ def verify_paths(paths: Paths, *, on_start: Callable[[Path], None] | None = None
     as each agent, accuracy and method starts (dpverify.verifiers.progress.Stage). Invalid
     files and refused problems are results too (`report.files`); `report.exit_status()` is
     the command's; a problem still running after `timeout` seconds has verdict `error`,
-    reason `timeout`. InputError when `paths` hold no problem file."""
+    reason `timeout`. `exclude`: glob patterns of paths to leave out (`--exclude`).
+    InputError when `paths` hold no problem file."""
     from dpverify.runner.files import verify_paths as run
     from dpverify.verifiers.progress import listening
 
     with listening(on_stage):
         report = run(_paths(paths), make_options(**options), on_start=on_start,
-                     on_result=on_result, timeout=timeout)
+                     on_result=on_result, timeout=timeout, exclude=_exclusions(exclude))
     return report.with_notes(options)
 
 
@@ -378,7 +383,7 @@ def plot_profile(profiles: Sequence[PrivacyProfile], path: PathLike | None = Non
 def batch(paths: Paths, *, jobs: int | None = None, store: PathLike | Store | None = None,
           timeout: float | None = DEFAULT_TIMEOUT, force: bool = False,
           scheduler: str | None = None, listener: Listener | None = None,
-          **options: Unpack[VerifyKwargs]) -> BatchResult:
+          exclude: Sequence[str] = (), **options: Unpack[VerifyKwargs]) -> BatchResult:
     """Verify every problem file under `paths` in parallel worker processes, as
     `dpverify batch` does. With `store` (a path, such as ".dpverify/results.sqlite", or a
     Store), results are saved as they finish and problems stored there by this build of
@@ -386,37 +391,77 @@ def batch(paths: Paths, *, jobs: int | None = None, store: PathLike | Store | No
     computing is waited for, not computed twice; without it nothing is written. `timeout`
     is per problem (None: no limit); `scheduler` runs on Dask ("local" or an address;
     from a script, under `if __name__ == "__main__":`). `listener` hears of each problem
-    as it finishes (`started(total, skipped, workers)`, `finished(item)`)."""
+    as it finishes (`started(total, skipped, workers)`, `finished(item)`). `store=
+    ":memory:"` (defaults.MEMORY_STORE) runs on a store in memory (`--no-store`);
+    `exclude`: glob patterns of paths to leave out (`--exclude`)."""
     from dpverify.runner.batch import run_batch
 
     chosen = make_options(**options)
     with _opened(store) as opened:
         report = run_batch(_paths(paths), chosen, store=opened, jobs=jobs, timeout=timeout,
-                           force=force, scheduler=scheduler, listener=listener)
+                           force=force, scheduler=scheduler, listener=listener,
+                           exclude=_exclusions(exclude))
     report.notes = report.option_notes(options)
     return report.freeze()
 
 
 def check(paths: Paths, *, store: PathLike | Store | None = None,
           expect_tol: float = DEFAULT_CHECK_TOL, digits: bool = False, strict: bool = False,
-          update: bool = False, jobs: int | None = None,
+          update: bool = False, diff: bool = False, jobs: int | None = None,
           timeout: float | None = DEFAULT_TIMEOUT, force: bool = False,
           scheduler: str | None = None, listener: Listener | None = None,
-          **options: Unpack[VerifyKwargs]) -> CheckReport:
+          exclude: Sequence[str] = (), **options: Unpack[VerifyKwargs]) -> CheckReport:
     """What `dpverify check PATHS` does: the problems run as in `batch`, then compared
     with their `[expect]` tables (`expect_tol`: |got - expected| <= T * max(1,
     |expected|); `digits`: the digits written may widen it; `strict`: a problem without
-    `[expect]` is a failure); `update` writes the values that do not hold into the files.
-    `report.mismatches`, `report.exit_status()`."""
+    `[expect]` is a failure); `update` writes the values that do not hold into the files,
+    `diff` only says how (`report.diffs`, unified diffs; nothing is written). A named
+    file that is not a problem file is skipped (`report.batch.not_problems`).
+    `report.mismatches` (each with `expected`, `got`, the verdicts and the `line` of its
+    expectation), `report.invalid`, `report.exit_status()`; `junit_xml(report)` and
+    `github_annotations(report)` are its CI reports."""
     from dpverify.runner.check import run_check
 
     chosen = make_options(**options)
     with _opened(store) as opened:
         report = run_check(_paths(paths), chosen, store=opened, tol=expect_tol, digits=digits,
-                           strict=strict, update=update, jobs=jobs, timeout=timeout,
-                           force=force, scheduler=scheduler, listener=listener)
+                           strict=strict, update=update, diff=diff, jobs=jobs, timeout=timeout,
+                           force=force, scheduler=scheduler, listener=listener,
+                           exclude=_exclusions(exclude))
     report.batch.notes = report.batch.option_notes(options)
     return report
+
+
+def junit_xml(report: CheckReport) -> str:
+    """A check's JUnit XML report, as `dpverify check --junit FILE` writes it: one test
+    case per expectation, failures carrying expected and got (dpverify/runner/reports.py)."""
+    from dpverify.runner.reports import junit_xml as xml
+
+    return xml(report)
+
+
+def github_annotations(report: CheckReport) -> list[str]:
+    """A check's GitHub Actions annotations, as `dpverify check --format github` prints
+    them: `::error file=F,line=L,title=T::message`, one per mismatch, at the line of its
+    expectation."""
+    from dpverify.runner.reports import github_annotations as annotations
+
+    return annotations(report)
+
+
+def configuration(start: PathLike = ".") -> Config:
+    """The project's defaults for the command line: `[tool.dpverify]` in the nearest
+    pyproject.toml, or a dpverify.toml, searched from `start` upward (to the top of the
+    repository); `config.values` by option name. SpecError naming the file and the key for
+    an unknown key or a bad value (dpverify/runner/config.py)."""
+    from dpverify.configuration import Config, find_config
+
+    found = find_config(start)  # light: `dpverify --help` reads nothing heavy without one
+    if found is None:
+        return Config()
+    from dpverify.runner.config import load_config
+
+    return load_config(path=found)
 
 
 def results(store: PathLike = DEFAULT_STORE, *,
@@ -504,7 +549,7 @@ def plot(data: Sweep, path: PathLike | None = None, *, title: str | None = None,
     of the tolerance) and save it to `path` (.png, .svg or .pdf) when given. `style`
     "paper" fits a 3.3 in journal column with 8 pt text and no title; `figsize` (width,
     height) in inches; `title` replaces the default ("" for none). Fonts are TrueType in
-    PDF and text in SVG. Needs matplotlib: `.venv/bin/pip install -e '.[plot]'`."""
+    PDF and text in SVG. Needs matplotlib: `install_hint("plot")`."""
     from dpverify.plotting import plot_sweep
 
     return plot_sweep(data, path, title=title, x=x, style=style, figsize=figsize)
@@ -641,8 +686,9 @@ def falsify(problem: Problem | PathLike, *, protocols: int = 200, rounds: int = 
                          "problem (or a protocol file)")
     if isinstance(spec, ProtocolSpec):
         spec = spec.claimed()
-    directory = Path(counterexamples)
-    directory.mkdir(parents=True, exist_ok=True)
+    from dpverify.cachedir import make_dirs
+
+    directory = make_dirs(counterexamples)  # a `.dpverify` folder is marked as a cache
     return run(spec, loaded.document(), SearchOptions(protocols, rounds, messages, seed, climb),
                make_options(tol=tol), counterexample_dir=directory,
                save_best=Path(save_best) if save_best is not None else None,
@@ -657,29 +703,76 @@ def survey_epsilons(text: str) -> tuple[Fraction, ...]:
     return parse_epsilons(text)
 
 
+def plot_survey(report: SurveyReport, path: PathLike | None = None, *,
+                title: str | None = None, style: Literal["screen", "paper"] = "screen",
+                figsize: tuple[float, float] | str | None = None) -> Figure:
+    """Draw a survey under approximate privacy as heat maps over (epsilon, delta), one per
+    gain and accuracy, of the largest gain of interaction over RR(epsilon, delta) among its
+    functions, into `path` (.png, .svg or .pdf) when given. Needs `dpverify[plot]`."""
+    from dpverify.plotting import plot_survey as draw
+
+    return draw(report, path, title=title, style=style, figsize=figsize)
+
+
+def survey_deltas(text: str) -> tuple[Fraction, ...]:
+    """`--delta 1/20,1/10` of `survey`: exact levels in (0, 1); OptionError naming a bad
+    item."""
+    from dpverify.research.survey import parse_deltas
+
+    return parse_deltas(text)
+
+
 def survey(*, alphabet: int, parties: int, epsilon: str | Iterable[Fraction | float | str],
            functions: str = "all", values: int = 2, gains: Sequence[str] = ("indicator",),
            accuracy: Sequence[str] = ("average", "worst"), jobs: int | None = None,
            save_dir: PathLike | None = ".dpverify/survey", symmetry: bool = True,
            restarts: int = DEFAULT_RESTARTS, seed: int = 0, tol: float = DEFAULT_TOL,
-           on_result: Callable[[CaseResult, int, int], None] | None = None) -> SurveyReport:
+           on_result: Callable[[CaseResult, int, int], None] | None = None,
+           delta: str | Iterable[Fraction | float | str] | None = None,
+           store: PathLike | Store | None = None, force: bool = False) -> SurveyReport:
     """What `dpverify survey` does: the observer's accuracy for many functions on
     {0..m-1}^k (`alphabet` m, `parties` k; `functions` "all" or "random:N" with `values`
-    values), verified at each `epsilon`, gain and accuracy, one function per class of
-    relabellings unless `symmetry` is False; gap and open instances saved into
-    `save_dir` (None: not saved). `on_result(result, done, total)`;
-    `.exit_status()` is the command's."""
+    values), verified at each `epsilon` (and with `delta`, on bits, at each delta: the
+    approximate survey), gain and accuracy, one function per class of relabellings unless
+    `symmetry` is False; gap, interaction-helps and open instances saved into `save_dir`
+    (None: not saved); with `store` (a path or an open Store) the results are read from
+    (unless `force`) and saved to it, so that a survey run again resumes. `on_result(result, done,
+    total)`; `.exit_status()` is the command's."""
     from dpverify.research.survey import SurveyPlan, run_survey
 
     levels = (survey_epsilons(epsilon) if isinstance(epsilon, str)
               else survey_epsilons(",".join(str(e) for e in epsilon)))
+    deltas = () if delta is None else survey_deltas(
+        delta if isinstance(delta, str) else ",".join(str(d) for d in delta))
     plan = SurveyPlan(alphabet=alphabet, parties=parties, epsilons=levels,
                       functions=functions, values=values, gains=tuple(gains),
-                      accuracies=tuple(accuracy), seed=seed, symmetry=symmetry)
+                      accuracies=tuple(accuracy), seed=seed, symmetry=symmetry,
+                      deltas=deltas)
     options = make_options(tol=tol, seed=seed, restarts=restarts)
-    return run_survey(plan, options, jobs=jobs or os.cpu_count() or 1,
-                      save_dir=Path(save_dir) if save_dir is not None else None,
-                      on_result=on_result)
+    with _opened(store) as opened:
+        return run_survey(plan, options, jobs=jobs or os.cpu_count() or 1,
+                          save_dir=Path(save_dir) if save_dir is not None else None,
+                          on_result=on_result, store=opened, force=force)
+
+
+# -- installed users -------------------------------------------------------------------------
+def examples(folder: PathLike) -> WrittenExamples:
+    """What `dpverify examples DIR` does: the problem files that ship with dpverify written
+    into `folder` (`folder/problems/...`, `folder/examples/...`), where the README's and
+    docs' examples expect them. Nothing is overwritten (InputError, nothing written, for a
+    file there with other content)."""
+    from dpverify.runner.examples import write_examples
+
+    return write_examples(folder)
+
+
+def install_hint(extra: str) -> str:
+    """How to install the optional extra `extra` (`plot`, `dask`) where dpverify runs:
+    from a wheel `pip install 'dpverify[plot]'`, in the checkout `.venv/bin/pip install -e
+    '.[plot]'`."""
+    from dpverify.install import install_hint as hint
+
+    return hint(extra)
 
 
 # -- helpers ----------------------------------------------------------------------------------
@@ -687,6 +780,18 @@ def _paths(paths: Any) -> list[str | Path]:
     """One path or a sequence of them, as a list; each as given (messages name it so)."""
     items = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
     return [p if isinstance(p, str | Path) else Path(p) for p in items]
+
+
+def _exclusions(patterns: Sequence[str]) -> Exclusions | None:
+    """Glob patterns of paths to leave out (relative to the working directory; absolute
+    ones as they are), or None."""
+    if isinstance(patterns, str):
+        patterns = (patterns,)
+    if not patterns:
+        return None
+    from dpverify.runner.exclude import Exclusions
+
+    return Exclusions(tuple(patterns))
 
 
 @contextlib.contextmanager

@@ -23,7 +23,8 @@ class Method(enum.StrEnum):
     ORBIT = "orbit"  # the problem on symmetry orbits, with an exact orbit certificate
     PROOF = "proof"  # RR's exact certificate on all 2^k inputs, checked independently
     RAYS = "rays"  # more than two symbols: the exact ray-product bound (results only)
-    FOUR_RAY = "four-ray"  # delta > 0: the exact four-ray bound (results only)
+    FOUR_RAY = "four-ray"  # delta > 0: the exact four-ray bound (results stored before)
+    ENVELOPE = "envelope"  # delta > 0: the exact envelope bound (results only)
 
 
 SELECTABLE = (Method.AUTO, Method.LP, Method.ORBIT, Method.PROOF)  # `--method` choices
@@ -58,6 +59,7 @@ PLOT_STYLES = ("screen", "paper")
 DEFAULT_RESTARTS = 8  # random starts of the m-ary protocol search
 DEFAULT_TIMEOUT = 600.0  # seconds per problem in a batch (and a sweep)
 DEFAULT_STORE = Path(".dpverify") / "results.sqlite"
+MEMORY_STORE = ":memory:"  # `--no-store`: a results store in memory for one run, never saved
 DEFAULT_CHECK_TOL = 1e-6  # `check --expect-tol`: the tolerance of an expected value
 TEMPLATE_KINDS = ("multiparty", "count")  # what `dpverify new` writes
 NAMED_GAINS = ("indicator", "-abs", "-square")  # the named gains of multi-party files

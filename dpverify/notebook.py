@@ -30,7 +30,7 @@ from dpverify.errors import InputError
 
 # Where a result object keeps its rows: a problem its results; a report its files or items.
 ROW_KEYS = ("results", "files", "items", "rows", "certificates", "checks", "mismatches",
-            "stages", "pairs")
+            "stages", "pairs", "settings")
 MAX_ROWS = 20  # rows a repr shows; the rest are counted
 DIGITS = 12  # significant digits of a float in a table, as on the command line
 PANDAS_INSTALL = "pip install pandas"

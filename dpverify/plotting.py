@@ -1,5 +1,6 @@
 """Pictures of sweeps: the only module that imports matplotlib (an optional extra,
-`.venv/bin/pip install -e '.[plot]'`), and only when a picture is drawn.
+from a wheel `pip install 'dpverify[plot]'`; in the checkout `.venv/bin/pip install -e '.[plot]'`:
+dpverify.install), and only when a picture is drawn.
 
 A multi-party sweep draws, for each agent and accuracy, the bound (the relaxed LP's
 optimum) and randomized response's value against the swept variable, with each point's
@@ -36,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from dpverify.defaults import DEFAULT_TOL, PLOT_STYLES
 from dpverify.errors import InputError
+from dpverify.install import install_hint
 from dpverify.sweeps.reference import (
     CLOSED_FORM,
     EXPANSION_MAX_EPSILON,
@@ -48,7 +50,7 @@ if TYPE_CHECKING:
 
 
 FORMATS = ("png", "svg", "pdf")
-INSTALL = ".venv/bin/pip install -e '.[plot]'"
+INSTALL = install_hint("plot")  # as it works here: in the checkout, or from a wheel
 # Plain Unicode where no superscript is needed: one searchable <text> in an SVG
 X_LABELS = {"epsilon": "privacy level ε",
             "lambda": r"$\lambda = e^{\varepsilon}$",
@@ -565,11 +567,11 @@ def _multiparty_figure(sweep: Sweep, rows: list[dict[str, Any]], layout: _Layout
             bottom.xaxis.set_major_locator(MaxNLocator(integer=True))
     layout.titles(figure, pairs, count=False)
     single = len(series) == 1
-    approximate = drawn["best"]  # delta > 0: the four-ray bound, RR(epsilon, delta)
+    approximate = drawn["best"]  # delta > 0: the envelope bound, RR(epsilon, delta)
     grey = "0.4"
     handles: list[Any] = [
         Line2D([], [], color="C0" if single else grey,
-               label="bound (four-ray LP)" if approximate
+               label="bound (envelope LP)" if approximate
                else "bound (relaxed LP)", **st.draw(BOUND_STYLE)),
         Line2D([], [], color="C1" if single else grey,
                label="RR(ε, δ), non-interactive" if approximate
@@ -810,6 +812,76 @@ def plot_profiles(profiles: Sequence[Profile], path: str | os.PathLike[str] | No
                               label="claimed (ε, δ) of the party"))
         figure.legend(handles=handles, loc="outside lower center", frameon=False,
                       ncol=min(len(handles), chosen.legend_columns + 1))
+        if path is not None and fmt is not None:
+            _save(figure, Path(path), fmt)
+    return figure
+
+
+def plot_survey(report: Any, path: str | os.PathLike[str] | None = None, *,
+                title: str | None = None, style: str = "screen",
+                figsize: Any = None) -> Figure:
+    """A survey under approximate privacy as heat maps (docs/theory.md 7.12): one panel
+    per gain and accuracy, epsilon across and delta up; each cell coloured by the largest
+    gain of interaction over RR(epsilon, delta) among the surveyed functions (the best
+    protocol found minus RR: the exact interactive optimum's gain where the bracket is
+    closed), and labelled with how many functions interaction helps out of all (`?` when
+    some stay open). Cells carry gids `cell|<gain>|<accuracy>|<epsilon>|<delta>` and the
+    panels `survey-panel|<gain>|<accuracy>`. `style`, `figsize` and `title` as for
+    plot_sweep; saved to `path` when given."""
+    fmt = check_plot_path(path) if path is not None else None
+    chosen = check_style(style)
+    size = check_figsize(figsize)
+    rows = [r for r in report.rows() if "delta" in r]
+    if not rows:
+        raise InputError("a survey is drawn as heat maps over (epsilon, delta): give --delta")
+    matplotlib = require_matplotlib()
+    from matplotlib.figure import Figure
+
+    panels = list(dict.fromkeys((r["gain"], r["accuracy"]) for r in rows))
+    epsilons = sorted({r["epsilon"] for r in rows})
+    deltas = sorted({r["delta"] for r in rows})
+    top = max((r["largest_gap"] for r in rows), default=0.0) or 1.0
+    with matplotlib.rc_context(chosen.rc()):
+        ncols = min(chosen.columns, len(panels))
+        nrows = math.ceil(len(panels) / ncols)
+        default = (max(chosen.width * ncols, chosen.min_width),
+                   chosen.height * 1.1 * nrows + 0.8)
+        figure = Figure(figsize=size or default, layout="constrained")
+        axes = figure.subplots(nrows, ncols, squeeze=False).ravel()
+        image = None
+        for ax, (gain, accuracy) in zip(axes, panels, strict=False):
+            grid = [[math.nan] * len(epsilons) for _ in deltas]
+            for r in rows:
+                if (r["gain"], r["accuracy"]) != (gain, accuracy):
+                    continue
+                i, j = deltas.index(r["delta"]), epsilons.index(r["epsilon"])
+                grid[i][j] = r["largest_gap"]
+                mark = "?" if r.get("open") else ""
+                ax.text(j, i, f"{r['interaction-helps']}/{r['functions']}{mark}",
+                        ha="center", va="center", fontsize=chosen.font * 0.8,
+                        color="white" if r["largest_gap"] > 0.55 * top else "black",
+                        gid=f"cell|{gain}|{accuracy}|{r['epsilon']:g}|{r['delta']:g}")
+            image = ax.imshow(grid, origin="lower", cmap="magma_r", vmin=0.0, vmax=top,
+                              aspect="auto")
+            ax.set_xticks(range(len(epsilons)), [f"{e:g}" for e in epsilons])
+            ax.set_yticks(range(len(deltas)), [f"{d:g}" for d in deltas])
+            ax.set_xlabel(X_LABELS["epsilon"])
+            ax.set_ylabel(X_LABELS["delta"])
+            ax.set_gid(f"survey-panel|{gain}|{accuracy}")
+            if len(panels) > 1 or chosen.titles:
+                ax.set_title(f"{accuracy}" + (f", {gain}" if len({g for g, _ in panels}) > 1
+                                             else ""))
+        for ax in axes[len(panels):]:
+            ax.set_visible(False)
+        if image is not None:
+            figure.colorbar(image, ax=list(axes[:len(panels)]),
+                            label="largest gain of interaction over RR(ε, δ)")
+        plan = report.plan
+        text = title if title is not None else (
+            f"survey: {plan.parties} parties, {report.functions} functions"
+            if chosen.titles else "")
+        if text:
+            figure.suptitle(text)
         if path is not None and fmt is not None:
             _save(figure, Path(path), fmt)
     return figure

@@ -1,7 +1,7 @@
 """Approximate DP, the pure mathematics (dpverify/theory/approx/): RR(epsilon, delta), the
 hockey-stick sums of explicit protocols against KOV eq. (12) itself (the worst set of
 transcripts found by enumeration), the four-ray split and the lemma the bound rests on,
-the sequential protocols' linear forms, and the exact dual bound."""
+and the exact four-ray dual (the envelope's are in tests/test_envelope.py)."""
 
 from __future__ import annotations
 
@@ -30,17 +30,9 @@ from dpverify.theory.approx.rr import (
     REVEAL_0,
     REVEAL_1,
     four_rays,
-    pure_rr_kernel,
     ray_split,
     rr_delta_kernel,
     rr_delta_product,
-)
-from dpverify.theory.approx.sequential import (
-    Sequential,
-    accuracy_form,
-    exact_spend,
-    later_spend_form,
-    spends,
 )
 from dpverify.theory.exact import exp_bracket
 from dpverify.theory.protocols.transcripts import Transcripts, input_symbols
@@ -142,23 +134,6 @@ def test_hockey_sums_are_the_worst_set_of_eq_12(seed):
         assert achieved_delta(tr, party, lam) == _worst_set(P, party, lam, k)
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_the_sequential_formula_is_the_full_hockey_stick_sum(seed):
-    """(S) of theory/approx/sequential.py: a speaker's sum needs only the earlier rounds
-    (the later kernels sum out), checked against the full P."""
-    rng = np.random.default_rng(10 + seed)
-    k, M = 3, 3
-    order, kernels = _random_protocol(rng, k, M)
-    tr = _transcripts(_exact_matrix(order, kernels), k)
-    lam = F(3, 2)
-    for r, j in enumerate(order):
-        assert exact_spend(order, kernels, r, lam) == achieved_delta(tr, j, lam)
-    floats = Sequential(tuple(order), tuple(np.array(K, dtype=float) for K in kernels), M)
-    for j in order:
-        assert spends(floats, [1.5] * k)[j - 1] == pytest.approx(
-            float(achieved_delta(tr, j, lam)), abs=1e-12)
-
-
 def test_privacy_profile_of_rr_delta_in_closed_form():
     lam, delta = F(3), F(1, 10)
     tr = rr_delta_product([lam], [delta])
@@ -227,40 +202,6 @@ def test_splitting_transcripts_keeps_every_hockey_stick_sum(seed):
                     float(sums[direction, key.others]), abs=1e-12)
 
 
-# -- sequential protocols: the linear forms of a best response -------------------------
-def _float_seq(rng, k, M) -> Sequential:
-    order = tuple(int(v) + 1 for v in rng.permutation(k))
-    kernels = tuple(rng.dirichlet(np.ones(M), size=(M ** r, 2)) for r in range(k))
-    return Sequential(order, kernels, M)
-
-
-@pytest.mark.parametrize("seed", range(3))
-def test_accuracy_and_later_spends_are_linear_in_one_kernel(seed):
-    rng = np.random.default_rng(30 + seed)
-    k, M = 3, 2
-    seq = _float_seq(rng, k, M)
-    V = rng.uniform(size=(1 << k, M ** k))
-    lams = [1.7, 2.2, 1.3]
-    for r in range(k):
-        j = seq.order[r]
-        new = rng.dirichlet(np.ones(M), size=(M ** r, 2))
-        trial = seq.with_kernel(r, new)
-        xj = input_symbols((2,) * k)[:, j - 1]
-        C = accuracy_form(seq, r, V)
-        predicted = np.array([(new[:, xj[x], :] * C[x]).sum() for x in range(1 << k)])
-        assert np.allclose(predicted, (trial.matrix() * V).sum(axis=1))
-        for r2 in range(r + 1, k):
-            D = later_spend_form(seq, r, r2, lams[seq.order[r2] - 1])
-            for a in (0, 1):
-                sums = np.array([(new[:, xj[x], :] * D[x, :, :, a]).sum()
-                                 for x in range(1 << k)])
-                mass = trial.matrix(rounds=r2)
-                K2 = trial.kernels[r2]
-                h = np.clip(K2[:, a, :] - lams[seq.order[r2] - 1] * K2[:, 1 - a, :], 0,
-                            None).sum(axis=1)
-                assert np.allclose(sums, mass @ h)
-
-
 # -- the exact dual bound -----------------------------------------------------------------
 def _xor_gains(k: int) -> list[list[F]]:
     return [[F(int(bin(x).count("1") % 2 == y)) for y in (0, 1)] for x in range(1 << k)]
@@ -314,10 +255,3 @@ def test_the_dual_values_match_a_dense_evaluation():
               for lab2 in range(G.shape[1])] for c in range(T.shape[1])]
     assert low == min(min(row) for row in dense)
     assert dense[s][lab] == low
-
-
-def test_pure_rr_kernel_spends_nothing():
-    for lam in (F(1), F(3, 2), F(4)):
-        K = np.array([pure_rr_kernel(lam, 4)], dtype=object)
-        assert exact_spend([1], [K], 0, lam) == 0
-        assert exact_spend([1], [K], 0, lam * F(9, 10)) > 0 or lam == 1

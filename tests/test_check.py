@@ -170,7 +170,10 @@ def test_invalid_file_is_exit_2(tmp_path: Path) -> None:
     (tmp_path / "x.toml").write_text(PROBLEM.replace("gain", "gian", 1))
     report = check([tmp_path], tmp_path)
     assert report.exit_status() == 2
-    assert "invalid problem file" in report.mismatches[0].note
+    # counted as invalid, not as a mismatch (issue 26)
+    assert not report.mismatches and [i.source for i in report.invalid] == [
+        str(tmp_path / "x.toml")]
+    assert "gian" in report.invalid[0].reason
 
 
 def test_update_round_trip_keeps_comments(tmp_path: Path) -> None:
@@ -354,7 +357,10 @@ def test_an_unexpected_gap_fails(tmp_path: Path) -> None:
     path.write_text(PARITY_GAP + '[expect.consumer]\nminimax = 0.3333333333333333\n')
     report = check([path], tmp_path)
     assert report.exit_status() == 1
-    assert report.mismatches[0].note.startswith("gap")
+    (mismatch,) = report.mismatches
+    assert mismatch.kind == "verdict"
+    assert mismatch.note.startswith("expected verdict optimal, got gap")
+    assert (mismatch.expected_verdict, mismatch.got_verdict) == ("optimal", "gap")
 
 
 def test_an_expected_gap_that_closes_fails(tmp_path: Path) -> None:

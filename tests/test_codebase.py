@@ -205,6 +205,95 @@ def test_checking_certificates_loads_only_the_trusted_base():
     assert not foreign, foreign
 
 
+# The most lines of dpverify that checking certificates may load (issue 24: 5,046 before,
+# when spec/__init__ imported every kind's parser). docs/architecture.md quotes it.
+CHECKER_LINES = 3500
+
+CLOSURE = """
+import json, pickle, sys
+import dpverify.checker
+imported = sorted(m for m in sys.modules if m.split(".")[0] == "dpverify")
+from dpverify.checker import check_certificate, read_certificate
+for spec, text in pickle.loads(sys.stdin.buffer.read()):
+    result = check_certificate(spec, read_certificate(text))
+    assert result.ok, result.message
+checked = sorted(m for m in sys.modules if m.split(".")[0] == "dpverify")
+print(json.dumps({"imported": imported, "checked": checked,
+                  "files": {m: sys.modules[m].__file__ for m in checked}}))
+"""
+
+
+def one_certificate_of_each_format() -> list[tuple[object, str]]:
+    """(spec, certificate JSON) for each of the seven formats, built by the construction
+    (the four-ray one read from a file of the version before); the problems use
+    expressions, so that checking them evaluates expressions too."""
+    from dpverify.spec import loads
+    from dpverify.spec.model import Accuracy
+    from dpverify.verifiers.certifiers import certify_agent, dump_certificate
+    from dpverify.verifiers.multiparty.all_inputs import all_inputs_interval_certificate
+    from dpverify.verifiers.multiparty.orbit import orbit_interval_certificate
+    from dpverify.verifiers.options import VerifyOptions
+
+    def problem(head: str, agent: str) -> object:
+        return loads(f'[problem]\nname = "x"\n{head}\n[observer]\n{agent}\n')
+
+    expr = 'function = { expr = "x1 + x2 * x3" }\ngain = { expr = "-(f - y)**2" }'
+    bits, orbits = problem('parties = 3\nlambda = "2"', expr), \
+        problem('parties = 18\nlambda = "2"', 'function = { expr = "sum(x) % 3" }')
+    symbols = problem('parties = 2\nlambda = "3"\nalphabet = 3', 'function = "max"')
+    delta = problem('parties = 2\nlambda = "3"\ndelta = "1/10"', 'function = "xor"')
+    options = VerifyOptions()
+    jobs = [(spec, dump_certificate(certify_agent(spec, spec.agents[0], "worst")))
+            for spec in (bits, orbits, symbols, delta)]
+    # the four-ray format is no longer written: one certificate of the version before
+    four_ray = PACKAGE.parent / "tests" / "data" / "four-ray" / "d.observer.worst.cert.json"
+    jobs.append((loads('[problem]\nname = "d"\nparties = 2\nlambda = "3"\ndelta = "1/10"\n'
+                       '[observer]\nfunction = "xor"\n'), four_ray.read_text(encoding="utf-8")))
+    jobs.append((bits, dump_certificate(all_inputs_interval_certificate(
+        bits, bits.agents[0], Accuracy.WORST, options).to_json("x"))))
+    jobs.append((orbits, dump_certificate(orbit_interval_certificate(
+        orbits, orbits.agents[0], Accuracy.WORST, options).to_json("x"))))
+    return jobs
+
+
+def test_checking_every_format_loads_at_most_the_trusted_base_s_lines():
+    """A fresh process imports dpverify.checker and checks one certificate of each format
+    (the specs arrive pickled, so no parser of problem files is needed): the dpverify
+    modules it has loaded then, the trusted base, hold at most CHECKER_LINES lines, no
+    parser of a file kind among them; docs/architecture.md quotes the limit."""
+    import json
+    import pickle
+    import subprocess
+
+    jobs = one_certificate_of_each_format()
+    from dpverify.checker import CHECKERS
+
+    assert sorted(json.loads(text)["format"] for _, text in jobs) == sorted(CHECKERS)
+    out = subprocess.run([sys.executable, "-c", CLOSURE], input=pickle.dumps(jobs),
+                         capture_output=True, check=True)
+    seen = json.loads(out.stdout)
+    lines = {m: len(Path(f).read_text(encoding="utf-8").splitlines())
+             for m, f in seen["files"].items()}
+    assert set(seen["checked"]) >= set(seen["imported"]) >= {"dpverify.checker.core"}
+    assert not [m for m in seen["checked"] if "loader" in m or m.startswith(CONSTRUCTION)]
+    assert sum(lines.values()) <= CHECKER_LINES, sorted(lines.items(), key=lambda t: -t[1])
+    architecture = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    assert f"{CHECKER_LINES:,} lines" in architecture
+
+
+def test_a_parser_is_loaded_when_a_file_is_loaded():
+    """Negative control of the closure: spec/__init__ imports the parsers when asked."""
+    import subprocess
+
+    code = ("import sys, dpverify.spec\nassert 'dpverify.spec.loader' not in sys.modules\n"
+            "dpverify.spec.loads('[problem]\\nparties = 1\\nepsilon = 1\\n"
+            "[observer]\\nfunction = \"xor\"\\n')\n"
+            "print('dpverify.spec.loader' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "True"
+
+
 def test_the_import_scan_sees_what_it_claims(tmp_path):
     """Negative control: the scan finds plain, dotted, relative-free and nested imports."""
     module = tmp_path / "m.py"
@@ -233,7 +322,7 @@ LAYERS: list[list[tuple[str, ...]]] = [
     [("problem",)],
     [("spec",)],
     [("errors", "status", "verdict", "reasons", "defaults", "policy", "clock", "filenames",
-      "version", "notebook")],
+      "version", "notebook", "cachedir", "install", "configuration")],
 ]
 # The modules the command line may import at run time (dpverify.console's sub-modules too);
 # anything else only under `if TYPE_CHECKING:` (types for annotations).
@@ -389,7 +478,8 @@ def test_every_command_calls_the_api_function_of_its_name():
     function = {"verify": "verify_paths", "certify": "certify_paths",
                 "check-cert": "check_cert", "audit": "audit_paths", "batch": "batch",
                 "results": "results", "check": "check", "sweep": "sweep", "derive": "derive",
-                "release": "release", "new": "new", "falsify": "falsify", "survey": "survey"}
+                "release": "release", "new": "new", "falsify": "falsify", "survey": "survey",
+                "examples": "examples"}
     assert sorted(main.commands) == sorted(function)
     for command, name in function.items():
         assert callable(getattr(api, name)) and name in api.__all__, name
@@ -413,15 +503,17 @@ def test_the_graph_checks_see_what_they_claim(tmp_path, monkeypatch):
     assert ("dpverify.spec.reader", "_MISSING") in imports_of(module)
     assert layer_violations("dpverify.checker.fake", module)[-1].endswith("(up)")
     theory = tmp_path / "t.py"
-    theory.write_text("import dpverify.checker.common\n", encoding="utf-8")
+    theory.write_text("import dpverify.checker.claim\n", encoding="utf-8")
     assert layer_violations("dpverify.theory.fake", theory) == [
-        "dpverify.theory.fake imports dpverify.checker.common (a sibling)"]
+        "dpverify.theory.fake imports dpverify.checker.claim (a sibling)"]
 
 
 # One TOML parser (spec/reader.py parse_toml: the one-line errors of every loader) and one
 # writer of the documents dpverify writes (spec/documents.py toml_text); runner/check.py
 # edits `[expect]` tables in place with tomlkit, keeping the file's comments.
-TOML_MODULES = {"tomllib": ("spec/reader.py",),
+# configuration.py looks, with tomllib, whether a pyproject.toml has [tool.dpverify] before
+# every command (without importing spec/); the configuration itself is read by parse_toml.
+TOML_MODULES = {"tomllib": ("spec/reader.py", "configuration.py"),
                 "tomlkit": ("spec/documents.py", "runner/check.py")}
 
 
@@ -493,8 +585,10 @@ MAY_BRANCH = ("spec/", "checker/")
 def _tables():
     """(name, table, its keys) of every table keyed by settings."""
     from dpverify.console.count import DERIVATION_VIEWS
+    from dpverify.console.survey import SURVEY_VIEWS
     from dpverify.console.views import VIEWS
     from dpverify.research.falsify import REFUSALS
+    from dpverify.research.survey import SURVEYS
     from dpverify.runner.notes import NOT_FOR, ONE_CERTIFICATE, SEEDED
     from dpverify.spec.setting import SETTINGS, Setting, keys
     from dpverify.sweeps.reference import CLOSED_FORMS
@@ -519,17 +613,20 @@ def _tables():
         ("count.verifier.SIDES", SIDES, SETTINGS["count"]),
         ("falsify.REFUSALS", REFUSALS, SETTINGS["multiparty"]),
         ("sweeps.reference.CLOSED_FORMS", CLOSED_FORMS, SETTINGS["multiparty"]),
+        # a survey: more symbols under pure DP, or bits under delta > 0
+        ("research.survey.SURVEYS", SURVEYS, (Setting.SYMBOLS, Setting.DELTA)),
+        ("console.survey.SURVEY_VIEWS", SURVEY_VIEWS, (Setting.SYMBOLS, Setting.DELTA)),
     ]
 
 
-@pytest.mark.parametrize("index", range(13))
+@pytest.mark.parametrize("index", range(15))
 def test_every_dispatch_table_covers_every_key(index):
     name, table, wanted = _tables()[index]
     assert set(table) == set(wanted), name
 
 
 def test_the_tables_are_all_listed():
-    assert len(_tables()) == 13
+    assert len(_tables()) == 15
 
 
 def setting_branches(path: Path) -> list[str]:

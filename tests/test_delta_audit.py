@@ -21,10 +21,10 @@ from dpverify.status import ExitStatus
 from dpverify.theory.approx.hockey import DeltaBracket
 from dpverify.theory.exact import lambda_brackets
 from dpverify.theory.units import units_of
-from dpverify.verifiers.approximate.witness import witness_text
 from dpverify.verifiers.audit.delta import DeltaBounds, DeltaPrivacy, decide_delta
 from dpverify.verifiers.protocol_value import ProtocolValue
 from dpverify.verifiers.result import Verdict
+from tests.protocol_files import protocol_file as protocol_text_of
 
 ROOT = Path(__file__).resolve().parents[1]
 D = F(1, 10)
@@ -49,7 +49,7 @@ def kernels(say_delta: F = F(0)) -> list[np.ndarray]:
 def protocol_file(write_toml, ks, claimed=(D, D), level: str = 'lambda = "3"',
                   name: str = "proto", accuracy: Accuracy = Accuracy.AVERAGE) -> Path:
     spec = loads(XOR.replace('lambda = "3"', level), source="<x>")
-    text = witness_text(spec, spec.agents[0], accuracy, list(claimed), [1, 2], ks,
+    text = protocol_text_of(spec, spec.agents[0], accuracy, list(claimed), [1, 2], ks,
                         name=name, note="a test protocol")
     return write_toml(text, name)
 
@@ -146,7 +146,7 @@ def test_the_product_of_rr_delta_is_open_and_a_silent_protocol_suboptimal(write_
     silent = [[F(1, 2)] * 2, [F(1, 2)] * 2]
     ks = [np.array([silent], dtype=object), np.array([silent] * 2, dtype=object)]
     spec = loads(XOR, source="<x>")
-    text = witness_text(spec, spec.agents[0], Accuracy.AVERAGE, [D, D], [1, 2], ks,
+    text = protocol_text_of(spec, spec.agents[0], Accuracy.AVERAGE, [D, D], [1, 2], ks,
                         name="silent", note="says nothing")
     code, data = audit_json(write_toml(text, "silent"))
     assert code == ExitStatus.FAILED and data["results"][0]["verdict"] == "suboptimal"

@@ -1,14 +1,15 @@
-"""Certificates of the four-ray bound under (epsilon, delta)-DP (issue 20, "Exact
-certificates for the bound"; `dpverify-delta-certificate/1`, docs/format.md; the checker
-dpverify/checker/delta.py, docs/theory.md section 7.4).
+"""Certificates of the envelope bound under (epsilon, delta)-DP (issue 27;
+`dpverify-envelope-certificate/1`, docs/format.md; the checker dpverify/checker/envelope.py,
+docs/theory.md section 7.10), and the four-ray bound's of earlier versions
+(`dpverify-delta-certificate/1`, checker/delta.py), which stay readable.
 
 The shipped delta problems certify and check (xor-2-delta a bracket between
 RR(epsilon, delta)'s closed form and the interactive protocol's, bit-1-delta and
 and-2-party-delta proved optimal); `certify` and `check-cert` exit statuses; every
-mutation of a certificate is rejected with its reason (negative controls of each check);
-a delta certificate fails against a pure problem and a pure one against a delta problem;
-the answers do not depend on the order of the certificates or the process; and
-`verify --certify` reports the checked certificate as the result's `proof`.
+mutation of a certificate is rejected with its reason (negative controls of each check,
+the chords included); a delta certificate fails against a pure problem and a pure one
+against a delta problem; the answers do not depend on the order of the certificates or the
+process; and `verify --certify` reports the checked certificate as the result's `proof`.
 """
 
 from __future__ import annotations
@@ -24,7 +25,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from dpverify.checker import DELTA_FORMAT, FORMAT, check_certificate, read_certificate
+from dpverify.checker import (
+    DELTA_FORMAT,
+    ENVELOPE_FORMAT,
+    FORMAT,
+    check_certificate,
+    read_certificate,
+)
 from dpverify.cli import main
 from dpverify.reasons import ReasonCode
 from dpverify.spec import load, loads
@@ -38,6 +45,7 @@ SHIPPED = ROOT / "problems" / "approximate"
 XOR = SHIPPED / "xor-2-delta.toml"
 BIT = SHIPPED / "bit-1-delta.toml"
 AND = SHIPPED / "and-2-party-delta.toml"
+FOUR_RAY = Path(__file__).parent / "data" / "four-ray"  # written by the version before
 
 D = 0.1
 P = math.e / (1 + math.e)
@@ -65,7 +73,8 @@ def test_xor_2_delta_is_a_bracket_between_rr_and_the_interactive_protocol(xor_ce
     spec = load(XOR)
     for accuracy in ("average", "worst"):
         cert = xor_certs[("observer", accuracy)]
-        assert cert["format"] == DELTA_FORMAT and cert["deltas"] == ["1/10", "1/10"]
+        assert cert["format"] == ENVELOPE_FORMAT and cert["deltas"] == ["1/10", "1/10"]
+        assert len(cert["upper"]["b"]) == 4 ** 2 and "mu" not in cert["upper"]
         assert cert["status"] == "bracket"
         bound, value = F(cert["upper"]["bound"]), F(cert["lower"]["value"])
         assert float(bound) == pytest.approx(INTERACTIVE, abs=1e-12)
@@ -115,17 +124,30 @@ def _lower_nu(cert: dict) -> None:
     cert["upper"]["bound"] = str(F(cert["upper"]["bound"]) - nu / 2 * F(1, 10))
 
 
+CORNERS = (0, 1, 4, 5)  # the products of corners of two parties' four rays
+
+
 def _drop_nu(cert: dict) -> None:
-    """Every nu 0 and the bound sum(mu): the delta rows are what pays for the reveals."""
+    """Every nu 0 and the bound the sum of b at the corners: the delta rows are what pays
+    for the reveals."""
     for row in cert["upper"]["nu"]:
         row["value"] = "0"
-    cert["upper"]["bound"] = str(sum(F(v) for v in cert["upper"]["mu"]))
+    cert["upper"]["bound"] = str(sum(F(cert["upper"]["b"][s]) for s in CORNERS))
 
 
-def _shift_mu(cert: dict) -> None:
-    """mu[0] down by 1, mu[-1] up by 1: the same sum, but a product fails."""
-    mu = cert["upper"]["mu"]
-    mu[0], mu[-1] = str(F(mu[0]) - 1), str(F(mu[-1]) + 1)
+def _shift_b(cert: dict) -> None:
+    """b down by 1 at (c0, c0), up by 1 at (c1, c1): the same bound, but (E1) fails."""
+    b = cert["upper"]["b"]
+    b[0], b[5] = str(F(b[0]) - 1), str(F(b[5]) + 1)
+
+
+def _bend_b(cert: dict) -> None:
+    """b up by 10 wherever party 1 has revealed 0: (E1) and the bound still hold, a chord
+    from party 1's corner 0 does not."""
+    b = cert["upper"]["b"]
+    for s in range(len(b)):
+        if s // 4 == 2:
+            b[s] = str(F(b[s]) + 10)
 
 
 def _set(path: tuple, value):
@@ -138,15 +160,16 @@ def _set(path: tuple, value):
 
 
 MUTATIONS = {
-    "nu lowered": (_lower_nu, "dual feasibility fails at the product of rays"),
-    "nu dropped": (_drop_nu, "dual feasibility fails"),
+    "nu lowered": (_lower_nu, "(E1) fails at the product of rays"),
+    "nu dropped": (_drop_nu, "(E1) fails"),
     "nu negative": (_set(("upper", "nu", 0, "value"), lambda v: "-1/100"), "is negative"),
     "nu row twice": (lambda c: c["upper"]["nu"].__setitem__(1, dict(c["upper"]["nu"][0])),
                      "is given twice"),
     "nu row missing": (lambda c: c["upper"]["nu"].pop(), "rows, not 8"),
-    "mu changed": (_shift_mu, "dual feasibility fails"),
+    "b changed": (_shift_b, "(E1) fails"),
+    "b bent": (_bend_b, "(E2) fails"),
     "bound lowered": (_set(("upper", "bound"), lambda v: str(F(v) - F(1, 10**9))),
-                      "but sum(mu) + sum(nu delta)"),
+                      "but the sum of b over the products of corners + sum(nu delta)"),
     "delta changed": (_set(("deltas", 1), lambda v: "1/20"), "differ from the spec's"),
     "upper lambda below e^eps": (_set(("upper", "lambdas", 0), lambda v: "2"),
                                  "is not >= e^1"),
@@ -183,7 +206,7 @@ def test_mutations_of_a_proved_certificate_at_an_exact_lambda(bit_certs):
                                                       lambda v: "4")))
     assert not got.ok and "the spec's lambda is 3" in got.message
     got = check_certificate(spec, _mutated(cert, _lower_nu))
-    assert not got.ok and "dual feasibility fails" in got.message, got.message
+    assert not got.ok and "(E1) fails" in got.message, got.message
     worst = bit_certs[("observer", "worst")]
     got = check_certificate(spec, _mutated(worst, _set(("upper", "prior"),
                                                        lambda v: ["1/2", "1/3"])))
@@ -221,6 +244,36 @@ def test_a_delta_certificate_of_a_mixed_problem_leaves_out_the_pure_party(tmp_pa
     assert not got.ok and "no hockey-stick row for party 2" in got.message
 
 
+def test_four_ray_certificates_of_the_version_before_stay_readable():
+    """The four-ray certificates `certify` wrote before the envelope bound still check, and
+    a mutation of one is still caught (its mu moved: the same sum, a product fails)."""
+    cases = {"xor-2-delta.observer.average.cert.json": XOR,
+             "and-2-party-delta.party-1.worst.cert.json": AND,
+             "bit-1-delta.observer.average.cert.json": BIT}
+    for name, problem_path in cases.items():
+        cert = read_certificate((FOUR_RAY / name).read_text(encoding="utf-8"))
+        assert cert["format"] == DELTA_FORMAT
+        spec = load(problem_path)
+        assert check_certificate(spec, cert).ok, name
+        moved = copy.deepcopy(cert)
+        mu = moved["upper"]["mu"]
+        mu[0], mu[-1] = str(F(mu[0]) - 1), str(F(mu[-1]) + 1)
+        got = check_certificate(spec, moved)
+        assert not got.ok and "dual feasibility fails" in got.message, name
+
+
+def test_the_envelope_bound_is_below_the_four_ray_bound_it_replaces():
+    """xor-2-delta's bound is the same (interaction reaches the four-ray bound there);
+    the and-2-party-delta one too (RR is optimal); both certificates check."""
+    for name, problem_path in (("xor-2-delta.observer.average.cert.json", XOR),
+                               ("and-2-party-delta.party-1.worst.cert.json", AND)):
+        old = read_certificate((FOUR_RAY / name).read_text(encoding="utf-8"))
+        spec = load(problem_path)
+        agent = next(a for a in spec.agents if a.name == old["agent"])
+        new = certify_agent(spec, agent, old["accuracy"])
+        assert F(new["upper"]["bound"]) <= F(old["upper"]["bound"]) + F(1, 10**12)
+
+
 # -- the command line -----------------------------------------------------------------------
 
 
@@ -241,7 +294,7 @@ def test_certify_and_check_cert_exit_statuses(tmp_path):
     assert run("check-cert", str(XOR), *xor_files).exit_code == ExitStatus.OK
     cert = read_certificate(Path(xor_files[0]).read_text(encoding="utf-8"))
     bad = tmp_path / "bad.cert.json"
-    bad.write_text(dump_certificate(_mutated(cert, _shift_mu)), encoding="utf-8")
+    bad.write_text(dump_certificate(_mutated(cert, _shift_b)), encoding="utf-8")
     got = run("check-cert", str(XOR), xor_files[0], str(bad))
     assert got.exit_code == ExitStatus.FAILED and "FAIL" in got.output
     junk = tmp_path / "junk.cert.json"
@@ -275,9 +328,9 @@ def test_a_certificate_the_checker_rejects_makes_the_verdict_an_error(tmp_path, 
     """Negative control of verify --certify: if the independent checker rejects the
     certificate (here: forced), the verdict is `error`, never optimal."""
     import dpverify.checker as checker
-    from dpverify.checker.common import CheckResult
+    from dpverify.checker import CheckResult
 
-    monkeypatch.setitem(checker.CHECKERS, DELTA_FORMAT,
+    monkeypatch.setitem(checker.CHECKERS, ENVELOPE_FORMAT,
                         lambda spec, cert: CheckResult(False, "forced"))
     result = verify_spec(load(BIT), VerifyOptions(certify=True, witness_dir=str(tmp_path)))
     for r in result.results:

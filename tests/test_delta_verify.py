@@ -51,7 +51,7 @@ def test_xor_through_the_cli_and_audit_of_its_witness(write_toml, tmp_path):
     witnesses = tmp_path / "w"
     shown = run("verify", str(path), "--witness-dir", str(witnesses))
     assert shown.exit_code == ExitStatus.FAILED, shown.output
-    assert "interaction-helps" in shown.output and "four-ray" in shown.output
+    assert "interaction-helps" in shown.output and "envelope" in shown.output
     for value in (INTERACTIVE, NONINTERACTIVE):
         assert f"{value:.9f}"[:10] in shown.output
     got = run("verify", str(path), "--witness-dir", str(witnesses), "--json")
@@ -59,7 +59,7 @@ def test_xor_through_the_cli_and_audit_of_its_witness(write_toml, tmp_path):
     data = json.loads(got.output)[0]
     assert data["verdict"] == "interaction-helps" and data["delta"] == ["1/10", "1/10"]
     for r in data["results"]:
-        assert r["delta"] == ["1/10", "1/10"] and r["method"] == "four-ray"
+        assert r["delta"] == ["1/10", "1/10"] and r["method"] == "envelope"
         assert r["rr_value"] == pytest.approx(NONINTERACTIVE, abs=1e-12)
         assert r["best_value"] == pytest.approx(INTERACTIVE, abs=1e-9)
         assert r["relaxed_optimum"] >= r["best_value"] > r["rr_value"] + 0.01

@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from dpverify.checker import check_certificate, read_certificate
-from dpverify.checker.common import show
+from dpverify.checker.fields import show
 from dpverify.cli import main
 from dpverify.console.numbers import rational, short_rational
 from dpverify.runner.certify_files import CertificateRecord

@@ -279,12 +279,12 @@ gain = "-abs"
 
 
 def test_the_scale_of_a_tiny_prior_is_found_from_bit_lengths():
-    """checker/intervals.halvings equals its definition (the largest t >= 0 with
+    """checker/fixedpoint.halvings equals its definition (the largest t >= 0 with
     top 2^t <= 1) and takes no time for a crafted prior entry as small as 2^-20000
     (stepping one power of two at a time took minutes there)."""
     from fractions import Fraction
 
-    from dpverify.checker.intervals import halvings
+    from dpverify.checker.fixedpoint import halvings
 
     def by_steps(top: Fraction) -> int:
         t = 0

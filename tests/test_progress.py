@@ -39,7 +39,7 @@ def test_every_agent_accuracy_and_method_is_reported_as_it_starts() -> None:
             expected.append((f.result.problem, str(r.agent), accuracy, str(r.method)))
     seen = [(e.problem, e.agent, e.accuracy, e.method) for e in events]
     assert seen == expected  # in order, one per result, with the method that decided it
-    assert {e.method for e in events} >= {"proof", "lp", "rays", "four-ray"}
+    assert {e.method for e in events} >= {"proof", "lp", "rays", "envelope"}
 
 
 def test_a_route_that_does_not_decide_and_the_cross_check_are_stages_too() -> None:

@@ -1,57 +1,74 @@
-"""The independent checkers of dpverify certificates: the trusted base (docs/theory.md,
-"Certificates"; docs/format.md, the certificate formats; docs/architecture.md).
+"""The independent checker of dpverify certificates: the trusted base (docs/theory.md 2.11;
+docs/format.md, the certificate formats; docs/architecture.md, "The trusted base").
 
-Short on purpose, so that a reviewer can audit them. The package imports only the standard
-library, python-flint (exact integers, polynomials and `arb` intervals for e^eps) and
-`dpverify.spec` (the file formats: the problem, its functions and gains tabulated afresh),
-and nothing of the solvers or the construction: not the construction's symmetry detection
-or orbit tables (spec/symmetric.py), nor any cache. A check keeps no state between
-certificates, so the answers do not depend on what was checked before
-(tests/test_checker_independence.py, tests/test_codebase.py for the import closure).
+Every format is read into one representation and checked by one core (checker/core.py):
+a grid of inputs (one axis per party or per class of parties, orbit masses), per-axis ray
+matrices (checker/factors.py) and the inequality (C) of theory.md 2.1 for every product of
+rays; a protocol's channels and rules and its exact accuracy. A format is a reader into it,
+with at most a small check of its own:
 
-`check_certificate` dispatches on the certificate's `format`:
+* `dpverify-certificate/1`, all 2^k inputs of a problem on bits (checker/bits.py): the
+  orbit format with classes of one party;
+* `dpverify-orbit-certificate/1`, orbits of classes of parties (checker/orbits.py);
+* `dpverify-mary-certificate/1`, more than two symbols (checker/symbols.py): the extreme
+  rays of each party's DP cone; its channels must be DP;
+* `dpverify-delta-certificate/1`, the four-ray bound with delta > 0 (checker/delta.py): the
+  hockey-stick rows are more terms of (C);
+* `dpverify-envelope-certificate/1`, the envelope bound with delta > 0
+  (checker/envelope.py): b per product of rays is one more term of (C), and its chords are
+  the format's own check;
+* `dpverify-interval-certificate/1` and `dpverify-orbit-interval-certificate/1`
+  (checker/intervals.py): the same right-hand sides in outward-rounded arithmetic.
 
-* `dpverify-certificate/1`, all 2^k inputs of a problem on bits: checker/bits.py;
-* `dpverify-orbit-certificate/1`, on orbits of classes of parties: checker/orbits.py;
-* `dpverify-mary-certificate/1`, more than two symbols: checker/symbols.py;
-* `dpverify-delta-certificate/1`, the four-ray bound with delta > 0: checker/delta.py;
-* `dpverify-interval-certificate/1` and `dpverify-orbit-interval-certificate/1`, brackets
-  proved in outward-rounded arithmetic (fixed point, arb balls): checker/intervals.py.
+The package imports only the standard library, python-flint (exact integers and
+polynomials, `arb` balls) and dpverify.spec (the file formats: the problem's functions and
+gains, tabulated afresh by checker/tabulation.py), nothing of the solvers or the
+construction, and caches nothing: a check keeps no state between certificates, so the
+answers do not depend on what was checked before (tests/test_checker_independence.py,
+tests/test_codebase.py for the import closure).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from typing import Any
 
 from dpverify.checker.bits import check_bits
-from dpverify.checker.common import (
+from dpverify.checker.claim import (
+    DELTA_FORMAT,
+    ENVELOPE_FORMAT,
     FORMAT,
     INTERVAL_FORMAT,
     MARY_FORMAT,
     ORBIT_FORMAT,
     ORBIT_INTERVAL_FORMAT,
     STATUSES,
-    CertificateFormatError,
     CheckFailed,
     CheckResult,
 )
-from dpverify.checker.delta import DELTA_FORMAT, check_delta
+from dpverify.checker.delta import check_delta
+from dpverify.checker.envelope import check_envelope
+from dpverify.checker.fields import CertificateFormatError, Json
 from dpverify.checker.intervals import check_interval, check_orbit_interval
 from dpverify.checker.orbits import check_orbits
 from dpverify.checker.symbols import check_symbols
+from dpverify.spec.model import MultipartySpec
 from dpverify.spec.numbers import parse_integer
 
-__all__ = ["DELTA_FORMAT", "FORMAT", "INTERVAL_FORMAT", "MARY_FORMAT", "ORBIT_FORMAT",
-           "ORBIT_INTERVAL_FORMAT", "STATUSES", "CertificateFormatError", "CheckFailed",
-           "CheckResult", "check_certificate", "read_certificate"]
+__all__ = ["DELTA_FORMAT", "ENVELOPE_FORMAT", "FORMAT", "INTERVAL_FORMAT", "MARY_FORMAT",
+           "ORBIT_FORMAT", "ORBIT_INTERVAL_FORMAT", "STATUSES", "CertificateFormatError",
+           "CheckFailed", "CheckResult", "check_certificate", "read_certificate"]
 
-CHECKERS = {FORMAT: check_bits, ORBIT_FORMAT: check_orbits, MARY_FORMAT: check_symbols,
-            INTERVAL_FORMAT: check_interval, ORBIT_INTERVAL_FORMAT: check_orbit_interval,
-            DELTA_FORMAT: check_delta}
+Checker = Callable[[MultipartySpec, Json], CheckResult]
+CHECKERS: dict[str, Checker] = {
+    FORMAT: check_bits, ORBIT_FORMAT: check_orbits, MARY_FORMAT: check_symbols,
+    INTERVAL_FORMAT: check_interval, ORBIT_INTERVAL_FORMAT: check_orbit_interval,
+    DELTA_FORMAT: check_delta, ENVELOPE_FORMAT: check_envelope}
 
 
-def check_certificate(spec, cert: dict) -> CheckResult:
-    """Check `cert` (a JSON object) against `spec` exactly, by the checker of its format.
+def check_certificate(spec: MultipartySpec, cert: object) -> CheckResult:
+    """Check `cert` (a JSON object) against `spec` exactly, by the reader of its format.
     Raises CertificateFormatError when it is not a certificate at all."""
     if not isinstance(cert, dict):
         raise CertificateFormatError("a certificate is a JSON object")
@@ -59,8 +76,7 @@ def check_certificate(spec, cert: dict) -> CheckResult:
     check = CHECKERS.get(fmt) if isinstance(fmt, str) else None
     if check is None:
         raise CertificateFormatError(f"`format` must be one of {', '.join(CHECKERS)}")
-    deltas = getattr(spec, "deltas", ())
-    if any(deltas) and fmt != DELTA_FORMAT:  # the others prove pure epsilon-DP only
+    if spec.approximate and fmt not in (DELTA_FORMAT, ENVELOPE_FORMAT):  # pure epsilon-DP
         return CheckResult(False, (
             "the problem has delta > 0 (approximate privacy), and a certificate proves "
             "randomized response optimal under pure epsilon-DP only (KOV Theorem 3.1): it "
@@ -71,7 +87,12 @@ def check_certificate(spec, cert: dict) -> CheckResult:
         return CheckResult(False, str(exc))
 
 
-def read_certificate(text: str) -> dict:
+def read_certificate(text: str) -> Any:
     """A certificate file's JSON text, with integers of any length (json's own reading
-    stops at 4300 digits); ValueError (json.JSONDecodeError) when it is not JSON."""
-    return json.loads(text, parse_int=parse_integer)
+    stops at 4300 digits); ValueError (json.JSONDecodeError, or CertificateFormatError for
+    nesting too deep for the parser) when it is not JSON."""
+    try:
+        return json.loads(text, parse_int=parse_integer)
+    except RecursionError:
+        raise CertificateFormatError("the JSON is nested too deeply (no certificate nests "
+                                     "more than a few levels)") from None

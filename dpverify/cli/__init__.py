@@ -9,6 +9,7 @@ from dpverify.cli import (  # noqa: F401  (each command registers itself with `m
     batch,
     certify,
     count,
+    examples,
     falsify,
     new,
     survey,

@@ -119,3 +119,21 @@ def main(ctx: click.Context) -> None:
     if ctx.invoked_subcommand is None:  # `dpverify` alone: the help, and success
         click.echo(ctx.get_help())
         ctx.exit(ExitStatus.OK)
+    _configure(ctx)
+
+
+def _configure(ctx: click.Context) -> None:
+    """The project's defaults ([tool.dpverify] in the nearest pyproject.toml, or a
+    dpverify.toml: dpverify/runner/config.py) as the defaults of the options; a bad
+    configuration is one line naming the file and the key, exit 2, before any command."""
+    from dpverify import api
+    from dpverify.cli.config import default_map
+
+    try:
+        config = api.configuration()
+    except DpverifyError as exc:
+        click.echo(f"dpverify: {exc}", err=True)
+        ctx.exit(exc.exit_code)
+    if isinstance(ctx.command, click.Group):
+        ctx.default_map = {**default_map(ctx.command, config), **(ctx.default_map or {})}
+    ctx.meta["dpverify.config"] = config

@@ -45,7 +45,7 @@ from dpverify.cli.options import (
 @click.option("--plot", "plot_path", metavar="FILE", type=click.Path(dir_okay=False),
               callback=plot_path_option,
               help="Draw the privacy profiles (implies --profile) into FILE.png, .svg or "
-                   ".pdf. Needs .venv/bin/pip install -e '.[plot]'.")
+                   f".pdf. Needs {api.install_hint('plot')}.")
 @add_options(FIGURE_OPTIONS)
 @json_option("Print one JSON array of result objects (one per file), nothing else.")
 @add_options(OUTPUT_OPTIONS)
@@ -67,8 +67,9 @@ def audit(ctx, paths, tol, backend, max_nonzeros, require_optimal, show_rules, p
 
     A protocol that claims delta > 0 (approximate privacy) is judged by each party's
     achieved delta at its claimed epsilon (exact, or an exact bracket), and its accuracy
-    against the four-ray bound over interactive (epsilon, delta)-DP protocols and the
-    product of RR(epsilon_i, delta_i); below the bound but not below RR it is open.
+    against the envelope bound (the best accuracy of any interactive (epsilon, delta)-DP
+    protocol) and the product of RR(epsilon_i, delta_i); below the bound but not below RR
+    it is open.
     --profile prints every party's delta(epsilon) on a grid; --plot draws it.
 
     A mechanism file with a [consumer] table is audited too: its exact alpha, the

@@ -11,6 +11,7 @@ from dpverify import api
 from dpverify.cli.app import handle_errors, main
 from dpverify.cli.figures import FIGURE_OPTIONS, figure_options
 from dpverify.cli.options import (
+    EXCLUDE,
     METHOD_OPTIONS,
     NO_COLOR,
     POINT_OPTIONS,
@@ -20,10 +21,11 @@ from dpverify.cli.options import (
     add_options,
     chosen,
     consoles,
+    given,
     json_option,
     note,
 )
-from dpverify.defaults import DEFAULT_CHECK_TOL, DEFAULT_STORE, DEFAULT_TIMEOUT
+from dpverify.defaults import DEFAULT_CHECK_TOL, DEFAULT_STORE, DEFAULT_TIMEOUT, MEMORY_STORE
 from dpverify.errors import InputError
 from dpverify.status import ExitStatus
 
@@ -38,25 +40,35 @@ def _scheduler(ctx: click.Context, param: click.Parameter, value: str | None) ->
         raise click.BadParameter(str(exc).partition(": ")[2]) from None
 
 
+STORE_OPTIONS = [  # the results store of a run (batch, sweep, survey)
+    click.option("--store", "store_path", type=click.Path(dir_okay=False),
+                 default=str(DEFAULT_STORE), show_default=True,
+                 help="The SQLite results store; problems stored there are skipped. Its "
+                      "folder .dpverify/ is made with a .gitignore and a CACHEDIR.TAG."),
+    click.option("--no-store", is_flag=True,
+                 help="Run on a results store in memory: nothing is read from or saved to "
+                      "disk (a killed run does not resume)."),
+    click.option("--force", is_flag=True, help="Recompute problems already in the store."),
+]
 RUN_OPTIONS = [
     click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
                  help="Worker processes (default: the number of CPUs). With --scheduler local, "
                       "the number of Dask workers."),
-    click.option("--store", "store_path", type=click.Path(dir_okay=False),
-                 default=str(DEFAULT_STORE), show_default=True,
-                 help="The SQLite results store; problems stored there are skipped."),
+    *STORE_OPTIONS[:2],
     click.option("--timeout", type=click.FloatRange(min=0), default=DEFAULT_TIMEOUT,
                  show_default=True,
                  help="Seconds per problem (0: none); past it the verdict is `error`, reason "
                       "`timeout`, and the worker is replaced."),
-    click.option("--force", is_flag=True, help="Recompute problems already in the store."),
+    STORE_OPTIONS[2],
     click.option("--scheduler", metavar="ADDRESS", default=None, callback=_scheduler,
                  help="Run on a Dask cluster: `local` for a LocalCluster, or a scheduler "
-                      "address tcp://HOST:PORT or HOST:PORT. Needs .venv/bin/pip install -e "
-                      "'.[dask]' (in the checkout)."),
+                      f"address tcp://HOST:PORT or HOST:PORT. Needs {api.install_hint('dask')}."),
     QUIET,
     NO_COLOR,
 ]
+
+
+CHECK_FORMATS = ("table", "github", "json")
 
 
 def plot_path_option(ctx: click.Context, param: click.Parameter,
@@ -86,6 +98,16 @@ def interruptible(fn):
     return wrapper
 
 
+def store_of(ctx: click.Context, store_path: str, no_store: bool) -> str:
+    """The store a run uses: `--store` (or the configuration's), or with `--no-store` one
+    in memory; both on the command line contradict each other."""
+    if not no_store:
+        return store_path
+    if given(ctx, "store_path"):
+        raise click.UsageError("--store and --no-store contradict each other: choose one")
+    return MEMORY_STORE
+
+
 def _notes(report) -> None:
     """The library's notes: options that did not apply to some problems, files skipped."""
     for line in report.notes:
@@ -99,14 +121,15 @@ def _notes(report) -> None:
 @add_options(METHOD_OPTIONS)
 @add_options(POINT_OPTIONS)
 @add_options(SEARCH_OPTIONS)
+@EXCLUDE
 @json_option("JSON Lines on stdout: one spec.md result object per problem, as each finishes "
              "(stored ones too), and nothing else.")
 @click.pass_context
 @handle_errors
 @interruptible
-def batch(ctx, paths, jobs, store_path, timeout, force, scheduler, quiet, no_color, tol,
-          backend, max_nonzeros, lp_form, method, max_orbit_work, grid, samples, seed,
-          certify, restarts, witness_dir, as_json):
+def batch(ctx, paths, jobs, store_path, no_store, timeout, force, scheduler, quiet, no_color,
+          tol, backend, max_nonzeros, lp_form, method, max_orbit_work, grid, samples, seed,
+          certify, restarts, witness_dir, exclude, as_json):
     """Verify every problem file under PATHS in parallel worker processes.
 
     Directories are searched recursively for *.toml. Each result is saved in the results
@@ -114,22 +137,28 @@ def batch(ctx, paths, jobs, store_path, timeout, force, scheduler, quiet, no_col
     status: 0 all optimal, 1 a gap, 2 an invalid problem file, 3 could not decide (an
     error or a timeout), 130 interrupted.
     """
-    from dpverify.console.batch import BatchProgress, print_batch_summary
+    from dpverify.console.batch import BatchProgress, print_batch_summary, resume_hint
 
     options = chosen(ctx, tol=tol, backend=backend, max_nonzeros=max_nonzeros,
                      lp_form=lp_form, grid=grid, samples=samples, seed=seed, certify=certify,
                      method=method, max_orbit_work=max_orbit_work, restarts=restarts,
                      witness_dir=witness_dir)
+    store_path = store_of(ctx, store_path, no_store)
+    saved = None if no_store else store_path
     out, err = consoles(no_color)
+    # stdout carries the results only: progress lines and the resume hint go to stderr
     with api.open_store(store_path) as store, BatchProgress(out, err, as_json=as_json,
                                                            quiet=quiet) as progress:
         report = api.batch(paths, store=store, jobs=jobs, timeout=timeout or None,
-                           force=force, scheduler=scheduler, listener=progress, **options)
+                           force=force, scheduler=scheduler, listener=progress,
+                           exclude=exclude, **options)
     if as_json:
         if err.is_terminal:
-            print_batch_summary(err, report, store_path)
+            print_batch_summary(err, report, saved, err)
+        elif report.interrupted:  # JSON Lines alone on stdout; the hint still said
+            err.print(resume_hint(report, saved))
     else:
-        print_batch_summary(out, report, store_path)
+        print_batch_summary(out, report, saved, err)
     _notes(report)
     sys.exit(report.exit_status())
 
@@ -150,7 +179,7 @@ def batch(ctx, paths, jobs, store_path, timeout, force, scheduler, quiet, no_col
               callback=plot_path_option,
               help="Draw one problem family (every stored result of one problem name, such "
                    "as a sweep's points) against its varying level or size, into FILE.png, "
-                   ".svg or .pdf. Needs .venv/bin/pip install -e '.[plot]'.")
+                   f".svg or .pdf. Needs {api.install_hint('plot')}.")
 @click.option("--problem", metavar="NAME",
               help="With --plot: the family to draw, a problem name or a glob (needed when "
                    "the store holds several).")
@@ -220,37 +249,83 @@ def results(ctx, store_path, fmt_name, as_json, verdict, plot_path, problem, plo
 @click.option("--update", is_flag=True,
               help="Write the current optimal values that do not hold (or are missing) into "
                    "the [expect] tables, in full precision (comments and order kept).")
-@json_option("Print one JSON object (mismatches, unchecked, updated) and nothing else.")
+@click.option("--diff", is_flag=True,
+              help="Print what --update would write, as a unified diff, and change nothing.")
+@EXCLUDE
+@click.option("--format", "fmt_name", type=click.Choice(CHECK_FORMATS), default="table",
+              show_default=True,
+              help="table; github (one GitHub Actions annotation per mismatch, at the line "
+                   "of its expectation, then the summary line); json (as --json).")
+@click.option("--junit", "junit_path", metavar="FILE", type=click.Path(dir_okay=False),
+              help="Also write a JUnit XML report to FILE (one test case per expectation; "
+                   "what GitLab, Jenkins and Azure Pipelines show as test results).")
+@json_option("Print one JSON object (mismatches with expected and got verdicts and the "
+             "line of each expectation, invalid files, unchecked, updated) and nothing "
+             "else. The same as --format json.")
 @click.pass_context
 @handle_errors
 @interruptible
-def check(ctx, paths, jobs, store_path, timeout, force, scheduler, quiet, no_color, tol,
-          backend, max_nonzeros, lp_form, method, max_orbit_work, grid, samples, seed,
-          certify, restarts, witness_dir, expect_tol, digits, strict, update, as_json):
+def check(ctx, paths, jobs, store_path, no_store, timeout, force, scheduler, quiet, no_color,
+          tol, backend, max_nonzeros, lp_form, method, max_orbit_work, grid, samples, seed,
+          certify, restarts, witness_dir, expect_tol, digits, strict, update, diff, exclude,
+          fmt_name, junit_path, as_json):
     """Run the problems under PATHS like `batch` and compare with their [expect] tables.
 
     For CI: exit 0 when every expectation holds and every verdict is optimal; 1 on a
-    mismatch or a gap (with a table: problem, agent, accuracy, expected, got, difference);
-    2 an invalid problem file; 3 could not decide. A problem without [expect] is reported
-    as unchecked (a failure with --strict). --tol is the verdict tolerance, as in
-    `verify`; --expect-tol the tolerance of the expected values.
+    mismatch or a gap (with a table: problem, file and line, agent, accuracy, expected,
+    got, difference); 2 an invalid problem file; 3 could not decide. A problem without
+    [expect] is reported as unchecked (a failure with --strict). --tol is the verdict
+    tolerance, as in `verify`; --expect-tol the tolerance of the expected values. A named
+    file that is not a problem file (a pyproject.toml from a pre-commit hook) is skipped
+    with a note. Defaults may come from [tool.dpverify] in pyproject.toml.
     """
     from dpverify.console import print_json
-    from dpverify.console.batch import BatchProgress, check_json, print_check
+    from dpverify.console.batch import (
+        BatchProgress,
+        check_json,
+        print_check,
+        print_github,
+        resume_hint,
+    )
 
+    if as_json:
+        if given(ctx, "fmt_name") and fmt_name != "json":
+            raise click.UsageError(f"--json and --format {fmt_name} contradict each other")
+        fmt_name = "json"
+    if update and diff:
+        raise click.UsageError("--update writes and --diff only shows: choose one")
     options = chosen(ctx, tol=tol, backend=backend, max_nonzeros=max_nonzeros,
                      lp_form=lp_form, grid=grid, samples=samples, seed=seed, certify=certify,
                      method=method, max_orbit_work=max_orbit_work, restarts=restarts,
                      witness_dir=witness_dir)
+    store_path = store_of(ctx, store_path, no_store)
     out, err = consoles(no_color)
-    with api.open_store(store_path) as store, BatchProgress(out, err, quiet=quiet or as_json,
+    quiet_progress = quiet or fmt_name == "json"
+    with api.open_store(store_path) as store, BatchProgress(out, err, quiet=quiet_progress,
                                                            label="checking") as progress:
         report = api.check(paths, store=store, expect_tol=expect_tol, digits=digits,
-                           strict=strict, update=update, jobs=jobs, timeout=timeout or None,
-                           force=force, scheduler=scheduler, listener=progress, **options)
-    if as_json:
+                           strict=strict, update=update, diff=diff, jobs=jobs,
+                           timeout=timeout or None, force=force, scheduler=scheduler,
+                           listener=progress, exclude=exclude, **options)
+    if junit_path is not None:
+        _write_report(junit_path, api.junit_xml(report))
+    if fmt_name == "json":
         print_json(check_json(report))
+    elif fmt_name == "github":
+        print_github(report, api.github_annotations(report))
     else:
         print_check(out, report)
+    hint = resume_hint(report.batch, None if no_store else store_path)
+    if hint is not None:  # a message, on stderr, whatever the format
+        err.print(hint)
     _notes(report.batch)
     sys.exit(report.exit_status())
+
+
+def _write_report(path: str, text: str) -> None:
+    """Write a report file (exit 2 with one line when it cannot be written)."""
+    try:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot write the report: {exc.strerror or exc}") from None

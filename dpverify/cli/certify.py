@@ -44,9 +44,10 @@ def certify(ctx, paths, out_dir, backend, max_nonzeros, method, max_orbit_work, 
     accuracy, each an exact proof of an upper bound (a prior and mu over the inputs) and a
     lower bound (randomized response with an explicit decision rule).
 
-    With delta > 0 (a problem on bits): the four-ray bound over interactive protocols
-    (`dpverify-delta-certificate/1`: mu, and nu per hockey-stick row) against the product of
-    RR(epsilon, delta) with its rule, within --max-nonzeros as for `verify`.
+    With delta > 0 (a problem on bits): the envelope bound, the best accuracy of any
+    interactive protocol (`dpverify-envelope-certificate/1`: b per product of rays, and nu
+    per hockey-stick row) against the product of RR(epsilon, delta) with its rule, within
+    --max-nonzeros as for `verify`.
 
     Status `proved-optimal` (bounds equal, exact lambdas), `bracket` (lambdas given through
     epsilon: bounds at rationals around e^epsilon; or a valid certificate whose bounds the

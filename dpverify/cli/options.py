@@ -76,6 +76,11 @@ METHOD = shared_option("method")
 MAX_ORBIT_WORK = shared_option("max_orbit_work")
 RESTARTS = shared_option("restarts")
 WITNESS_DIR = shared_option("witness_dir")
+EXCLUDE = click.option("--exclude", "exclude", metavar="PATTERN", multiple=True,
+                       help="Leave out files and folders matching PATTERN (a glob; repeat "
+                            "for more): a name at any depth (large, *-draft.toml), or a "
+                            "path from the working directory (problems/large). Replaces "
+                            "the configuration's `exclude`.")
 
 
 TIMEOUT_HELP = ("Seconds per problem file; a problem still running then has verdict `error`, "

@@ -1,4 +1,5 @@
-"""`dpverify survey`: verdicts over many problems with more than two symbols."""
+"""`dpverify survey`: verdicts over many problems, with more than two symbols or under
+approximate privacy (delta > 0, bits)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import click
 
 from dpverify import api
 from dpverify.cli.app import handle_errors, main
+from dpverify.cli.batch import STORE_OPTIONS, plot_path_option, store_of
+from dpverify.cli.figures import FIGURE_OPTIONS, figure_options
 from dpverify.cli.options import (
     NO_COLOR,
     QUIET,
@@ -23,6 +26,15 @@ from dpverify.errors import OptionError
 def _epsilons(ctx: click.Context, param: click.Parameter, value: str):
     try:
         return api.survey_epsilons(value)
+    except OptionError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def _deltas(ctx: click.Context, param: click.Parameter, value: str | None):
+    if value is None:
+        return None
+    try:
+        return api.survey_deltas(value)
     except OptionError as exc:
         raise click.BadParameter(str(exc)) from None
 
@@ -46,13 +58,18 @@ def _choices(allowed: tuple[str, ...], what: str):
     return check
 
 
-@main.command(short_help="Verdicts over many problems with more than two symbols.")
-@click.option("--alphabet", type=click.IntRange(3, 8), required=True,
-              help="Input symbols per party (m >= 3).")
+@main.command(short_help="Verdicts over many problems: more than two symbols, or delta > 0.")
+@click.option("--alphabet", type=click.IntRange(2, 8), required=True,
+              help="Input symbols per party: m >= 3, or 2 (bits) with --delta.")
 @click.option("--parties", type=click.IntRange(1, 6), required=True, help="Parties k.")
 @click.option("--epsilon", required=True, callback=_epsilons, metavar="LIST",
               help="Privacy levels, one for every party: a comma-separated list (0.5,1,2); "
                    "exact rationals such as 1/2 stay exact.")
+@click.option("--delta", callback=_deltas, metavar="LIST", default=None,
+              help="Approximate privacy (bits, --alphabet 2): every problem at each delta "
+                   "in (0, 1) of this comma-separated list (1/20,1/10), with each epsilon: "
+                   "the envelope bound, RR(epsilon, delta) and the best interactive "
+                   "protocol.")
 @click.option("--functions", default="all", show_default=True, callback=_functions,
               help="`all` (every function with --values values) or `random:N`.")
 @click.option("--values", type=click.IntRange(2, 8), default=2, show_default=True,
@@ -66,45 +83,67 @@ def _choices(allowed: tuple[str, ...], what: str):
               help="Worker processes (default: the number of CPUs).")
 @click.option("--save", "save_dir", type=click.Path(file_okay=False),
               default=".dpverify/survey", show_default=True,
-              help="Where gap and open instances are saved as problem files (with [expect]).")
+              help="Where gap, interaction-helps and open instances are saved as problem "
+                   "files (with [expect]).")
 @click.option("--no-symmetry", is_flag=True,
               help="Verify every function, not one per class of relabellings.")
 @click.option("--restarts", type=click.IntRange(min=0), default=DEFAULT_RESTARTS,
               show_default=True, help="Random starts of the protocol search.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Seed of random:N and of the search's random starts.")
+@add_options(STORE_OPTIONS)
+@click.option("--plot", "plot_path", metavar="FILE", callback=plot_path_option,
+              help="With --delta: heat maps over (epsilon, delta), one per accuracy, of the "
+                   "largest gain of interaction over RR(epsilon, delta), into FILE.png, .svg "
+                   f"or .pdf. Needs {api.install_hint('plot')}.")
+@add_options(FIGURE_OPTIONS)
 @add_options([TOL])
 @json_option("Print one JSON object (rows, counts, saved files) and nothing else.")
 @add_options([QUIET, NO_COLOR])
+@click.pass_context
 @handle_errors
-def survey(alphabet, parties, epsilon, functions, values, gains, accuracy, jobs, save_dir,
-           no_symmetry, restarts, seed, tol, as_json, quiet, no_color):
-    """Verify the observer's accuracy for many functions on {0..m-1}^k: m-ary randomized
-    response against the ray-product bound, with the protocol search in between
-    (`verify` on each instance). Reports, per epsilon, gain and accuracy, how many
-    functions are optimal, gap or open, the largest gap (best found - RR) and the largest
-    open interval (bound - best found), and saves the gap and open instances as problem
-    files. Functions equal up to relabelling symbols, parties and values are verified
-    once (their verdicts are the same).
+def survey(ctx, alphabet, parties, epsilon, delta, functions, values, gains, accuracy, jobs,
+           save_dir, no_symmetry, restarts, seed, store_path, no_store, force, plot_path,
+           plot_style, figsize, plot_title, tol, as_json, quiet, no_color):
+    """Verify the observer's accuracy for many functions on {0..m-1}^k (`verify` on each
+    instance): with more than two symbols m-ary randomized response against the
+    ray-product bound, with the protocol search in between; with --delta, on bits,
+    RR(epsilon, delta) against the envelope bound over every interactive protocol, with
+    the best protocol found in between. Reports, per epsilon (and delta), gain and
+    accuracy, how many functions are optimal, gap (or interaction-helps, and how many of
+    those are closed) or open, the largest gap (best found - RR) and the largest open
+    interval (bound - best found), and saves those instances as problem files. Functions
+    equal up to relabelling symbols, parties and values are verified once (their verdicts
+    are the same). Results are kept in the results store: a survey run again resumes.
 
-    Exit status as `verify` over every instance: 0 all optimal, 1 a gap, 3 an open
-    instance or an error.
+    Exit status as `verify` over every instance: 0 all optimal, 1 a gap (or
+    interaction-helps), 3 an open instance or an error.
     """
     from dpverify.console import print_json
     from dpverify.console.falsify import SearchProgress
     from dpverify.console.survey import print_survey, summary_line
 
+    figure = figure_options(ctx, plot_path, plot_style=plot_style, figsize=figsize,
+                            plot_title=plot_title)
+    if plot_path is not None and delta is None:
+        raise click.UsageError("--plot draws an approximate survey (heat maps over epsilon "
+                               "and delta): give --delta")
+    store = store_of(ctx, store_path, no_store)
     out, err = consoles(no_color)
     with SearchProgress(err, enabled=not (as_json or quiet), label="surveying") as progress:
         report = api.survey(alphabet=alphabet, parties=parties, epsilon=epsilon,
                             functions=functions, values=values, gains=gains,
                             accuracy=accuracy, jobs=jobs, save_dir=save_dir,
                             symmetry=not no_symmetry, restarts=restarts, seed=seed, tol=tol,
-                            on_result=lambda result, done, total: progress.update(done, total))
+                            on_result=lambda result, done, total: progress.update(done, total),
+                            delta=delta, store=store, force=force)
     if as_json:
         print_json(report.to_json())
     elif quiet:
         out.print(summary_line(report))
     else:
         print_survey(out, report, save_dir)
+    if plot_path is not None:
+        api.plot_survey(report, plot_path, **figure)
+        click.echo(f"wrote {plot_path}", err=as_json)
     sys.exit(report.exit_status())

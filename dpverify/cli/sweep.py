@@ -9,7 +9,7 @@ import click
 
 from dpverify import api
 from dpverify.cli.app import handle_errors, main
-from dpverify.cli.batch import RUN_OPTIONS, interruptible, plot_path_option
+from dpverify.cli.batch import RUN_OPTIONS, interruptible, plot_path_option, store_of
 from dpverify.cli.figures import FIGURE_OPTIONS, figure_options
 from dpverify.cli.options import (
     METHOD_OPTIONS,
@@ -53,7 +53,7 @@ def _range_help(example: str, items: str) -> str:
               callback=plot_path_option,
               help="Draw the bound and the candidate against the swept variable, verdicts "
                    "marked, and below them the gap with the band of --tol, into FILE.png, "
-                   ".svg or .pdf. Needs .venv/bin/pip install -e '.[plot]'.")
+                   f".svg or .pdf. Needs {api.install_hint('plot')}.")
 @add_options(FIGURE_OPTIONS)
 @click.option("--csv", "as_csv", is_flag=True,
               help="Print CSV only: one row per point, agent and accuracy.")
@@ -67,8 +67,8 @@ def _range_help(example: str, items: str) -> str:
 @handle_errors
 @interruptible
 def sweep(ctx, problem, epsilon, lambda_, alpha, delta, parties, plot_path, plot_style,
-          figsize, plot_title, as_csv, as_json, jobs, store_path, timeout, force, scheduler,
-          quiet, no_color, **solver):
+          figsize, plot_title, as_csv, as_json, jobs, store_path, no_store, timeout, force,
+          scheduler, quiet, no_color, **solver):
     """Verify PROBLEM at every point of a range of privacy levels (--epsilon, --lambda,
     --delta, or --alpha for a count problem) and/or numbers of parties (--parties): each
     point a full
@@ -83,13 +83,14 @@ def sweep(ctx, problem, epsilon, lambda_, alpha, delta, parties, plot_path, plot
     1 a gap, 2 bad input, 3 could not decide, 130 interrupted.
     """
     from dpverify.console.batch import BatchProgress
-    from dpverify.console.sweep import print_sweep
+    from dpverify.console.sweep import print_sweep, resume_hint
 
     if as_csv and as_json:
         raise click.UsageError("--csv and --json contradict each other: choose one")
     note_unused_seed(ctx, solver.get("samples", 0))
     figure = figure_options(ctx, plot_path, plot_style=plot_style, figsize=figsize,
                             plot_title=plot_title)
+    store_path = store_of(ctx, store_path, no_store)
     out, err = consoles(no_color)
     data = as_csv or as_json
     # stdout carries the rows only; progress and per-point lines go to stderr.
@@ -99,6 +100,9 @@ def sweep(ctx, problem, epsilon, lambda_, alpha, delta, parties, plot_path, plot
                            timeout=timeout or None, force=force, scheduler=scheduler,
                            listener=progress, **solver_options(**solver))
     print_sweep(out, result, "csv" if as_csv else "json" if as_json else "table", quiet=quiet)
+    hint = resume_hint(result, saved=not no_store)
+    if hint is not None:  # a message, not a result: stderr
+        err.print(hint)
     for message in result.notes:
         note(message)
     if plot_path is not None:

@@ -10,6 +10,7 @@ from dpverify import api
 from dpverify.cli.app import handle_errors, main
 from dpverify.cli.options import (
     CROSS_CHECK,
+    EXCLUDE,
     METHOD_OPTIONS,
     OUTPUT_OPTIONS,
     POINT_OPTIONS,
@@ -31,6 +32,7 @@ from dpverify.cli.options import (
 @CROSS_CHECK
 @add_options(POINT_OPTIONS)
 @add_options(SEARCH_OPTIONS)
+@EXCLUDE
 @json_option("Print one JSON array of spec.md's result objects (one per file), nothing else.")
 @add_options(OUTPUT_OPTIONS)
 @timeout_option()
@@ -41,8 +43,8 @@ from dpverify.cli.options import (
 @click.pass_context
 @handle_errors
 def verify(ctx, paths, tol, backend, max_nonzeros, lp_form, method, max_orbit_work,
-           cross_check, grid, samples, seed, certify, restarts, witness_dir, as_json, quiet,
-           no_color, timeout, show_rules):
+           cross_check, grid, samples, seed, certify, restarts, witness_dir, exclude, as_json,
+           quiet, no_color, timeout, show_rules):
     """Verify the problem files PATHS (directories are searched for *.toml, hidden
     directories such as .dpverify/ left out).
 
@@ -63,7 +65,8 @@ def verify(ctx, paths, tol, backend, max_nonzeros, lp_form, method, max_orbit_wo
     with VerifyView(out, err, as_json=as_json, quiet=quiet, show_rules=show_rules,
                     show_proof=certify, show_grid=bool(grid or samples)) as view:
         report = api.verify_paths(paths, on_start=view.started, on_result=view.finished,
-                                  on_stage=view.stage, timeout=timeout or None, **options)
+                                  on_stage=view.stage, timeout=timeout or None,
+                                  exclude=exclude, **options)
         view.report(report)
     # options that do not apply to some files, files skipped: the library's notes
     for line in report.notes:

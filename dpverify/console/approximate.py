@@ -1,5 +1,5 @@
 """What `verify` shows for a multi-party problem with delta > 0 (docs/theory.md,
-"Approximate privacy"): per agent and accuracy the four-ray bound over every interactive
+"Approximate privacy"): per agent and accuracy the envelope bound over every interactive
 protocol, the best non-interactive value (RR(epsilon, delta)), the best interactive
 protocol found (a witness file), the verdict and the method; and what `derive` shows for a
 mechanism file that claims delta > 0."""

@@ -108,10 +108,10 @@ def print_protocol(console: Console, result: Any, *, show_rules: bool = False) -
     print_table(console, privacy_table(result))
     print_accuracy(console, result)
     if "claimed_deltas" in result.header:
-        console.print("  (epsilon, delta): the bound is the four-ray bound over interactive "
-                      "protocols; RR(epsilon, delta) is the product of RR(epsilon_i, "
-                      "delta_i), the best non-interactive protocol; advantage = protocol "
-                      "- RR(epsilon, delta)")
+        console.print("  (epsilon, delta): the bound is the envelope bound, the best accuracy "
+                      "of any interactive protocol; RR(epsilon, delta) is the product of "
+                      "RR(epsilon_i, delta_i), the best non-interactive protocol; advantage "
+                      "= protocol - RR(epsilon, delta)")
     for note in result.header.get("privacy_notes", ()):
         console.print(f"  note: {note}")
     for r in result.results:

@@ -1,8 +1,10 @@
 """What `batch`, `check` and `results` show: progress, summaries, mismatch and result tables.
 
 Progress: a rich bar on stderr when stderr is a terminal (done/total, rate, ETA, failures
-so far); otherwise one plain line per problem on stdout. With `--json`, stdout carries
-JSON Lines only (one spec.md result object per problem, as each finishes).
+so far); otherwise one plain line per problem, on stderr too. Results alone go to stdout
+(the summary, the tables; with `--json`, JSON Lines only: one spec.md result object per
+problem, as each finishes), so `batch DIR > report.txt` holds the report and nothing else.
+The resume hint of an interrupted run is a message, on stderr.
 """
 
 from __future__ import annotations
@@ -80,7 +82,7 @@ class BatchProgress:
         elif not self.as_json and not self.quiet:
             stored = f", {skipped} from the store" if skipped else ""
             pool = f"; running on {workers} worker{'s' if workers != 1 else ''}" if workers else ""
-            self.out.print(f"{total} {self.noun}{'s' if total != 1 else ''}{stored}{pool}")
+            self.err.print(f"{total} {self.noun}{'s' if total != 1 else ''}{stored}{pool}")
 
     def waiting(self, owner: str) -> None:
         """Another run on the same store is computing some of these problems."""
@@ -102,7 +104,7 @@ class BatchProgress:
             if failed and not self.as_json:
                 self._progress.console.print(_line(item, self.done, self.total))
         elif not self.as_json and not self.quiet:
-            self.out.print(_line(item, self.done, self.total))
+            self.err.print(_line(item, self.done, self.total))
 
 
 def _line(item: Any, done: int, total: int) -> Text:
@@ -140,8 +142,11 @@ def counts_line(report: Any) -> str:
             f"({report.seconds:.2f} s{tail})")
 
 
-def print_batch_summary(console: Console, report: Any, store_path: str | None = None) -> None:
-    """Counts per verdict, the slowest problems, and each failure with its reason."""
+def print_batch_summary(console: Console, report: Any, store_path: str | None = None,
+                        err: Console | None = None) -> None:
+    """Counts per verdict, the slowest problems, and each failure with its reason; the
+    resume hint of an interrupted run on `err` (stderr). `store_path` None: the run had
+    no store (`--no-store`), so nothing was saved."""
     computed = [i for i in report.items if not i.cached]
     slow = sorted(computed, key=lambda i: i.seconds, reverse=True)[:SLOWEST]
     if len(computed) > 1 and slow:
@@ -164,29 +169,58 @@ def print_batch_summary(console: Console, report: Any, store_path: str | None = 
             console.print(line)
         console.print()
     console.print(counts_line(report))
-    if report.interrupted:
-        done = len(report.items)
-        where = f" in {store_path}" if store_path else ""
-        console.print(f"interrupted: {done} of {report.total} problems finished and saved{where}; "
-                      "run the same command again to resume")
+    hint = resume_hint(report, store_path)
+    if hint is not None:
+        (err or console).print(hint)
+
+
+def resume_hint(report: Any, store_path: str | None) -> str | None:
+    """The line for stderr after an interrupted batch (None when it finished): what was
+    saved, and how to resume (`store_path` None: the run had no store, --no-store)."""
+    if not report.interrupted:
+        return None
+    done = len(report.items)
+    if store_path is None:
+        return f"interrupted: {done} of {report.total} problems finished (not saved: --no-store)"
+    return (f"interrupted: {done} of {report.total} problems finished and saved in "
+            f"{store_path}; run the same command again to resume")
 
 
 # -- check ---------------------------------------------------------------------------------
+def _expected_cell(case: Any, verdict: str | None, value: float | None) -> str:
+    """A verdict mismatch shows the verdicts, any other row the values."""
+    if case.kind in ("verdict", "undecided"):
+        return verdict or "-"
+    return fmt(value)
+
+
 def mismatch_table(mismatches: Sequence[Any]) -> Table:
     table = Table(title="mismatches", title_justify="left", show_edge=False, pad_edge=False)
-    for col in ("problem", "agent", "accuracy", "expected", "got", "difference", "note"):
+    for col in ("problem", "at", "agent", "accuracy", "expected", "got", "difference", "note"):
         table.add_column(col, justify="right" if col in ("expected", "got", "difference")
                          else "left")
     for m in mismatches:
         diff = m.difference
-        table.add_row(m.problem, m.agent, m.accuracy, fmt(m.expected), fmt(m.got),
+        table.add_row(m.problem, m.where, m.agent, m.accuracy,
+                      _expected_cell(m, m.expected_verdict, m.expected),
+                      _expected_cell(m, m.got_verdict, m.got),
                       "-" if diff is None else f"{diff:+.3g}", m.note)
     return table
 
 
 def print_check(console: Console, report: Any) -> None:
+    """The table of mismatches, the invalid and unchecked files, what --update wrote (or
+    --diff would write: the diffs), and the summary line (the resume hint of an
+    interrupted run is `resume_hint`'s, on stderr)."""
+    for diff in report.diffs:
+        _print_plain(console, diff.unified())
     if report.mismatches:
         print_table(console, mismatch_table(report.mismatches))
+        console.print()
+    if report.invalid:
+        console.print(f"invalid ({len(report.invalid)}):")
+        for item in report.invalid:  # the reason names the file and the key
+            console.print(f"  {item.source}: {_reason(item)}")
         console.print()
     if report.unchecked:
         label = "unchecked (no [expect] table" + (", a failure with --strict)" if report.strict
@@ -197,24 +231,44 @@ def print_check(console: Console, report: Any) -> None:
         console.print()
     for source in report.updated:
         console.print(f"updated [expect] in {source}")
+    for diff in report.diffs:
+        console.print(f"would update [expect] in {diff.source} ({diff.values} "
+                      f"value{'s' if diff.values != 1 else ''}; --update writes it)")
     for message in report.update_errors:
         console.print(f"dpverify: {message}")
+    console.print(check_summary(report))
+
+
+def check_summary(report: Any) -> str:
+    """`check ok: ...` or `check FAILED: ...`: problems, expectations held, mismatches,
+    invalid files (when there are any), unchecked problems, seconds."""
     batch = report.batch
     n = len(batch.items)
     status = "ok" if report.exit_status() == 0 else "FAILED"
-    console.print(f"check {status}: {n} problem{'s' if n != 1 else ''}, "
-                  f"{report.checked} expectation{'s' if report.checked != 1 else ''} held, "
-                  + (f"{report.written} written, " if report.written else "") +
-                  f"{len(report.mismatches)} mismatch{'es' if len(report.mismatches) != 1 else ''}"
-                  f", {len(report.unchecked)} unchecked ({batch.seconds:.2f} s)")
-    if batch.interrupted:
-        console.print(f"interrupted: {n} of {batch.total} problems finished and saved")
+    mismatches = len(report.mismatches)
+    invalid = f"{len(report.invalid)} invalid, " if report.invalid else ""
+    return (f"check {status}: {n} problem{'s' if n != 1 else ''}, "
+            f"{report.checked} expectation{'s' if report.checked != 1 else ''} held, "
+            + (f"{report.written} written, " if report.written else "") +
+            f"{mismatches} mismatch{'es' if mismatches != 1 else ''}, {invalid}"
+            f"{len(report.unchecked)} unchecked ({batch.seconds:.2f} s)")
+
+
+def print_github(report: Any, annotations: Sequence[str]) -> None:
+    """`check --format github`: one workflow command per line on stdout (GitHub shows each
+    on its file and line), then the summary line."""
+    import sys
+
+    for line in annotations:
+        sys.stdout.write(line + "\n")
+    sys.stdout.write(check_summary(report) + "\n")
+    sys.stdout.flush()
+
+
+def _print_plain(console: Console, text: str) -> None:
+    """Text as it is (a diff): no wrapping, no markup."""
+    console.print(Text(text.rstrip("\n")), soft_wrap=True)
 
 
 def check_json(report: Any) -> dict[str, Any]:
-    return {"problems": len(report.batch.items), "checked": report.checked,
-            "written": report.written,
-            "mismatches": [m.to_json() for m in report.mismatches],
-            "unchecked": [i.source for i in report.unchecked],
-            "updated": list(report.updated), "update_errors": list(report.update_errors),
-            "exit_status": report.exit_status()}
+    return report.to_dict()

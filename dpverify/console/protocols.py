@@ -33,7 +33,7 @@ def verdict_text(v: str) -> Text:
 
 VALUE_COLUMNS = ("protocol", "relaxed optimum", "RR value")
 VERDICT_COLUMNS = ("at achieved levels", "efficiency", "gap", "verdict")
-# delta > 0: the four-ray bound, RR(epsilon, delta) and what the protocol gains over it
+# delta > 0: the envelope bound, RR(epsilon, delta) and what the protocol gains over it
 # (protocol minus RR). A column of a pure audit -> the column a delta audit shows in its
 # place (None: dropped).
 DELTA_COLUMN = {"relaxed optimum": "bound", "RR value": "RR(epsilon, delta)",
@@ -62,7 +62,7 @@ def protocol_table(result: Any, *, seconds: bool = True, gap_digits: int = 2,
                    ) -> Table:
     """Per agent and accuracy: the protocol's value against the bounds (the `columns`
     named, after agent and accuracy; with delta > 0 as `delta_columns` names them: the
-    four-ray bound, RR(epsilon, delta) and the advantage, protocol minus RR)."""
+    envelope bound, RR(epsilon, delta) and the advantage, protocol minus RR)."""
     if approximate(result):
         columns = delta_columns(columns)
     table = audit_table(title if title is not None else

@@ -70,11 +70,18 @@ def summary_line(sweep: Any) -> str:
     if sweep.workers:
         extra.append(f"on {sweep.workers} worker{'s' if sweep.workers != 1 else ''}")
     tail = f"; {', '.join(extra)}" if extra else ""
-    line = (f"{n} point{'s' if n != 1 else ''}: {', '.join(parts)} "
+    return (f"{n} point{'s' if n != 1 else ''}: {', '.join(parts)} "
             f"({sweep.seconds:.2f} s{tail})")
-    if sweep.interrupted:
-        line += "; interrupted: the points that finished are stored"
-    return line
+
+
+def resume_hint(sweep: Any, saved: bool = True) -> str | None:
+    """The line for stderr when a sweep was interrupted (None when it was not)."""
+    if not sweep.interrupted:
+        return None
+    if not saved:
+        return "interrupted: the points that finished are not saved (--no-store)"
+    return ("interrupted: the points that finished are stored; run the same command again "
+            "to resume")
 
 
 def print_sweep(out: Console, sweep: Any, fmt_name: str, *, quiet: bool = False) -> None:

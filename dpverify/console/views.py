@@ -263,7 +263,7 @@ class MechanismView(ResultView):
 
 
 class ApproximateView(ResultView):
-    """delta > 0 (ApproxResult): the four-ray bound, RR(epsilon, delta) and the best
+    """delta > 0 (ApproxResult): the envelope bound, RR(epsilon, delta) and the best
     interactive protocol found (console/approximate.py, `approximate_table`)."""
 
     def table(self, result: Any, *, seconds: bool = True, gap_digits: int = 2,

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from dpverify.lp.model import LinearProgram
 
@@ -34,7 +36,8 @@ class LpBuilder:
         self.num_rows = 0
         self.cost_updates: list[tuple[np.ndarray, np.ndarray]] = []
 
-    def add_cols(self, count: int, cost=0.0, lo=0.0, hi=np.inf) -> np.ndarray:
+    def add_cols(self, count: int, cost: ArrayLike = 0.0, lo: ArrayLike = 0.0,
+                 hi: ArrayLike = np.inf) -> np.ndarray:
         """`count` new columns; `cost`, `lo`, `hi` are scalars or arrays of length count."""
         idx = np.arange(self.num_cols, self.num_cols + count)
         self.num_cols += count
@@ -43,7 +46,7 @@ class LpBuilder:
         self.col_hi.append(np.broadcast_to(np.asarray(hi, dtype=float), (count,)).copy())
         return idx
 
-    def add_rows(self, count: int, lo, hi) -> np.ndarray:
+    def add_rows(self, count: int, lo: ArrayLike, hi: ArrayLike) -> np.ndarray:
         """`count` new rows lo <= a x <= hi (scalars or arrays; +-inf for one-sided rows)."""
         idx = np.arange(self.num_rows, self.num_rows + count)
         self.num_rows += count
@@ -51,11 +54,11 @@ class LpBuilder:
         self.row_hi.append(np.broadcast_to(np.asarray(hi, dtype=float), (count,)).copy())
         return idx
 
-    def set_cost(self, cols: np.ndarray, values) -> None:
+    def set_cost(self, cols: np.ndarray, values: ArrayLike) -> None:
         """Set the cost of existing columns (applied when the LP is built)."""
         self.cost_updates.append((np.asarray(cols), np.asarray(values, dtype=float)))
 
-    def add(self, rows, cols, vals) -> None:
+    def add(self, rows: ArrayLike, cols: ArrayLike, vals: ArrayLike) -> None:
         """Entries (broadcast together); zeros are skipped, duplicates are summed."""
         rows, cols, vals = np.broadcast_arrays(np.asarray(rows), np.asarray(cols),
                                                np.asarray(vals, dtype=float))
@@ -64,7 +67,7 @@ class LpBuilder:
         self.cols.append(cols[keep].ravel())
         self.vals.append(vals[keep].ravel())
 
-    def add_matrix(self, row_idx: np.ndarray, col_idx: np.ndarray, M) -> None:
+    def add_matrix(self, row_idx: np.ndarray, col_idx: np.ndarray, M: Any) -> None:
         """The (dense or sparse) block M at rows row_idx and columns col_idx."""
         M = sp.coo_matrix(M)
         self.add(row_idx[M.row], col_idx[M.col], M.data)

@@ -16,7 +16,7 @@ from dpverify.lp.model import LinearProgram, LpSolution, LpStatus
 from dpverify.lp.quiet import stdout_to_devnull
 
 
-def _status_table():
+def _status_table() -> dict[str, LpStatus]:
     import cvxpy as cp
 
     return {
@@ -31,7 +31,7 @@ def _status_table():
     }
 
 
-def _row_constraints(lp: LinearProgram, x) -> list[tuple[np.ndarray, Any, str]]:
+def _row_constraints(lp: LinearProgram, x: Any) -> list[tuple[np.ndarray, Any, str]]:
     """The rows as three cvxpy constraints: equalities, `<=` rows and `>=` rows (a ranged
     row is in the last two)."""
     A = lp.A.tocsr()
@@ -54,7 +54,7 @@ def _row_constraints(lp: LinearProgram, x) -> list[tuple[np.ndarray, Any, str]]:
     return groups
 
 
-def _column_bounds(lp: LinearProgram, x) -> list[Any]:
+def _column_bounds(lp: LinearProgram, x: Any) -> list[Any]:
     out: list[Any] = []
     lower = np.flatnonzero(np.isfinite(lp.col_lower))
     upper = np.flatnonzero(np.isfinite(lp.col_upper))

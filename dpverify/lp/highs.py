@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import Any
 
 import numpy as np
 
@@ -21,7 +22,7 @@ _banner_lock = threading.Lock()
 _banner_done = False
 
 
-def _new_highs():
+def _new_highs() -> Any:
     global _banner_done
     import highspy
 
@@ -36,14 +37,14 @@ def _new_highs():
     return h
 
 
-def _UNFINISHED():
+def _UNFINISHED() -> tuple[Any, ...]:
     import highspy
 
     ms = highspy.HighsModelStatus
     return (ms.kNotset, ms.kSolveError, ms.kUnknown)
 
 
-def _model_status_table():
+def _model_status_table() -> dict[Any, LpStatus]:
     import highspy
 
     ms = highspy.HighsModelStatus
@@ -68,7 +69,7 @@ def _failed(status: LpStatus, start: float, message: str) -> LpSolution:
                       "highs", message)
 
 
-def _model(lp: LinearProgram):
+def _model(lp: LinearProgram) -> Any:
     """The HighsLp of `lp` (column-wise arrays); entries HiGHS cannot keep are zeroed when
     the LP allows it (`drop_tiny`), else the LP is refused (None): HiGHS would silently drop
     them and solve another LP."""
@@ -99,7 +100,8 @@ def _model(lp: LinearProgram):
     return model
 
 
-def _configure(h, lp: LinearProgram, time_limit, threads, feasibility_tol) -> str:
+def _configure(h: Any, lp: LinearProgram, time_limit: float | None, threads: int | None,
+               feasibility_tol: float | None) -> str:
     """Set the options; returns the first algorithm tried."""
     if threads is not None:
         h.setOptionValue("threads", int(threads))
@@ -116,7 +118,7 @@ def _configure(h, lp: LinearProgram, time_limit, threads, feasibility_tol) -> st
     return first
 
 
-def _run(h, first: str):
+def _run(h: Any, first: str) -> tuple[Any, Any]:
     """run(), with retries when the solve did not finish (seen: the worst-case RR LP at
     lambda = 1000, k = 8, and the count post-processing LP at n = 40 end `Not Set` after
     presolve): the other algorithm, then presolve off with each algorithm. Whatever a retry
@@ -174,7 +176,7 @@ def solve_highs(
                       basic_columns=_basic_columns(h, lp.num_cols))
 
 
-def _basic_columns(h, num_cols: int) -> np.ndarray | None:
+def _basic_columns(h: Any, num_cols: int) -> np.ndarray | None:
     """The columns HiGHS reports basic, when it has a valid basis (None after IPM without
     crossover, or when the basis has basic row logicals: then it is no column basis)."""
     import highspy

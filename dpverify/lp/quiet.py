@@ -9,10 +9,11 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+from collections.abc import Iterator
 
 
 @contextlib.contextmanager
-def stdout_to_devnull():
+def stdout_to_devnull() -> Iterator[None]:
     """Send file descriptor 1 to /dev/null (the banner is written by C++, not by Python)."""
     sys.stdout.flush()
     try:

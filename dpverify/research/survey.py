@@ -1,10 +1,14 @@
-"""`dpverify survey`: a research table over many problems with more than two symbols
-(docs/theory.md, section 6.6; docs/format.md, "Survey output").
+"""`dpverify survey`: a research table over many problems, with more than two symbols
+(docs/theory.md, section 6.7) or under approximate privacy (`deltas`, bits: section 7.12;
+docs/format.md, "Survey output").
 
 The observer computes f on {0..m-1}^k, every party at the same level. `--functions all`
 enumerates every function with `values` values (V^(m^k) of them), `random:N` draws N. Each
-is verified for each epsilon and accuracy by verifiers/multisymbol/verifier.py (bound, m-ary RR,
-search, verdict).
+is verified for each epsilon (and delta) and accuracy by `verify`: for more than two
+symbols verifiers/multisymbol/verifier.py (bound, m-ary RR, search, verdict), with delta > 0
+verifiers/approximate/verifier.py (the envelope bound, RR(epsilon, delta), the witness;
+verdicts optimal, interaction-helps, open). With a store the results are kept there, and a
+survey run again reads what it holds (resumable).
 
 Symmetry: relabelling one party's symbols, exchanging two parties (same alphabet, same
 level) and relabelling the function's values where the gain allows it (any permutation for
@@ -13,6 +17,9 @@ with the same bound, the same m-ary RR value and the same best protocols (the DP
 and the uniform weights over inputs are all invariant; theory.md 6.6). So the functions
 are grouped into classes, one representative is verified, and its verdict counts once per
 function of its class. `symmetry=False` verifies every function (the tests compare both).
+Under delta > 0 the same relabellings keep the verdicts and values: a party's bit flipped
+(its hockey-stick sums are the same both ways, RR(epsilon, delta) is symmetric), two
+parties exchanged (every party at the same (epsilon, delta)), the values relabelled.
 """
 
 from __future__ import annotations
@@ -27,16 +34,58 @@ from typing import Any
 
 import numpy as np
 
+from dpverify.cachedir import make_dirs
 from dpverify.defaults import DEFAULT_TIMEOUT
 from dpverify.errors import InputError, OptionError
 from dpverify.filenames import file_stem, output_path
 from dpverify.notebook import Notebook
 from dpverify.spec.documents import number, toml_text
 from dpverify.spec.numbers import NumberError, parse_exact
+from dpverify.spec.setting import Setting
 from dpverify.status import ExitStatus, verdict_status
 
 MAX_ENUMERATED = 1 << 16  # `--functions all` refuses more functions than this
+FINDINGS = ("gap", "interaction-helps")  # the witness beats RR
+
+
+@dataclass(frozen=True)
+class SurveyKind:
+    """What a survey of one setting counts and writes: the verdict that is its finding (a
+    witness beats m-ary RR: `gap`; an interactive protocol beats RR(epsilon, delta):
+    `interaction-helps`), and whether its rows carry a `delta` and the `closed` count."""
+
+    finding: str
+    with_delta: bool
+
+    @property
+    def verdicts(self) -> tuple[str, ...]:
+        return ("optimal", self.finding, "open", "error")
+
+
+# The survey of each setting (SurveyPlan.setting; tests/test_codebase.py checks that the
+# table covers them): more than two symbols under pure DP, or bits under delta > 0.
+SURVEYS: dict[Setting, SurveyKind] = {
+    Setting.SYMBOLS: SurveyKind("gap", with_delta=False),
+    Setting.DELTA: SurveyKind("interaction-helps", with_delta=True),
+}
+VERDICTS = ("optimal", "gap", "interaction-helps", "open", "error")
+SAVED = ("gap", "interaction-helps", "open")
 MAX_EPSILON = 700  # e^epsilon must be a finite float
+
+
+def parse_deltas(text: str) -> tuple[Fraction, ...]:
+    """`--delta 1/20,1/10`: exact levels in (0, 1), each once, in order; OptionError
+    (exit 2) naming a bad item."""
+    out: list[Fraction] = []
+    for item in text.split(","):
+        try:
+            delta = parse_exact(item.strip())
+        except NumberError as exc:
+            raise OptionError(f"{item.strip()!r}: {exc}") from None
+        if not 0 < delta < 1:
+            raise OptionError(f"{item.strip()!r}: delta must be in (0, 1)")
+        out.append(delta)
+    return tuple(dict.fromkeys(out))
 
 
 def parse_epsilons(text: str) -> tuple[Fraction, ...]:
@@ -65,10 +114,34 @@ class SurveyPlan:
     accuracies: tuple[str, ...] = ("average", "worst")
     seed: int = 0
     symmetry: bool = True
+    deltas: tuple[Fraction, ...] = ()  # approximate privacy (bits): every case at each
 
     @property
     def inputs(self) -> int:
         return self.alphabet ** self.parties
+
+    @property
+    def setting(self) -> Setting:
+        """Bits under delta > 0 (`deltas` given), else more than two symbols (__post_init__
+        refuses the other two)."""
+        return Setting.DELTA if self.deltas else Setting.SYMBOLS
+
+    @property
+    def kind(self) -> SurveyKind:
+        return SURVEYS[self.setting]
+
+    def __post_init__(self) -> None:
+        if self.deltas and self.alphabet != 2:
+            raise OptionError(f"--delta: approximate privacy is surveyed on bits (alphabet "
+                              f"2), not alphabet {self.alphabet}")
+        if not self.deltas and self.alphabet < 3:
+            raise OptionError("alphabet 2 (bits) is surveyed under approximate privacy: "
+                              "give --delta (pure epsilon-DP on bits is KOV's theorem, "
+                              "`verify` proves it)")
+
+    def levels(self) -> list[tuple[Fraction, Fraction]]:
+        """Every (epsilon, delta) the plan verifies at (delta 0 without `deltas`)."""
+        return [(eps, d) for eps in self.epsilons for d in (self.deltas or (Fraction(0),))]
 
 
 @dataclass(frozen=True)
@@ -81,6 +154,7 @@ class Case:
     gain: str
     accuracy: str
     weight: int
+    delta: Fraction = Fraction(0)
 
 
 @dataclass
@@ -93,11 +167,15 @@ class CaseResult:
     seconds: float
     reason: str = ""
     saved: str = ""
+    closed: bool = False  # interaction-helps with the bracket [best, bound] within --tol
+    stored: bool = False  # read from the results store, not computed in this run
 
     @property
     def gap(self) -> float:
-        """best - RR: how much the search beats m-ary RR by (user units)."""
-        return (self.best or 0.0) - (self.rr or 0.0) if self.verdict == "gap" else 0.0
+        """best - RR: how much the witness beats RR by (m-ary RR, or RR(epsilon, delta)),
+        user units."""
+        return (self.best or 0.0) - (self.rr or 0.0) \
+            if self.verdict in FINDINGS else 0.0
 
     @property
     def interval(self) -> float:
@@ -117,34 +195,50 @@ class SurveyReport(Notebook):
     seconds: float = 0.0
 
     def rows(self) -> list[dict[str, Any]]:
-        """One row per epsilon, gain and accuracy: counts (weighted by class sizes), the
-        largest gap and the largest open interval, with their functions."""
+        """One row per epsilon (and delta), gain and accuracy: counts (weighted by class
+        sizes), the largest gap (best - RR: the exact optimum minus RR(epsilon, delta)
+        where the bracket is closed) and the largest open interval (bound - best), with
+        their functions; with delta, how many `interaction-helps` are closed."""
         out = []
-        keys = sorted({(r.case.epsilon, r.case.gain, r.case.accuracy) for r in self.results},
-                      key=lambda t: (t[0], t[1], self.plan.accuracies.index(t[2])))
-        for eps, gain, accuracy in keys:
-            group = [r for r in self.results if (r.case.epsilon, r.case.gain,
-                                                 r.case.accuracy) == (eps, gain, accuracy)]
+        kind = self.plan.kind
+        verdicts = kind.verdicts
+        keys = sorted({(r.case.epsilon, r.case.delta, r.case.gain, r.case.accuracy)
+                       for r in self.results},
+                      key=lambda t: (t[0], t[1], t[2], self.plan.accuracies.index(t[3])))
+        for eps, delta, gain, accuracy in keys:
+            group = [r for r in self.results if (r.case.epsilon, r.case.delta, r.case.gain,
+                                                 r.case.accuracy) == (eps, delta, gain,
+                                                                      accuracy)]
             counts = {v: sum(r.case.weight for r in group if r.verdict == v)
-                      for v in ("optimal", "gap", "open", "error")}
+                      for v in verdicts}
             gap = max(group, key=lambda r: r.gap)
             wide = max(group, key=lambda r: r.interval)
-            out.append({"epsilon": float(eps), "gain": gain, "accuracy": accuracy,
+            row: dict[str, Any] = {"epsilon": float(eps)}
+            if kind.with_delta:
+                row["delta"] = float(delta)
+            row.update({"gain": gain, "accuracy": accuracy,
                         "functions": sum(r.case.weight for r in group),
-                        "classes": len(group), **counts,
-                        "largest_gap": gap.gap, "largest_gap_function": _name(gap.case)
+                        "classes": len(group), **counts})
+            if kind.with_delta:
+                row["closed"] = sum(r.case.weight for r in group if r.closed)
+            row.update({"largest_gap": gap.gap, "largest_gap_function": _name(gap.case)
                         if gap.gap > 0 else None,
                         "largest_open": wide.interval, "largest_open_function":
                         _name(wide.case) if wide.interval > 0 else None})
+            out.append(row)
         return out
 
     def exit_status(self) -> ExitStatus:
-        """As `verify` over every instance: 0 all optimal, 1 a gap, 3 open or an error."""
+        """As `verify` over every instance: 0 all optimal, 1 a gap (or interaction
+        helps), 3 open or an error."""
         return verdict_status(r.verdict for r in self.results)
 
     def to_json(self) -> dict[str, Any]:
         plan = self.plan
-        return {"alphabet": plan.alphabet, "parties": plan.parties,
+        out: dict[str, Any] = {"alphabet": plan.alphabet, "parties": plan.parties}
+        if plan.kind.with_delta:
+            out["deltas"] = [float(d) for d in plan.deltas]
+        return {**out,
                 "functions": self.functions, "classes": self.classes,
                 "symmetry": plan.symmetry, "seconds": round(self.seconds, 2),
                 "rows": self.rows(),
@@ -204,9 +298,9 @@ def cases(plan: SurveyPlan) -> tuple[list[Case], int]:
                 arr = np.asarray(table)
                 key = min(tuple(int(values[v]) for v in arr[index]) for index, values in group)
             classes[key] = classes.get(key, 0) + 1
-        for eps in plan.epsilons:
+        for eps, delta in plan.levels():
             for accuracy in plan.accuracies:
-                out += [Case(key, eps, gain, accuracy, weight)
+                out += [Case(key, eps, gain, accuracy, weight, delta)
                         for key, weight in classes.items()]
     return out, len(tables)
 
@@ -214,20 +308,27 @@ def cases(plan: SurveyPlan) -> tuple[list[Case], int]:
 # -- running -----------------------------------------------------------------------------------
 def case_name(plan: SurveyPlan, case: Case) -> str:
     """The problem name of one case (its file is named after it)."""
-    return (f"survey-m{plan.alphabet}-k{plan.parties}-e{float(case.epsilon):g}-{case.gain}-"
+    level = f"e{float(case.epsilon):g}" + (f"-d{float(case.delta):g}" if case.delta else "")
+    return (f"survey-m{plan.alphabet}-k{plan.parties}-{level}-{case.gain}-"
             f"{case.accuracy}-f{_name(case)}").replace(",", "_")
 
 
 def problem_text(plan: SurveyPlan, case: Case, expect: dict[str, Any] | None = None,
                  description: str = "") -> str:
     """The problem file of one case (with an [expect] table when given)."""
-    doc: dict[str, Any] = {"problem": {
+    head: dict[str, Any] = {
         "name": case_name(plan, case),
         "description": description or "dpverify survey instance",
-        "parties": plan.parties, "alphabet": plan.alphabet,
-        "epsilon": number(case.epsilon),
-        "accuracy": case.accuracy},
-        "observer": {"function": {"table": list(case.table)}, "gain": case.gain}}
+        "parties": plan.parties}
+    if plan.alphabet != 2:
+        head["alphabet"] = plan.alphabet
+    head["epsilon"] = number(case.epsilon)
+    if case.delta:
+        head["delta"] = number(case.delta)
+    head["accuracy"] = case.accuracy
+    doc: dict[str, Any] = {"problem": head,
+                           "observer": {"function": {"table": list(case.table)},
+                                        "gain": case.gain}}
     if expect:
         doc["expect"] = {"observer": expect}
     return toml_text(doc, "<survey>")
@@ -241,12 +342,14 @@ def case_result(case: Case, result: dict[str, Any], seconds: float) -> CaseResul
     row = rows[0]
     return CaseResult(case, str(row.get("verdict", result.get("verdict", "error"))),
                       row.get("relaxed_optimum"), row.get("rr_value"), row.get("best_value"),
-                      seconds, str(row.get("reason") or result.get("reason") or ""))
+                      seconds, str(row.get("reason") or result.get("reason") or ""),
+                      closed=bool(row.get("closed")))
 
 
 def save_case(plan: SurveyPlan, result: CaseResult, directory: Path) -> str:
-    """An interesting case (gap or open) as a problem file with its [expect] table."""
-    directory.mkdir(parents=True, exist_ok=True)
+    """An interesting case (gap, interaction-helps or open) as a problem file with its
+    [expect] table."""
+    make_dirs(directory)  # a `.dpverify` folder is marked as a cache
     expect = {result.case.accuracy: result.bound, "verdict": result.verdict}
     text = problem_text(plan, result.case, expect,
                         f"Found by `dpverify survey`: {result.verdict}. {result.reason}")
@@ -258,11 +361,16 @@ def save_case(plan: SurveyPlan, result: CaseResult, directory: Path) -> str:
 def run_survey(plan: SurveyPlan, options: Any, *, jobs: int = 1,
                save_dir: Path | None = None,
                on_result: Callable[[CaseResult, int, int], None] | None = None,
-               timeout: float | None = DEFAULT_TIMEOUT) -> SurveyReport:
+               timeout: float | None = DEFAULT_TIMEOUT, store: Any = None,
+               force: bool = False) -> SurveyReport:
     """Every case of the plan, through the batch runner (runner/batch.py: spawned workers,
-    a time limit per case, dead workers and Ctrl-C handled as in `batch`); the gap and
-    open ones saved into `save_dir`. The witness protocols the m-ary verifier writes go
-    to a temporary directory: a survey keeps only the problem files it saves."""
+    a time limit per case, dead workers and Ctrl-C handled as in `batch`; with a `store`,
+    the cases it holds are read from it, unless `force`, and the others stored as they
+    finish: a survey run again resumes); the gap, interaction-helps and open ones saved
+    into `save_dir`.
+    The witness protocols the verifiers write go to a temporary directory (with a store,
+    to the default witness folder, so that the options, and the store's key, are the same
+    every run): a survey keeps only the problem files it saves."""
     import dataclasses
     import tempfile
 
@@ -283,15 +391,20 @@ def run_survey(plan: SurveyPlan, options: Any, *, jobs: int = 1,
 
         def finished(self, item: Any) -> None:
             result = case_result(by_source[item.source], item.result, item.seconds)
-            if save_dir is not None and result.verdict in ("gap", "open"):
+            result.stored = bool(getattr(item, "cached", False))
+            if save_dir is not None and result.verdict in SAVED:
                 result.saved = save_case(plan, result, save_dir)
             report.results.append(result)
             if on_result is not None:
                 on_result(result, len(report.results), len(todo))
 
-    with tempfile.TemporaryDirectory(prefix="dpverify-survey-") as witnesses:
-        run_problems(files, dataclasses.replace(options, witness_dir=witnesses), store=None,
-                     jobs=jobs, timeout=timeout, listener=Collect())
+    if store is not None:  # the default witness folder: the same options key every run
+        run_problems(files, dataclasses.replace(options, witness_dir=""), store=store,
+                     jobs=jobs, timeout=timeout, listener=Collect(), force=force)
+    else:
+        with tempfile.TemporaryDirectory(prefix="dpverify-survey-") as witnesses:
+            run_problems(files, dataclasses.replace(options, witness_dir=witnesses),
+                         store=None, jobs=jobs, timeout=timeout, listener=Collect())
     order = {id(case): i for i, case in enumerate(todo)}
     report.results.sort(key=lambda r: order[id(r.case)])
     report.seconds = time.perf_counter() - start

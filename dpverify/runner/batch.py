@@ -19,6 +19,7 @@ from dpverify.errors import SpecError
 from dpverify.notebook import Notebook
 from dpverify.reasons import ReasonCode
 from dpverify.runner.claims import StoreGate
+from dpverify.runner.exclude import Exclusions
 from dpverify.runner.executors.local import (
     Executor,
     Outcome,
@@ -258,16 +259,22 @@ def run_batch(
     scheduler: str | None = None,
     executor: Executor | None = None,
     listener: Listener | None = None,
+    exclude: Exclusions | None = None,
+    skip_named: bool = False,
 ) -> BatchReport:
-    """Verify every problem under `paths`, skipping those `store` holds (unless `force`).
+    """Verify every problem under `paths`, skipping those `store` holds (unless `force`);
+    `exclude` leaves paths out, and with `skip_named` a named file that is not a problem
+    file is skipped as one found in a directory is (`files.find_problem_files`).
 
     Results are stored (one commit each) as they finish. Raises InputError when no
-    problem file is found, or when the store or the scheduler is unusable.
+    problem file is found (`files.NoProblemFiles`), or when the store or the scheduler is
+    unusable.
     """
     start = time.perf_counter()
     if scheduler:
         check_scheduler(scheduler)  # a malformed address fails before anything runs
-    found = find_problem_files(paths)  # a file named twice (or inside a named dir) runs once
+    # a file named twice (or inside a named dir) runs once
+    found = find_problem_files(paths, exclude=exclude, skip_named=skip_named)
     files = list(found.files)
     if not files:
         raise no_problem_files(paths, found.skipped)

@@ -71,10 +71,11 @@ class CertificateRecord(Notebook):
 
     @property
     def approximate(self) -> bool:
-        """Whether it is the four-ray bound's certificate (delta > 0)."""
-        from dpverify.checker import DELTA_FORMAT
+        """Whether it is a certificate of approximate privacy (delta > 0): the envelope
+        bound's, or the four-ray bound's of earlier versions."""
+        from dpverify.checker import DELTA_FORMAT, ENVELOPE_FORMAT
 
-        return self.certificate.get("format") == DELTA_FORMAT
+        return self.certificate.get("format") in (DELTA_FORMAT, ENVELOPE_FORMAT)
 
     def to_dict(self) -> dict:
         """`certify --json`'s object: exact `value` and `bound` as "p/q" strings."""

@@ -15,10 +15,19 @@ exact rational "p/q" when a proof gives one. A file whose expectations all hold 
 byte for byte as it is. The tables are `[expect.observer]` / `[expect.party.N]` (keys
 `average`, `worst`) for multi-party problems, `[expect.consumer]` (key `minimax` or
 `bayes`) for count problems; in general an agent name `a:b` is the table `[expect.a.b]`.
+`diff` (`--diff`) computes the same rewrite, checked the same way, and writes nothing.
+
+The comparison gives one typed `Case` per expectation (and per result that is not as
+claimed), with its `CaseKind`, the expected and got values and verdicts, and the line of
+the expectation in the file (`toml_lines`): what the table, `--json`, the JUnit report
+and the GitHub annotations (`runner/reports.py`) show. A file that is not a valid problem
+is listed apart (`report.invalid`), not as a mismatch.
 """
 
 from __future__ import annotations
 
+import difflib
+import enum
 import hashlib
 import math
 import os
@@ -39,15 +48,33 @@ from dpverify.notebook import Notebook
 from dpverify.runner.batch import BatchItem, BatchReport
 from dpverify.runner.fingerprint import build_id
 from dpverify.runner.store import DONE, Store, StoredResult, options_key
+from dpverify.runner.toml_lines import KeyPath, expectation_line, key_lines
 from dpverify.status import ExitStatus, exit_status
 
 DEFAULT_CHECK_TOL = 1e-6  # the expectation tolerance, absolute and relative
 
 
+class CaseKind(enum.StrEnum):
+    """What became of one expectation (or of a result that none covers): `held`, or why it
+    is a mismatch."""
+
+    HELD = "held"  # the expected verdict, and the value within the tolerance
+    VALUE = "value"  # the expected verdict, but a value outside the tolerance
+    VERDICT = "verdict"  # another verdict than expected (`optimal` unless [expect] says)
+    MISSING = "missing"  # an expectation without a result (an accuracy not computed)
+    UNDECIDED = "undecided"  # no verdict to compare: refused, a timeout, a crash, `error`
+
+
+UNDECIDED_VERDICTS = ("error",)  # a result that decided nothing (exit 3 beside the mismatch)
+
+
 @dataclass(frozen=True, repr=False)
-class Mismatch(Notebook):
-    """A row of check's table: an expectation that does not hold, or a result that is not
-    `optimal` (then `note` says why)."""
+class Case(Notebook):
+    """One row of `check`: an expectation `(agent, accuracy)` of a problem file, or a
+    result that is not as claimed, with what was expected and what came (`expected`,
+    `got`: the values; `expected_verdict`, `got_verdict`: the verdicts) and the `line` of
+    the expectation in the file (its `verdict` key for a verdict mismatch; None when the
+    file has no `[expect]` entry for it). `kind` says whether it held, and why not."""
 
     problem: str
     source: str
@@ -56,32 +83,77 @@ class Mismatch(Notebook):
     expected: float | None
     got: float | None
     note: str = ""
+    kind: CaseKind = CaseKind.VALUE
+    expected_verdict: str | None = None
+    got_verdict: str | None = None
+    line: int | None = None
+    allowed: float | None = None  # the tolerance the value was held to
+    reason: str = ""  # the result's own one-line reason (a verdict's or a refusal's)
+
+    notebook_columns: ClassVar[tuple[str, ...]] = (
+        "problem", "agent", "accuracy", "kind", "expected", "got", "difference", "line", "note")
+
+    @property
+    def held(self) -> bool:
+        return self.kind is CaseKind.HELD
 
     @property
     def difference(self) -> float | None:
-        if self.expected is None or self.got is None:
+        """got - expected, when both are values of the expected verdict (a verdict
+        mismatch compares verdicts, not numbers)."""
+        if self.kind not in (CaseKind.HELD, CaseKind.VALUE) or self.expected is None \
+                or self.got is None:
             return None
         return self.got - self.expected
 
-    notebook_columns: ClassVar[tuple[str, ...]] = (
-        "problem", "agent", "accuracy", "expected", "got", "difference", "note")
+    @property
+    def where(self) -> str:
+        """`source:line`, or the source alone when the line is not known."""
+        return self.source if self.line is None else f"{self.source}:{self.line}"
+
+    def message(self) -> str:
+        """One sentence for a CI annotation or a test report: what was expected and what
+        came, in the words of the kind of mismatch."""
+        what = f"{self.problem} {self.agent} {self.accuracy}" if self.agent != "-" \
+            else self.problem
+        if self.kind is CaseKind.VERDICT:  # a finding's reason says what was found
+            found = self.reason and self.got_verdict != "optimal"
+            return (f"{what}: verdict mismatch: expected {self.expected_verdict}, got "
+                    f"{self.got_verdict}" + (f" ({self.reason})" if found else ""))
+        if self.kind is CaseKind.VALUE:
+            return (f"{what}: expected {_number(self.expected)}, got {_number(self.got)} "
+                    f"(difference {self.difference:+.3g}, tolerance {self.allowed:.1g})"
+                    if self.difference is not None and self.allowed is not None
+                    else f"{what}: expected {_number(self.expected)}, got {_number(self.got)}")
+        if self.kind is CaseKind.HELD:
+            return f"{what}: {_number(self.got)} as expected"
+        return f"{what}: {self.note}"
 
     def to_json(self) -> dict[str, Any]:
         return {"problem": self.problem, "source": self.source, "agent": self.agent,
-                "accuracy": self.accuracy, "expected": self.expected, "got": self.got,
+                "accuracy": self.accuracy, "kind": self.kind.value, "line": self.line,
+                "expected": self.expected, "got": self.got,
+                "expected_verdict": self.expected_verdict, "got_verdict": self.got_verdict,
                 "difference": self.difference, "note": self.note}
+
+
+Mismatch = Case  # a case that does not hold (the rows of check's table of mismatches)
+
+
+def _number(value: float | None) -> str:
+    return "-" if value is None else f"{value:.12g}"
 
 
 @dataclass(repr=False)
 class CheckReport(Notebook):
-    """What `check` found: the batch, the expectations that do not hold (`mismatches`),
-    the results without expectations, what --update wrote; in a notebook, the
-    mismatches."""
+    """What `check` found: the batch, the expectations that do not hold (`mismatches`) and
+    those that held, invalid files, the results without expectations, what --update wrote
+    or --diff would write; in a notebook, the mismatches."""
 
-    notebook_columns: ClassVar[tuple[str, ...]] = Mismatch.notebook_columns
+    notebook_columns: ClassVar[tuple[str, ...]] = Case.notebook_columns
 
     batch: BatchReport
-    mismatches: list[Mismatch] = field(default_factory=list)
+    mismatches: list[Case] = field(default_factory=list)  # the cases that do not hold
     unchecked: list[BatchItem] = field(default_factory=list)  # optimal, but no [expect]
     checked: int = 0  # expectations that held (not counting those --update just wrote)
     written: int = 0  # expectation values --update wrote (new or replacing a mismatch)
@@ -90,18 +162,37 @@ class CheckReport(Notebook):
     tol: float = DEFAULT_CHECK_TOL
     strict: bool = False
     digits: bool = False
+    held: list[Case] = field(default_factory=list)  # the expectations that held
+    invalid: list[BatchItem] = field(default_factory=list)  # not valid problem files
+    diffs: list[FileDiff] = field(default_factory=list)  # --diff: what --update would write
+
+    @property
+    def cases(self) -> list[Case]:
+        """Every case, held or not, in the order of the problems, then of the lines of
+        their expectations (those without a line last)."""
+        order = {item.source: i for i, item in enumerate(self.batch.items)}
+        return sorted([*self.held, *self.mismatches],
+                      key=lambda c: (order.get(c.source, len(order)),
+                                     c.line if c.line is not None else 1 << 62))
 
     def to_dict(self) -> dict[str, Any]:
-        """The expectations checked, the mismatches (`Mismatch.to_json`), the problems
-        without expectations, and what --update wrote."""
-        return {"checked": self.checked, "mismatches": [m.to_json() for m in self.mismatches],
-                "unchecked": [item.source for item in self.unchecked],
-                "written": self.written, "updated": list(self.updated),
-                "update_errors": list(self.update_errors)}
+        """The JSON of `check --json` (docs/format.md): counts, the mismatches
+        (`Case.to_json`), invalid files, problems without expectations, what --update
+        wrote, --diff's diffs, and the exit status."""
+        return {"problems": len(self.batch.items), "checked": self.checked,
+                "written": self.written,
+                "mismatches": [m.to_json() for m in self.mismatches],
+                "invalid": [{"problem": i.problem, "source": i.source, "reason": i.reason}
+                            for i in self.invalid],
+                "unchecked": [i.source for i in self.unchecked],
+                "updated": list(self.updated), "update_errors": list(self.update_errors),
+                "diffs": [{"source": d.source, "values": d.values, "diff": d.unified()}
+                          for d in self.diffs],
+                "exit_status": int(self.exit_status())}
 
     def notebook_title(self) -> str:
         return (f"CheckReport: {self.checked} expectations held, {len(self.mismatches)} "
-                f"mismatches")
+                f"mismatches, {len(self.invalid)} invalid")
 
     def exit_status(self) -> ExitStatus:
         """spec.md: 2 bad input; 3 could not decide; 1 a gap or a mismatch (or, with
@@ -168,10 +259,14 @@ def holds(expected: float, got: float | None, allowed: float) -> bool:
 
 
 def compare(item: BatchItem, tol: float, literals: dict[tuple[str, str], str] | None = None,
-            *, digits: bool = False) -> tuple[list[Mismatch], int]:
-    """The mismatches of one problem, and how many expectations held."""
+            *, digits: bool = False, lines: dict[KeyPath, int] | None = None
+            ) -> tuple[list[Case], list[Case]]:
+    """(the mismatches, the expectations that held) of one problem that loaded (an invalid
+    file has neither: `check_report` lists it as invalid). `lines` (`toml_lines.key_lines`
+    of the file) gives each case the line of its expectation."""
     literals = literals or {}
-    mismatches: list[Mismatch] = []
+    lines = lines or {}
+    mismatches: list[Case] = []
     results = list(item.result.get("results", ()))
     verdicts = {(r.get("agent"), r.get("accuracy")): r for r in results}
     values = {(agent, accuracy): value for agent, accuracy, value in item.values}
@@ -181,40 +276,54 @@ def compare(item: BatchItem, tol: float, literals: dict[tuple[str, str], str] | 
     def wanted(key) -> str:
         return expect.get(key, (None, "optimal"))[1]
 
-    if item.invalid or not results:
-        note = "invalid problem file" if item.invalid else item.verdict
-        mismatches.append(Mismatch(item.problem, item.source, "-", "-", None, None,
-                                   f"{note}: {item.reason}" if item.reason else note))
+    def line(key, verdict: bool = False) -> int | None:
+        if key not in expect:
+            return None
+        return expectation_line(lines, str(key[0]), str(key[1]), verdict=verdict)
+
+    if not results:  # refused before any result: a size limit, a timeout, a crash
+        mismatches.append(Case(item.problem, item.source, "-", "-", None, None,
+                               f"{item.verdict}: {item.reason}" if item.reason
+                               else item.verdict, CaseKind.UNDECIDED,
+                               got_verdict=item.verdict, reason=item.reason))
     for r in results:
         key = (r.get("agent"), r.get("accuracy"))
-        if r.get("verdict") == wanted(key):
+        got_verdict = str(r.get("verdict"))
+        if got_verdict == wanted(key):
             continue
-        reason = f": {str(r['reason']).splitlines()[0]}" if r.get("reason") else ""
-        note = f"{r.get('verdict')}{reason}"
-        if wanted(key) != "optimal":
-            note = f"expected verdict {wanted(key)}, got {note}"
-        mismatches.append(Mismatch(item.problem, item.source, str(key[0]), str(key[1]),
-                                   expect.get(key, (None,))[0], values.get(key), note))
+        reason = str(r["reason"]).splitlines()[0] if r.get("reason") else ""
+        kind = CaseKind.UNDECIDED if got_verdict in UNDECIDED_VERDICTS else CaseKind.VERDICT
+        note = f"expected verdict {wanted(key)}, got {got_verdict}" + \
+            (f": {reason}" if reason else "")
+        mismatches.append(Case(item.problem, item.source, str(key[0]), str(key[1]),
+                               expect.get(key, (None,))[0], values.get(key), note, kind,
+                               expected_verdict=wanted(key), got_verdict=got_verdict,
+                               line=line(key, verdict=True),
+                               reason=reason))
 
-    held = 0
-    for (agent, accuracy), (expected, verdict) in expect.items():
-        key = (agent, accuracy)
+    held: list[Case] = []
+    for key, (expected, verdict) in expect.items():
+        agent, accuracy = key
         result = verdicts.get(key)
         if result is None:
             if results:  # else the problem is listed already
-                mismatches.append(Mismatch(item.problem, item.source, agent, accuracy,
-                                           expected, None,
-                                           "no such result (is that accuracy computed?)"))
+                mismatches.append(Case(item.problem, item.source, agent, accuracy,
+                                       expected, None,
+                                       "no such result (is that accuracy computed?)",
+                                       CaseKind.MISSING, expected_verdict=verdict,
+                                       line=line(key)))
             continue
         if result.get("verdict") != verdict:
             continue  # listed above as a result without the expected verdict
         got = values.get(key)
         allowed = allowed_difference(expected, tol, literals.get(key, ""), digits)
-        if not holds(expected, got, allowed):
-            mismatches.append(Mismatch(item.problem, item.source, agent, accuracy, expected, got,
-                                       f"tolerance {allowed:.1g}"))
+        case = Case(item.problem, item.source, agent, accuracy, expected, got,
+                    expected_verdict=verdict, got_verdict=verdict, line=line(key),
+                    allowed=allowed)
+        if holds(expected, got, allowed):
+            held.append(replace(case, kind=CaseKind.HELD))
         else:
-            held += 1
+            mismatches.append(replace(case, note=f"tolerance {allowed:.1g}"))
     return mismatches, held
 
 
@@ -222,23 +331,35 @@ def check_report(batch: BatchReport, *, tol: float = DEFAULT_CHECK_TOL,
                  strict: bool = False, digits: bool = False) -> CheckReport:
     report = CheckReport(batch=batch, tol=tol, strict=strict, digits=digits)
     for item in batch.items:
-        literals = _literals(item) if item.expect and digits else {}
-        mismatches, held = compare(item, tol, literals, digits=digits)
+        if item.invalid:
+            report.invalid.append(item)
+            continue
+        text = _text(item) if item.expect else None
+        literals = expectation_literals(text) if text is not None and digits else {}
+        lines = key_lines(text) if text is not None else {}
+        mismatches, held = compare(item, tol, literals, digits=digits, lines=lines)
         report.mismatches.extend(mismatches)
-        report.checked += held
+        report.held.extend(held)
+        report.checked += len(held)
         if not item.expect and item.verdict == "optimal":
             report.unchecked.append(item)
     return report
 
 
-def _literals(item: BatchItem) -> dict[tuple[str, str], str]:
+def _text(item: BatchItem) -> str | None:
+    """The file's text as it was checked (None when it changed since, or is gone)."""
     try:
         raw = Path(item.source).read_bytes()
     except OSError:
-        return {}
+        return None
     if hashlib.sha256(raw).hexdigest() != item.content_hash:
-        return {}  # changed since the run: fall back to --tol alone
-    return expectation_literals(raw.decode("utf-8", errors="replace"))
+        return None  # changed since the run: fall back to --tol alone, and no lines
+    return raw.decode("utf-8", errors="replace")
+
+
+def _literals(item: BatchItem) -> dict[tuple[str, str], str]:
+    text = _text(item)
+    return {} if text is None else expectation_literals(text)
 
 
 # -- updating ------------------------------------------------------------------------------
@@ -282,13 +403,13 @@ def exact_values(result: dict[str, Any]) -> dict[tuple[str, str], str]:
     """Exact optima a result carries: a proof with status `proved-optimal` and an exact
     `value` "p/q" (from `--certify`, when the verifier records it), an audited
     protocol's exact accuracy (`protocol_value_exact`), or with delta > 0 the exact
-    four-ray bound (`relaxed_optimum_exact`, the value `[expect]` compares)."""
+    bound (`relaxed_optimum_exact`, the value `[expect]` compares)."""
     out: dict[tuple[str, str], str] = {}
     for r in result.get("results", ()):
         if isinstance(r.get("protocol_value_exact"), str):
             out[(str(r.get("agent")), str(r.get("accuracy")))] = r["protocol_value_exact"]
-        if r.get("method") == Method.FOUR_RAY and isinstance(r.get("relaxed_optimum_exact"),
-                                                             str):  # delta > 0: the bound
+        if r.get("method") in (Method.FOUR_RAY, Method.ENVELOPE) and \
+                isinstance(r.get("relaxed_optimum_exact"), str):  # delta > 0: the bound
             out[(str(r.get("agent")), str(r.get("accuracy")))] = r["relaxed_optimum_exact"]
         proof = r.get("proof")
         if isinstance(proof, dict) and proof.get("status") == "proved-optimal" \
@@ -379,7 +500,46 @@ def update_expectations(report: CheckReport, *, store: Store | None, options: An
     fresh = check_report(report.batch, tol=report.tol, strict=report.strict,
                          digits=report.digits)
     report.mismatches, report.unchecked = fresh.mismatches, fresh.unchecked
+    report.held, report.invalid = fresh.held, fresh.invalid
     report.checked = fresh.checked - report.written  # what it wrote holds, but was not checked
+
+
+@dataclass(frozen=True)
+class FileDiff:
+    """What `--update` would write into one file (`check --diff`): its text before and
+    after, and how many expectation values change or are added."""
+
+    source: str
+    old: str
+    new: str
+    values: int
+
+    def unified(self) -> str:
+        """A unified diff (`--- a/FILE`, `+++ b/FILE`, as `git apply` and `patch -p1`
+        read it)."""
+        return "".join(difflib.unified_diff(
+            self.old.splitlines(keepends=True), self.new.splitlines(keepends=True),
+            fromfile=f"a/{self.source}", tofile=f"b/{self.source}"))
+
+
+def diff_expectations(report: CheckReport) -> None:
+    """`check --diff`: what `update_expectations` would write, as one `FileDiff` per file
+    that would change, checked as `--update` checks it (the new text must load with
+    exactly those expectations, else the failure is reported); nothing is written and the
+    comparison stands as it is."""
+    done_sources: set[str] = set()
+    for item in report.batch.items:
+        values = values_to_write(item, report)
+        if not values or item.source in done_sources:
+            continue
+        done_sources.add(item.source)
+        try:
+            text, new_text, _ = _rewrite(item, values)
+        except (OSError, ValueError, TOMLKitError, DpverifyError) as exc:
+            report.update_errors.append(f"{item.source}: cannot update [expect]: {exc}")
+            continue
+        if new_text != text:
+            report.diffs.append(FileDiff(item.source, text, new_text, len(values)))
 
 
 def _stored(item: BatchItem, okey: str) -> StoredResult:
@@ -393,14 +553,29 @@ def _stored(item: BatchItem, okey: str) -> StoredResult:
 
 def run_check(paths: Any, options: Any, *, store: Store | None,
               tol: float = DEFAULT_CHECK_TOL, digits: bool = False, strict: bool = False,
-              update: bool = False, **batch_kw: Any) -> CheckReport:
+              update: bool = False, diff: bool = False, **batch_kw: Any) -> CheckReport:
     """Run the problems like `batch` (through the store) and compare with `[expect]`:
     `tol` is the expectation tolerance (absolute and relative), `digits` lets the digits
-    written widen it; `update` rewrites the expectations that do not hold."""
+    written widen it; `update` rewrites the expectations that do not hold, `diff` only
+    says how (`report.diffs`). A file named in `paths` that is not a problem file (a
+    `pyproject.toml` handed over by a pre-commit hook) is skipped with a reason, as one
+    found in a directory is; when every path is such a file there is nothing to check
+    (an empty report, exit 0)."""
     from dpverify.runner.batch import run_batch
+    from dpverify.runner.files import NoProblemFiles
 
-    batch = run_batch(paths, options, store=store, **batch_kw)
+    try:
+        batch = run_batch(paths, options, store=store, skip_named=True, **batch_kw)
+    except NoProblemFiles as exc:
+        if not exc.only_named_files:
+            raise
+        return CheckReport(batch=BatchReport(not_problems=exc.skipped), tol=tol,
+                           strict=strict, digits=digits)
     report = check_report(batch, tol=tol, strict=strict, digits=digits)
-    if update and not batch.interrupted:
+    if batch.interrupted:
+        return report
+    if diff:
+        diff_expectations(report)
+    elif update:
         update_expectations(report, store=store, options=options)
     return report

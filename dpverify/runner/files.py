@@ -33,6 +33,7 @@ from dpverify.errors import (
 from dpverify.notebook import Notebook
 from dpverify.reasons import ReasonCode
 from dpverify.runner.deadline import TimedOut, deadline
+from dpverify.runner.exclude import Exclusions
 from dpverify.runner.notes import Note, option_notes
 from dpverify.spec import Spec
 from dpverify.spec.loader import file_kind, loads
@@ -44,7 +45,8 @@ from dpverify.verifiers.dispatch import verify_spec
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.result import ProblemResult, Verdict
 
-__all__ = ["FileResult", "FileStatus", "ProblemFiles", "SkippedFile", "Spec", "VerifyReport",
+__all__ = ["FileResult", "FileStatus", "NoProblemFiles", "ProblemFiles", "SkippedFile", "Spec",
+           "VerifyReport",
            "error_json", "find_files", "find_problem_files", "no_problem_files", "run_files",
            "timed_out", "toml_files", "verify_path", "verify_paths", "verify_source",
            "without_results"]
@@ -95,31 +97,46 @@ def _not_a_problem(path: Path) -> SkippedFile | None:
     return SkippedFile(str(path), _SKIP_REASONS[kind], kind)
 
 
-def toml_files(root: Path) -> list[Path]:
+def toml_files(root: Path, exclude: Exclusions | None = None) -> list[Path]:
     """The `*.toml` files below the directory `root`, sorted, except those in hidden
     directories (`.dpverify/` with the witness files dpverify writes, `.git/`, `.venv/`)
-    and hidden files: those are never searched (name one explicitly to use it)."""
+    and hidden files: those are never searched (name one explicitly to use it); and
+    except what `exclude` leaves out (a folder it matches is not searched)."""
     found: list[Path] = []
     visited: set[Path] = set()
+    top = root.resolve()
     for folder, dirs, names in os.walk(root, followlinks=True):
         real = Path(folder).resolve()
         if real in visited:  # a symbolic link back up the tree
             dirs.clear()
             continue
         visited.add(real)
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        dirs[:] = [d for d in dirs if not d.startswith(".")
+                   and not _link_within(Path(folder, d), top)
+                   and not (exclude and exclude.matches(Path(folder, d)))]
         found += [Path(folder, n) for n in names
                   if n.endswith(".toml") and not n.startswith(".")
-                  and Path(folder, n).is_file()]
+                  and Path(folder, n).is_file()
+                  and not (exclude and exclude.matches(Path(folder, n)))]
     return sorted(found)
 
 
+def _link_within(path: Path, top: Path) -> bool:
+    """A symbolic link to a folder inside the tree being searched (the package's
+    `dpverify/shipped/problems` in a checkout): searched by its own path, not twice, and
+    files are named by their real place (`problems/...`)."""
+    return path.is_symlink() and path.resolve().is_relative_to(top)
+
+
 def find_files(paths: Iterable[str | Path],
-               skip: Callable[[Path], SkippedFile | None]) -> ProblemFiles:
+               skip: Callable[[Path], SkippedFile | None], *,
+               exclude: Exclusions | None = None, skip_named: bool = False) -> ProblemFiles:
     """The files named in `paths`, as given, and the `*.toml` files below each directory
     (`toml_files`: sorted, hidden directories and files left out), each file once. A file
-    named explicitly is always kept (its loader says what is wrong with it); a file found
-    in a directory is skipped when `skip(path)` says why."""
+    found in a directory is skipped when `skip(path)` says why; a file named explicitly
+    is kept (its loader says what is wrong with it) unless `skip_named` (then it is
+    skipped alike: `check` with the file names a pre-commit hook passes). What `exclude`
+    leaves out is not searched, and a named file it matches is skipped with its reason."""
     files: list[Path] = []
     skipped: list[SkippedFile] = []
     seen: set[Path] = set()
@@ -132,9 +149,17 @@ def find_files(paths: Iterable[str | Path],
 
     for root in map(Path, paths):
         if not root.is_dir():
-            add(root)
+            if exclude and exclude.matches(root):
+                skipped.append(SkippedFile(str(root), exclude.reason(root), "excluded"))
+                continue
+            why = skip(root) if skip_named else None
+            if why is None:
+                add(root)
+            elif root.resolve() not in seen:
+                seen.add(root.resolve())
+                skipped.append(why)
             continue
-        for path in toml_files(root):
+        for path in toml_files(root, exclude):
             if path.resolve() in seen:
                 continue
             why = skip(path)
@@ -145,21 +170,38 @@ def find_files(paths: Iterable[str | Path],
     return ProblemFiles(tuple(files), tuple(skipped))
 
 
-def find_problem_files(paths: Iterable[str | Path]) -> ProblemFiles:
+def find_problem_files(paths: Iterable[str | Path], *, exclude: Exclusions | None = None,
+                       skip_named: bool = False) -> ProblemFiles:
     """The problem files under `paths` (`find_files`): a TOML file found in a directory
     that is not a problem file (a `pyproject.toml`, a mechanism file) is skipped, with
-    the reason."""
-    return find_files(paths, _not_a_problem)
+    the reason (a named one too with `skip_named`); what `exclude` matches is left out."""
+    return find_files(paths, _not_a_problem, exclude=exclude, skip_named=skip_named)
 
 
-def no_problem_files(paths: Sequence[str | Path], skipped: Sequence[SkippedFile]) -> InputError:
+class NoProblemFiles(InputError):
+    """No problem file under the paths given (exit 2). `skipped` are the TOML files left
+    out, and `only_named_files` says that every path was a file named explicitly (no
+    folder): `check` then has nothing to check, which is no error."""
+
+    def __init__(self, message: str, skipped: Sequence[SkippedFile],
+                 only_named_files: bool) -> None:
+        super().__init__(message)
+        self.skipped = tuple(skipped)
+        self.only_named_files = only_named_files
+
+
+def no_problem_files(paths: Sequence[str | Path], skipped: Sequence[SkippedFile]
+                     ) -> NoProblemFiles:
     """The error for paths that hold no problem file (exit 2)."""
     names = ", ".join(map(str, paths))
     extra = ""
     if skipped:
         extra = (f" ({len(skipped)} TOML file{'s' if len(skipped) != 1 else ''} skipped: "
-                 "not problem files)")
-    return InputError(f"{names}: no *.toml problem files found{extra}")
+                 + ("not problem files" if all(s.kind != "excluded" for s in skipped)
+                    else "not problem files, or excluded") + ")")
+    only_named = bool(paths) and not any(Path(p).is_dir() for p in paths)
+    return NoProblemFiles(f"{names}: no *.toml problem files found{extra}", skipped,
+                          only_named)
 
 
 # -- one file ---------------------------------------------------------------------------------
@@ -353,15 +395,16 @@ def run_files(found: ProblemFiles, one: Callable[[Path], FileResult], *,
 def verify_paths(paths: Sequence[str | Path], options: VerifyOptions, *,
                  on_start: Callable[[Path], None] | None = None,
                  on_result: Callable[[FileResult], None] | None = None,
-                 timeout: float | None = None) -> VerifyReport:
-    """Verify every problem file under `paths` (see `find_problem_files`), one after
-    another, each within `timeout` seconds (None: no limit), calling `on_start(path)`
-    before and `on_result(file_result)` after each.
+                 timeout: float | None = None,
+                 exclude: Exclusions | None = None) -> VerifyReport:
+    """Verify every problem file under `paths` (see `find_problem_files`; `exclude` leaves
+    some out), one after another, each within `timeout` seconds (None: no limit), calling
+    `on_start(path)` before and `on_result(file_result)` after each.
 
     Raises InputError (exit 2) when `paths` hold no problem file.
     """
     start = time.perf_counter()
-    found = find_problem_files(paths)
+    found = find_problem_files(paths, exclude=exclude)
     if not found.files:
         raise no_problem_files(paths, found.skipped)
     report = run_files(found, lambda path: verify_path(path, options, timeout=timeout),

@@ -50,7 +50,7 @@ class Group:
 
 
 DELTA_GROUP = Group(("method", "grid", "samples", "cross_check", "lp_form"), False,
-                    "delta > 0 (the four-ray bound and a protocol search)")
+                    "delta > 0 (the envelope bound and a protocol search)")
 COUNT_GROUP = Group(("certify", "cross_check"), True,
                     "multi-party problems only")
 
@@ -129,7 +129,7 @@ ONE_CERTIFICATE: dict[tuple[str, Setting], bool] = {
 def certify_notes(problems: Sequence[tuple[str, tuple[str, Setting]]],
                   given: Mapping[str, object]) -> list[Note]:
     """`certify`'s notes: `--method` given for problems with one certificate (delta > 0:
-    the four-ray bound's), and `--method lp`, which makes no certificate (the certificate
+    the envelope bound's), and `--method lp`, which makes no certificate (the certificate
     routes are taken in the order of `auto`)."""
     notes: list[Note] = []
     if "method" not in given:
@@ -137,7 +137,7 @@ def certify_notes(problems: Sequence[tuple[str, tuple[str, Setting]]],
     one = sorted({name for name, key in problems if ONE_CERTIFICATE[key]})
     if one:
         notes.append(Note(NoteCode.NOT_APPLICABLE, "--method does not apply to delta > 0 (one "
-                          f"certificate: the four-ray bound's): {', '.join(one)}"))
+                          f"certificate: the envelope bound's): {', '.join(one)}"))
     if given["method"] == Method.LP:
         notes.append(Note(NoteCode.METHOD_MAKES_NO_CERTIFICATE,
                           "--method lp makes no certificate (the corner LP proves nothing "

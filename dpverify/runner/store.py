@@ -35,11 +35,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
-from dpverify.defaults import DEFAULT_STORE
+from dpverify.cachedir import make_dirs
+from dpverify.defaults import DEFAULT_STORE, MEMORY_STORE
 from dpverify.errors import InputError
 from dpverify.notebook import Notebook
 
 SCHEMA_VERSION = "1"
+MEMORY = MEMORY_STORE  # the path of a store held in memory (`--no-store`): nothing is written
 BUSY_TIMEOUT = 10.0  # seconds to wait for another writer before calling the store locked
 CLAIM_STALE = 60.0  # seconds without a heartbeat after which a claim may be taken over
 
@@ -203,12 +205,20 @@ def _row(row: Sequence[Any]) -> StoredResult:
 
 
 class Store:
-    """A results store at `path` (created on first use unless `create=False`)."""
+    """A results store at `path` (created on first use unless `create=False`), or held
+    in memory for one run when `path` is `MEMORY` (`Store.in_memory()`: the same claims
+    and lookups, nothing written to disk). A `.dpverify` folder made for it is marked as
+    a cache (dpverify.cachedir)."""
 
     def __init__(self, path: str | Path = DEFAULT_STORE, *, create: bool = True,
                  readonly: bool = False, busy_timeout: float = BUSY_TIMEOUT) -> None:
+        self.memory = str(path) == MEMORY
         self.path = Path(path)
         self.readonly = readonly
+        if self.memory:
+            self._db = sqlite3.connect(MEMORY, isolation_level=None)
+            self._setup()
+            return
         if readonly:
             create = False
         if not create and not self.path.exists():
@@ -218,7 +228,7 @@ class Store:
             raise InputError(f"{self.path}: is a directory, not a results store file")
         if create:
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
+                make_dirs(self.path.parent)
             except OSError as exc:
                 raise InputError(f"{self.path}: cannot create the results store's directory: "
                                  f"{exc.strerror}") from None
@@ -422,11 +432,18 @@ class Store:
                 self._db.execute("DELETE FROM claims WHERE content_hash = ? AND options_key = ? "
                                  "AND version = ? AND owner = ?", (*key, owner))
 
+    @classmethod
+    def in_memory(cls) -> Store:
+        """A store for one run, in memory (`--no-store`): nothing is read or kept."""
+        return cls(MEMORY)
+
     def check_writable(self) -> None:
         """Fail now (InputError) rather than after the first problem if we cannot write."""
         with self._errors("write to"):
             self._db.execute("BEGIN IMMEDIATE")
             self._db.execute("ROLLBACK")
+        if self.memory:
+            return
         if not os.access(self.path, os.W_OK):
             raise InputError(f"{self.path}: cannot write to the results store: it is not "
                              "writable; check the permissions, or use another --store")

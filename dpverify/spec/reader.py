@@ -8,7 +8,9 @@ Shared by the loaders of every file kind (and anything else that reads TOML data
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Iterable, Sequence
 from fractions import Fraction
+from os import PathLike
 from typing import Any
 
 from dpverify.errors import SpecError
@@ -50,7 +52,8 @@ class Table:
             raise SpecError(self.file, self.key(name), None, "is required") from None
         return default
 
-    def string(self, name: str, default: object = _MISSING, *, choices=None) -> str:
+    def string(self, name: str, default: object = _MISSING, *,
+               choices: Sequence[str] | None = None) -> str:
         value = self.get(name, default)
         if not isinstance(value, str):
             raise self.error(name, value, f"must be a string, not {type_name(value)}")
@@ -58,8 +61,8 @@ class Table:
             raise self.error(name, value, "allowed: " + ", ".join(repr(c) for c in choices))
         return value
 
-    def integer(self, name: str, default: object = _MISSING, *, minimum=None,
-                maximum=None) -> int:
+    def integer(self, name: str, default: object = _MISSING, *, minimum: int | None = None,
+                maximum: int | None = None) -> int:
         value = self.get(name, default)
         if isinstance(value, bool) or not isinstance(value, int):
             raise self.error(name, value, f"must be an integer, not {type_name(value)}")
@@ -92,7 +95,7 @@ def exact_number(table: Table, name: str, value: object, *, key: str | None = No
 MAX_FILE_BYTES = 4 * 1024 * 1024
 
 
-def expression_text(table: Table, text: object, key: str, names) -> str:
+def expression_text(table: Table, text: object, key: str, names: Iterable[str]) -> str:
     """The text of a `{ expr = "..." }` value at `key`, checked by the safe evaluator."""
     from dpverify.spec.expr import ExpressionError, compile_expression
 
@@ -106,12 +109,12 @@ def expression_text(table: Table, text: object, key: str, names) -> str:
     return text
 
 
-def read_text(path) -> str:
+def read_text(path: str | PathLike[str]) -> str:
     """A TOML data file's text: bounded in size, UTF-8 (a byte-order mark is harmless)."""
     return read_data(path)[1]
 
 
-def read_data(path) -> tuple[bytes, str]:
+def read_data(path: str | PathLike[str]) -> tuple[bytes, str]:
     """A TOML data file's bytes (for hashing) and text, or a SpecError naming the file."""
     source = str(path)
     try:

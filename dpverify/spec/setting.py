@@ -4,7 +4,7 @@
 A multi-party problem (and a protocol, by the levels it claims) is on bits with pure
 epsilon-DP (KOV Theorem 3.1), on more than two symbols (research mode, docs/theory.md
 section 6), with some delta > 0 (approximate privacy, section 7), or both of the last two
-(refused: the four-ray bound is built for bits). A count problem (and a mechanism file)
+(refused: the envelope bound is built for bits). A count problem (and a mechanism file)
 is pure alpha-DP (GS Theorem 1) or has delta > 0. The verifier, the certificate `certify`
 writes and the view of a result are chosen by tables keyed by (kind, setting)
 (verifiers/dispatch.py, console/views.py); nothing outside spec/ branches on the flags a

@@ -16,6 +16,7 @@ checking invariance under transpositions inside each privacy class.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -112,7 +113,8 @@ def _detected(spec: MultipartySpec, agent: AgentSpec, classes: list[list[int]]
     return Symmetry(tuple(tuple(g) for g in groups))
 
 
-def swap_blocks(rows, k: int, classes: list[list[int]]) -> list[list[int]]:
+def swap_blocks(rows: Sequence[Sequence[Fraction]], k: int, classes: list[list[int]]
+                ) -> list[list[int]]:
     """The blocks of parties that may be permuted: i, j of one class are joined when
     swapping x_i and x_j leaves every row (one per input, x1 most significant) unchanged;
     transpositions generate the symmetric group of each joined block (union-find). Every

@@ -12,7 +12,7 @@ import numpy as np
 
 from dpverify.errors import SizeLimitError, SpecError
 from dpverify.spec.alphabet import input_name, input_symbols, is_binary
-from dpverify.spec.expr import ExpressionError, compile_expression
+from dpverify.spec.expr import Expression, ExpressionError, compile_expression
 from dpverify.spec.functions import named_values
 from dpverify.spec.model import AgentSpec, AgentTable, FunctionDef, GainDef, MultipartySpec
 
@@ -68,7 +68,8 @@ def function_values(fn: FunctionDef, k: int, *, file: str, key: str,
     return tuple(values)
 
 
-def gain_value(gain: GainDef, f: Fraction, y: Fraction, expression=None) -> Fraction:
+def gain_value(gain: GainDef, f: Fraction, y: Fraction,
+               expression: Expression | None = None) -> Fraction:
     """w(f, y) for a named or expression gain (the matrix gain is indexed, not evaluated)."""
     if gain.kind == "named":
         if gain.name == "indicator":
@@ -76,6 +77,7 @@ def gain_value(gain: GainDef, f: Fraction, y: Fraction, expression=None) -> Frac
         if gain.name == "-abs":
             return -abs(f - y)
         return -((f - y) ** 2)
+    assert expression is not None  # an expression gain comes with its compiled expression
     return Fraction(expression.evaluate({"f": f, "y": y}))
 
 

@@ -6,7 +6,7 @@ text and its file name (docs/format.md, "Certificates").
   (verifiers/multiparty/planner.py: `dpverify-certificate/1`,
   `dpverify-orbit-certificate/1`);
 * more than two symbols: `dpverify-mary-certificate/1` (verifiers/multisymbol);
-* delta > 0: `dpverify-delta-certificate/1`, the four-ray bound (verifiers/approximate);
+* delta > 0: `dpverify-envelope-certificate/1`, the envelope bound (verifiers/approximate);
 * delta > 0 with more than two symbols: refused, as `verify` refuses it;
 * count problems and protocol files: no certificate (`certify` skips them).
 
@@ -52,13 +52,13 @@ def _delta(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
            hint: AgentResult | None, options: VerifyOptions, fine: bool) -> Any:
     from dpverify.verifiers.approximate.certify import delta_certificate
 
-    stage(spec.name, agent.name, accuracy.value, Method.FOUR_RAY)
+    stage(spec.name, agent.name, accuracy.value, Method.ENVELOPE)
     return delta_certificate(spec, agent, accuracy, options)
 
 
 def _delta_symbols(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
                    hint: AgentResult | None, options: VerifyOptions, fine: bool) -> Any:
-    from dpverify.verifiers.approximate.bound import symbols_refusal
+    from dpverify.verifiers.approximate.envelope import symbols_refusal
 
     raise symbols_refusal(spec)
 

@@ -35,7 +35,7 @@ def _symbols(spec, options: VerifyOptions) -> ProblemResult:
 
 
 def _delta(spec, options: VerifyOptions) -> ProblemResult:
-    """delta > 0: the four-ray bound, RR(epsilon, delta), the search (section 7)."""
+    """delta > 0: the envelope bound, RR(epsilon, delta), the search (section 7)."""
     from dpverify.verifiers.approximate.problem import verify_approximate
 
     return verify_approximate(spec, options)
@@ -43,7 +43,7 @@ def _delta(spec, options: VerifyOptions) -> ProblemResult:
 
 def _delta_symbols(spec, options: VerifyOptions) -> ProblemResult:
     """delta > 0 with more than two symbols: refused (SizeLimitError, exit 3)."""
-    from dpverify.verifiers.approximate.bound import symbols_refusal
+    from dpverify.verifiers.approximate.envelope import symbols_refusal
 
     raise symbols_refusal(spec)
 

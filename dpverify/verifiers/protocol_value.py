@@ -80,8 +80,12 @@ class ProtocolValue:
 
 def protocol_value(tr: Transcripts, gain: np.ndarray,
                    gain_exact: Sequence[Sequence[Fraction]] | None, party: int,
-                   worst: bool, options: VerifyOptions) -> ProtocolValue:
-    """The agent's accuracy on `tr` under its optimal decision rule (module docstring)."""
+                   worst: bool, options: VerifyOptions, *, exact_lp: bool = True
+                   ) -> ProtocolValue:
+    """The agent's accuracy on `tr` under its optimal decision rule (module docstring).
+    `exact_lp=False` skips the exact revised simplex of the worst case: an exact protocol
+    is then valued by the float LP's rule and prior, exactly (a bracket, or exact when
+    they meet), which is what a lower bound needs."""
     exact = tr.exact and gain_exact is not None
     if not worst:
         if exact:
@@ -91,8 +95,8 @@ def protocol_value(tr: Transcripts, gain: np.ndarray,
                                  upper_exact=Fraction(value))
         fvalue, rule = average_value(tr, gain, party)
         return ProtocolValue(float(fvalue), float(fvalue), rule, FLOAT)
-    blocks = [_worst_block(tr, gain, gain_exact if exact else None, party, mask, options)
-              for mask in relevant_masks(tr.alphabets, party)]
+    blocks = [_worst_block(tr, gain, gain_exact if exact else None, party, mask, options,
+                           exact_lp) for mask in relevant_masks(tr.alphabets, party)]
     failure = "; ".join(b.failure for b in blocks if b.failure)
     if failure:
         return ProtocolValue(np.nan, np.nan, np.zeros((0, 0, 0)), FLOAT, failure=failure)
@@ -114,9 +118,9 @@ def protocol_value(tr: Transcripts, gain: np.ndarray,
 
 def _worst_block(tr: Transcripts, gain: np.ndarray,
                  gain_exact: Sequence[Sequence[Fraction]] | None, party: int, mask: np.ndarray,
-                 options: VerifyOptions) -> ProtocolValue:
+                 options: VerifyOptions, exact_lp: bool = True) -> ProtocolValue:
     lp = WorstLp.over_transcripts(tr, mask, gain, gain_exact=gain_exact)
-    if gain_exact is not None and lp.exact_rows() <= MAX_EXACT_ROWS:
+    if exact_lp and gain_exact is not None and lp.exact_rows() <= MAX_EXACT_ROWS:
         # the crash basis: the Bayes rule of the uniform prior on the block
         start = np.argmax(tr.floats()[mask].T @ gain[mask], axis=1)
         try:

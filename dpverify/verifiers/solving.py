@@ -10,7 +10,9 @@ The time policy, in one place:
 * an LP whose failure is settled exactly (`exact_fallback`: the corner LP of the method
   `lp`) is abandoned after policy.FLOAT_LP_SECONDS;
 * the API's `time_limit`, when given, is the limit of every LP instead (still within the
-  run's time).
+  run's time);
+* a search with a budget of its own (the protocol search under delta > 0) gives each LP
+  at most the budget's time left: `solver.at_most(seconds)`.
 
 `LpEngine` is the backend as a function (`dpverify.lp.solve`'s signature): tests inject a
 fake one through `VerifyOptions(solve_with=...)` instead of patching module globals.
@@ -69,6 +71,14 @@ class Solver:
         if self.time_limit is not None:
             return self.time_limit
         return FLOAT_LP_SECONDS if self.exact_fallback else None
+
+    def at_most(self, seconds: float | None) -> Solver:
+        """The same solver giving each LP at most `seconds` (a search's budget left; None:
+        no cap of its own), within the run's time as always."""
+        if seconds is None:
+            return self
+        limit = seconds if self.time_limit is None else min(self.time_limit, seconds)
+        return replace(self, time_limit=limit)
 
     def tight(self, feasibility_tol: float) -> Solver:
         """The same solver with primal and dual feasibility tolerances `feasibility_tol`."""

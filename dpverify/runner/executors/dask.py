@@ -1,6 +1,7 @@
 """The Dask executor: the batch loop of `dpverify.runner.executors.base` on a Dask cluster
 (`distributed.Client(ADDRESS)`, or a `LocalCluster` for `local`). Dask is an optional
-extra (`.venv/bin/pip install -e '.[dask]'`), imported only here and lazily.
+extra (from a wheel `pip install 'dpverify[dask]'`; in the checkout `.venv/bin/pip install -e
+'.[dask]'`: dpverify.install), imported only here and lazily.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from dpverify.errors import InputError
+from dpverify.install import install_hint
 from dpverify.runner.executors.base import (
     Executor,
     Flight,
@@ -47,7 +49,7 @@ def import_distributed() -> Any:
         import distributed
     except ImportError:
         raise InputError("--scheduler needs Dask's distributed package, which is not "
-                         "installed: .venv/bin/pip install -e '.[dask]'") from None
+                         f"installed: {install_hint('dask')}") from None
     return distributed
 
 

@@ -7,10 +7,13 @@
 * `hockey`: the hockey-stick divergence (KOV 2015, eq. (12)) of an explicit protocol, the
   achieved delta at a claimed epsilon (exact, or an exact bracket when e^epsilon is
   irrational), the privacy profile delta(epsilon).
-* `rays`: the data of the four-ray rank-one LP, an upper bound over every interactive
-  (epsilon_i, delta_i)-DP protocol.
-* `certificate`: that LP's dual made an exact bound (every dual inequality checked in
-  rationals).
-* `sequential`: protocols in which every party speaks once, in some order, and the linear
-  forms of one party's exact best response.
+* `rays`: the products of rays and the hockey-stick rows, the data of the four-ray LP and
+  of the envelope LP.
+* `certificate`: the four-ray LP's dual made an exact bound (every dual inequality checked
+  in rationals), and the exact Kronecker transforms on products of rays.
+* `envelope`: the envelope LP's chords and its dual made an exact bound: the best accuracy
+  of any interactive (epsilon_i, delta_i)-DP protocol (docs/theory.md 7.10).
+* `grid`: grid protocols, whose every message keeps each party's factor on a ray: the
+  witnesses of the envelope bound (docs/theory.md 7.11).
+* `format`: the certificates' data types and JSON forms.
 """

@@ -78,11 +78,12 @@ def _scaled(values: Sequence[Fraction]) -> tuple[list[int], int]:
     return [int(Fraction(v) * den) for v in values], den
 
 
-def dual_values(lambdas: Sequence[Fraction], deltas: Sequence[Fraction],
-                label_gains: Sequence[Sequence[Fraction]], prior: Sequence[Fraction],
-                mu: Sequence[Fraction], nu: Sequence[Fraction]) -> tuple[Fraction, int, int]:
-    """The smallest val[s, l] of (D) (module docstring) and where it is (s, l), exactly.
-    `nu` follows the rows of rays.hockey_matrix (the keys of `hockey_keys`)."""
+def product_values(lambdas: Sequence[Fraction], deltas: Sequence[Fraction],
+                   label_gains: Sequence[Sequence[Fraction]], prior: Sequence[Fraction],
+                   mu: Sequence[Fraction], nu: Sequence[Fraction]) -> tuple[np.ndarray, int]:
+    """val[s, l] of (D) for every product of rays s and label l, exactly: an (S, L) array
+    of Python integers over the returned denominator. `nu` follows the rows of
+    rays.hockey_matrix (the keys of `hockey_keys`)."""
     counts = ray_counts(deltas)
     n, L = len(label_gains), len(label_gains[0])
     k = len(counts)
@@ -111,9 +112,29 @@ def dual_values(lambdas: Sequence[Fraction], deltas: Sequence[Fraction],
                                                       if j != i))
             where = tuple(reveal if j == i else slice(None) for j in range(k))
             cube[where] = cube[where] + scales[i] * add[..., None]
-    flat = cube.reshape(-1)
-    best = min(range(flat.size), key=lambda j: flat[j])
+    return cube.reshape(-1, L), den * math.prod(scales)
+
+
+def weighted_products(lambdas: Sequence[Fraction], deltas: Sequence[Fraction],
+                      weights: Sequence[Fraction]) -> list[Fraction]:
+    """sum_x T_s[x] weights[x] for every product of rays s, exactly."""
+    counts = ray_counts(deltas)
+    ints, den = _scaled([Fraction(v) for v in weights])
+    V = np.array(ints, dtype=object).reshape(len(ints), 1)
+    factors, scales = zip(*(_integer_rays(Fraction(lam), r)
+                            for lam, r in zip(lambdas, counts, strict=True)), strict=True)
     total = den * math.prod(scales)
+    return [Fraction(int(v), total) for v in _transform(list(factors), V).ravel().tolist()]
+
+
+def dual_values(lambdas: Sequence[Fraction], deltas: Sequence[Fraction],
+                label_gains: Sequence[Sequence[Fraction]], prior: Sequence[Fraction],
+                mu: Sequence[Fraction], nu: Sequence[Fraction]) -> tuple[Fraction, int, int]:
+    """The smallest val[s, l] of (D) (module docstring) and where it is (s, l), exactly."""
+    values, total = product_values(lambdas, deltas, label_gains, prior, mu, nu)
+    L = values.shape[1]
+    flat = values.reshape(-1)
+    best = min(range(flat.size), key=lambda j: flat[j])
     return Fraction(int(flat[best]), total), best // L, best % L
 
 

@@ -1,5 +1,7 @@
-"""The four-ray bound's certificate and its JSON form (`dpverify-delta-certificate/1`;
-docs/format.md, "Certificates with delta"; docs/theory.md, section 7.4).
+"""The certificates of approximate privacy and their JSON forms: the four-ray bound's
+(`dpverify-delta-certificate/1`; docs/theory.md, section 7.4), still read by the checker,
+and the envelope bound's (`dpverify-envelope-certificate/1`; theory.md 7.10), which
+`certify` writes (docs/format.md, "Certificates with delta").
 
 It proves  value <= OPT <= bound  for one agent and accuracy over every interactive
 protocol that is (epsilon_i, delta_i)-DP for each party: `upper` is the four-ray LP's dual
@@ -20,6 +22,7 @@ from dpverify.theory.certificates.format import Certificate
 from dpverify.theory.exact import rational_string
 
 FORMAT = "dpverify-delta-certificate/1"
+ENVELOPE_FORMAT = "dpverify-envelope-certificate/1"
 
 
 def row_json(row: HockeyRow, value: Fraction, parties: int) -> dict:
@@ -59,4 +62,26 @@ class DeltaCertificate(Certificate):
         return out
 
 
-__all__ = ["FORMAT", "DeltaCertificate", "row_json"]
+@dataclass(frozen=True, eq=False)
+class EnvelopeCertificate(DeltaCertificate):
+    """The envelope bound's certificate: as the four-ray one, with `b` (one value per
+    product of rays, mixed radix over each party's rays, party 1 most significant) in
+    place of mu: (E1) b(s) + sum_rows nu H_s >= sum_x prior[x] gain(x, l) T_s[x] for every
+    s and l, (E2) b concave along every chord, bound = sum of b over the products of
+    corners + sum(nu delta) (theory/approx/envelope.py). `mu` is empty."""
+
+    b: tuple[Fraction, ...] = ()
+
+    format_name: ClassVar[str] = ENVELOPE_FORMAT
+
+    def _to_json(self, problem: str) -> dict:
+        out = super()._to_json(problem)
+        upper = out["upper"]
+        out["upper"] = {"lambdas": upper["lambdas"], "prior": upper["prior"],
+                        "b": [rational_string(v) for v in self.b], "nu": upper["nu"],
+                        "bound": upper["bound"]}
+        return out
+
+
+__all__ = ["ENVELOPE_FORMAT", "FORMAT", "DeltaCertificate", "EnvelopeCertificate",
+           "row_json"]

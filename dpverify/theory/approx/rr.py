@@ -63,21 +63,6 @@ def rr_delta_kernel(lam: Number, delta: Number) -> list[list[Number]]:
     return [[delta, keep, flip, zero], [zero, flip, keep, delta]]
 
 
-def pure_rr_kernel(lam: Number, messages: int = 4) -> list[list[Number]]:
-    """epsilon-RR on `messages` messages (0: say 0, 1: say 1, the rest unused): its hockey-
-    stick divergence at lambda is 0 in both directions. Exact for a Fraction `lam`."""
-    if messages < 2:
-        raise ValueError("pure RR needs at least two messages")
-    if _exact(lam):
-        lam = Fraction(lam)
-        keep: Number = lam / (1 + lam)
-        flip: Number = 1 / (1 + lam)
-        zero: Number = Fraction(0)
-    else:
-        keep, flip, zero = float(lam) / (1.0 + float(lam)), 1.0 / (1.0 + float(lam)), 0.0
-    return [[keep, flip] + [zero] * (messages - 2), [flip, keep] + [zero] * (messages - 2)]
-
-
 def rr_delta_product(lambdas: Sequence[Number], deltas: Sequence[Number]) -> Transcripts:
     """The product of the parties' RR(epsilon_i, delta_i) as a protocol (party i speaks in
     round i, 4 messages): P(t | x) on the 4^k transcripts, exactly (integers over one

@@ -1,14 +1,16 @@
-"""`dpverify certify` and `verify --certify` with delta > 0: the four-ray bound as a
-certificate file (`dpverify-delta-certificate/1`, theory/approx/format.py; docs/format.md,
-"Certificates with delta"; docs/theory.md, section 7.4).
+"""`dpverify certify` and `verify --certify` with delta > 0: the envelope bound as a
+certificate file (`dpverify-envelope-certificate/1`, theory/approx/format.py; docs/format.md,
+"Certificates with delta"; docs/theory.md, section 7.10).
 
-Upper side: the four-ray LP solved in floats (bound.py), its duals made exact at the upper
-rational brackets of e^epsilon (theory/approx/certificate.py), mapped to the user's units
-(w = lo + span w': mu = span mu' + lo prior, nu = span nu', bound = span bound' + lo).
-Lower side: the product of the parties' RR(epsilon_i, delta_i) at the lower brackets with
-its optimal rule, exactly (noninteractive.py). Every certificate is checked exactly by the
-construction (check_dual_bound) and again by the independent checker before a verdict
-rests on it (verifiers/proof.py, exact_verdict).
+Upper side: the envelope LP solved in floats (envelope.py), its duals made exact at the
+upper rational brackets of e^epsilon (theory/approx/envelope.py), mapped to the user's
+units (w = lo + span w': b(s) = span b'(s) + lo sum_x prior[x] T_s[x], which keeps every
+chord, as a multilinear function of s; nu = span nu'; bound = span bound' + lo, the
+corner products' columns summing to the all-ones vector). Lower side: the product of the
+parties' RR(epsilon_i, delta_i) at the lower brackets with its optimal rule, exactly
+(noninteractive.py). Every certificate is checked exactly by the construction
+(check_envelope) and again by the independent checker before a verdict rests on it
+(verifiers/proof.py, exact_verdict).
 """
 
 from __future__ import annotations
@@ -19,16 +21,17 @@ from fractions import Fraction
 from dpverify.errors import SizeLimitError, SolverError
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
 from dpverify.spec.tables import tabulate
-from dpverify.theory.approx.certificate import check_dual_bound, exact_label_gains, hockey_keys
-from dpverify.theory.approx.format import DeltaCertificate
+from dpverify.theory.approx.certificate import exact_label_gains, hockey_keys, weighted_products
+from dpverify.theory.approx.envelope import check_envelope
+from dpverify.theory.approx.format import EnvelopeCertificate
 from dpverify.theory.certificates.format import BRACKET, PROVED, UNPROVED
 from dpverify.theory.exact import lambda_brackets
 from dpverify.theory.units import units_of
-from dpverify.verifiers.approximate.bound import (
-    FloatRayBound,
-    bound_nonzeros,
-    exact_ray_bound,
-    float_ray_bound,
+from dpverify.verifiers.approximate.envelope import (
+    FloatEnvelope,
+    envelope_nonzeros,
+    exact_envelope,
+    float_envelope,
 )
 from dpverify.verifiers.approximate.noninteractive import rr_value
 from dpverify.verifiers.options import VerifyOptions, check_limit
@@ -37,10 +40,10 @@ from dpverify.verifiers.result import Proof
 
 
 def delta_certificate(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy | str,
-                      options: VerifyOptions, floats: FloatRayBound | None = None
-                      ) -> DeltaCertificate:
+                      options: VerifyOptions, floats: FloatEnvelope | None = None
+                      ) -> EnvelopeCertificate:
     """The certificate of one agent and accuracy of a problem on bits with delta > 0
-    (`floats`: the four-ray LP already solved by `verify`, else it is solved here).
+    (`floats`: the envelope LP already solved by `verify`, else it is solved here).
     SizeLimitError (exit 3) beyond --max-nonzeros, as `verify` refuses it; SolverError
     when the LP gives no duals or RR's value is not exact."""
     accuracy = Accuracy(accuracy)
@@ -49,15 +52,15 @@ def delta_certificate(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy
     worst = accuracy is Accuracy.WORST
     party = agent.party
     labels = len(table.outputs) ** (1 if party == 0 else 2)
-    check_limit(spec.source, bound_nonzeros(spec.parties, deltas, labels, worst), options,
+    check_limit(spec.source, envelope_nonzeros(spec.parties, deltas, labels, worst), options,
                 f"parties = {spec.parties} and {labels} labels (four rays per party, "
                 "delta > 0)")
     units = units_of(table.gain_exact)
     lower, upper = lambda_brackets(spec.lambdas_exact, spec.epsilons_exact)
     what = f"{spec.source}: {agent.name} {accuracy.value}"
     if floats is None:
-        floats = float_ray_bound(spec.lambdas, deltas, units.unit, party, worst, options)
-    dual = exact_ray_bound(floats, upper, deltas, units.exact, party)
+        floats = float_envelope(spec.lambdas, deltas, units.unit, party, worst, options)
+    dual = exact_envelope(floats, upper, deltas, units.exact, party)
     if dual is None:
         raise SolverError(f"{what}: no certificate: {floats.failure or 'no duals'}")
     rr = rr_value(lower, deltas, units, party, worst, options)
@@ -65,9 +68,10 @@ def delta_certificate(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy
         raise SolverError(f"{what}: no certificate: RR(epsilon, delta)'s value is not "
                           f"exact ({rr.failure or 'no exact rule'})")
     notes = []
-    if not check_dual_bound(dual, exact_label_gains(units.exact, party)):
-        notes.append("self-check failed: the four-ray dual inequalities do not hold")
-    mu = units.dual_to_user(list(dual.mu), list(dual.prior))
+    if not check_envelope(dual, exact_label_gains(units.exact, party)):
+        notes.append("self-check failed: the envelope's dual inequalities do not hold")
+    spread = weighted_products(dual.lambdas, deltas, dual.prior)  # sum_x prior T_s
+    b = [units.span * v + units.lo * w for v, w in zip(dual.b, spread, strict=True)]
     nu = [units.span * v for v in dual.nu]
     bound = units.to_user(dual.bound)
     value = units.to_user(rr.lower_exact)
@@ -79,16 +83,16 @@ def delta_certificate(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy
     else:
         status = BRACKET
     decision = rr.rule_exact[0] if party == 0 else rr.rule_exact
-    return DeltaCertificate(
+    return EnvelopeCertificate(
         agent=agent.name, accuracy=accuracy.value, outputs=tuple(table.outputs),
         gain=tuple(tuple(r) for r in table.gain_exact), upper_lambdas=tuple(upper),
-        prior=tuple(dual.prior), mu=tuple(mu), bound=bound, lower_lambdas=tuple(lower),
+        prior=tuple(dual.prior), mu=(), bound=bound, lower_lambdas=tuple(lower),
         decision=tuple(decision), value=value, status=str(status), notes=tuple(notes),
-        deltas=deltas, rows=tuple(hockey_keys(upper, deltas)), nu=tuple(nu))
+        deltas=deltas, rows=tuple(hockey_keys(upper, deltas)), nu=tuple(nu), b=tuple(b))
 
 
 def delta_proof(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
-                options: VerifyOptions, floats: FloatRayBound | None = None
+                options: VerifyOptions, floats: FloatEnvelope | None = None
                 ) -> tuple[Proof, str]:
     """`verify --certify` with delta > 0: the certificate built and checked by the
     independent checker, as the result's `proof`; and, when the checker rejects it (a bug:

@@ -27,12 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-import numpy as np
-
-from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
-from dpverify.theory.approx.rr import rr_delta_kernel, rr_delta_product
+from dpverify.theory.approx.rr import rr_delta_product
 from dpverify.theory.units import Units
-from dpverify.verifiers.approximate.witness import witness_text
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.protocol_value import ProtocolValue, protocol_value
 
@@ -66,14 +62,3 @@ def noninteractive_value(lambdas_lo: Sequence[Fraction], lambdas_hi: Sequence[Fr
     if low.lower_exact is None or high.upper_exact is None:
         return NonInteractive(None, None, low.failure or high.failure or "no exact value")
     return NonInteractive(low.lower_exact, high.upper_exact)
-
-
-def rr_protocol_text(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
-                     lambdas_lo: Sequence[Fraction], deltas: Sequence[Fraction]) -> str:
-    """The product of RR(epsilon_i, delta_i) at the lower brackets as a protocol file (party
-    i speaks in round i), for `audit` to confirm the non-interactive value."""
-    kernels = [np.array([rr_delta_kernel(Fraction(lam), Fraction(d))], dtype=object)
-               for lam, d in zip(lambdas_lo, deltas, strict=True)]
-    return witness_text(spec, agent, accuracy, deltas, range(1, spec.parties + 1), kernels,
-                        name=f"{spec.name}.rr-delta",
-                        note="the product of the parties' RR(epsilon, delta)")

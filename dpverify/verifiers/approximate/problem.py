@@ -3,8 +3,8 @@
 files under `--witness-dir`, one ProblemResult.
 
 Parties holding more than two symbols are refused (exit status 3): RR(epsilon, delta), the
-four rays and the sequential search are built for bits (the four-ray split is a split of a
-pair (u, v); an m-ary factor has m(m - 1) directions, and no dominance result like KOV's
+envelope bound and the grid protocols are built for bits (the rays of a factor (u, v) lie
+along one line, which an m-ary factor's cone does not; and no dominance result like KOV's
 for one bit is used there).
 """
 
@@ -16,7 +16,7 @@ from dpverify.defaults import DEFAULT_WITNESS_DIR, Method
 from dpverify.spec.model import Accuracy, MultipartySpec
 from dpverify.spec.numbers import rational_text
 from dpverify.spec.tables import tabulate
-from dpverify.verifiers.approximate.bound import bound_nonzeros
+from dpverify.verifiers.approximate.envelope import envelope_nonzeros
 from dpverify.verifiers.approximate.verifier import approximate_result
 from dpverify.verifiers.options import VerifyOptions, check_limit
 from dpverify.verifiers.progress import stage
@@ -24,12 +24,12 @@ from dpverify.verifiers.result import ProblemResult
 
 
 def check_sizes(spec: MultipartySpec, options: VerifyOptions) -> None:
-    """Refuse (SizeLimitError) before any work when one agent's four-ray LP is too large."""
+    """Refuse (SizeLimitError) before any work when one agent's envelope LP is too large."""
     for agent in spec.agents:
         outputs = len(tabulate(spec, agent).outputs)
         labels = outputs ** (1 if agent.party == 0 else 2)
         worst = Accuracy.WORST in spec.accuracies
-        check_limit(spec.source, bound_nonzeros(spec.parties, spec.deltas, labels, worst),
+        check_limit(spec.source, envelope_nonzeros(spec.parties, spec.deltas, labels, worst),
                     options, f"parties = {spec.parties} and {labels} labels (four rays per "
                              "party, delta > 0)")
 
@@ -50,7 +50,7 @@ def verify_approximate(spec: MultipartySpec, options: VerifyOptions) -> ProblemR
     results = []
     for agent in spec.agents:
         for accuracy in spec.accuracies:
-            stage(spec.name, agent.name, accuracy.value, Method.FOUR_RAY)
+            stage(spec.name, agent.name, accuracy.value, Method.ENVELOPE)
             results.append(approximate_result(spec, agent, accuracy, spec.deltas, options,
                                               directory=directory))
     header = {"parties": spec.parties, "lambdas": list(spec.lambdas),

@@ -57,12 +57,22 @@ class ApproxResult(Notebook):
     search_starts: int = 0
     search_steps: int = 0
     witness_text: str | None = None
-    method: str = Method.FOUR_RAY  # the four-ray bound (docs/theory.md)
-    proof: Proof | None = None  # --certify: dpverify-delta-certificate/1, checked
+    method: str = Method.ENVELOPE  # the envelope bound (docs/theory.md 7.10)
+    proof: Proof | None = None  # --certify: the bound's certificate, checked
+    closed: bool = False  # interaction-helps with the bracket [best, bound] within --tol
     code: ReasonCode | None = None  # what the reason says (dpverify/reasons.py)
     # a result read back from JSON: `witness_deltas` as the JSON wrote them (a bracket of
     # two floats that print alike stays a bracket)
     shown_deltas: tuple[Any, ...] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def bracket_width(self) -> float | None:
+        """bound - the best protocol found (user units): how far the optimum is known."""
+        if self.relaxed_optimum_exact is not None and self.best_value_exact is not None:
+            return float(self.relaxed_optimum_exact - self.best_value_exact)
+        if self.relaxed_optimum is None or self.best_value is None:
+            return None
+        return self.relaxed_optimum - self.best_value
 
     @property
     def optimum(self) -> float | None:
@@ -93,9 +103,17 @@ class ApproxResult(Notebook):
             "delta": [rational_text(d) for d in self.deltas],
             "relaxed_optimum": self.relaxed_optimum, "rr_value": self.rr_value,
             "best_value": self.best_value, "witness": self.witness, "gap": self.gap,
-            "advantage": self.advantage,
+            "advantage": self.advantage, "bracket_width": self.bracket_width,
             "verdict": self.verdict.value, "method": self.method,
             "seconds": round(self.seconds, 4)}
+        if self.verdict is Verdict.INTERACTION_HELPS:
+            out["closed"] = self.closed
+            if self.closed:  # the interactive optimum, within --tol (exact when equal)
+                out["optimum"] = self.best_value
+                if self.best_value_exact == self.relaxed_optimum_exact:
+                    text = _exact_text(self.best_value_exact)
+                    if text is not None:
+                        out["optimum_exact"] = text
         exact = {"relaxed_optimum_exact": _exact_text(self.relaxed_optimum_exact),
                  "rr_value_exact": _exact_text(self.rr_value_exact),
                  "best_value_exact": _exact_text(self.best_value_exact)}
@@ -142,8 +160,9 @@ class ApproxResult(Notebook):
                    shown_deltas=(tuple(data["witness_deltas"]) if "witness_deltas" in data
                                  else None),
                    origin=search.get("origin", ""), search_starts=search.get("starts", 0),
-                   search_steps=search.get("steps", 0), method=data.get("method", Method.FOUR_RAY),
-                   proof=None if proof is None else Proof.from_json(proof), code=code_of(data))
+                   search_steps=search.get("steps", 0), method=data.get("method", Method.ENVELOPE),
+                   proof=None if proof is None else Proof.from_json(proof),
+                   closed=bool(data.get("closed", False)), code=code_of(data))
 
 
 __all__ = ["ApproxResult"]

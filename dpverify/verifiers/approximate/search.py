@@ -1,278 +1,151 @@
-"""A search over interactive protocols under (epsilon_i, delta_i)-DP (docs/theory.md,
-"Approximate privacy"): sequential protocols (theory/approx/sequential.py), each party
-speaking once with an M-ary message whose kernel may depend on every earlier message,
-improved by alternating exact best responses.
+"""The search for the best interactive protocol under (epsilon_i, delta_i)-DP (docs/theory.md,
+section 7.11): grid protocols, from the envelope bound's own flow first, then from schedule
+LPs (schedule.py). Tries in turn, until one reaches `stop_at` (the proved bound, less a
+quarter of the tolerance) or `deadline` passes:
 
-* **A kernel's best response.** With the decision rule and the other kernels fixed, the
-  accuracy is linear in one round's kernel K_r, and so are the hockey-stick sums of its
-  speaker (one slack per prefix, direction and message) and of every later speaker (their
-  prefixes' masses contain K_r once); the earlier speakers' sums do not depend on K_r. So
-  the best DP kernel is an LP (average: the mean accuracy; worst: a variable below every
-  input's accuracy). Its optimum is at least the current kernel's value, which is feasible.
-* **The rule's best response.** KOV 2015, eqs. (2) and (5) (argmax) for the average, the
-  LP (W) of eqs. (4) and (6) for the worst case (verifiers/protocol_value.py).
+1. the envelope flow played as a protocol (flow.py, no LP): its value is the bound when it
+   is played out within the protocol files' transcripts;
+2. the schedule LP of one round per party, in the played flow's first order: the best
+   protocol in which each party speaks once (at most 4^k transcripts);
+3. with `flow_lp`, the schedule LP on the played flow's schedule with the flow's own moves
+   (flow.flow_allowed), cut to the rounds whose messages fit while its protocol has too
+   many transcripts;
+4. with `greedy`, schedule LPs with rounds added one at a time (every move allowed): each
+   candidate speaker (not the one who just spoke) is tried and the best kept, while the
+   protocol fits `max_transcripts` (each round's message count is the most targets any
+   state uses in it).
 
-Sweeps over the rounds repeat until a sweep gains less than IMPROVEMENT. Starts: the
-product of RR(epsilon_i, delta_i) (first, so that a tie keeps it), then `restarts` starts
-seeded by `seed`, alternately RR(epsilon, delta) in a random party order and random DP
-kernels (a random lambda-DP kernel mixed with a message-permuted RR(epsilon, delta) kernel:
-the hockey-stick sum is convex in the kernel, so weight w spends at most w delta) in a
-random order. For the worst case each start is first climbed for the average under the
-bound LP's least favourable prior, as in verifiers/multisymbol/search.py.
-
-Everything here is in floats, in normalised gains; the caller makes the best protocol
-exact (verifiers/approximate/witness.py) and values it again from its file.
+Everything here is in floats, in normalised gains; witness.py makes the best protocol exact
+and values it again from its file.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-import numpy as np
-
-from dpverify.lp.builder import LpBuilder
-from dpverify.theory.approx.rr import rr_delta_kernel
-from dpverify.theory.approx.sequential import (
-    Sequential,
-    accuracy_form,
-    later_spend_form,
-    own_bits,
-    prefix_mass,
-    spends,
+from dpverify import clock
+from dpverify.verifiers.approximate.flow import Flow, flow_allowed, play_flow
+from dpverify.verifiers.approximate.schedule import (
+    MAX_TRANSCRIPTS,
+    ScheduleObjective,
+    ScheduleSolution,
+    solve_schedule,
 )
-from dpverify.theory.protocols.random import random_kernel
-from dpverify.theory.protocols.transcripts import Transcripts, relevant_masks
 from dpverify.verifiers.options import VerifyOptions
-from dpverify.verifiers.protocol_value import protocol_value
+from dpverify.verifiers.solving import Solver
 
-MAX_SWEEPS = 30
-IMPROVEMENT = 1e-12
-PRIVACY_SLACK = 1e-8  # float excess of a hockey-stick sum a search step may keep (the
-# witness is made exactly private afterwards: verifiers/approximate/witness.py)
+MAX_ROUNDS = 24
 
 
-@dataclass(frozen=True, eq=False)
-class ApproxObjective:
-    """An agent's accuracy (gains normalised to [0, 1]) under the levels every protocol
-    must meet: lambdas (floats, at or below the true levels) and deltas."""
-
-    lambdas: tuple[float, ...]
-    deltas: tuple[float, ...]
-    gain: np.ndarray
-    party: int
-    worst: bool
-
-
-@dataclass(frozen=True, eq=False)
-class Found:
-    """A protocol, its float value and the start it came from."""
-
-    protocol: Sequential
-    value: float
-    origin: str
-
-
-@dataclass(frozen=True, eq=False)
+@dataclass
 class SearchReport:
-    best: Found
-    starts: int
-    steps: int
-    seconds: float
+    """The best protocol found, how many candidates were valued, why the search stopped."""
+
+    best: ScheduleSolution | None = None
+    tried: int = 0
+    seconds: float = 0.0
+    stopped: str = ""
+    history: list[float] = field(default_factory=list)
 
 
-def evaluate(obj: ApproxObjective, seq: Sequential, options: VerifyOptions
-             ) -> tuple[float, np.ndarray | None]:
-    """The agent's accuracy under its optimal rule, and the rule (rule[a][t][y])."""
-    tr = Transcripts(seq.alphabets, (seq.messages,) * seq.parties, seq.matrix(), 1, False)
-    value = protocol_value(tr, obj.gain, None, obj.party, obj.worst, options)
-    if not value.ok:
-        return -np.inf, None
-    return value.value, value.rule
+class _Search:
+    def __init__(self, obj: ScheduleObjective, options: VerifyOptions, stop_at: float,
+                 deadline: float, max_transcripts: int):
+        self.obj, self.options = obj, options
+        self.stop_at, self.deadline, self.max_transcripts = stop_at, deadline, max_transcripts
+        self.report = SearchReport()
+
+    def left(self) -> Solver:
+        """The run's solver, each LP within the budget's time left (at least 0.5 s)."""
+        return self.options.solver().at_most(max(self.deadline - time.perf_counter(), 0.5))
+
+    def late(self) -> bool:
+        """Whether the budget is spent (TimedOut when the run's own time is up)."""
+        clock.check()
+        return time.perf_counter() > self.deadline
+
+    def offer(self, sol: ScheduleSolution | None) -> bool:
+        """Keep `sol` when it fits and is better; whether the search may stop."""
+        report = self.report
+        report.tried += 1
+        if sol is not None and sol.transcripts <= self.max_transcripts and (
+                report.best is None or sol.value > report.best.value):
+            report.best = sol
+            report.history.append(sol.value)
+        if report.best is not None and report.best.value >= self.stop_at:
+            report.stopped = "bound"
+            return True
+        return self.late()
+
+    def flow_lp(self, flow: Flow, schedule: Sequence[int]) -> bool:
+        """Try 3 of the module docstring."""
+        allowed = flow_allowed(flow)
+        cut = list(schedule)
+        while len(cut) > self.obj.parties and not self.late():
+            sol = solve_schedule(self.obj, cut, self.left(), allowed=allowed)
+            if sol is None or sol.transcripts <= self.max_transcripts:
+                return self.offer(sol)
+            keep, size = 0, 1  # the leading rounds whose messages fit
+            for m in sol.messages:
+                if size * m > self.max_transcripts:
+                    break
+                size, keep = size * m, keep + 1
+            cut = cut[:min(keep, len(cut) - 1)]
+        return self.late()
+
+    def greedy(self, start: Sequence[int]) -> None:
+        """Try 4 of the module docstring, from `start`."""
+        schedule = list(start)
+        k = self.obj.parties
+        while len(schedule) < MAX_ROUNDS and not self.late():
+            candidates = []
+            for j in range(k):
+                if k > 1 and schedule and schedule[-1] == j:
+                    continue
+                sol = solve_schedule(self.obj, schedule + [j], self.left())
+                self.report.tried += 1
+                if sol is not None and sol.transcripts <= self.max_transcripts:
+                    candidates.append(sol)
+                if self.late():
+                    break
+            if not candidates:
+                self.report.stopped = "transcripts"
+                return
+            best = max(candidates, key=lambda s: s.value)
+            schedule = list(best.schedule)
+            if self.offer(best):
+                return
+        self.report.stopped = self.report.stopped or "rounds"
 
 
-def rule_values(obj: ApproxObjective, seq: Sequential, rule: np.ndarray) -> np.ndarray:
-    """V(x, t) = sum_y Q[block(x)](t, y) w(f(x), y)."""
-    n = obj.gain.shape[0]
-    V = np.empty((n, seq.messages ** seq.parties))
-    for a, mask in enumerate(relevant_masks(seq.alphabets, obj.party)):
-        V[mask] = obj.gain[mask] @ rule[a].T
-    return V
+def find_protocol(obj: ScheduleObjective, options: VerifyOptions, *, stop_at: float,
+                  deadline: float, flow: Flow | None = None,
+                  max_transcripts: int = MAX_TRANSCRIPTS, greedy: bool = True,
+                  flow_lp: bool = True) -> SearchReport:
+    """The best grid protocol found before `deadline` (module docstring)."""
+    began = time.perf_counter()
+    search = _Search(obj, options, stop_at, deadline, max_transcripts)
+    order = list(range(obj.parties))
+    played = None
+    done = False
+    if flow is not None:
+        played = play_flow(flow, obj, options, deadline=deadline,
+                           max_transcripts=max_transcripts)
+        if played is not None:
+            order = list(dict.fromkeys(played.schedule))[:obj.parties] or order
+        done = search.offer(played)
+    if not done:
+        done = search.offer(solve_schedule(obj, order, search.left()))
+    if not done and flow is not None and played is not None and flow_lp:
+        done = search.flow_lp(flow, played.schedule)
+    if not done and greedy:
+        search.greedy(())
+    report = search.report
+    report.seconds = time.perf_counter() - began
+    report.stopped = report.stopped or "deadline"
+    return report
 
 
-def _spend_rows(b: LpBuilder, cols: np.ndarray, coefficients: np.ndarray, bound: float
-                ) -> None:
-    """Rows coefficients @ x[cols] <= bound (one per row of `coefficients`)."""
-    rows = b.add_rows(coefficients.shape[0], -np.inf, bound)
-    b.add_matrix(rows, cols, coefficients)
-
-
-def best_kernel(obj: ApproxObjective, seq: Sequential, r: int, V: np.ndarray,
-                options: VerifyOptions) -> np.ndarray | None:
-    """Round r's best (epsilon, delta)-DP kernel for the rule values V, the other kernels
-    fixed (module docstring); None when the LP does not solve."""
-    j, M, k = seq.order[r], seq.messages, seq.parties
-    lam, delta = obj.lambdas[j - 1], obj.deltas[j - 1]
-    prefixes = M ** r
-    C = accuracy_form(seq, r, V)  # (n, prefixes, M)
-    n = C.shape[0]
-    xj = own_bits(seq, j)
-    size = prefixes * 2 * M  # K[p, a, m] at (p * 2 + a) * M + m
-    index = np.arange(size).reshape(prefixes, 2, M)
-    weights = np.zeros((prefixes, 2, M))
-    for a in (0, 1):
-        weights[:, a, :] = C[xj == a].sum(axis=0) / n
-    b = LpBuilder()
-    K = b.add_cols(size, cost=0.0 if obj.worst else weights.ravel())
-    sums = b.add_rows(prefixes * 2, 1.0, 1.0)
-    b.add(np.repeat(sums, M), K, 1.0)
-    other = index[:, ::-1, :].ravel()  # K[p, 1 - a, m]
-    if delta > 0:
-        s = b.add_cols(size)
-        rows = b.add_rows(size, 0.0, np.inf)  # s - K[p, a, m] + lam K[p, b, m] >= 0
-        b.add(rows, s, 1.0)
-        b.add(rows, K, -1.0)
-        b.add(rows, K[other], lam)
-        A = prefix_mass(seq, r)[xj == 0]  # (x_-j, prefixes): A does not depend on x_j
-        for a in (0, 1):
-            cols = s[index[:, a, :].ravel()]
-            _spend_rows(b, cols, np.repeat(A, M, axis=1), delta)
-    else:
-        rows = b.add_rows(size, -np.inf, 0.0)  # K[p, a, m] - lam K[p, b, m] <= 0
-        b.add(rows, K, 1.0)
-        b.add(rows, K[other], -lam)
-    current = spends(seq, obj.lambdas)
-    for r2 in range(r + 1, k):
-        j2 = seq.order[r2]
-        D = later_spend_form(seq, r, r2, obj.lambdas[j2 - 1])  # (n, prefixes, M, 2)
-        if not D.any():
-            continue
-        reps = np.flatnonzero(own_bits(seq, j2) == 0)
-        bound = max(obj.deltas[j2 - 1], float(current[j2 - 1]))
-        for a2 in (0, 1):
-            coefficients = np.zeros((reps.size, size))
-            for row, x in enumerate(reps.tolist()):
-                coefficients[row, index[:, xj[x], :].ravel()] = D[x, :, :, a2].ravel()
-            _spend_rows(b, K, coefficients, bound)
-    if obj.worst:
-        rows = b.add_rows(n, 0.0, np.inf)
-        coefficients = np.zeros((n, size))
-        for x in range(n):
-            coefficients[x, index[:, xj[x], :].ravel()] = C[x].ravel()
-        b.add_matrix(rows, K, coefficients)
-        t = b.add_cols(1, cost=1.0, lo=-np.inf)
-        b.add(rows, t, -1.0)
-    sol = options.solver().tight(1e-10)(b.build(maximize=True, name="approx-kernel",
-                                                drop_tiny=True))
-    if not sol.optimal:
-        return None
-    out = np.clip(sol.x[K].reshape(prefixes, 2, M), 0.0, None)
-    return out / out.sum(axis=2, keepdims=True)
-
-
-def private(obj: ApproxObjective, seq: Sequential) -> bool:
-    return bool((spends(seq, obj.lambdas) <= np.array(obj.deltas) + PRIVACY_SLACK).all())
-
-
-def climb(obj: ApproxObjective, seq: Sequential, origin: str, options: VerifyOptions,
-          deadline: float = np.inf) -> tuple[Found, int]:
-    """Alternating best responses from `seq` (module docstring); (the best, steps)."""
-    value, rule = evaluate(obj, seq, options)
-    steps = 0
-    for _ in range(MAX_SWEEPS):
-        if rule is None or time.perf_counter() > deadline:
-            break
-        before = value
-        for r in range(seq.parties):
-            K = best_kernel(obj, seq, r, rule_values(obj, seq, rule), options)
-            steps += 1
-            if K is None:
-                continue
-            trial = seq.with_kernel(r, K)
-            v, trial_rule = evaluate(obj, trial, options)
-            if trial_rule is not None and v > value + IMPROVEMENT and private(obj, trial):
-                seq, value, rule = trial, v, trial_rule
-        if value <= before + IMPROVEMENT:
-            break
-    return Found(seq, value, origin), steps
-
-
-def _repeat(K: np.ndarray, r: int, M: int) -> np.ndarray:
-    return np.repeat(np.asarray(K, dtype=np.float64)[None], M ** r, axis=0)
-
-
-def rr_start(obj: ApproxObjective, order: Sequence[int], M: int) -> Sequential:
-    """The product of RR(epsilon_i, delta_i) (messages beyond the fourth unused)."""
-    kernels = []
-    for r, j in enumerate(order):
-        K = np.zeros((2, M))
-        K[:, :4] = rr_delta_kernel(obj.lambdas[j - 1], obj.deltas[j - 1])
-        kernels.append(_repeat(K, r, M))
-    return Sequential(tuple(order), tuple(kernels), M)
-
-
-def random_start(obj: ApproxObjective, order: Sequence[int], M: int,
-                 rng: np.random.Generator) -> Sequential:
-    """Random (epsilon, delta)-DP kernels at every prefix (module docstring)."""
-    kernels = []
-    for r, j in enumerate(order):
-        lam, delta = obj.lambdas[j - 1], obj.deltas[j - 1]
-        stack = np.empty((M ** r, 2, M))
-        for p in range(M ** r):
-            E = random_kernel(rng, 2, M, lam)
-            D = np.zeros((2, M))
-            D[:, rng.permutation(M)[:4]] = rr_delta_kernel(lam, delta)
-            w = rng.uniform()
-            stack[p] = (1.0 - w) * E + w * D
-        kernels.append(stack)
-    return Sequential(tuple(order), tuple(kernels), M)
-
-
-def starts(obj: ApproxObjective, M: int, restarts: int, seed: int
-           ) -> list[tuple[Sequential, str]]:
-    if M < 4:
-        raise ValueError(f"RR(epsilon, delta) needs 4 messages: messages = {M}")
-    k = len(obj.lambdas)
-    rng = np.random.default_rng(seed)
-    out = [(rr_start(obj, range(1, k + 1), M), "rr")]
-    for i in range(restarts):
-        order = [int(v) + 1 for v in rng.permutation(k)]
-        if i % 2 == 0:
-            out.append((rr_start(obj, order, M), f"rr-order-{''.join(map(str, order))}"))
-        else:
-            out.append((random_start(obj, order, M, rng), "random"))
-    return out
-
-
-def search(obj: ApproxObjective, options: VerifyOptions, *, messages: int = 4,
-           restarts: int = 8, seed: int = 0, stop_at: float = np.inf,
-           prior: np.ndarray | None = None, seconds: float = np.inf) -> SearchReport:
-    """The best protocol from every start (module docstring); stops once a protocol
-    reaches `stop_at` (the bound: nothing does better) or after `seconds`."""
-    start = time.perf_counter()
-    deadline = start + seconds
-    bayes = None
-    if obj.worst and prior is not None and np.isfinite(prior).all() and prior.sum() > 0:
-        weights = np.clip(prior, 0.0, None) / np.clip(prior, 0.0, None).sum()
-        bayes = ApproxObjective(obj.lambdas, obj.deltas,
-                                obj.gain * (weights * len(weights))[:, None], obj.party,
-                                worst=False)
-    best: Found | None = None
-    steps = 0
-    tried = starts(obj, messages, restarts, seed)
-    if bayes is not None:  # each non-random start also climbed for the prior first
-        tried += [(climb(bayes, seq, origin, options, deadline)[0].protocol, f"{origin}+prior")
-                  for seq, origin in tried if origin != "random"]
-    for seq, origin in tried:
-        if best is not None and time.perf_counter() > deadline:
-            break
-        found, used = climb(obj, seq, origin, options, deadline)
-        steps += used
-        if best is None or found.value > best.value + IMPROVEMENT:
-            best = found
-        if best.value >= stop_at:
-            break
-    assert best is not None
-    return SearchReport(best, len(tried), steps, time.perf_counter() - start)
-
+__all__ = ["SearchReport", "find_protocol"]

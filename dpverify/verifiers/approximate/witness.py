@@ -1,26 +1,31 @@
-"""Exact (epsilon, delta) witnesses: a float sequential protocol made exactly private,
-written as a protocol file, and valued again from that file alone (docs/theory.md,
-"Approximate privacy").
+"""Exact (epsilon, delta) witnesses: a grid protocol found in floats (schedule.py) made
+exact, written as a protocol file, and valued again from that file alone (docs/theory.md,
+section 7.11).
 
-* **Exact kernels.** Every entry is rounded to a small rational when that moves it by at
-  most 1e-12, else to a multiple of 2^-50; each row's largest entry absorbs the rounding,
-  so rows sum to 1 exactly. Then, in speaking order, each party's achieved delta at the
-  lower rational bracket lambda_lo <= e^epsilon is computed exactly
-  (theory/approx/sequential.py, `exact_spend`); when it exceeds delta_j the round's
-  kernels are mixed with a kernel whose hockey-stick sum is 0, the uniform one (its
-  entries are short; pure epsilon-RR would do as well): HS((1 - t) K + t U) <=
-  (1 - t) HS(K) by convexity, so t = 1 - delta_j / HS (rounded up to a dyadic) suffices.
-  For delta_j = 0 that would be t = 1, so each prefix is mixed instead by the least t that
-  makes every column meet max <= lambda_lo min (pure DP, hockey-stick sum 0). Mixing
-  round r changes no earlier speaker's sum (its messages sum out there), and the later
-  ones are fixed after it.
+* **Exact rays.** The witness's rays are at a short rational lambda_w <= the lower bracket
+  of e^epsilon (`witness_level`): a protocol that is (lambda_w, delta)-DP is DP at every
+  higher level (hockey-stick sums only fall as lambda grows). Every split of the float
+  protocol is made exact at those rays (theory/approx/grid.py, `exact_split`): the kappas
+  rounded but two, solved exactly, so that every party's factor is exactly a ray times a
+  scalar after every message.
+* **Exactly private.** The grid protocol's hockey-stick sums are those of its final
+  states' masses, exactly (grid.hockey_sums). When one exceeds its delta (the rounding of
+  the float solution, about 1e-15), the protocol is mixed with one that says nothing: a
+  first round in which party 1 says 1 with probability t whatever its bit, after which
+  everyone stays (the default kernel). Their transcripts are disjoint, so the mixture's
+  sums are (1 - t) times the protocol's; t is the least multiple of 2^-40 with
+  t >= 1 - delta_i / HS_i (`repair_weight`).
 * **The file.** `kind = "protocol"` with the problem's claims, this agent and accuracy,
-  and `delta` in `[problem]` (spec.md, "Approximate privacy").
+  and `delta` in `[problem]` (docs/format.md): per round the speaker, its message count
+  (the most targets any state uses) and a kernel per reachable prefix that does more than
+  stay, the `"*"` default staying (`grid_rounds`).
 * **Valued from the file.** The protocol loader reads the file (with its `delta`), its
   exact transcripts give every party's achieved delta at the claimed levels
   (theory/approx/hockey.py: an exact bracket for epsilon claims), each must be proved at
   most its claim, and the agent's accuracy is that of an explicit decision rule
-  (verifiers/protocol_value.py), exact or an exact lower bracket. That is the witness's value.
+  (verifiers/protocol_value.py: for the worst case the float LP's rule valued exactly,
+  without the exact simplex, whose rationals grow with the rounds). That is the witness's
+  value (`check_witness`).
 """
 
 from __future__ import annotations
@@ -33,99 +38,31 @@ from pathlib import Path
 
 import numpy as np
 
+from dpverify.cachedir import make_dirs
 from dpverify.errors import SpecError
 from dpverify.filenames import file_stem, output_path
 from dpverify.spec import ProtocolSpec, loads
-from dpverify.spec.documents import number, problem_document
+from dpverify.spec.documents import number, problem_document, toml_text
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
-from dpverify.spec.protocol_writer import protocol_text
+from dpverify.spec.protocol_writer import PROBLEM_COPIED
 from dpverify.spec.tables import tabulate
+from dpverify.theory.approx.grid import (
+    GridProtocol,
+    GridRound,
+    digits,
+    exact_split,
+    kernel_rows,
+    moved,
+)
+from dpverify.theory.approx.grid import hockey_sums as grid_hockey_sums
 from dpverify.theory.approx.hockey import (
     DeltaBracket,
     exact_protocol_transcripts,
     protocol_deltas,
 )
-from dpverify.theory.approx.sequential import Sequential, exact_spend
 from dpverify.theory.units import Units
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.protocol_value import protocol_value
-
-SNAP = 10**6
-CLEAN = 1e-10  # float entries below this are solver noise: 0
-DYADIC = 1 << 50
-MIX_BITS = 1 << 40
-
-
-def _entry(v: float) -> Fraction:
-    if v < CLEAN:
-        return Fraction(0)
-    small = Fraction(float(v)).limit_denominator(SNAP)
-    if abs(float(small) - v) <= 1e-12:
-        return small
-    return Fraction(round(v * DYADIC), DYADIC)
-
-
-def exact_rows(K: np.ndarray) -> np.ndarray:
-    """A float kernel stack (prefixes, 2, M) as Fractions whose rows sum to 1 exactly."""
-    out = np.empty(K.shape, dtype=object)
-    for p in range(K.shape[0]):
-        for a in range(K.shape[1]):
-            row = [_entry(float(v)) for v in K[p, a]]
-            big = max(range(len(row)), key=lambda m: row[m])
-            row[big] += 1 - sum(row, Fraction(0))
-            if row[big] < 0:  # cannot happen for a distribution; kept as a guard
-                row = [Fraction(1, len(row))] * len(row)
-            out[p, a] = row
-    return out
-
-
-def _dyadic_up(t: Fraction) -> Fraction:
-    """The least multiple of 2^-40 >= t, at most 1."""
-    return min(Fraction(math.ceil(t * MIX_BITS), MIX_BITS), Fraction(1))
-
-
-def _mix(K: np.ndarray, t: Fraction) -> np.ndarray:
-    """(1 - t) K + t U, U the uniform kernel (hockey-stick sum 0 at every lambda >= 1)."""
-    return (1 - t) * K + t * Fraction(1, K.shape[-1])
-
-
-def _pure(K: np.ndarray, lam: Fraction) -> np.ndarray:
-    """Every prefix's kernel mixed with the uniform one by the least dyadic t that makes
-    each message's column satisfy max <= lam min (delta = 0: pure DP): for a column with
-    d = max - lam min > 0, t >= d / (d + (lam - 1) / M)."""
-    out = K.copy()
-    M = K.shape[-1]
-    for p in range(K.shape[0]):
-        need = Fraction(0)
-        for m in range(M):
-            u0, u1 = Fraction(K[p, 0, m]), Fraction(K[p, 1, m])
-            d = max(u0, u1) - lam * min(u0, u1)
-            if d > 0:
-                need = max(need, Fraction(1) if lam == 1 else d / (d + (lam - 1) / M))
-        if need > 0:
-            out[p] = _mix(K[p], _dyadic_up(need))
-    return out
-
-
-def exact_protocol(seq: Sequential, lambdas_lo: Sequence[Fraction],
-                   deltas: Sequence[Fraction]) -> tuple[list[np.ndarray], list[Fraction]]:
-    """The protocol with exact kernels, (epsilon, delta)-DP at lambdas_lo exactly (module
-    docstring); and the mixing weight used in each round (-1: per prefix, delta = 0)."""
-    kernels = [exact_rows(K) for K in seq.kernels]
-    weights = []
-    for r, j in enumerate(seq.order):
-        lam, delta = Fraction(lambdas_lo[j - 1]), Fraction(deltas[j - 1])
-        spent = exact_spend(seq.order, kernels, r, lam)
-        t = Fraction(0)
-        if spent > delta and delta == 0:
-            kernels[r], t = _pure(kernels[r], lam), Fraction(-1)
-        elif spent > delta:
-            t = _dyadic_up(1 - delta / spent)
-            kernels[r] = _mix(kernels[r], t)
-        if t and exact_spend(seq.order, kernels, r, lam) > delta:  # convexity says never
-            raise ArithmeticError("mixing with the uniform kernel did not make it private")
-        weights.append(t)
-    return kernels, weights
 
 
 def _delta_value(deltas: Sequence[Fraction]) -> object:
@@ -133,25 +70,7 @@ def _delta_value(deltas: Sequence[Fraction]) -> object:
     return written[0] if len(set(deltas)) == 1 else written
 
 
-def witness_text(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
-                 deltas: Sequence[Fraction], order: Sequence[int],
-                 kernels: Sequence[np.ndarray], *, name: str, note: str) -> str:
-    """The protocol file of a sequential protocol (party order[r] speaks in round r with
-    kernels[r][p]), claiming the problem's levels and `deltas`, for this agent only."""
-    document = problem_document(spec)
-    document["problem"]["accuracy"] = [accuracy.value]
-    document["problem"]["delta"] = _delta_value(deltas)
-    kept = {"problem": document["problem"]}
-    if agent.party == 0:
-        kept["observer"] = document["observer"]
-    else:
-        kept["party"] = [t for t in document["party"] if t["index"] == agent.party]
-    return protocol_text(kept, name=name, description=note, speakers=list(order),
-                         kernels=list(kernels),
-                         comment="dpverify: an (epsilon, delta) witness protocol "
-                                 "(docs/theory.md, approximate privacy)")
-
-
+# -- the protocol file and its value -----------------------------------------------------
 def witness_name(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy) -> str:
     """`<problem>.<agent>.<accuracy>.witness.toml` (agent `observer` or `party-i`; the
     problem's name made one plain file name component, `dpverify.filenames.file_stem`).
@@ -166,7 +85,7 @@ def write_witness(directory: Path, filename: str, text: str) -> Path:
     """Write a witness file directly inside `directory` (created when missing); never
     outside it (`dpverify.filenames.output_path`, InputError otherwise)."""
     path = output_path(directory, filename)
-    directory.mkdir(parents=True, exist_ok=True)
+    make_dirs(directory)  # a `.dpverify` folder is marked as a cache
     path.write_text(text, encoding="utf-8")
     return path
 
@@ -229,10 +148,126 @@ def check_witness(text: str, spec: MultipartySpec, agent: AgentSpec, accuracy: A
     exact = [[(v - units.lo) / units.span for v in row]
              for row in tabulate(spec, agent).gain_exact]
     unit = np.array([[float(v) for v in row] for row in exact], dtype=np.float64)
-    value = protocol_value(tr, unit, exact, agent.party, accuracy is Accuracy.WORST, options)
+    value = protocol_value(tr, unit, exact, agent.party, accuracy is Accuracy.WORST, options,
+                           exact_lp=False)
     if not value.ok or (value.exact is None and value.lower_exact is None):
         return WitnessCheck(None, achieved, reason=(
             f"the witness's value could not be computed exactly ({value.failure})"))
     lowest = value.exact if value.exact is not None else value.lower_exact
     assert lowest is not None  # checked above
     return WitnessCheck(Fraction(lowest), achieved, value.method)
+
+
+# -- grid protocols (theory/approx/grid.py): the witnesses of the envelope bound ---------
+WITNESS_SNAP = 10**6  # a level's rational for the witness's rays: denominators up to this
+WITNESS_BITS = 1 << 44  # else the level rounded down to a multiple of 2^-44
+COIN_BITS = 1 << 40
+
+
+def witness_level(lam_lo: Fraction) -> Fraction:
+    """A short rational lambda_w <= lam_lo (the witness's rays): every protocol that is
+    (lambda_w, delta)-DP is (lam_lo, delta)-DP, its hockey-stick sums being
+    non-increasing in lambda; within 1e-11 of lam_lo."""
+    lam_lo = Fraction(lam_lo)
+    short = lam_lo.limit_denominator(WITNESS_SNAP)
+    if short <= lam_lo and lam_lo - short <= Fraction(1, 10**11):
+        return max(short, Fraction(1))
+    return max(Fraction(math.floor(lam_lo * WITNESS_BITS), WITNESS_BITS), Fraction(1))
+
+
+def exact_grid(splits: Sequence[dict], schedule: Sequence[int], lambdas_w: Sequence[Fraction],
+               parties: int) -> GridProtocol:
+    """The float splits of a schedule LP's solution made exact at the rational rays
+    `lambdas_w` (grid.exact_split), for the states the exact protocol reaches; a split
+    that cannot be made exact (solver noise at a state of almost no mass) stays, which is
+    a valid message (the exact value is computed from the file)."""
+    rounds = []
+    reached = {encode_start(parties)}
+    for j, rnd in zip(schedule, splits, strict=True):
+        exact: dict[int, tuple[tuple[int, Fraction], ...]] = {}
+        nxt: set[int] = set()
+        for s in reached:
+            v = digits(s, parties)[j]
+            split = rnd.get(s)
+            pairs = exact_split(v, split, Fraction(lambdas_w[j])) if split else None
+            if pairs is None:  # no split, or one that cannot be exact: the state stays
+                pairs = [(v, Fraction(1))]
+            if not (len(pairs) == 1 and pairs[0][0] == v):
+                stay = [p for p in pairs if p[0] == v]
+                exact[s] = tuple(stay + [p for p in pairs if p[0] != v])
+            for t, _ in pairs:
+                nxt.add(moved(s, j, t, parties))
+        rounds.append(GridRound(j, exact))
+        reached = nxt
+    return GridProtocol(parties, tuple(Fraction(v) for v in lambdas_w), tuple(rounds))
+
+
+def encode_start(parties: int) -> int:
+    return GridProtocol(parties, (Fraction(1),) * parties, ()).start
+
+
+def repair_weight(protocol: GridProtocol, deltas: Sequence[Fraction]) -> Fraction:
+    """The least dyadic t (multiple of 2^-40) such that mixing the protocol with weight t
+    of a protocol that says nothing (a public coin first) meets every delta exactly: the
+    mixture's hockey-stick sums are (1 - t) times the protocol's (disjoint transcripts),
+    so t >= 1 - delta_i / HS_i; 0 when the protocol meets them already."""
+    spent = grid_hockey_sums(protocol, protocol.lambdas)
+    need = Fraction(0)
+    for hs, delta in zip(spent, deltas, strict=True):
+        if hs > delta:
+            need = max(need, 1 - Fraction(delta) / hs)
+    return min(Fraction(math.ceil(need * COIN_BITS), COIN_BITS), Fraction(1))
+
+
+def grid_rounds(protocol: GridProtocol, coin: Fraction = Fraction(0)) -> list[dict]:
+    """The `[[round]]` tables of a grid protocol (theory/approx/grid.py): per round the
+    speaker, its message count and a kernel per reachable prefix that does more than stay
+    (the "*" default: message 0, stay). With a `coin` t > 0, party 1 first says 1 with
+    probability t whatever its bit, and after it everyone stays: the mixture of
+    `repair_weight`."""
+    k = protocol.parties
+    tables: list[dict] = []
+    frontier: list[tuple[tuple[int, ...], int]] = [((), protocol.start)]
+    if coin:
+        tables.append({"party": 1, "messages": 2,
+                       "kernel": [[1 - coin, coin], [1 - coin, coin]]})
+        frontier = [((0,), protocol.start)]
+    for rnd in protocol.rounds:
+        M = rnd.messages
+        stay = [[Fraction(1)] + [Fraction(0)] * (M - 1)] * 2
+        keyed: dict[str, list[list[Fraction]]] = {"*": stay}
+        nxt = []
+        for prefix, s in frontier:
+            split = rnd.split(s, k)
+            v = digits(s, k)[rnd.party]
+            if len(split) > 1 or split[0][0] != v:
+                rows = kernel_rows(v, split, protocol.lambdas[rnd.party])
+                keyed[",".join(map(str, prefix))] = [r + [Fraction(0)] * (M - len(r))
+                                                     for r in rows]
+            for m, (t, _) in enumerate(split):
+                nxt.append((prefix + (m,), moved(s, rnd.party, t, k)))
+        frontier = nxt
+        tables.append({"party": rnd.party + 1, "messages": M,
+                       "kernel": keyed if len(keyed) > 1 else stay})
+    return tables
+
+
+def witness_text(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
+                      deltas: Sequence[Fraction], protocol: GridProtocol, coin: Fraction,
+                      *, name: str, note: str) -> str:
+    """The protocol file of a grid protocol, claiming the problem's levels and `deltas`,
+    for this agent only."""
+    document = problem_document(spec)
+    document["problem"]["accuracy"] = [accuracy.value]
+    document["problem"]["delta"] = _delta_value(deltas)
+    head = {key: document["problem"][key] for key in PROBLEM_COPIED
+            if key in document["problem"]}
+    out: dict = {"problem": {"kind": "protocol", "name": name, "description": note, **head},
+                 "round": grid_rounds(protocol, coin)}
+    if agent.party == 0:
+        out["observer"] = document["observer"]
+    else:
+        out["party"] = [t for t in document["party"] if t["index"] == agent.party]
+    return toml_text(out, "<protocol>",
+                     comment="dpverify: an (epsilon, delta) witness protocol, a grid "
+                             "protocol (docs/theory.md, section 7.11)")

@@ -10,9 +10,9 @@ result").
   Float kernels (TOML floats, valued as the binary rationals they are, rows normalised)
   carry the rounding of their decimals: the claim may be exceeded by at most --tol (with a
   note), as an `epsilon` claim of a pure audit.
-* **Accuracy**, against the four-ray bound U at the claimed levels (an upper bound over
-  every interactive (epsilon_i, delta_i)-DP protocol, proved exactly at the upper brackets;
-  verifiers/approximate/bound.py) and the best non-interactive value R (the product of
+* **Accuracy**, against the envelope bound U at the claimed levels (the best accuracy of
+  any interactive (epsilon_i, delta_i)-DP protocol, proved exactly at the upper brackets;
+  verifiers/approximate/envelope.py) and the best non-interactive value R (the product of
   RR(epsilon_i, delta_i) with its optimal rule, exactly, at the lower brackets: an explicit
   protocol that meets the claims):
 
@@ -54,7 +54,7 @@ from dpverify.theory.approx.hockey import DeltaBracket, hockey_sums, protocol_de
 from dpverify.theory.exact import lambda_brackets
 from dpverify.theory.protocols.transcripts import Transcripts
 from dpverify.theory.units import Units, units_of
-from dpverify.verifiers.approximate.bound import proved_ray_bound
+from dpverify.verifiers.approximate.envelope import proved_envelope
 from dpverify.verifiers.approximate.noninteractive import noninteractive_value
 from dpverify.verifiers.approximate.problem import check_sizes
 from dpverify.verifiers.audit.result import AuditResult, efficiency
@@ -163,13 +163,14 @@ def delta_header(priv: DeltaPrivacy) -> dict[str, Any]:
 
 
 def check_delta_size(claimed: MultipartySpec, options: VerifyOptions) -> None:
-    """Refuse (exit 3) four-ray LPs over the size limit."""
+    """Refuse (exit 3) envelope LPs over the size limit (alphabets > 2 with delta > 0:
+    the dispatch tables refuse them, AUDITS)."""
     check_sizes(claimed, options)
 
 
 @dataclass(frozen=True)
 class DeltaBounds:
-    """In normalised units: the proved four-ray bound at the claimed levels, the same at
+    """In normalised units: the proved envelope bound at the claimed levels, the same at
     the achieved deltas, and RR(epsilon, delta)'s exact value (an explicit protocol that
     meets the claims) with `rr_high`, its value at the upper brackets of the levels (the
     same for rational levels; `rr` when not given); None with `why` when not known."""
@@ -204,9 +205,10 @@ def delta_bounds(claimed: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
     deltas = tuple(claimed.deltas)
 
     def bound(levels: Sequence[Fraction]) -> tuple[Fraction | None, str]:
-        proved, floats = proved_ray_bound(claimed.lambdas, upper, levels, units.unit,
-                                          units.exact, agent.party, worst, options)
-        return proved, floats.failure or "the four-ray LP gave no duals"
+        proved, floats = proved_envelope(claimed.lambdas, upper, levels, units.unit,
+                                         units.exact, agent.party, worst, options)
+        return (None if proved is None else proved.bound,
+                floats.failure or "the envelope LP gave no duals")
 
     at_claim, why = bound(deltas)
     achieved = _achieved_levels(priv)
@@ -246,7 +248,7 @@ def decide_delta(value: ProtocolValue, bounds: DeltaBounds, priv: DeltaPrivacy,
     if bounds.achieved is not None and low > bounds.achieved + t:
         return Verdict.CONTRADICTION, (
             f"CONTRADICTION: an explicit decision rule on this protocol reaches {shown(low)}, "
-            f"above the four-ray (epsilon, delta) bound {shown(bounds.achieved)} at the "
+            f"above the envelope (epsilon, delta) bound {shown(bounds.achieved)} at the "
             "levels the protocol meets: the bound holds for every such protocol "
             "(docs/theory.md, \"Approximate privacy\"), so dpverify has a bug: please "
             "report it"), ReasonCode.CONTRADICTION
@@ -281,10 +283,10 @@ def decide_delta(value: ProtocolValue, bounds: DeltaBounds, priv: DeltaPrivacy,
             f"claims, reaches {shown(bounds.rr)}"), ReasonCode.SUBOPTIMAL
     best = max(Fraction(low), bounds.rr) if bounds.rr is not None else Fraction(low)
     return Verdict.OPEN, (
-        f"open: below the (epsilon, delta) bound {shown(bounds.claimed)}, which is not known "
-        f"to be attained; the optimum lies in [{shown(best)}, {shown(bounds.claimed)}], and "
-        "whether some protocol beats this one is not decided (`dpverify verify` on the "
-        "problem searches for one)"), ReasonCode.OPEN
+        f"open: below the (epsilon, delta) bound {shown(bounds.claimed)}, the interactive "
+        f"optimum (approached by grid protocols, docs/theory.md 7.11); the optimum lies in "
+        f"[{shown(best)}, {shown(bounds.claimed)}], and no better protocol is given here "
+        "(`dpverify verify` on the problem searches for one)"), ReasonCode.OPEN
 
 
 def audit_delta_agent(spec: ProtocolSpec, agent: AgentSpec, accuracy: Accuracy,
@@ -323,5 +325,5 @@ def audit_delta_agent(spec: ProtocolSpec, agent: AgentSpec, accuracy: Accuracy,
         time.perf_counter() - start, reason=reason, method=value.method,
         protocol_value_exact=exact_value, protocol_value_bounds=bracket, rule=rule,
         outputs=table.outputs, transcripts=labels,
-        deltas=tuple(rational_text(d) for d in priv.claimed), bound=Method.FOUR_RAY,
+        deltas=tuple(rational_text(d) for d in priv.claimed), bound=Method.ENVELOPE,
         code=code if reason else None)

@@ -388,7 +388,7 @@ __all__ = ["audit_protocol", "decide", "privacy"]
 
 def _refused(spec: ProtocolSpec, options: VerifyOptions) -> ProblemResult:
     """delta > 0 with more than two symbols: refused (exit 3), as `verify` refuses it."""
-    from dpverify.verifiers.approximate.bound import symbols_refusal
+    from dpverify.verifiers.approximate.envelope import symbols_refusal
 
     raise symbols_refusal(spec.claimed())
 

@@ -88,7 +88,7 @@ class AuditResult(Notebook):
     transcripts: tuple[str, ...] = ()  # the transcripts' labels, the rule's rows
     relaxed_optimum_exact: Fraction | None = None
     # delta > 0 (docs/theory.md, "Approximate privacy"): the claimed deltas ("p/q") and the
-    # bound the protocol is measured against, the four-ray LP's
+    # bound the protocol is measured against, the envelope LP's
     deltas: tuple[str, ...] | None = None
     bound: str | None = None
     code: ReasonCode | None = None  # what the reason says (dpverify/reasons.py)

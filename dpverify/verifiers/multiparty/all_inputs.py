@@ -25,6 +25,7 @@ from dpverify.policy import (
     PROOF_HINT_NONZEROS,
 )
 from dpverify.reasons import ReasonCode
+from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
 from dpverify.spec.tables import MAX_TABULATED_PARTIES
 from dpverify.theory.certificates import (
     PROVED,
@@ -45,6 +46,7 @@ from dpverify.theory.orbits.certificates import OrbitCertificate
 from dpverify.verifiers.multiparty.hints import Hints, WorstPlan, worst_plan
 from dpverify.verifiers.multiparty.reductions import AgentProblem
 from dpverify.verifiers.multiparty.routes import Outcome, decided
+from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.proof import AnyCertificate, kind, unproved
 from dpverify.verifiers.result import AgentResult, Proof, Verdict
 
@@ -109,6 +111,15 @@ def interval_certificate(problem: AgentProblem, hints: Hints) -> IntervalCertifi
     if best is None:
         raise SolverError("no float hints for the interval certificate")
     return best
+
+
+def all_inputs_interval_certificate(spec: MultipartySpec, agent: AgentSpec,
+                                    accuracy: Accuracy | str, options: VerifyOptions
+                                    ) -> IntervalCertificate:
+    """interval_certificate of one agent and accuracy, with hints of its own (as
+    orbit.orbit_interval_certificate on orbits)."""
+    return interval_certificate(AgentProblem(spec, agent, Accuracy(accuracy), options),
+                                Hints())
 
 
 def _interval_from_hints(plan: WorstPlan, given: dict, lower, upper

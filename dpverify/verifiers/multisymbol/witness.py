@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dpverify.cachedir import make_dirs
 from dpverify.errors import SpecError
 from dpverify.filenames import file_stem, output_path
 from dpverify.spec import ProtocolSpec, load, loads
@@ -75,7 +76,7 @@ def witness_text(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
 
 def write_witness(directory: Path, spec: MultipartySpec, agent: AgentSpec,
                   accuracy: Accuracy, channels, note: str) -> Path:
-    directory.mkdir(parents=True, exist_ok=True)
+    make_dirs(directory)  # a `.dpverify` folder is marked as a cache
     path = output_path(directory, witness_name(spec, agent, accuracy))
     path.write_text(witness_text(spec, agent, accuracy, channels, note), encoding="utf-8")
     return path
