@@ -33,6 +33,7 @@ from dpverify.verifiers.dispatch import verify_file
 from dpverify.verifiers.options import VerifyOptions
 
 DPVERIFY = [sys.executable, "-m", "dpverify"]
+ROOT = Path(__file__).resolve().parents[1]
 FUNCTIONS = ["xor", "and", "or", "majority", "sum", "threshold:2", "bit:1"]
 GAINS = {"sum": "-square"}
 
@@ -434,6 +435,48 @@ def test_timeout_replaces_the_worker_and_goes_on(tmp_path: Path) -> None:
     assert report.exit_status() == 3
     assert rows[str(folder / "slow.toml")].status == TIMEOUT  # stored, to be retried
     assert elapsed < 25
+
+
+WARMED = """
+import json, sys
+from dpverify.runner import worker
+from dpverify.verifiers.options import VerifyOptions
+if sys.argv[1] == "warm":
+    worker.warm_up()
+else:
+    import dpverify.runner.files  # what warm_up imported before (the control)
+before = set(sys.modules)
+for i, path in enumerate(sys.argv[2:]):
+    with open(path, encoding="utf-8") as handle:
+        task = worker.Task(i, path, handle.read(), VerifyOptions(threads=1))
+    out = worker.run_task(task)
+    assert out["status"] == "done", (path, out)
+heavy = sorted(m for m in set(sys.modules) - before
+               if m.split(".")[0] in ("dpverify", "scipy", "highspy", "numpy"))
+print(json.dumps(heavy))
+"""
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["warmed", "control"])
+def test_a_workers_first_task_does_not_pay_for_imports(warm: bool) -> None:
+    """The cause of a flaky timeout test: a worker's clock for a task starts in run_task,
+    and the first task on each fresh worker imported the verifiers (1-3 s on a loaded
+    machine), so a trivial problem could exceed a 1.5 s timeout. After warm_up (the
+    pool's initializer), a problem of every kind and setting imports nothing heavy; the
+    control (the old warm-up, runner.files alone) shows the check catches it."""
+    problems = ROOT / "problems"
+    paths = [problems / name for name in (
+        "xor-2.toml", "count/abs-10.toml", "approximate/xor-2-delta.toml",
+        "multisymbol/xor-3x2.toml", "protocols/rr-and-3.toml")]
+    out = subprocess.run([sys.executable, "-c", WARMED, "warm" if warm else "cold",
+                          *map(str, paths if warm else paths[:1])], capture_output=True,
+                         text=True, timeout=240, check=True)
+    imported = json.loads(out.stdout.strip().splitlines()[-1])
+    if warm:
+        assert imported == [], imported
+    else:
+        assert "dpverify.verifiers.multiparty.planner" in imported and \
+            "dpverify.checker" in imported, imported
 
 
 def test_dead_worker_is_an_error_and_the_batch_goes_on(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ lines of `[expect]` entries in every way TOML writes them."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import tomllib
@@ -20,7 +21,7 @@ from inline import InlineExecutor
 from dpverify.cli import main
 from dpverify.runner import Store
 from dpverify.runner.check import CaseKind, run_check
-from dpverify.runner.reports import annotation, github_annotations, junit_xml
+from dpverify.runner.reports import annotation, github_annotations, invalid_line, junit_xml
 from dpverify.runner.toml_lines import expectation_line, key_lines
 from dpverify.verifiers.options import VerifyOptions
 
@@ -185,13 +186,44 @@ def test_github_annotations_one_per_mismatch_at_its_line(files, tmp_path) -> Non
               if m.group(1) == "error"]
     value_line = line_of(files["value"].read_text(), "average = 0.55")
     verdict_line = line_of(files["verdict"].read_text(), 'verdict = "optimal"')
-    assert sorted(errors) == sorted([(str(files["invalid"]), None),
+    invalid_line = str(line_of(BAD, "epsilon = -1"))  # the key its reason names
+    assert sorted(errors) == sorted([(str(files["invalid"]), invalid_line),
                                      (str(files["value"]), str(value_line)),
                                      (str(files["verdict"]), str(verdict_line))])
     warnings = [p["file"] for m, p in zip(parsed, props, strict=True)
                 if m.group(1) == "warning"]
     assert warnings == [str(files["unchecked"])]
     assert all("title" in p and "dpverify check%3A" in p["title"] for p in props)
+
+
+def test_an_invalid_file_is_annotated_at_the_line_it_names(tmp_path) -> None:
+    """A syntax error at its own line, a bad value at its key's line (an entry of a list at
+    the list's), a missing key at its table's; a reason whose key the file does not hold
+    anywhere has no line (the control: the pointer is found, not made up)."""
+    texts = {
+        "syntax": "[problem]\nparties = = 3\n",
+        "value": "[problem]\nname = \"v\"\nparties = 2\n\nepsilon = [1, -1]\n"
+                 "[observer]\nfunction = \"xor\"\n",
+        "missing": "# no parties\n\n[problem]\nepsilon = 1\n[observer]\nfunction = \"xor\"\n",
+        "agent": "[problem]\nparties = 2\nepsilon = 1\n[observer]\nfunction = \"xor\"\n"
+                 "[expect.party.2]\naverage = 0.5\n",
+    }
+    paths = []
+    for name, text in texts.items():
+        paths.append(tmp_path / f"{name}.toml")
+        paths[-1].write_text(text)
+    report = check(paths, tmp_path)
+    assert len(report.invalid) == len(texts)
+    at = {}
+    for line in github_annotations(report):
+        props = dict(p.split("=", 1) for p in ANNOTATION.match(line).group("props").split(","))
+        at[Path(props["file"]).stem] = props.get("line")
+    assert at == {"syntax": "2", "value": "5", "missing": "3", "agent": "6"}, \
+        [i.reason for i in report.invalid]
+    item = report.invalid[0]
+    stray = dataclasses.replace(item, result={**item.result,
+                                              "reason": f"{item.source}: `nowhere.key`: bad"})
+    assert stray.reason.endswith("`nowhere.key`: bad") and invalid_line(stray) is None
 
 
 def test_annotation_escaping() -> None:
@@ -250,6 +282,23 @@ def test_cli_table_shows_verdicts_and_the_line(files, tmp_path, monkeypatch) -> 
     assert re.fullmatch(r"check FAILED: 2 problems, 0 expectations held, 1 mismatch, "
                         r"1 invalid, 0 unchecked \(\d+\.\d\d s\)",
                         run.stdout.strip().splitlines()[-1])
+
+
+def test_an_undecided_result_is_counted_apart_from_the_mismatches(files, tmp_path,
+                                                                  monkeypatch) -> None:
+    """A refused problem (the LP over --max-nonzeros) decided nothing: the summary counts it
+    as undecided (exit 3), not as a mismatch; the control, a value that no longer holds,
+    is a mismatch and nothing is undecided."""
+    monkeypatch.chdir(tmp_path)
+    refused = invoke("check", "held.toml", "--method", "lp", "--max-nonzeros", "10",
+                     "--no-store", "--jobs", "1", "--quiet")
+    assert refused.exit_code == 3, refused.output
+    assert re.fullmatch(r"check FAILED: 1 problem, 0 expectations held, 0 mismatches, "
+                        r"1 undecided, 0 unchecked \(\d+\.\d\d s\)",
+                        refused.stdout.strip().splitlines()[-1]), refused.stdout
+    value = invoke("check", "value.toml", "--no-store", "--jobs", "1", "--quiet")
+    assert value.exit_code == 1 and "undecided" not in value.stdout
+    assert ", 1 mismatch, 0 unchecked" in value.stdout.strip().splitlines()[-1]
 
 
 def test_json_and_another_format_contradict(files, tmp_path, monkeypatch) -> None:
@@ -319,3 +368,43 @@ def test_key_lines_of_every_shipped_problem() -> None:
 
 def test_key_lines_stop_quietly_on_what_they_do_not_follow() -> None:
     assert key_lines("[a]\nx = 1\n= broken\ny = 2\n") == {("a",): 1, ("a", "x"): 2}
+
+
+class _CtrlC(InlineExecutor):
+    """Runs the first task, then Ctrl-C: a run stopped half-way, as the runner sees it."""
+
+    def _submit(self, task):
+        if self.submitted:
+            raise KeyboardInterrupt
+        return super()._submit(task)
+
+
+@pytest.mark.parametrize("stopped", [True, False], ids=["interrupted", "control"])
+def test_an_interrupted_check_does_not_report_green(tmp_path: Path, stopped: bool) -> None:
+    """Ctrl-C after the first of two problems whose expectations hold: the finished one's
+    cases pass, so the JUnit report and the annotations must say that the run was
+    interrupted (one error each, naming the problem not checked), and --json too; the
+    control, the same run to the end, reports nothing of the kind."""
+    paths = [tmp_path / f"x{i}.toml" for i in range(2)]
+    for i, path in enumerate(paths):  # two contents (one file's twin would run once)
+        path.write_text(XOR.format(average=XOR3).replace("xor-3", f"xor-3-{i}"))
+    with Store(tmp_path / "store.sqlite") as store:
+        report = run_check([str(p) for p in paths], VerifyOptions(), store=store,
+                           executor=_CtrlC() if stopped else InlineExecutor())
+    assert report.batch.interrupted is stopped and not report.mismatches
+    assert len(report.batch.items) == (1 if stopped else 2)
+    assert int(report.exit_status()) == (130 if stopped else 0)
+    root = ET.fromstring(junit_xml(report))
+    SCHEMA.validate(junit_xml(report))
+    errors = root.findall(".//testcase/error")
+    lines = github_annotations(report)
+    assert report.to_dict()["interrupted"] is stopped
+    if stopped:
+        (error,) = errors
+        assert error.get("type") == "interrupted" and "1 of 2 problems not checked" in \
+            error.get("message", "")
+        assert root.get("errors") == "1"
+        assert lines == ["::error title=dpverify check%3A interrupted::the check was "
+                         "interrupted: 1 of 2 problems not checked (run it again to finish)"]
+    else:
+        assert errors == [] and root.get("errors") == "0" and lines == []

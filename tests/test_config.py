@@ -95,6 +95,7 @@ def test_paths_are_relative_to_the_configuration(project, monkeypatch) -> None:
 @pytest.mark.parametrize(("table", "key", "message"), [
     ("expect_tol = 0.1\n", "tool.dpverify.expect_tol", "unknown key; did you mean `expect-tol`?"),
     ("jobz = 2\n", "tool.dpverify.jobz", "unknown key; allowed here: tol, expect-tol"),
+    ("Jobs = 2\n", "tool.dpverify.Jobs", "unknown key; did you mean `jobs`?"),
     ("jobs = 0\n", "tool.dpverify.jobs", "must be an integer >= 1"),
     ("jobs = true\n", "tool.dpverify.jobs", "must be an integer >= 1"),
     ("tol = -1\n", "tool.dpverify.tol", "must be a finite number >= 0"),
@@ -111,6 +112,20 @@ def test_bad_configuration_names_file_and_key(project, table, key, message) -> N
     run = invoke("check", "problems/xor-3.toml")  # every command refuses it, before running
     assert run.exit_code == 2 and run.stderr.strip() == f"dpverify: {info.value}"
     assert "Traceback" not in run.output
+
+
+def test_a_tool_table_in_dpverify_toml_is_told_where_its_keys_go(project) -> None:
+    """dpverify.toml takes the keys at its top level; `[tool.dpverify]` copied from a
+    pyproject.toml is told so (the control: an unknown key there gets no such hint)."""
+    own = project / "dpverify.toml"
+    own.write_text("[tool.dpverify]\njobs = 1\n")
+    run = invoke("verify", "problems/xor-3.toml")
+    assert run.exit_code == 2
+    assert "`tool` = {'dpverify': {'jobs': 1}}: unknown key; in dpverify.toml the keys " \
+        "stand at the top level, without [tool.dpverify]" in run.stderr, run.stderr
+    own.write_text("tools = 1\n")
+    other = invoke("verify", "problems/xor-3.toml")
+    assert other.exit_code == 2 and "top level" not in other.stderr, other.stderr
 
 
 def test_a_configuration_that_is_not_toml(project) -> None:
@@ -133,6 +148,9 @@ def test_expect_tol_and_strict_from_the_configuration_and_flags_override(project
     assert invoke("check", "problems/plain.toml", *store).exit_code == 0  # unchecked: fine
     pyproject(project, "strict = true\n")
     assert invoke("check", "problems/plain.toml", *store).exit_code == 1  # now a failure
+    # and a flag turns it off again (a boolean set by the configuration needs its "no")
+    relaxed = invoke("check", "problems/plain.toml", *store, "--no-strict")
+    assert relaxed.exit_code == 0, relaxed.output
 
 
 def test_store_jobs_method_and_tol_from_the_configuration(project, monkeypatch) -> None:
@@ -192,6 +210,45 @@ def test_diff_prints_what_update_would_write_and_changes_nothing(project) -> Non
     assert again.exit_code == 0 and "---" not in again.stdout
     both = invoke("check", "problems/xor-3.toml", "--diff", "--update", *store)
     assert both.exit_code == 2 and "choose one" in both.output
+
+
+@pytest.mark.parametrize("ending, last", [("\n", ""), ("\r\n", "\r\n"), ("\r\n", "")],
+                         ids=["no-newline-at-end", "crlf", "crlf-no-newline-at-end"])
+def test_diff_applies_with_git_as_update_writes(tmp_path: Path, monkeypatch, ending: str,
+                                                last: str) -> None:
+    """The printed --diff, piped to `git apply`, gives byte for byte the file --update
+    writes, for a file whose last line has no newline (the diff marks it) and for a file
+    with CRLF line endings (the diff keeps its carriage returns, and --update writes the
+    lines it adds with CRLF too, not a mix)."""
+    import shutil
+    import subprocess
+
+    git = shutil.which("git")
+    if git is None:
+        pytest.skip("git is not installed")
+    # `average` is replaced, `worst` added (a line that tomlkit writes)
+    text = (XOR + "\n[expect.observer]\naverage = 0.5\n").rstrip("\n").replace(
+        "\n", ending) + last
+    monkeypatch.chdir(tmp_path)
+    subprocess.run([git, "init", "-q", "."], check=True)
+    Path("xor-3.toml").write_bytes(text.encode())
+    run = CliRunner().invoke(main, ["check", "xor-3.toml", "--diff", "--quiet",
+                                    "--no-store"])
+    assert run.exit_code == 1, run.output
+    assert Path("xor-3.toml").read_bytes() == text.encode()  # --diff writes nothing
+    patch = run.stdout_bytes.split(b"\nmismatches\n")[0] + b"\n"
+    assert (b"\\ No newline at end of file\n" in patch) == (last == "")
+    Path("change.patch").write_bytes(patch)
+    applied = subprocess.run([git, "apply", "change.patch"], capture_output=True, text=True)
+    assert applied.returncode == 0, (applied.stderr, patch)
+    Path("updated.toml").write_bytes(text.encode())
+    update = CliRunner().invoke(main, ["check", "updated.toml", "--update", "--quiet",
+                                       "--no-store"])
+    assert update.exit_code == 0, update.output
+    written = Path("updated.toml").read_bytes()
+    assert Path("xor-3.toml").read_bytes() == written
+    if ending == "\r\n":  # every line ends with CRLF, the added ones too
+        assert written.count(b"\n") == written.count(b"\r\n") > text.count("\n")
 
 
 def test_the_edge_does_not_touch_click_declarations() -> None:

@@ -119,6 +119,36 @@ def test_legends_lie_outside_every_axes(xor, parity):
                 assert not box.overlaps(ax.get_window_extent()), (style, ax.get_gid())
 
 
+def test_every_legend_fits_inside_its_figure(tmp_path):
+    """In the paper style's 3.3 in, the legends of a delta sweep ("verdict:
+    interaction-helps") and of an audit's privacy profile ("claimed (ε, δ) of the party")
+    ran past the figure's right edge and were cut; they now take fewer columns. Control:
+    the same handles in the style's own number of columns are wider than the figure."""
+    from dpverify.plotting import fitting_legend
+
+    delta = sweep_of(PROBLEMS / "approximate" / "xor-2-delta.toml", "0.5,1")
+    profile = dpverify.privacy_profile(PROBLEMS / "protocols" / "adaptive-xor-2.toml")
+    figures = {"delta": lambda style: delta.plot(style=style),
+               "profile": lambda style: dpverify.plot_profile([profile], style=style)}
+    for name, draw in figures.items():
+        for style in STYLES:
+            figure = draw(style)
+            figure.savefig(tmp_path / f"{name}-{style}.png")  # drawn as saved
+            (legend,) = figure.legends
+            box, page = legend.get_window_extent(), figure.bbox
+            assert page.x0 <= box.x0 and box.x1 <= page.x1, (name, style, box, page)
+            if style == "paper":  # the control: as many columns as the style asks
+                handles = legend.legend_handles
+                legend.remove()
+                columns = STYLES[style].legend_columns + (name == "profile")
+                wide = figure.legend(handles=handles, loc="outside lower center",
+                                     ncol=min(columns, len(handles)), frameon=False)
+                assert wide.get_window_extent().width > page.width, name
+                wide.remove()
+                fitted = fitting_legend(figure, handles, columns)
+                assert fitted.get_window_extent().width <= page.width, name
+
+
 def test_a_single_panel_has_one_title_line_not_a_stacked_sentence(xor):
     figure = xor.plot()
     drawn(figure)

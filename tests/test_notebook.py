@@ -201,6 +201,29 @@ def test_cells_read_as_on_the_command_line():
     assert cell_text("x" * 100).endswith("...") and len(cell_text("x" * 100)) == 60
 
 
+def test_a_view_without_columns_is_its_title_alone():
+    """A check whose expectations all held has no mismatch to tabulate: its repr is one
+    line, and its HTML the caption alone, not rows of empty cells (`<tr></tr>`); the
+    control, a check with a mismatch, has its row."""
+    class Clean(Notebook):
+        notebook_columns = ("problem", "agent", "expected", "got")
+
+        def __init__(self, mismatches):
+            self.mismatches = mismatches
+
+        def to_dict(self):
+            return {"problems": 1, "checked": 2, "mismatches": self.mismatches}
+
+        def notebook_title(self):
+            return f"Clean: {len(self.mismatches)} mismatches"
+
+    clean = Clean([])
+    assert repr(clean) == "Clean: 0 mismatches"
+    assert "<tr" not in clean._repr_html_() and "Clean: 0 mismatches" in clean._repr_html_()
+    one = Clean([{"problem": "p", "agent": "observer", "expected": 0.5, "got": 0.6}])
+    assert one._repr_html_().count("<tr>") == 2  # the header and the mismatch
+
+
 def test_html_escapes_what_it_shows():
     class Odd(Notebook):
         def to_dict(self):

@@ -136,12 +136,18 @@ def read_levels(spec: MultipartySpec, head: Header, first: Sequence[int], names:
             continue
         eps = (spec.epsilons_exact or ())[party]
         if compare_exp(v, eps) not in (-1, 0):
-            raise CheckFailed(f"lower.lambdas[{c}] = {show(v)} is not <= e^{show(eps)} "
+            raise CheckFailed(f"lower.lambdas[{c}] = {show(v)} is not <= {exp_text(eps)} "
                               f"(epsilon of {names[c]}): outside the bracket")
         if compare_exp(u, eps) not in (0, 1):
-            raise CheckFailed(f"upper.lambdas[{c}] = {show(u)} is not >= e^{show(eps)} "
+            raise CheckFailed(f"upper.lambdas[{c}] = {show(u)} is not >= {exp_text(eps)} "
                               f"(epsilon of {names[c]}): outside the bracket")
     return up, lo
+
+
+def exp_text(eps: Fraction) -> str:
+    """e^eps for a message: `e^1`, `e^(7/10)` (e^7/10 would read as e^7 divided by 10)."""
+    text = show(eps)
+    return f"e^{text}" if text.isdigit() else f"e^({text})"
 
 
 def party_names(k: int) -> list[str]:

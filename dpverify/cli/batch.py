@@ -245,7 +245,9 @@ def results(ctx, store_path, fmt_name, as_json, verdict, plot_path, problem, plo
 @click.option("--digits", is_flag=True,
               help="Also accept any value that rounds to the digits written (0.5493 holds "
                    "within 5e-5; 0.5 within 0.05).")
-@click.option("--strict", is_flag=True, help="A problem without [expect] is a failure.")
+@click.option("--strict/--no-strict", default=False,
+              help="A problem without [expect] is a failure (--no-strict: it is listed "
+                   "as unchecked, whatever the configuration says).")
 @click.option("--update", is_flag=True,
               help="Write the current optimal values that do not hold (or are missing) into "
                    "the [expect] tables, in full precision (comments and order kept).")

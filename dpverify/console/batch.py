@@ -213,7 +213,7 @@ def print_check(console: Console, report: Any) -> None:
     --diff would write: the diffs), and the summary line (the resume hint of an
     interrupted run is `resume_hint`'s, on stderr)."""
     for diff in report.diffs:
-        _print_plain(console, diff.unified())
+        _print_raw(console, diff.unified())
     if report.mismatches:
         print_table(console, mismatch_table(report.mismatches))
         console.print()
@@ -241,16 +241,19 @@ def print_check(console: Console, report: Any) -> None:
 
 def check_summary(report: Any) -> str:
     """`check ok: ...` or `check FAILED: ...`: problems, expectations held, mismatches,
-    invalid files (when there are any), unchecked problems, seconds."""
+    undecided results (a timeout, a refusal: not a mismatch, exit 3) and invalid files
+    (each when there are any), unchecked problems, seconds."""
     batch = report.batch
     n = len(batch.items)
     status = "ok" if report.exit_status() == 0 else "FAILED"
-    mismatches = len(report.mismatches)
+    undecided = sum(1 for m in report.mismatches if m.kind == "undecided")
+    mismatches = len(report.mismatches) - undecided
     invalid = f"{len(report.invalid)} invalid, " if report.invalid else ""
     return (f"check {status}: {n} problem{'s' if n != 1 else ''}, "
             f"{report.checked} expectation{'s' if report.checked != 1 else ''} held, "
             + (f"{report.written} written, " if report.written else "") +
-            f"{mismatches} mismatch{'es' if mismatches != 1 else ''}, {invalid}"
+            f"{mismatches} mismatch{'es' if mismatches != 1 else ''}, "
+            + (f"{undecided} undecided, " if undecided else "") + f"{invalid}"
             f"{len(report.unchecked)} unchecked ({batch.seconds:.2f} s)")
 
 
@@ -265,9 +268,12 @@ def print_github(report: Any, annotations: Sequence[str]) -> None:
     sys.stdout.flush()
 
 
-def _print_plain(console: Console, text: str) -> None:
-    """Text as it is (a diff): no wrapping, no markup."""
-    console.print(Text(text.rstrip("\n")), soft_wrap=True)
+def _print_raw(console: Console, text: str) -> None:
+    """A diff byte for byte, so that `git apply` reads it from a pipe: rich would drop its
+    carriage returns (a file with "\r\n" line endings), so it goes to the console's file
+    as it is."""
+    console.file.write(text)
+    console.file.flush()
 
 
 def check_json(report: Any) -> dict[str, Any]:

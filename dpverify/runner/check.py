@@ -178,7 +178,8 @@ class CheckReport(Notebook):
     def to_dict(self) -> dict[str, Any]:
         """The JSON of `check --json` (docs/format.md): counts, the mismatches
         (`Case.to_json`), invalid files, problems without expectations, what --update
-        wrote, --diff's diffs, and the exit status."""
+        wrote, --diff's diffs, whether the run was interrupted (its problems not all
+        checked), and the exit status."""
         return {"problems": len(self.batch.items), "checked": self.checked,
                 "written": self.written,
                 "mismatches": [m.to_json() for m in self.mismatches],
@@ -188,6 +189,7 @@ class CheckReport(Notebook):
                 "updated": list(self.updated), "update_errors": list(self.update_errors),
                 "diffs": [{"source": d.source, "values": d.values, "diff": d.unified()}
                           for d in self.diffs],
+                "interrupted": self.batch.interrupted,
                 "exit_status": int(self.exit_status())}
 
     def notebook_title(self) -> str:
@@ -383,7 +385,15 @@ def updated_text(text: str, values: Iterable[tuple[str, str, Written]]) -> str:
                     container[part] = tomlkit.table(is_super_table=not leaf)
             container = container[part]
         container[accuracy] = value
-    return tomlkit.dumps(doc)
+    return _newlines_like(text, tomlkit.dumps(doc))
+
+
+def _newlines_like(text: str, new_text: str) -> str:
+    """`new_text` with the line endings of `text`: tomlkit writes the lines it adds with
+    "\n", which in a file whose every line ends with "\r\n" would mix the two."""
+    if "\r\n" not in text or text.count("\n") != text.count("\r\n"):
+        return new_text
+    return new_text.replace("\r\n", "\n").replace("\n", "\r\n")
 
 
 def _write_atomically(path: Path, text: str) -> None:
@@ -516,10 +526,13 @@ class FileDiff:
 
     def unified(self) -> str:
         """A unified diff (`--- a/FILE`, `+++ b/FILE`, as `git apply` and `patch -p1`
-        read it)."""
-        return "".join(difflib.unified_diff(
+        read it): the lines keep their endings ("\r\n" too), and a last line without
+        one is marked `\\ No newline at end of file`, as diff marks it."""
+        lines = difflib.unified_diff(
             self.old.splitlines(keepends=True), self.new.splitlines(keepends=True),
-            fromfile=f"a/{self.source}", tofile=f"b/{self.source}"))
+            fromfile=f"a/{self.source}", tofile=f"b/{self.source}")
+        return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end "
+                       "of file\n" for line in lines)
 
 
 def diff_expectations(report: CheckReport) -> None:

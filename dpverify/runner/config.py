@@ -82,7 +82,7 @@ def load_config(start: str | os.PathLike[str] = ".", *,
     for key, value in table.items():
         check = _CHECKS.get(key)
         if check is None:
-            raise SpecError(shown, prefix + key, value, _unknown(key))
+            raise SpecError(shown, prefix + key, value, _unknown(key, found.name == OWN_FILE))
         try:
             values[key] = check(value, folder)
         except ValueError as exc:
@@ -98,9 +98,16 @@ def _shown(path: Path) -> Path:
         return path
 
 
-def _unknown(key: str) -> str:
-    near = key.replace("_", "-")
-    hint = f"did you mean `{near}`? " if near in KEYS and near != key else ""
+def _unknown(key: str, own_file: bool = False) -> str:
+    """What an unknown key is told: the key it is near (`expect_tol`, `Jobs`), or in a
+    dpverify.toml that its keys stand at the top level (not in `[tool.dpverify]`)."""
+    near = key.replace("_", "-").lower()
+    if near in KEYS and near != key:
+        hint = f"did you mean `{near}`? "
+    elif own_file and key == TABLE[0]:
+        hint = f"in {OWN_FILE} the keys stand at the top level, without [tool.dpverify]; "
+    else:
+        hint = ""
     return f"unknown key; {hint}allowed here: " + ", ".join(KEYS)
 
 

@@ -17,24 +17,31 @@ beyond them, so that a strict reader accepts it):
   naming the file and the key: invalid, not a mismatch.
 * A problem without `[expect]` is one `<testcase name="[expect]">`: `<skipped>`, or a
   `<failure>` under `--strict`.
+* An interrupted run adds a `<testsuite name="dpverify check">` whose one case,
+  `interrupted`, is an `<error>` saying how many problems were not checked: the cases of
+  those that finished alone would pass where the run did not.
 
 **GitHub annotations** are workflow commands, one line each on stdout:
 `::error file=F,line=L,title=T::message` for every mismatch (at the line of its
-expectation in the file), every invalid file and every refusal; `::warning` for a
-problem without `[expect]` (an `::error` under `--strict`). GitHub shows them on the
-lines of the pull request's files.
+expectation in the file), every invalid file (at the line of its syntax error or of the
+key its reason names, when found) and every refusal; `::warning` for a
+problem without `[expect]` (an `::error` under `--strict`); an interrupted run ends with
+an `::error` that says so. GitHub shows them on the lines of the pull request's files.
 """
 
 from __future__ import annotations
 
+import re
 import socket
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from dpverify.runner.batch import BatchItem
 from dpverify.runner.check import Case, CaseKind, CheckReport
+from dpverify.runner.toml_lines import key_lines
 
 FAILED_KINDS = (CaseKind.VALUE, CaseKind.VERDICT, CaseKind.MISSING)
 UNCHECKED = "no [expect] table: its values are not under regression"
@@ -62,6 +69,8 @@ def junit_xml(report: CheckReport, *, name: str = "dpverify check") -> str:
               for item in _unique(report.batch.items)]
     if report.update_errors:
         suites.append(_update_suite(report.update_errors))
+    if report.batch.interrupted:
+        suites.append(_interrupted_suite(report))
     root = ET.Element("testsuites", {"name": name})
     totals = dict.fromkeys(("tests", "failures", "errors", "skipped"), 0)
     for suite in suites:
@@ -172,6 +181,27 @@ def _update_suite(errors: list[str]) -> ET.Element:
     return suite
 
 
+def interrupted_message(report: CheckReport) -> str:
+    """What an interrupted check did not do, for its reports: a report of the problems that
+    finished alone would pass where the run did not."""
+    done, total = len(report.batch.items), report.batch.total
+    return (f"the check was interrupted: {total - done} of {total} problems not checked "
+            "(run it again to finish)")
+
+
+def _interrupted_suite(report: CheckReport) -> ET.Element:
+    """One `<error>` case: the problems that did not finish are not checked."""
+    suite = ET.Element("testsuite", {
+        "name": "dpverify check", "tests": "1", "failures": "0", "errors": "1",
+        "skipped": "0", "time": "0", "timestamp": _timestamp(),
+        "hostname": socket.gethostname() or "localhost"})
+    case = ET.SubElement(suite, "testcase", {"name": "interrupted",
+                                             "classname": "dpverify check", "time": "0"})
+    message = interrupted_message(report)
+    ET.SubElement(case, "error", {"message": message, "type": "interrupted"}).text = message
+    return suite
+
+
 def _reason(item: BatchItem) -> str:
     return item.reason or "invalid problem file"
 
@@ -209,13 +239,40 @@ def annotation(level: str, message: str, *, file: str | None = None,
     return f"::{level}{' ' + ','.join(props) if props else ''}::{_data(message)}"
 
 
+_SYNTAX_LINE = re.compile(r"\(at line (\d+), column \d+\)")
+_KEY = re.compile(r"`([^`]+)`")
+
+
+def invalid_line(item: BatchItem) -> int | None:
+    """The line an invalid file's reason points at, for its annotation: a TOML syntax
+    error's own `at line L`, else the line of the key the reason names first
+    (`problem.epsilon`, `consumer.prior[0]`: its table or key, by toml_lines); None when
+    neither is found (a pointer for a person, as every line of these reports)."""
+    reason = _reason(item)
+    syntax = _SYNTAX_LINE.search(reason)
+    if syntax:
+        return int(syntax.group(1))
+    key = _KEY.search(reason.removeprefix(f"{item.source}: "))
+    if key is None:
+        return None
+    try:
+        lines = key_lines(Path(item.source).read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError):
+        return None
+    path = tuple(re.sub(r"\[\d+\]$", "", part) for part in key.group(1).split("."))
+    for end in range(len(path), 0, -1):  # the key, else the nearest table above it
+        if path[:end] in lines:
+            return lines[path[:end]]
+    return None
+
+
 def github_annotations(report: CheckReport) -> list[str]:
     """One annotation per mismatch (at the line of its expectation), per invalid file,
     per refusal and per problem without `[expect]`; an update that failed too."""
     lines = []
     for item in _unique(report.invalid):
         reason = _reason(item).removeprefix(f"{item.source}: ")
-        lines.append(annotation("error", reason, file=item.source,
+        lines.append(annotation("error", reason, file=item.source, line=invalid_line(item),
                                 title="dpverify check: invalid problem file"))
     for case in report.mismatches:
         title = ("dpverify check: undecided" if case.kind is CaseKind.UNDECIDED
@@ -230,4 +287,7 @@ def github_annotations(report: CheckReport) -> list[str]:
         source = message.partition(": ")[0]
         lines.append(annotation("error", message, file=source,
                                 title="dpverify check: cannot update"))
+    if report.batch.interrupted:
+        lines.append(annotation("error", interrupted_message(report),
+                                title="dpverify check: interrupted"))
     return lines

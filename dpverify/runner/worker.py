@@ -9,6 +9,7 @@ does, so both report every file (an invalid one, a refused one) the same way.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import math
 import multiprocessing
 import multiprocessing.connection
@@ -124,11 +125,32 @@ def _exit_with_parent() -> None:
     threading.Thread(target=watch, name="dpverify-parent-watch", daemon=True).start()
 
 
-def warm_up() -> str:
-    """Import the verifier (so the first task's clock does not include it) and fingerprint
-    it; the version."""
-    import dpverify.runner.files  # noqa: F401
+# What a worker imports before its first task (warm_up): the verifier of every kind, each
+# imported lazily by verifiers/dispatch.py, and the independent checker. Without them the
+# first task on each fresh worker carried one to three seconds of imports on its clock
+# (numpy's, scipy's and HiGHS's included), enough to time out a trivial problem under a
+# short --timeout on a loaded machine. tests/test_batch.py checks that after warm_up no
+# verification imports a module of dpverify, scipy or highspy.
+WARM_MODULES = (
+    "dpverify.runner.files",
+    "dpverify.verifiers.multiparty.planner",
+    "dpverify.verifiers.multisymbol.verifier",
+    "dpverify.verifiers.approximate.problem",
+    "dpverify.verifiers.count.verifier",
+    "dpverify.verifiers.audit.protocol",
+    "dpverify.checker",
+    "highspy",  # imported by lp/highs.py at the first solve (no HiGHS instance made here)
+)
 
+
+def warm_up() -> str:
+    """Import the verifiers and the checker (WARM_MODULES: so that the first task's clock,
+    which starts in run_task, does not include them) and fingerprint the build; the
+    version. A module that cannot be imported is left to the task that needs it (which
+    then reports the error as its own): warming up is timing only."""
+    for name in WARM_MODULES:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
     build_id()
     return __version__
 

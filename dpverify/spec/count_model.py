@@ -7,7 +7,6 @@ consumers of a count query with answers 0..n (theory.md section 2).
 from __future__ import annotations
 
 import enum
-import functools
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import ClassVar
@@ -80,7 +79,7 @@ class CountPrivacy:
         """Whether the privacy is approximate, (epsilon, delta) with delta > 0."""
         return self.delta > 0
 
-    @functools.cached_property
+    @property
     def setting(self) -> Setting:
         """Pure alpha-DP or delta > 0 (spec/setting.py)."""
         return count_setting(self.approximate)

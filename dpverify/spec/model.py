@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import enum
-import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
 from dpverify.spec.functions import written
-from dpverify.spec.setting import Setting, multiparty_setting
+
+if TYPE_CHECKING:
+    from dpverify.spec.setting import Setting
 
 
 class Kind(enum.StrEnum):
@@ -174,24 +175,19 @@ class MultipartySpec:
         """Whether every party holds a bit (the setting of KOV Theorem 3.1)."""
         return all(m == 2 for m in self.alphabets)
 
-    @functools.cached_property
+    @property
     def setting(self) -> Setting:
         """Bits, more symbols, delta > 0, or both (spec/setting.py): what the verifier,
-        the certificate and the view are chosen by."""
+        the certificate and the view are chosen by (lazily: not in the checker's base)."""
+        from dpverify.spec.setting import multiparty_setting
+
         return multiparty_setting(self.binary, self.approximate)
 
     def header(self) -> dict[str, object]:
-        """The fields a result object of this problem carries before its results
-        (docs/format.md): parties and lambdas; the alphabets with more than two symbols;
-        the deltas (exact strings) with some delta > 0."""
-        from dpverify.spec.numbers import rational_text
+        """The fields a result object of this problem carries (spec/setting.py)."""
+        from dpverify.spec.setting import multiparty_header
 
-        out: dict[str, object] = {"parties": self.parties, "lambdas": list(self.lambdas)}
-        if not self.binary:
-            out["alphabets"] = list(self.alphabets)
-        if self.approximate:
-            out["delta"] = [rational_text(d) for d in self.deltas]
-        return out
+        return multiparty_header(self)
 
     @property
     def num_inputs(self) -> int:

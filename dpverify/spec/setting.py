@@ -70,3 +70,17 @@ def result_setting(kind: str, header: Mapping[str, Any]) -> Setting | None:
         return count_setting(approximate)
     alphabets = header.get("alphabets") or ()
     return multiparty_setting(all(m == 2 for m in alphabets), approximate)
+
+
+def multiparty_header(spec: Any) -> dict[str, object]:
+    """The fields a result object of a multi-party problem carries before its results
+    (docs/format.md): parties and lambdas; the alphabets with more than two symbols; the
+    deltas (exact strings) with some delta > 0."""
+    from dpverify.spec.numbers import rational_text
+
+    out: dict[str, object] = {"parties": spec.parties, "lambdas": list(spec.lambdas)}
+    if not spec.binary:
+        out["alphabets"] = list(spec.alphabets)
+    if spec.approximate:
+        out["delta"] = [rational_text(d) for d in spec.deltas]
+    return out

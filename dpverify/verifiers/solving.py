@@ -22,15 +22,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
 from dpverify import clock
 from dpverify.defaults import Backend
+from dpverify.lp.basis import FloatBasisFinder, float_basis_finder
 from dpverify.lp.model import LinearProgram, LpSolution, LpStatus
+from dpverify.lp.solve import solve as lp_solve
 from dpverify.policy import FLOAT_LP_SECONDS
-
-if TYPE_CHECKING:
-    from dpverify.lp.basis import FloatBasisFinder
 
 # (lp, backend, *, time_limit, threads, feasibility_tol) -> LpSolution: dpverify.lp.solve
 LpEngine = Callable[..., LpSolution]
@@ -56,10 +54,7 @@ class Solver:
         left = deadline.remaining()
         if left is not None:
             limit = left if limit is None else min(limit, left)
-        if self.engine is not None:
-            engine = self.engine
-        else:
-            from dpverify.lp.solve import solve as engine
+        engine = self.engine if self.engine is not None else lp_solve
         solution = engine(lp, self.backend.value, time_limit=limit, threads=self.threads,
                           feasibility_tol=self.feasibility_tol)
         if solution.status is LpStatus.TIME_LIMIT and deadline.expired:
@@ -97,6 +92,4 @@ class Solver:
     def basis_finder(self) -> FloatBasisFinder:
         """The exact simplex's starting basis from HiGHS (dpverify.lp.basis), through this
         solver (its threads and time policy)."""
-        from dpverify.lp.basis import float_basis_finder
-
         return float_basis_finder(solve=self.on(Backend.HIGHS))
