@@ -31,6 +31,7 @@ from dpverify.runner.fingerprint import build_id
 from dpverify.runner.store import INVALID, TIMEOUT, options_key
 from dpverify.verifiers.dispatch import verify_file
 from dpverify.verifiers.options import VerifyOptions
+from dpverify.verifiers.result import Verdict
 
 DPVERIFY = [sys.executable, "-m", "dpverify"]
 ROOT = Path(__file__).resolve().parents[1]
@@ -202,7 +203,9 @@ def test_invalid_file_is_reported_and_exit_2(tmp_path: Path) -> None:
     bad = {Path(i.source).name: i for i in report.items if i.invalid}
     assert set(bad) == {"bad.toml", "binary.toml"}
     assert "partys" in bad["bad.toml"].reason and "\n" not in bad["bad.toml"].reason
-    assert bad["bad.toml"].result["verdict"] == "error" and bad["bad.toml"].result["invalid"]
+    assert bad["bad.toml"].verdict is Verdict.ERROR and bad["bad.toml"].result.invalid
+    assert bad["bad.toml"].to_dict()["invalid"] is True
+    assert bad["bad.toml"].result.code is ReasonCode.INVALID
     assert "not UTF-8" in bad["binary.toml"].reason
     assert sum(i.verdict == "optimal" for i in report.items) == 2
     # Stored as invalid, and still exit 2 when read back from the store.
@@ -221,7 +224,7 @@ def test_verify_and_batch_report_an_invalid_file_alike(tmp_path: Path) -> None:
     assert res.exit_code == 2
     from_verify = {o["source"]: o for o in json.loads(res.stdout)}
     report = run_batch([bad, binary], VerifyOptions(), store=None, executor=InlineExecutor())
-    from_batch = {i.source: i.result for i in report.items}
+    from_batch = {i.source: i.to_dict() for i in report.items}
     assert from_verify == from_batch
     assert all(o["invalid"] is True and o["results"] == [] for o in from_batch.values())
 
@@ -257,7 +260,13 @@ def test_identical_files_python_cannot_parse_are_invalid_under_both_names(tmp_pa
 
 def test_exit_codes() -> None:
     def item(verdict: str, status: str = "done") -> BatchItem:
-        return BatchItem("x.toml", "h", status, {"verdict": verdict, "results": []})
+        # a count problem's result of that verdict (the problem's verdict is its results')
+        result = {"problem": "x", "source": "x.toml", "kind": "count", "n": 1, "alpha": 0.5,
+                  "verdict": verdict, "results": [{
+                      "agent": "consumer", "accuracy": "minimax", "mechanism_optimum": 0.5,
+                      "geometric_value": 0.5, "gap": 0.0, "verdict": verdict,
+                      "hypothesis": "monotone", "method": "lp", "seconds": 0.0}]}
+        return BatchItem("x.toml", "h", status, result)
 
     def exit_code(*items: BatchItem, interrupted: bool = False) -> int:
         return BatchReport(items=list(items), interrupted=interrupted).exit_status()

@@ -29,7 +29,9 @@ RUNS: list[tuple[tuple[str, Setting], tuple[str, ...]]] = [
     (("multiparty", Setting.BITS), ("verify", "problems/parties-and-observer-4.toml",
                                     "--cross-check", "--grid", "2")),
     (("multiparty", Setting.SYMBOLS), ("verify", "problems/multisymbol/max-3x2-gap.toml")),
-    (("multiparty", Setting.DELTA), ("verify", "problems/approximate/bit-1-delta.toml")),
+    (("multiparty", Setting.DELTA), ("verify", "problems/approximate/bit-1-delta.toml",
+                                     "problems/approximate/xor-2-delta.toml",
+                                     "problems/approximate/and-2-party-delta.toml")),
     (("count", Setting.PURE), ("verify", "problems/count/parity-gap-6.toml")),
     (("count", Setting.DELTA), ("verify", "problems/approximate/count-indicator-1-delta.toml")),
     (("protocol", Setting.BITS), ("audit", "problems/protocols/claims-too-much.toml")),
@@ -153,3 +155,40 @@ def test_a_problem_result_without_results_is_an_error_with_its_reason():
     data = result.to_json()
     assert data["verdict"] == "error" and data["reason_code"] == "size-limit"
     assert read_result(data).code is ReasonCode.SIZE_LIMIT
+
+
+def test_a_result_relabelled_for_another_path_swaps_the_leading_path_only():
+    """batch verifies identical bytes once and relabels the result for each path: the
+    reason's leading `path: ` moves to the new path, the same words elsewhere stay."""
+    result = ProblemResult("a", "d/a.toml", "unknown", (),
+                           reason="d/a.toml: `problem.epsilon`: see d/a.toml.bak",
+                           code=ReasonCode.INVALID, invalid=True)
+    moved = result.relabelled("e/b.toml", "b")
+    assert (moved.source, moved.problem) == ("e/b.toml", "b")
+    assert moved.reason == "e/b.toml: `problem.epsilon`: see d/a.toml.bak"
+    assert moved.code is ReasonCode.INVALID and moved.invalid
+    other = ProblemResult("a", "d/a.toml", "unknown", (), reason="timeout",
+                          code=ReasonCode.TIMEOUT)
+    assert other.relabelled("e/b.toml", "b").reason == "timeout"  # control: no prefix
+    assert other.named("p", "multiparty").kind == "multiparty"
+
+
+def test_batch_items_hold_typed_results(tmp_path):
+    from inline import InlineExecutor
+
+    from dpverify.runner import run_batch
+    from dpverify.runner.batch import BatchItem
+    from dpverify.verifiers.options import VerifyOptions
+
+    (tmp_path / "x.toml").write_text((ROOT / "problems" / "xor-2.toml").read_text())
+    (tmp_path / "bad.toml").write_text("[problem]\nname = 1\n")
+    report = run_batch([tmp_path], VerifyOptions(), store=None, executor=InlineExecutor())
+    for item in report.items:
+        assert isinstance(item.result, ProblemResult)
+        assert read_result(item.to_dict()).to_json() == item.to_dict()
+        again = BatchItem(item.source, item.content_hash, item.status, item.to_dict())
+        assert again.result.to_json() == item.result.to_json()  # read from its JSON
+    by_name = {Path(i.source).name: i for i in report.items}
+    assert by_name["x.toml"].verdict is Verdict.OPTIMAL and by_name["x.toml"].key == (
+        "multiparty", Setting.BITS)
+    assert by_name["bad.toml"].key is None and by_name["bad.toml"].result.invalid

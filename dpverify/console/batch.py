@@ -98,7 +98,7 @@ class BatchProgress:
         failed = item.category not in PASSING
         self.failures += failed
         if self.as_json:
-            print_json(item.result, lines=True)
+            print_json(item.to_dict(), lines=True)
         if self._progress is not None:
             self._progress.update(self._task, advance=1, failures=self.failures)
             if failed and not self.as_json:

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -43,6 +43,9 @@ from dpverify.spec.documents import number, toml_text
 from dpverify.spec.numbers import NumberError, parse_exact
 from dpverify.spec.setting import Setting
 from dpverify.status import ExitStatus, verdict_status
+
+if TYPE_CHECKING:
+    from dpverify.verifiers.result import ProblemResult
 
 MAX_ENUMERATED = 1 << 16  # `--functions all` refuses more functions than this
 FINDINGS = ("gap", "interaction-helps")  # the witness beats RR
@@ -334,16 +337,16 @@ def problem_text(plan: SurveyPlan, case: Case, expect: dict[str, Any] | None = N
     return toml_text(doc, "<survey>")
 
 
-def case_result(case: Case, result: dict[str, Any], seconds: float) -> CaseResult:
-    """A case's row from its problem's result object (spec.md: the bound is
-    `relaxed_optimum`, m-ary RR's value `rr_value`, the best protocol found `best_value`);
-    a problem that timed out or could not be run is an `error` with its reason."""
-    rows = result.get("results") or [{}]
-    row = rows[0]
-    return CaseResult(case, str(row.get("verdict", result.get("verdict", "error"))),
-                      row.get("relaxed_optimum"), row.get("rr_value"), row.get("best_value"),
-                      seconds, str(row.get("reason") or result.get("reason") or ""),
-                      closed=bool(row.get("closed")))
+def case_result(case: Case, result: ProblemResult, seconds: float) -> CaseResult:
+    """A case's row from its problem's result (a SymbolResult or an ApproxResult: the bound
+    is `relaxed_optimum`, RR's value `rr_value`, the best protocol found `best_value`); a
+    problem that timed out or could not be run is an `error` with its reason."""
+    if not result.results:
+        return CaseResult(case, str(result.verdict), None, None, None, seconds, result.reason)
+    r = result.results[0]
+    return CaseResult(case, str(r.verdict), getattr(r, "relaxed_optimum", None),
+                      getattr(r, "rr_value", None), getattr(r, "best_value", None), seconds,
+                      r.reason or result.reason, closed=bool(getattr(r, "closed", False)))
 
 
 def save_case(plan: SurveyPlan, result: CaseResult, directory: Path) -> str:

@@ -185,7 +185,7 @@ def run_sweep(problem: Problem, options: VerifyOptions, *, level: Axis | None = 
         # the closed forms are of pure epsilon-DP: none at delta > 0, nor over a delta axis
         pure = level is None or level.variable is not Variable.DELTA
         forms = closed_forms(spec) if isinstance(spec, MultipartySpec) and pure else {}
-        points.append(SweepPoint(p.index, p.coords, p.source, item.status, item.result,
+        points.append(SweepPoint(p.index, p.coords, p.source, item.status, item.to_dict(),
                                  forms, item.seconds, item.cached, spec_place(spec)))
     x = str(level.variable) if level is not None else str(Variable.PARTIES)
     series = "parties" if level is not None and parties is not None \

@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -368,6 +368,7 @@ class ProblemResult(Notebook):
     reason: str = ""  # set when the whole problem could not be decided
     setting: Setting | None = None  # the spec's (spec/setting.py); None: no spec loaded
     code: ReasonCode | None = None  # what the problem's reason says (dpverify/reasons.py)
+    invalid: bool = False  # not a valid problem file (bad input, exit 2): `"invalid": true`
 
     def __post_init__(self) -> None:
         if self.setting is None and self.results:  # built without its spec: from the header
@@ -401,8 +402,40 @@ class ProblemResult(Notebook):
         out.update(self.header)
         out["verdict"] = self.verdict.value
         out.update(reason_fields(self.reason, self.code))
+        if self.invalid:
+            out["invalid"] = True
         out["results"] = [plain(r.to_json()) for r in self.results]
         return out
+
+    def first_reason(self) -> str:
+        """Why it is not as claimed, in one line: the problem's reason, else its first
+        result that is not optimal (its reason, else its gap, else its verdict)."""
+        if self.reason:
+            return self.reason.splitlines()[0]
+        for r in self.results:
+            if r.verdict is not Verdict.OPTIMAL:
+                what = f"{r.agent} {r.accuracy}"
+                gap = getattr(r, "gap", None)
+                if r.reason:
+                    return f"{what}: {r.reason.splitlines()[0]}"
+                return f"{what}: gap {gap:.3g}" if gap is not None else f"{what}: {r.verdict}"
+        return ""
+
+    def relabelled(self, source: str, problem: str) -> ProblemResult:
+        """The same result for identical bytes read under another path (a batch computes
+        them once): its `source` and `problem`, and a reason that starts with the old path
+        (`bad.toml: ...`, as refusals and bad input say) starting with the new one."""
+        old = f"{self.source}: "
+        reason = source + ": " + self.reason[len(old):] \
+            if self.source and self.reason.startswith(old) else self.reason
+        return replace(self, source=source, problem=problem, reason=reason)
+
+    def named(self, problem: str, kind: str) -> ProblemResult:
+        """A result made without its problem (a timeout, a worker that died), with the
+        problem's name and kind when they are known; a result with results as it is."""
+        if self.results or self.kind != "unknown":
+            return self
+        return replace(self, problem=problem, kind=kind)
 
     @classmethod
     def from_json(cls, data: dict[str, Any],
@@ -417,4 +450,5 @@ class ProblemResult(Notebook):
         typed = tuple(result_type(kind, setting).from_json(r) for r in results) \
             if setting is not None else ()
         return cls(str(data.get("problem", "")), str(data.get("source", "")), kind, typed,
-                   header, data.get("reason", ""), setting, code_of(data))
+                   header, data.get("reason", ""), setting, code_of(data),
+                   bool(data.get("invalid", False)))

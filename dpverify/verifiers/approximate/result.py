@@ -64,10 +64,14 @@ class ApproxResult(Notebook):
     # a result read back from JSON: `witness_deltas` as the JSON wrote them (a bracket of
     # two floats that print alike stays a bracket)
     shown_deltas: tuple[Any, ...] | None = field(default=None, compare=False, repr=False)
+    # and its `bracket_width` as written (from exact ends too long to be written)
+    shown_width: float | None = field(default=None, compare=False, repr=False)
 
     @property
     def bracket_width(self) -> float | None:
         """bound - the best protocol found (user units): how far the optimum is known."""
+        if self.shown_width is not None:
+            return self.shown_width
         if self.relaxed_optimum_exact is not None and self.best_value_exact is not None:
             return float(self.relaxed_optimum_exact - self.best_value_exact)
         if self.relaxed_optimum is None or self.best_value is None:
@@ -158,7 +162,7 @@ class ApproxResult(Notebook):
                    best_value_exact=exact("best_value_exact"),
                    witness_deltas=tuple(bracket(b) for b in data.get("witness_deltas", ())),
                    shown_deltas=(tuple(data["witness_deltas"]) if "witness_deltas" in data
-                                 else None),
+                                 else None), shown_width=data.get("bracket_width"),
                    origin=search.get("origin", ""), search_starts=search.get("starts", 0),
                    search_steps=search.get("steps", 0), method=data.get("method", Method.ENVELOPE),
                    proof=None if proof is None else Proof.from_json(proof),
