@@ -22,9 +22,14 @@ from __future__ import annotations
 import time
 from fractions import Fraction
 
+from dpverify import clock
 from dpverify.defaults import Method
 from dpverify.errors import SizeLimitError
-from dpverify.policy import EXACT_ORBIT_WORK, ORBIT_INTERVAL_FROM_PARTIES_EPSILON
+from dpverify.policy import (
+    EXACT_ORBIT_WORK,
+    ORBIT_INTERVAL_FROM_PARTIES_EPSILON,
+    ORBIT_WORK_PER_SECOND,
+)
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
 from dpverify.spec.symmetric import Symmetry
 from dpverify.theory.certificates.format import PROVED
@@ -96,13 +101,21 @@ def class_lambdas(spec: MultipartySpec, classes, tol: Fraction | float | None = 
 
 def work_limit(spec: MultipartySpec, agent: AgentSpec, symmetry: Symmetry,
                accuracy: Accuracy, options: VerifyOptions) -> str | None:
-    """The one guard of the orbit method's exact work (--max-orbit-work), for choosing it
-    and for building its certificate alike: why it is too large, or None."""
+    """The one guard of the orbit method's exact work, for choosing it and for building
+    its certificate alike: why it is too large, or None. It bounds the work
+    (--max-orbit-work) and its time: at policy.ORBIT_WORK_PER_SECOND, work that would
+    outlast the time left in the run (--timeout; dpverify/clock.py) is not started."""
     work = orbit_work(symmetry, outputs_estimate(spec, agent), accuracy is Accuracy.WORST)
     if work > options.max_orbit_work:
         return (f"the orbit method needs about {work:.3g} units of work "
                 f"({symmetry.orbit_count:,} orbits); the limit is "
                 f"{options.max_orbit_work:.3g} (raise it with --max-orbit-work)")
+    left = clock.current().remaining()
+    seconds = work / ORBIT_WORK_PER_SECOND
+    if left is not None and seconds > left:
+        return (f"the orbit method needs about {work:.3g} units of work "
+                f"({symmetry.orbit_count:,} orbits), about {seconds:.3g} s, and the run has "
+                f"{left:.3g} s left (raise it with --timeout)")
     return None
 
 
