@@ -15,7 +15,7 @@ from pathlib import Path
 class Method(enum.StrEnum):
     """How a result was decided, and (`auto`, `lp`, `orbit`, `proof`: `SELECTABLE`) how
     `--method` asks a multi-party problem on bits to be verified (docs/theory.md,
-    "Methods"). `auto` chooses (verifiers/multiparty/methods.py); the others are the
+    "Methods"). `auto` chooses (verifiers/multiparty/planner.py); the others are the
     routes themselves. A result's `method` field holds one of these values."""
 
     AUTO = "auto"

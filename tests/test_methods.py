@@ -222,7 +222,7 @@ def test_cross_check_catches_a_forced_disagreement(monkeypatch, shift):
     def moved(problem, hints):
         out = real(problem, hints)
         r: AgentResult = out.result
-        return replace(out, result=replace(r, relaxed_optimum=r.relaxed_optimum + shift))
+        return replace(out, result=replace(r, bound=r.bound + shift))
 
     monkeypatch.setattr(LP, "run", moved)
     result = verify_spec(XOR4, VerifyOptions(cross_check=True))

@@ -25,7 +25,7 @@ from dpverify.cli.options import (
 )
 
 
-@main.command(short_help="Verify problem files: relaxed LP against randomized response.")
+@main.command(short_help="Verify problem files: is the theorem's mechanism optimal?")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
 @add_options(SOLVER_OPTIONS)
 @add_options(METHOD_OPTIONS)
@@ -48,12 +48,13 @@ def verify(ctx, paths, tol, backend, max_nonzeros, lp_form, method, max_orbit_wo
     """Verify the problem files PATHS (directories are searched for *.toml, hidden
     directories such as .dpverify/ left out).
 
-    For each agent and accuracy: the relaxed protocol LP over the corner points (an upper
-    bound over every DP protocol) against randomized response with its optimal decision
-    rule. A verdict `optimal` needs both to succeed and agree within --tol, or an exact
-    certificate checked by the independent checker (method proof or orbit, the default
-    route wherever it fits: --method). TOML files in a directory that are not problem
-    files (a pyproject.toml) are skipped with a note.
+    For each agent and accuracy: an upper bound over every DP protocol against the
+    theorem's mechanism (randomized response with its optimal decision rule; for a count
+    query the geometric mechanism). On bits the bound is RR's exact certificate, on all
+    inputs (proof) or on symmetry orbits (orbit), checked by the independent checker,
+    wherever it fits; else the relaxed corner LP against RR's decision LPs (lp), whose
+    two float computations must agree within --tol (--method chooses). TOML files in a
+    directory that are not problem files (a pyproject.toml) are skipped with a note.
     """
     from dpverify.console.verify import VerifyView
 

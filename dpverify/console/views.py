@@ -100,7 +100,7 @@ class BitsView(ResultView):
 
     def cells(self, r: Any, gap_digits: int) -> dict[str, Any]:
         return {"agent": r.agent, "accuracy": r.accuracy,
-                "relaxed optimum": fmt(r.relaxed_optimum), "RR value": fmt(r.rr_value),
+                "relaxed optimum": fmt(r.bound), "RR value": fmt(r.rr_value),
                 "gap": fmt_gap(r.gap, gap_digits),
                 "interior optimum": fmt(None if r.interior is None else r.interior.optimum),
                 "verdict": verdict_cell(r.verdict.value), "method": str(r.method),

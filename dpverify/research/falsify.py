@@ -152,8 +152,8 @@ def _objectives(spec: MultipartySpec, options: VerifyOptions) -> list[_Objective
         for accuracy in spec.accuracies:
             obj = _Objective(agent, accuracy, units)
             bound = verify_agent(spec, agent, accuracy, options)
-            if bound.verdict is Verdict.OPTIMAL and bound.relaxed_optimum is not None:
-                obj.bound = units.normalised(bound.relaxed_optimum)
+            if bound.verdict is Verdict.OPTIMAL and bound.bound is not None:
+                obj.bound = units.normalised(bound.bound)
             else:
                 obj.why = f"the relaxed bound is undecided: {bound.reason}"
             out.append(obj)

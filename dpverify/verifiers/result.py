@@ -244,14 +244,19 @@ class Result(Protocol):
 
 @dataclass(frozen=True, eq=False, repr=False)
 class AgentResult(Notebook):
-    """One (agent, accuracy) comparison of a multi-party problem on bits."""
+    """One (agent, accuracy) comparison of a multi-party problem on bits: `bound`, the
+    upper bound over every DP protocol that decided it (the relaxed corner LP's optimum
+    for the method `lp`, the certificate's bound for `proof` and `orbit`), against
+    `rr_value`, randomized response with its optimal rule. The result JSON names the bound
+    `relaxed_optimum` (docs/format.md: the contract keeps the name), as the property of
+    that name does."""
 
     notebook_columns = ("agent", "accuracy", "relaxed_optimum", "rr_value", "best_value",
                         "gap", "interior_optimum", "verdict", "method", "proof.status")
 
     agent: str
     accuracy: str
-    relaxed_optimum: float | None
+    bound: float | None  # the upper bound of the route that decided (class docstring)
     rr_value: float | None
     verdict: Verdict
     seconds: float
@@ -268,21 +273,26 @@ class AgentResult(Notebook):
     attempts: tuple[Attempt, ...] = ()  # the routes run, when more than one was
 
     @property
+    def relaxed_optimum(self) -> float | None:
+        """`bound`, by the name the result JSON gives it."""
+        return self.bound
+
+    @property
     def optimum(self) -> float | None:
         """The value `[expect]` entries are compared with: the verified optimum."""
-        return self.relaxed_optimum
+        return self.bound
 
     @property
     def gap(self) -> float | None:
-        if self.relaxed_optimum is None or self.rr_value is None:
+        if self.bound is None or self.rr_value is None:
             return None
-        return self.relaxed_optimum - self.rr_value
+        return self.bound - self.rr_value
 
     def to_json(self) -> dict[str, Any]:
         """spec.md's result object (plain JSON values)."""
         out: dict[str, Any] = {
             "agent": self.agent, "accuracy": self.accuracy,
-            "relaxed_optimum": _num(self.relaxed_optimum), "rr_value": _num(self.rr_value),
+            "relaxed_optimum": _num(self.bound), "rr_value": _num(self.rr_value),
             "gap": _num(self.gap), "verdict": self.verdict.value, "method": str(self.method),
             "seconds": round(self.seconds, 4),
         }
@@ -303,7 +313,7 @@ class AgentResult(Notebook):
     def _fields_of(data: dict[str, Any]) -> dict[str, Any]:
         proof, cross = data.get("proof"), data.get("cross_check")
         return {"agent": data["agent"], "accuracy": data["accuracy"],
-                "relaxed_optimum": data.get("relaxed_optimum"), "rr_value": data.get("rr_value"),
+                "bound": data.get("relaxed_optimum"), "rr_value": data.get("rr_value"),
                 "verdict": Verdict.of(data.get("verdict")), "seconds": data.get("seconds", 0.0),
                 "reason": data.get("reason", ""), "method": data.get("method", Method.LP),
                 "proof": None if proof is None else Proof.from_json(proof),
@@ -329,7 +339,7 @@ class AgentResult(Notebook):
 @dataclass(frozen=True, eq=False, repr=False)
 class SymbolResult(AgentResult):
     """One (agent, accuracy) of a problem with more than two symbols (docs/theory.md,
-    section 6): `relaxed_optimum` the exact ray-product bound, `rr_value` m-ary RR's
+    section 6): `bound` the exact ray-product bound, `rr_value` m-ary RR's
     value, `best_value` the best protocol found (RR's value when nothing beats it) and
     `witness` the file of a protocol that beats RR."""
 

@@ -91,7 +91,7 @@ def _bits_bound(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
     from dpverify.verifiers.multiparty.planner import verify_by_lp
 
     result: AgentResult = verify_by_lp(spec, agent, accuracy, options)
-    bound = result.relaxed_optimum if result.verdict is Verdict.OPTIMAL else None
+    bound = result.bound if result.verdict is Verdict.OPTIMAL else None
     return bound, result.rr_value, result.reason, result.proof
 
 

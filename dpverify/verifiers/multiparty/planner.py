@@ -169,12 +169,12 @@ def cross_check(chosen: Plan, first: AgentResult) -> AgentResult:
         return a is not None and b is not None and abs(a - b) <= tol
 
     agrees = first.verdict is second.verdict and close(
-        first.relaxed_optimum, second.relaxed_optimum) and close(first.rr_value, second.rr_value)
-    check = CrossCheck(second.method, second.relaxed_optimum, second.rr_value,
+        first.bound, second.bound) and close(first.rr_value, second.rr_value)
+    check = CrossCheck(second.method, second.bound, second.rr_value,
                        second.verdict, agrees)
 
     def values(r: AgentResult) -> str:
-        return (f"method {r.method}: relaxed optimum {_shown(r.relaxed_optimum)}, RR value "
+        return (f"method {r.method}: relaxed optimum {_shown(r.bound)}, RR value "
                 f"{_shown(r.rr_value)} ({r.verdict.value})")
 
     seconds = first.seconds + second.seconds
