@@ -100,3 +100,15 @@ PROTOCOL_EXACT_ROWS = 300
 # this much memory (bytes). Beyond, an exact protocol's value is undecided (exit status
 # 3: never floats in its place); a float protocol is valued in floats.
 MAX_EXACT_BYTES = 1 << 28
+
+# -- the protocol search under delta > 0 (verifiers/approximate) ------------------------------
+# Its budget per agent and accuracy, by parties (benchmarks/bench_approx.py, `family` and
+# `cases`: every member up to k = 4 within 5 s, k = 5 within 30 s): up to 3 parties the
+# flow is nearly always played out within the protocol files' transcripts; from 4 the
+# schedule LPs (the fallback) take seconds each; from 5 even one rarely fits.
+SEARCH_SECONDS = {3: 20.0, 4: 2.5}
+SEARCH_SECONDS_MORE = 4.0
+# No greedy rounds after the flow's schedule from this many parties, and no schedule LP on
+# the flow's whole schedule beyond FLOW_LP_PARTIES (the same benchmark).
+GREEDY_PARTIES = 3
+FLOW_LP_PARTIES = 5

@@ -158,3 +158,34 @@ def test_certify_says_that_the_lp_method_makes_no_certificate(tmp_path):
     assert "--method lp makes no certificate" in run.stderr
     auto = CliRunner().invoke(main, ["certify", str(path), "-o", str(tmp_path / "a")])
     assert auto.exit_code == 0 and "makes no certificate" not in auto.stderr
+
+
+def test_a_route_that_does_not_decide_hands_on_and_the_attempts_are_recorded(monkeypatch):
+    """The proof route made undecided (a fault injected in its result): the loop goes on to
+    the next route that fits, the reason names the route passed over, and `attempts`
+    (in the JSON too) lists both with their codes; the control, untouched, records one."""
+    from dataclasses import replace
+
+    from dpverify.reasons import ReasonCode
+    from dpverify.verifiers.dispatch import read_result
+    from dpverify.verifiers.multiparty.planner import verify_problem
+
+    spec = loads(MAJORITY6)
+    alone = verify_agent(plan(spec, spec.agents[0], Accuracy.WORST, VerifyOptions()))
+    assert alone.method == "proof" and alone.attempts == ()  # the control
+    real = PROOF.run
+
+    def undecided(problem, hints):
+        out = real(problem, hints)
+        return replace(out, result=replace(out.result, verdict=Verdict.ERROR,
+                                           reason="simulated", code=ReasonCode.BUG))
+
+    monkeypatch.setattr(PROOF, "run", undecided)
+    result = verify_agent(plan(spec, spec.agents[0], Accuracy.WORST, VerifyOptions()))
+    assert result.verdict is Verdict.OPTIMAL and result.method == "orbit"
+    assert [(a.method, a.verdict, a.code) for a in result.attempts] == [
+        ("proof", Verdict.ERROR, ReasonCode.BUG), ("orbit", Verdict.OPTIMAL, result.code)]
+    assert "method proof did not decide (simulated)" in result.reason
+    data = verify_problem(spec, VerifyOptions()).to_json()
+    assert [a["method"] for a in data["results"][0]["attempts"]] == ["proof", "orbit"]
+    assert read_result(data).to_json() == data

@@ -23,6 +23,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from dpverify.policy import PROTOCOL_EXACT_ROWS
 from dpverify.reasons import ReasonCode
 from dpverify.theory.exact_lp import ExactLpError
 from dpverify.theory.exact_rows import (
@@ -45,8 +46,8 @@ BRACKET = "bracket"  # exact bounds lower <= value <= upper from an explicit rul
 FLOAT = "float"  # floating point
 
 # The exact simplex solves a dense rows x rows system per pivot: used up to this many rows
-# (live transcripts + inputs of the block).
-MAX_EXACT_ROWS = 300
+# (live transcripts + inputs of the block; measured: policy.py)
+MAX_EXACT_ROWS = PROTOCOL_EXACT_ROWS
 
 
 @dataclass(frozen=True, eq=False)

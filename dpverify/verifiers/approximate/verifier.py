@@ -33,6 +33,12 @@ from pathlib import Path
 
 import numpy as np
 
+from dpverify.policy import (
+    FLOW_LP_PARTIES,
+    GREEDY_PARTIES,
+    SEARCH_SECONDS,
+    SEARCH_SECONDS_MORE,
+)
 from dpverify.reasons import ReasonCode
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
 from dpverify.spec.tables import tabulate
@@ -61,16 +67,6 @@ from dpverify.verifiers.approximate.witness import (
 )
 from dpverify.verifiers.options import VerifyOptions, check_limit
 from dpverify.verifiers.result import Verdict
-
-# the protocol search's budget per agent and accuracy, by parties: up to 3 parties the
-# flow is nearly always played out within the protocol files' transcripts; from 4 the
-# schedule LPs (the fallback) take seconds each; from 5 even one rarely fits
-SEARCH_SECONDS = {3: 20.0, 4: 2.5}
-SEARCH_SECONDS_MORE = 4.0
-# no greedy rounds after the flow's schedule from this many parties, and no schedule LP
-# on the flow's whole schedule beyond FLOW_LP_PARTIES
-GREEDY_PARTIES = 3
-FLOW_LP_PARTIES = 5
 
 
 def search_seconds_for(parties: int) -> float:

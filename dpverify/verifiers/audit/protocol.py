@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from dpverify.policy import MAX_EXACT_BYTES as POLICY_EXACT_BYTES
 from dpverify.reasons import ReasonCode
 from dpverify.spec.model import Accuracy, AgentSpec
 from dpverify.spec.protocol_model import ProtocolSpec
@@ -62,9 +63,9 @@ from dpverify.verifiers.protocol_value import BRACKET, FLOAT, ProtocolValue, pro
 from dpverify.verifiers.result import ProblemResult, Verdict
 
 # P on the classes of transcripts (theory/protocols/tree.py) is held exactly up to about
-# this much memory. Beyond, an exact protocol's value is undecided (exit status 3: never
-# floats in its place); a float protocol is valued in floats.
-MAX_EXACT_BYTES = 1 << 28
+# this much memory (policy.py). Beyond, an exact protocol's value is undecided (exit
+# status 3: never floats in its place); a float protocol is valued in floats.
+MAX_EXACT_BYTES = POLICY_EXACT_BYTES
 # Floats decide a verdict only when they clear its line (bound - tol, or the achieved
 # bound + tol) by more than this (normalised units); closer, it is decided exactly.
 FLOAT_SLACK = 1e-10
