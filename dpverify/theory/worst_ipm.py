@@ -43,6 +43,7 @@ import scipy.linalg as sla
 from scipy.linalg.blas import dgemm, dsyrk, sgemm, ssyrk
 from threadpoolctl import threadpool_limits
 
+from dpverify import clock
 from dpverify.errors import SizeLimitError, SolverError
 from dpverify.theory.exact_rows import clean_distribution, clean_stochastic
 from dpverify.theory.rr import kron_apply, rr_channel, rr_matrix
@@ -320,6 +321,7 @@ def dense_worst(lp: WorstLp, target: float = TARGET_WIDTH) -> DenseWorst:
     rule: np.ndarray | None = None
     iterations = stalled = 0
     while iterations < MAX_ITERATIONS:
+        clock.check()  # the run's deadline, once per iteration
         iterations += 1
         try:
             _iterate(prob, st, single=upper - lower > SINGLE_WIDTH)

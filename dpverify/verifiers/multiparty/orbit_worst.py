@@ -17,8 +17,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from dpverify.lp import solve
-from dpverify.lp.basis import float_basis_finder
+from dpverify.policy import ORBIT_EXACT_COLUMNS, ORBIT_EXACT_ROWS
 from dpverify.theory.exact_rows import (
     exact_distribution,
     exact_stochastic,
@@ -43,12 +42,9 @@ from dpverify.theory.worst_lp import (
     solve_float_columns,
     spread_floats,
 )
+from dpverify.verifiers.multiparty.hints import Hints
 from dpverify.verifiers.options import VerifyOptions
 
-# The exact revised simplex keeps its rows x rows systems small: used while the orbit LP of
-# a sub-problem has at most this many rows and this many columns.
-MAX_EXACT_ROWS = 400
-MAX_EXACT_COLUMNS = 3_000
 RATIONAL_DENOMINATOR = 10**12  # rationalised float hints keep at most this denominator
 # lambdas from epsilon: a candidate whose bracket is this narrow (relative) is as good as
 # the brackets of e^eps themselves (about 1e-19)
@@ -64,7 +60,7 @@ def _relevant(problem: OrbitProblem) -> list[list[int]]:
 
 
 def orbit_worst_certificate(agent: str, problem: OrbitProblem, lower, upper, exact: bool,
-                            options: VerifyOptions):
+                            options: VerifyOptions, hints: Hints):
     """The worst-case orbit certificate: the uniform candidate when it closes; else the
     rationalised float solution of the orbit LP (solved tightly); and when that leaves a
     bracket (rational lambdas: any gap; lambdas from epsilon: wider than half of --tol)
@@ -74,13 +70,14 @@ def orbit_worst_certificate(agent: str, problem: OrbitProblem, lower, upper, exa
         return cert
     gain = [list(row) for row in problem.units.exact]
     parts = _relevant(problem)
-    prior, rule, notes = _float_hints(problem, gain, parts, upper, options)
+    prior, rule, notes = float_hints(problem, gain, parts, upper, options, hints)
     cert = worst_certificate(agent, problem, lower, upper, exact, prior, rule, notes)
     settled = cert.status == "proved-optimal" or (
         not exact and cert.status == "bracket"
         and cert.width <= problem.units.tolerance(options.tol) / 2)
-    small = all(len(r) + len(gain) <= MAX_EXACT_ROWS for r in parts) and \
-        len(gain) * len(gain[0]) <= MAX_EXACT_COLUMNS
+    # the exact revised simplex keeps its rows x rows systems small (policy.py)
+    small = all(len(r) + len(gain) <= ORBIT_EXACT_ROWS for r in parts) and \
+        len(gain) * len(gain[0]) <= ORBIT_EXACT_COLUMNS
     if settled or not small:
         return cert
     prior, rule, notes = _exact_hints(problem, gain, parts, lower, upper, options)
@@ -88,7 +85,7 @@ def orbit_worst_certificate(agent: str, problem: OrbitProblem, lower, upper, exa
 
 
 def orbit_worst_interval(agent: str, problem: OrbitProblem, lower, upper,
-                         options: VerifyOptions):
+                         options: VerifyOptions, hints: Hints):
     """The worst-case orbit certificate in arb balls (theory/orbits/interval.py): the
     uniform prior (for a party, on the own bit with the smaller bound) with RR's argmax
     rule, kept when its bracket is within half of --tol; else the rationalised float
@@ -116,7 +113,7 @@ def orbit_worst_interval(agent: str, problem: OrbitProblem, lower, upper,
             f"coefficients) is over --max-orbit-work ({options.max_orbit_work:.3g}): the "
             "uniform prior's bracket")))
     gain = [list(row) for row in problem.units.exact]
-    prior, rule, notes = _float_hints(problem, gain, _relevant(problem), upper, options)
+    prior, rule, notes = float_hints(problem, gain, _relevant(problem), upper, options, hints)
     cert = worst_interval(agent, problem, lower, upper, prior, rule, notes)
     return cert if cert.width < best.width else best
 
@@ -188,7 +185,7 @@ def uniform_candidate(agent: str, problem: OrbitProblem, lower, upper, exact: bo
 
 def _exact_hints(problem: OrbitProblem, gain, parts, lower, upper, options):
     """Exactly optimal rules (at the lower lambdas) and prior (at the upper lambdas)."""
-    finder = float_basis_finder(time_limit=options.time_limit, threads=options.threads)
+    finder = options.solver().basis_finder()
     rules, priors, values = [], [], []
     for relevant in parts:
         found = solve_exact(WorstLp.over_class_orbits(problem.space(lower), relevant,
@@ -213,17 +210,23 @@ def _exact_hints(problem: OrbitProblem, gain, parts, lower, upper, options):
 TIGHT = 1e-10
 
 
+def float_hints(problem: OrbitProblem, gain, parts, upper, options: VerifyOptions,
+                hints: Hints):
+    """The rationalised float solutions of the orbit LPs (_float_hints), solved once per
+    classes and upper lambdas (the interval and the exact certificate at the fine
+    brackets ask for the same LP; hints.py)."""
+    key = ("orbit-worst", tuple(problem.classes), tuple(upper),
+           tuple(tuple(p) for p in parts))
+    return hints.once(key, lambda: _float_hints(problem, gain, parts, upper, options))
+
+
 def _float_hints(problem: OrbitProblem, gain, parts, upper, options):
     """The rationalised float solutions of the orbit LPs (a valid, weaker certificate),
     by column generation (theory/worst_lp.py, solve_float_columns)."""
     space = problem.space(upper)
     g = np.array([[float(v) for v in row] for row in gain])
     K = spread_floats(space)
-
-    def solve_(lp):
-        return solve(lp, options.backend, time_limit=options.time_limit,
-                     threads=options.threads, feasibility_tol=TIGHT)
-
+    solve_ = options.solver().tight(TIGHT)
     rules, priors, values = [], [], []
     for relevant in parts:
         found = solve_float_columns(WorstLp.over_class_orbits(space, relevant, g), solve_,
