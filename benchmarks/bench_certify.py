@@ -17,7 +17,7 @@ import time
 
 from dpverify.checker import check_certificate
 from dpverify.spec import loads
-from dpverify.verifiers.multiparty.certify import certify_agent, dump_certificate
+from dpverify.verifiers.certifiers import certify_agent, dump_certificate
 
 BARS = {(10, "both"): 30.0, (12, "average"): 60.0}
 

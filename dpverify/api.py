@@ -74,12 +74,13 @@ if TYPE_CHECKING:
     from dpverify.runner.files import FileResult, VerifyReport
     from dpverify.runner.store import Store, StoredResult
     from dpverify.spec.count_model import MechanismSpec
+    from dpverify.spec.setting import Setting
     from dpverify.sweeps.run import Sweep
     from dpverify.theory.count.geometric import Derivation
     from dpverify.verifiers.audit.profile import PrivacyProfile
     from dpverify.verifiers.count.approximate import DeltaDerivation
     from dpverify.verifiers.count.release import Release
-    from dpverify.verifiers.options import VerifyOptions
+    from dpverify.verifiers.options import Option, VerifyOptions
     from dpverify.verifiers.progress import Stage
     from dpverify.verifiers.result import ProblemResult
 
@@ -87,8 +88,8 @@ __all__ = ["MechanismDerivation", "VerifyKwargs", "__version__", "audit", "audit
            "batch", "build_id", "certify", "certify_paths", "check", "check_cert",
            "check_figsize", "check_plot", "check_scheduler", "configuration", "derive",
            "examples", "falsify", "family", "github_annotations", "install_hint", "junit_xml",
-           "load",
-           "make_options", "new", "open_store", "option_problem", "plot", "plot_profile",
+           "load", "make_options", "new", "open_store", "option_descriptions",
+           "option_problem", "plot", "plot_profile",
            "privacy_profile", "release",
            "results", "survey", "survey_epsilons", "sweep", "verify", "verify_paths"]
 
@@ -104,14 +105,16 @@ class VerifyKwargs(TypedDict, total=False):
     tol: float  # verdict tolerance, relative to the range of the gains; default 1e-9
     backend: Literal["highs", "cvxpy"]
     max_nonzeros: int  # size guard: larger LPs are refused (SizeLimitError)
-    lp_form: str  # defaults.LpForm: auto (dense for small problems, else chain), chain, dense
+    lp_form: Literal["auto", "chain", "dense"]  # defaults.LpForm: auto (dense for small
+    # problems, else chain), chain, dense
     grid: int  # interior rank-one points on an m-point grid (0: off, else >= 2)
     samples: int  # random interior rank-one points
     seed: int
     certify: bool  # build and check exact certificates
     time_limit: float | None  # seconds per LP solve
     threads: int | None  # HiGHS threads
-    method: str  # defaults.Method: how problems on bits are verified: auto, lp, orbit, proof
+    method: Literal["auto", "lp", "orbit", "proof"]  # defaults.Method: how problems on bits
+    # are verified
     cross_check: bool  # bits: verify by the exact proof and by the LP, compare the two
     max_orbit_work: int  # size guard of the orbit method
     restarts: int  # inputs with more than two symbols: random starts of the protocol search
@@ -124,6 +127,15 @@ def make_options(**options: Unpack[VerifyKwargs]) -> VerifyOptions:
     from dpverify.verifiers.options import make_options as build
 
     return build(**options)
+
+
+def option_descriptions() -> dict[str, tuple[Option, Any]]:
+    """Every option of `verify` by its name, with its description (flag, help, values,
+    whether it enters the store's key) and its default: what the command line's shared
+    options are made from (dpverify.verifiers.options, VerifyOptions' field metadata)."""
+    from dpverify.verifiers.options import described_options
+
+    return described_options()
 
 
 def option_problem(name: str, value: object) -> str | None:
@@ -216,31 +228,36 @@ def verify_paths(paths: Paths, *, on_start: Callable[[Path], None] | None = None
     from dpverify.verifiers.progress import listening
 
     with listening(on_stage):
-        return run(_paths(paths), make_options(**options), on_start=on_start,
-                   on_result=on_result, timeout=timeout, exclude=_exclusions(exclude))
+        report = run(_paths(paths), make_options(**options), on_start=on_start,
+                     on_result=on_result, timeout=timeout, exclude=_exclusions(exclude))
+    return report.with_notes(options)
 
 
 # -- certificates -----------------------------------------------------------------------------
 def certify(problem: Problem | PathLike, out_dir: PathLike | None = None, *,
             on_certificate: Callable[[CertificateRecord], None] | None = None,
+            timeout: float | None = None,
             **options: Unpack[VerifyKwargs]) -> Certification:
     """Exact certificates for every agent and accuracy of a multi-party problem, as
     `dpverify certify` builds them (written into `out_dir` when it is given), with the
     options of `verify` (`method` chooses the all-input or the orbit certificate,
-    `max_orbit_work` bounds the latter). Each certificate's `status` is `proved-optimal`,
-    `bracket` or `unproved`; `.verdict` is the worst of them (`error` when one could not
-    be built)."""
+    `max_orbit_work` bounds the latter), within `timeout` seconds (None: no limit). Each
+    certificate's `status` is `proved-optimal`, `bracket` or `unproved`; `.verdict` is the
+    worst of them (`error` when one could not be built, or the time ran out)."""
     from dpverify.runner.certify_files import Certification, certify_spec
     from dpverify.spec.model import MultipartySpec
+    from dpverify.verifiers.certifiers import certifiable
 
     loaded = _problem(problem)
-    if not isinstance(loaded.spec, MultipartySpec):
+    if not certifiable(loaded.spec):
         from dpverify.errors import SpecError
 
         raise SpecError(loaded.source, "problem.kind", loaded.kind,
                         "certificates cover multi-party problems only")
+    assert isinstance(loaded.spec, MultipartySpec)  # the certifiable kind
     report = certify_spec(loaded.spec, None if out_dir is None else Path(out_dir),
-                          make_options(**options), on_certificate=on_certificate)
+                          make_options(**options), on_certificate=on_certificate,
+                          timeout=timeout)
     return Certification(loaded.name, loaded.source, tuple(report.certificates),
                          tuple(report.messages), report.errors)
 
@@ -249,37 +266,44 @@ def certify_paths(paths: Paths, out_dir: PathLike = ".", *,
                   on_certificate: Callable[[CertificateRecord], None] | None = None,
                   on_message: Callable[[str], None] | None = None,
                   on_stage: Callable[[Stage], None] | None = None,
+                  timeout: float | None = None,
                   **options: Unpack[VerifyKwargs]) -> CertifyReport:
     """What `dpverify certify PATHS` does: a certificate file per agent and accuracy of
-    every multi-party problem under `paths`, written into `out_dir`; `on_certificate`
-    hears of each as it is written, `on_message` of each file or certificate that fails,
-    `on_stage` of each certificate as it starts. `report.exit_status()` is the command's."""
+    every multi-party problem under `paths`, written into `out_dir`, each problem within
+    `timeout` seconds (None: no limit); `on_certificate` hears of each as it is written,
+    `on_message` of each file or certificate that fails, `on_stage` of each certificate as
+    it starts. `report.exit_status()` is the command's."""
     from dpverify.runner.certify_files import certify_paths as run
     from dpverify.verifiers.progress import listening
 
     with listening(on_stage):
-        return run(_paths(paths), _paths(out_dir)[0], make_options(**options),
-                   on_certificate=on_certificate, on_message=on_message)
+        report = run(_paths(paths), _paths(out_dir)[0], make_options(**options),
+                     on_certificate=on_certificate, on_message=on_message, timeout=timeout)
+    return report.with_notes(options)
 
 
-def check_cert(problem: PathLike, certificates: Paths) -> CertificateChecks:
+def check_cert(problem: PathLike, certificates: Paths, *,
+               timeout: float | None = None) -> CertificateChecks:
     """What `dpverify check-cert PROBLEM CERT...` does: each certificate file checked
-    against the problem by the independent exact checker (dpverify.checker). SpecError
+    against the problem by the independent exact checker (dpverify.checker), each within
+    `timeout` seconds (None: no limit; past it a check with `timed_out` set). SpecError
     when the problem is invalid or not a multi-party problem; a file that is not a
     certificate is a check with `malformed` set. `.exit_status()` is the command's."""
     from dpverify.runner.certify_files import check_certificates
 
-    return check_certificates(_paths(problem)[0], _paths(certificates))
+    return check_certificates(_paths(problem)[0], _paths(certificates), timeout=timeout)
 
 
 # -- audit ------------------------------------------------------------------------------------
-def audit(protocol: Problem | PathLike, **options: Unpack[VerifyKwargs]) -> ProblemResult:
+def audit(protocol: Problem | PathLike, *, timeout: float | None = None,
+          **options: Unpack[VerifyKwargs]) -> ProblemResult:
     """Audit one explicit protocol (`kind = "protocol"`) or mechanism file with a
     `[consumer]` table, as `dpverify audit` does: the privacy levels it achieves, each
     agent's accuracy against the bound; `verdict` is `optimal`, `suboptimal`,
     `not-private`, `contradiction` or `error` (docs/format.md). Raises SpecError for a
-    file that is neither, with the command line's message."""
-    from dpverify.errors import DpverifyError, SpecError
+    file that is neither, with the command line's message; past `timeout` seconds (None:
+    no limit), TimeLimitError."""
+    from dpverify.errors import DpverifyError, SpecError, TimeLimitError
     from dpverify.problem import Problem
     from dpverify.runner.audit_files import audit_source
     from dpverify.runner.files import FileStatus
@@ -292,7 +316,9 @@ def audit(protocol: Problem | PathLike, **options: Unpack[VerifyKwargs]) -> Prob
         text, source = protocol, "<string>"
     else:
         text, source = read_data(protocol)[1], str(protocol)
-    outcome = audit_source(text, source, chosen)
+    outcome = audit_source(text, source, chosen, timeout=timeout)
+    if outcome.timed_out:
+        raise TimeLimitError(outcome.reason)
     if outcome.status is FileStatus.INVALID:  # the loader's one line, raised as it was
         raise SpecError(source, "", None, outcome.reason.removeprefix(f"{source}: "))
     if outcome.status is FileStatus.REFUSED:
@@ -303,16 +329,18 @@ def audit(protocol: Problem | PathLike, **options: Unpack[VerifyKwargs]) -> Prob
 def audit_paths(paths: Paths, *, on_start: Callable[[Path], None] | None = None,
                 on_result: Callable[[FileResult], None] | None = None,
                 on_stage: Callable[[Stage], None] | None = None,
+                timeout: float | None = None,
                 **options: Unpack[VerifyKwargs]) -> VerifyReport:
     """What `dpverify audit PATHS` does: every protocol and mechanism file under `paths`
-    (directories searched as `verify_paths` searches them), with the callbacks of
-    `verify_paths`; `report.exit_status()` is the command's."""
+    (directories searched as `verify_paths` searches them), each within `timeout` seconds,
+    with the callbacks of `verify_paths`; `report.exit_status()` is the command's."""
     from dpverify.runner.audit_files import audit_paths as run
     from dpverify.verifiers.progress import listening
 
     with listening(on_stage):
-        return run(_paths(paths), make_options(**options), on_start=on_start,
-                   on_result=on_result)
+        report = run(_paths(paths), make_options(**options), on_start=on_start,
+                     on_result=on_result, timeout=timeout)
+    return report.with_notes(options)
 
 
 def privacy_profile(protocol: Problem | PathLike, *, epsilons: Levels | None = None
@@ -373,6 +401,7 @@ def batch(paths: Paths, *, jobs: int | None = None, store: PathLike | Store | No
         report = run_batch(_paths(paths), chosen, store=opened, jobs=jobs, timeout=timeout,
                            force=force, scheduler=scheduler, listener=listener,
                            exclude=_exclusions(exclude))
+    report.notes = report.option_notes(options)
     return report.freeze()
 
 
@@ -395,10 +424,12 @@ def check(paths: Paths, *, store: PathLike | Store | None = None,
 
     chosen = make_options(**options)
     with _opened(store) as opened:
-        return run_check(_paths(paths), chosen, store=opened, tol=expect_tol, digits=digits,
-                         strict=strict, update=update, diff=diff, jobs=jobs, timeout=timeout,
-                         force=force, scheduler=scheduler, listener=listener,
-                         exclude=_exclusions(exclude))
+        report = run_check(_paths(paths), chosen, store=opened, tol=expect_tol, digits=digits,
+                           strict=strict, update=update, diff=diff, jobs=jobs, timeout=timeout,
+                           force=force, scheduler=scheduler, listener=listener,
+                           exclude=_exclusions(exclude))
+    report.batch.notes = report.batch.option_notes(options)
+    return report
 
 
 def junit_xml(report: CheckReport) -> str:
@@ -585,35 +616,38 @@ class MechanismDerivation(Notebook):
         """True, False, or None when undecided (the two tests disagree)."""
         return self.derivation.derivable
 
+    @property
+    def setting(self) -> Setting:
+        """The mechanism's setting (pure alpha-DP, or delta > 0): what its view is chosen by."""
+        return self.mechanism.setting
+
     def exit_status(self) -> ExitStatus:
         """0 derivable; 1 not derivable (not alpha-DP included); 3 undecided."""
         return exit_status(failed=self.derivable is False, undecided=self.derivable is None)
 
 
-def derive(mechanism: PathLike, *, tol: float = 1e-9) -> MechanismDerivation:
+def derive(mechanism: PathLike, *, tol: float = 1e-9,
+           timeout: float | None = None) -> MechanismDerivation:
     """Can the mechanism of a mechanism file (a path, or its text) be derived from the
     geometric mechanism (Gupte-Sundararajan Theorem 2)? As `dpverify derive`: exact when
     alpha and every entry are exact, else in floating point with `tol`. A file that claims
     `delta` > 0 gets a DeltaDerivation instead: its (epsilon, delta) privacy and whether it
     serves every consumer of two adjacent answers (docs/theory.md, "Approximate
-    privacy")."""
+    privacy"); past `timeout` seconds (None: no limit), TimeLimitError."""
+    from dpverify.errors import TimeLimitError
+    from dpverify.runner.deadline import TimedOut, deadline
+    from dpverify.runner.files import timeout_reason
     from dpverify.spec.count_loader import load_mechanism, loads_mechanism
-    from dpverify.theory.count.geometric import as_exact_array
-    from dpverify.theory.count.geometric import derive as derivation
 
     spec = (loads_mechanism(mechanism) if isinstance(mechanism, str) and _is_text(mechanism)
             else load_mechanism(_paths(mechanism)[0]))
-    if spec.approximate:  # (epsilon, delta): verifiers/count/approximate.py
-        from dpverify.verifiers.count.approximate import delta_derivation
+    from dpverify.verifiers.dispatch import derivation
 
-        return MechanismDerivation(spec, delta_derivation(spec, tol))
-    if spec.exact and spec.alpha_exact is not None:
-        return MechanismDerivation(spec, derivation(as_exact_array(spec.matrix),
-                                                    spec.alpha_exact))
-    import numpy as np
-
-    x = np.array([[float(v) for v in row] for row in spec.matrix], dtype=np.float64)
-    return MechanismDerivation(spec, derivation(x, spec.alpha, tol))
+    try:
+        with deadline(timeout):
+            return MechanismDerivation(spec, derivation(spec, tol))
+    except TimedOut:
+        raise TimeLimitError(f"{spec.source}: {timeout_reason(timeout)}") from None
 
 
 def release(n: int, alphas: str | Sequence[Fraction | float | int | str], answer: int, *,

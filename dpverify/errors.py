@@ -59,6 +59,13 @@ class SizeLimitError(DpverifyError):
     exit_code = 3
 
 
+class TimeLimitError(DpverifyError):
+    """A run passed its time limit (`--timeout`) before it was decided: exit 3. The message
+    names the limit and the option that raises it."""
+
+    exit_code = 3
+
+
 def _show(value: object, limit: int = 80) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -18,6 +18,8 @@ import signal
 from collections import Counter
 from collections.abc import Iterable
 
+from dpverify.verdict import Category, ExitClass, Verdict
+
 
 class ExitStatus(enum.IntEnum):
     OK = 0  # every verdict as claimed (optimal; every expectation met, every check passed)
@@ -58,22 +60,20 @@ def exit_status(*, internal: int = 0, invalid: int = 0, undecided: int = 0, fail
 
 # Verdicts that are findings against the claim (exit status 1): a gap; the protocol audit's
 # suboptimal (private but below the bound), not-private and contradiction; and
-# interaction-helps (approximate privacy: an interactive protocol beats RR).
-FAILED_CATEGORIES = ("gap", "suboptimal", "not-private", "contradiction", "interaction-helps")
-# Categories that could not be decided (exit status 3): an `error`, and `open` (inputs with
-# more than two symbols whose optimum lies strictly between the best protocol found and the
-# bound: whether m-ary randomized response is optimal is not decided).
-UNDECIDED_CATEGORIES = ("error", "open")
+# interaction-helps (approximate privacy: an interactive protocol beats RR). Categories
+# that could not be decided (exit status 3): an `error`, and `open` (inputs with more than
+# two symbols whose optimum lies strictly between the best protocol found and the bound).
+# Both derived from the verdicts' exit classes (dpverify/verdict.py).
+FAILED_CATEGORIES = tuple(v.value for v in Verdict if v.exit_class is ExitClass.FINDING)
+UNDECIDED_CATEGORIES = tuple(v.value for v in Verdict if v.exit_class is ExitClass.UNDECIDED)
 
 
 def verdict_status(categories: Iterable[str], *, interrupted: bool = False) -> ExitStatus:
-    """The exit status for problems in these categories: a verdict (`optimal`,
-    `suboptimal`, `gap`, `not-private`, `contradiction`, `interaction-helps`, `open` or
-    `error`: could not
-    decide), `invalid` (not a valid problem file) or `internal` (a bug met while the
-    problem was verified, as a batch worker reports it)."""
-    counts = Counter(categories)
-    return exit_status(internal=counts["internal"], invalid=counts["invalid"],
+    """The exit status for problems in these categories (dpverify/verdict.py, Category): a
+    verdict, by its exit class; `invalid` (not a valid problem file) or `internal` (a bug
+    met while the problem was verified, as a batch worker reports it)."""
+    counts = Counter(str(c) for c in categories)
+    return exit_status(internal=counts[Category.INTERNAL], invalid=counts[Category.INVALID],
                        undecided=sum(counts[c] for c in UNDECIDED_CATEGORIES),
                        failed=sum(counts[c] for c in FAILED_CATEGORIES),
                        interrupted=interrupted)

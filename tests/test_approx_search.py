@@ -212,9 +212,9 @@ def test_schedules_stay_below_the_bound_and_the_flow_reaches_it(body, parties, a
     proved, floats, objective = _objective(problem(body, parties), accuracy)
     assert proved is not None and floats.data is not None
     bound = float(proved.bound)
-    one_round = solve_schedule(objective, list(range(parties)), OPTIONS)
+    one_round = solve_schedule(objective, list(range(parties)), OPTIONS.solver())
     assert one_round is not None and one_round.value <= bound + 1e-9
-    longer = solve_schedule(objective, list(range(parties)) * 2, OPTIONS)
+    longer = solve_schedule(objective, list(range(parties)) * 2, OPTIONS.solver())
     assert longer is not None and one_round.value - 1e-9 <= longer.value <= bound + 1e-9
     flow = Flow(floats.theta, floats.sigma, floats.chords, floats.data.counts)
     played = play(flow, list(range(parties)))
@@ -231,9 +231,9 @@ def test_one_round_cannot_close_the_and_example():
                                               'lambda = "3"'), Accuracy.WORST)
     assert proved is not None and proved.bound == F(67, 96)
     for order in ([0, 1], [1, 0]):
-        sol = solve_schedule(objective, order, OPTIONS)
+        sol = solve_schedule(objective, order, OPTIONS.solver())
         assert sol is not None and sol.value < 67 / 96 - 1e-3
-    again = solve_schedule(objective, [0, 1, 0, 1], OPTIONS)
+    again = solve_schedule(objective, [0, 1, 0, 1], OPTIONS.solver())
     assert again is not None and again.value == pytest.approx(67 / 96, abs=1e-10)
 
 

@@ -23,6 +23,7 @@ import pytest
 from click.testing import CliRunner
 
 from dpverify.cli import main
+from dpverify.reasons import ReasonCode
 from dpverify.spec import loads
 from dpverify.spec.tables import tabulate
 from dpverify.theory.protocols.transcripts import achieved_lambda, transcripts
@@ -139,7 +140,8 @@ def test_a_protocol_too_large_to_value_exactly_is_undecided(tmp_path, monkeypatc
     exit_code, obj = audit_cli(tmp_path, reproduction_1b('lambda = "729"', uniform))
     assert obj["private"] is True and obj["exact"] is False
     assert {r["verdict"] for r in obj["results"]} == {"error"} and exit_code == 3
-    assert all(r["reason"].startswith("undecided: the protocol's value needs")
+    assert all(r["reason_code"] == "size-limit"
+               and r["reason"].startswith("undecided: the protocol's value needs")
                for r in obj["results"])
     exit_code, obj = audit_cli(tmp_path, reproduction_1b('lambda = "300"', uniform))
     assert obj["verdict"] == "not-private" and exit_code == 1
@@ -314,7 +316,7 @@ def test_a_tie_without_an_exact_bound_is_undecided(monkeypatch):
         # a verdict floats decided stays; the others say they could not decide
         assert r.verdict in (Verdict.OPTIMAL, Verdict.ERROR)
         if r.verdict is Verdict.ERROR:
-            assert r.reason.startswith("undecided") and "no certificate (test)" in r.reason
+            assert r.code is ReasonCode.BOUND_UNDECIDED and "no certificate (test)" in r.reason
 
 
 # -- item 12: keyed kernels in linear time -------------------------------------------------

@@ -22,6 +22,7 @@ from inline import InlineExecutor
 
 from dpverify.cli import main
 from dpverify.errors import InputError
+from dpverify.reasons import ReasonCode
 from dpverify.runner import Store, run_batch
 from dpverify.runner.batch import BatchItem, BatchReport
 from dpverify.runner.executors.dask import import_distributed
@@ -30,6 +31,7 @@ from dpverify.runner.fingerprint import build_id
 from dpverify.runner.store import INVALID, TIMEOUT, options_key
 from dpverify.verifiers.dispatch import verify_file
 from dpverify.verifiers.options import VerifyOptions
+from dpverify.verifiers.result import Verdict
 
 DPVERIFY = [sys.executable, "-m", "dpverify"]
 ROOT = Path(__file__).resolve().parents[1]
@@ -201,7 +203,9 @@ def test_invalid_file_is_reported_and_exit_2(tmp_path: Path) -> None:
     bad = {Path(i.source).name: i for i in report.items if i.invalid}
     assert set(bad) == {"bad.toml", "binary.toml"}
     assert "partys" in bad["bad.toml"].reason and "\n" not in bad["bad.toml"].reason
-    assert bad["bad.toml"].result["verdict"] == "error" and bad["bad.toml"].result["invalid"]
+    assert bad["bad.toml"].verdict is Verdict.ERROR and bad["bad.toml"].result.invalid
+    assert bad["bad.toml"].to_dict()["invalid"] is True
+    assert bad["bad.toml"].result.code is ReasonCode.INVALID
     assert "not UTF-8" in bad["binary.toml"].reason
     assert sum(i.verdict == "optimal" for i in report.items) == 2
     # Stored as invalid, and still exit 2 when read back from the store.
@@ -220,7 +224,7 @@ def test_verify_and_batch_report_an_invalid_file_alike(tmp_path: Path) -> None:
     assert res.exit_code == 2
     from_verify = {o["source"]: o for o in json.loads(res.stdout)}
     report = run_batch([bad, binary], VerifyOptions(), store=None, executor=InlineExecutor())
-    from_batch = {i.source: i.result for i in report.items}
+    from_batch = {i.source: i.to_dict() for i in report.items}
     assert from_verify == from_batch
     assert all(o["invalid"] is True and o["results"] == [] for o in from_batch.values())
 
@@ -256,7 +260,13 @@ def test_identical_files_python_cannot_parse_are_invalid_under_both_names(tmp_pa
 
 def test_exit_codes() -> None:
     def item(verdict: str, status: str = "done") -> BatchItem:
-        return BatchItem("x.toml", "h", status, {"verdict": verdict, "results": []})
+        # a count problem's result of that verdict (the problem's verdict is its results')
+        result = {"problem": "x", "source": "x.toml", "kind": "count", "n": 1, "alpha": 0.5,
+                  "verdict": verdict, "results": [{
+                      "agent": "consumer", "accuracy": "minimax", "mechanism_optimum": 0.5,
+                      "geometric_value": 0.5, "gap": 0.0, "verdict": verdict,
+                      "hypothesis": "monotone", "method": "lp", "seconds": 0.0}]}
+        return BatchItem("x.toml", "h", status, result)
 
     def exit_code(*items: BatchItem, interrupted: bool = False) -> int:
         return BatchReport(items=list(items), interrupted=interrupted).exit_status()
@@ -315,7 +325,8 @@ def test_transient_failures_are_retried(tmp_path: Path) -> None:
     with Store(tmp_path / "s.sqlite") as store:
         store.put(StoredResult(h, options_key(VerifyOptions().key()), build_id(), str(paths[0]),
                                "p00", "unknown", TIMEOUT, "error", "timeout",
-                               error_result(str(paths[0]), "timeout"), (), (), 600.0, "w"))
+                               error_result(str(paths[0]), "timeout", code=ReasonCode.TIMEOUT),
+                               (), (), 600.0, "w"))
         inline = InlineExecutor()
         report = run_batch([tmp_path / "p"], VerifyOptions(), store=store, executor=inline)
         assert report.skipped == 0 and len(inline.submitted) == 2
@@ -427,6 +438,7 @@ def test_timeout_replaces_the_worker_and_goes_on(tmp_path: Path) -> None:
     by_name = {Path(i.source).name: i for i in report.items}
     slow = by_name.pop("slow.toml")
     assert slow.status == TIMEOUT and slow.verdict == "error" and slow.reason == "timeout"
+    assert slow.to_dict()["reason_code"] == "timeout"
     assert 1.5 <= slow.seconds < 5
     assert all(i.verdict == "optimal" for i in by_name.values()) and len(by_name) == 3
     assert report.exit_status() == 3
@@ -472,7 +484,7 @@ def test_a_workers_first_task_does_not_pay_for_imports(warm: bool) -> None:
     if warm:
         assert imported == [], imported
     else:
-        assert "dpverify.verifiers.multiparty.methods" in imported and \
+        assert "dpverify.verifiers.multiparty.planner" in imported and \
             "dpverify.checker" in imported, imported
 
 
@@ -491,6 +503,7 @@ def test_dead_worker_is_an_error_and_the_batch_goes_on(tmp_path: Path) -> None:
     # The cause is read from the dead worker's exit code, even when the pool's own thread
     # reaps the process first (the race that once made this "worker died" alone).
     assert crashed.reason == "worker died: killed by SIGKILL (out of memory?)"
+    assert crashed.to_dict()["reason_code"] == "worker-failed"
     assert len(by_name) == len(paths) and all(i.verdict == "optimal" for i in by_name.values())
     assert report.exit_status() == 3
 
@@ -614,7 +627,7 @@ def test_a_result_computed_past_the_limit_is_a_timeout_however_fast_it_arrives(t
                    values=(("observer", "average", 0.5),), seconds=0.2)
     late = within_limit(done, 0.1)
     assert late.status == TIMEOUT and late.result["verdict"] == "error"
-    assert "timeout" in late.result["reason"] and late.result["problem"] == "p"
+    assert late.result["reason_code"] == "timeout" and late.result["problem"] == "p"
     assert late.values == ()
     assert within_limit(done, 0.3) is done  # control: within the limit, kept as it is
     assert within_limit(done, None) is done

@@ -42,13 +42,8 @@ from dpverify.theory.exact import (
 )
 from dpverify.theory.exact_lp import ExactLpError, simplex_from_basis
 from dpverify.theory.rr import rr_matrix
-from dpverify.verifiers.multiparty.certify import (
-    certificate_filename,
-    certificate_for,
-    certify_agent,
-    proof_for,
-)
-from dpverify.verifiers.multiparty.corner_lp import verify_agent
+from dpverify.verifiers.certifiers import certificate_filename, certify_agent
+from dpverify.verifiers.multiparty.planner import certificate_for, proof_for, verify_by_lp
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.proof import proof_of
 
@@ -94,7 +89,7 @@ def test_shipped_problems_certify_and_check(path):
                 assert cert["status"] == "bracket"
                 assert 0 <= bound - value <= Fraction(1, 10**15) * (1 + abs(value))
             # a second, independent computation: the float relaxed LP of the verifier
-            lp = verify_agent(spec, agent, accuracy, VerifyOptions())
+            lp = verify_by_lp(spec, agent, accuracy, VerifyOptions())
             assert lp.relaxed_optimum == pytest.approx(float(bound), abs=1e-9)
 
 
@@ -315,7 +310,7 @@ def test_bad_hints_without_the_exact_lp_give_a_valid_weaker_certificate(monkeypa
 
 
 def test_hint_lp_failure_falls_back_to_the_exact_simplex(monkeypatch):
-    import dpverify.verifiers.multiparty.certify as glue
+    import dpverify.verifiers.multiparty.hints as glue
     from dpverify.errors import SolverError
     from dpverify.lp import LpSolution, LpStatus
 
@@ -323,17 +318,17 @@ def test_hint_lp_failure_falls_back_to_the_exact_simplex(monkeypatch):
         return LpSolution(LpStatus.ERROR, float("nan"), np.zeros(0), np.zeros(0), 0.0, "highs",
                           "simulated failure")
 
-    monkeypatch.setattr(glue, "solve", failing)
+    options = VerifyOptions(solve_with=failing)
     spec = _spec('[problem]\nparties = 3\nlambda = ["3/2", "2", "5/2"]\n[observer]\n'
                  'function = "and"\n[[party]]\nindex = 2\nfunction = "xor"\n')
     for agent in spec.agents:
-        cert = _roundtrip(certify_agent(spec, agent, "worst"))
+        cert = _roundtrip(certify_agent(spec, agent, "worst", options=options))
         assert cert["status"] == "proved-optimal"
         assert check_certificate(spec, cert).ok
     # too large for the exact simplex: the solver failure is reported, never a pass
     monkeypatch.setattr(glue, "MAX_EXACT_ROWS", 0)
     with pytest.raises(SolverError, match="simulated failure"):
-        certify_agent(spec, spec.agents[0], "worst")
+        certify_agent(spec, spec.agents[0], "worst", options=options)
 
 
 # ------------------------------------------------------------------ hypothesis
@@ -412,7 +407,7 @@ def test_certify_uses_the_verifier_hints():
     spec = _spec('[problem]\nparties = 3\nlambda = ["3/2", "2", "5/2"]\n[[party]]\n'
                  'index = 1\nfunction = "and"\n')
     agent = spec.agents[0]
-    result = verify_agent(spec, agent, Accuracy.WORST, VerifyOptions())
+    result = verify_by_lp(spec, agent, Accuracy.WORST, VerifyOptions())
     cert = certify_agent(spec, agent, Accuracy.WORST, result)
     assert cert["status"] == "proved-optimal"
     assert float(Fraction(cert["lower"]["value"])) == pytest.approx(result.rr_value, abs=1e-9)

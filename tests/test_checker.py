@@ -19,7 +19,7 @@ import pytest
 
 from dpverify.checker import CertificateFormatError, check_certificate
 from dpverify.checker.factors import ClassOrbits, transform
-from dpverify.verifiers.multiparty.certify import certify_agent
+from dpverify.verifiers.certifiers import certify_agent
 
 CHECKER = Path(__file__).resolve().parents[1] / "dpverify" / "checker"
 

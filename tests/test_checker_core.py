@@ -27,12 +27,8 @@ from dpverify.cli import main
 from dpverify.spec import loads
 from dpverify.spec.model import Accuracy
 from dpverify.status import ExitStatus
-from dpverify.verifiers.multiparty.certify import (
-    PROOF,
-    certify_agent,
-    dump_certificate,
-    interval_certificate,
-)
+from dpverify.verifiers.certifiers import certify_agent, dump_certificate
+from dpverify.verifiers.multiparty.all_inputs import all_inputs_interval_certificate
 from dpverify.verifiers.multiparty.orbit import orbit_interval_certificate
 from dpverify.verifiers.options import VerifyOptions
 
@@ -65,8 +61,8 @@ def certificates() -> dict[str, tuple[object, dict]]:
     out["envelope"] = out.pop("delta")
     out["delta"] = (specs["delta"], read_certificate(FOUR_RAY.read_text(encoding="utf-8")))
     bits, orbits = specs["bits"], specs["orbits"]
-    out["interval"] = (bits, _json(interval_certificate(
-        PROOF, bits, bits.agents[0], Accuracy.WORST, None, options).to_json("b")))
+    out["interval"] = (bits, _json(all_inputs_interval_certificate(
+        bits, bits.agents[0], Accuracy.WORST, options).to_json("b")))
     out["orbit-interval"] = (orbits, _json(orbit_interval_certificate(
         orbits, orbits.agents[0], Accuracy.WORST, options).to_json("o")))
     assert sorted(c["format"] for _, c in out.values()) == sorted(CHECKERS)

@@ -29,7 +29,7 @@ from dpverify.cli import main
 from dpverify.spec import load, loads
 from dpverify.spec.symmetric import Symmetry, agent_symmetry, orbit_table
 from dpverify.theory.orbits.certificates import OrbitProblem, average_certificate
-from dpverify.verifiers.multiparty.certify import certify_agent, dump_certificate
+from dpverify.verifiers.certifiers import certify_agent, dump_certificate
 
 PROBLEM = """
 [problem]

@@ -21,7 +21,7 @@ import pytest
 
 from dpverify.checker import check_certificate
 from dpverify.spec import load, loads
-from dpverify.verifiers.multiparty.certify import certify_agent, dump_certificate
+from dpverify.verifiers.certifiers import certify_agent, dump_certificate
 
 ORBITS = ('[problem]\nname = "o"\nparties = 9\nlambda = ["2", "2", "2", "2", "2", "3", "3", '
           '"3", "3"]\n[observer]\nfunction = "majority"\n[[party]]\nindex = 1\n'

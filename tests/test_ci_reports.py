@@ -221,8 +221,8 @@ def test_an_invalid_file_is_annotated_at_the_line_it_names(tmp_path) -> None:
     assert at == {"syntax": "2", "value": "5", "missing": "3", "agent": "6"}, \
         [i.reason for i in report.invalid]
     item = report.invalid[0]
-    stray = dataclasses.replace(item, result={**item.result,
-                                              "reason": f"{item.source}: `nowhere.key`: bad"})
+    stray = dataclasses.replace(item, result=dataclasses.replace(
+        item.result, reason=f"{item.source}: `nowhere.key`: bad"))
     assert stray.reason.endswith("`nowhere.key`: bad") and invalid_line(stray) is None
 
 

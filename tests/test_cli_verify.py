@@ -195,7 +195,8 @@ def test_bad_input_does_not_hide_the_other_results(write_toml) -> None:
     assert data[1]["verdict"] == "optimal"
     # the invalid file is a result object too, as in `batch --json`
     assert data[0]["verdict"] == "error" and data[0]["invalid"] is True
-    assert data[0]["results"] == [] and "problem.epsilon" in data[0]["reason"]
+    assert data[0]["results"] == [] and data[0]["reason_code"] == "invalid"
+    assert "problem.epsilon" in data[0]["reason"]
 
 
 @pytest.mark.parametrize("args", [
@@ -225,7 +226,7 @@ def test_exit_3_when_no_method_fits(write_toml) -> None:
     assert run.exit_code == 3
     (data,) = json.loads(run.stdout)
     assert data["verdict"] == "error" and "invalid" not in data
-    assert "no method fits" in data["reason"] and "2^30 inputs" in data["reason"]
+    assert data["reason_code"] == "size-limit" and "2^30 inputs" in data["reason"]
     assert "no method fits" in run.stderr
 
 

@@ -179,7 +179,7 @@ def test_checking_certificates_loads_only_the_trusted_base():
     import subprocess
 
     from dpverify.spec import loads
-    from dpverify.verifiers.multiparty.certify import certify_agent, dump_certificate
+    from dpverify.verifiers.certifiers import certify_agent, dump_certificate
     from dpverify.verifiers.options import VerifyOptions
 
     jobs = []
@@ -229,12 +229,8 @@ def one_certificate_of_each_format() -> list[tuple[object, str]]:
     expressions, so that checking them evaluates expressions too."""
     from dpverify.spec import loads
     from dpverify.spec.model import Accuracy
-    from dpverify.verifiers.multiparty.certify import (
-        PROOF,
-        certify_agent,
-        dump_certificate,
-        interval_certificate,
-    )
+    from dpverify.verifiers.certifiers import certify_agent, dump_certificate
+    from dpverify.verifiers.multiparty.all_inputs import all_inputs_interval_certificate
     from dpverify.verifiers.multiparty.orbit import orbit_interval_certificate
     from dpverify.verifiers.options import VerifyOptions
 
@@ -253,8 +249,8 @@ def one_certificate_of_each_format() -> list[tuple[object, str]]:
     four_ray = PACKAGE.parent / "tests" / "data" / "four-ray" / "d.observer.worst.cert.json"
     jobs.append((loads('[problem]\nname = "d"\nparties = 2\nlambda = "3"\ndelta = "1/10"\n'
                        '[observer]\nfunction = "xor"\n'), four_ray.read_text(encoding="utf-8")))
-    jobs.append((bits, dump_certificate(interval_certificate(
-        PROOF, bits, bits.agents[0], Accuracy.WORST, None, options).to_json("x"))))
+    jobs.append((bits, dump_certificate(all_inputs_interval_certificate(
+        bits, bits.agents[0], Accuracy.WORST, options).to_json("x"))))
     jobs.append((orbits, dump_certificate(orbit_interval_certificate(
         orbits, orbits.agents[0], Accuracy.WORST, options).to_json("x"))))
     return jobs
@@ -325,13 +321,13 @@ LAYERS: list[list[tuple[str, ...]]] = [
     [("lp",)],
     [("problem",)],
     [("spec",)],
-    [("errors", "status", "defaults", "filenames", "version", "notebook", "cachedir",
-      "install", "configuration")],
+    [("errors", "status", "verdict", "reasons", "defaults", "policy", "clock", "filenames",
+      "version", "notebook", "cachedir", "install", "configuration")],
 ]
 # The modules the command line may import at run time (dpverify.console's sub-modules too);
 # anything else only under `if TYPE_CHECKING:` (types for annotations).
 CLI_MAY_IMPORT = ("dpverify.api", "dpverify.console", "dpverify.defaults", "dpverify.errors",
-                  "dpverify.status")
+                  "dpverify.policy", "dpverify.status")
 
 
 def module_name(path: Path) -> str:
@@ -526,3 +522,155 @@ def test_one_toml_parser_and_one_writer(library):
     users = sorted(p.relative_to(PACKAGE).as_posix() for p in MODULES
                    if any(m == library or m.startswith(f"{library}.") for m in imports(p)))
     assert users == sorted(TOML_MODULES[library])
+
+
+# ------------------------------------------------------------------ one solving context
+
+# verifiers/solving.py is the one solving context (issue 24): the backend, threads,
+# tolerances and the time policy of every LP. Only it (and lp/, the backends) calls
+# lp.solve, sets a solver's time limit or builds HiGHS's basis finder; everyone else
+# passes `options.solver()` down.
+SOLVING = ("verifiers/solving.py",)
+
+
+def solving_strays(path: Path) -> list[str]:
+    """Where a module sets a solver time limit, calls lp.solve or builds a basis finder
+    itself (line numbers)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            if any(k.arg == "time_limit" for k in node.keywords):
+                out.append(f"{node.lineno}: sets time_limit")
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(
+                node.func, "id", "")
+            if name == "float_basis_finder":
+                out.append(f"{node.lineno}: builds a basis finder")
+        if isinstance(node, ast.ImportFrom) and node.module in (
+                "dpverify.lp", "dpverify.lp.solve") and any(a.name == "solve"
+                                                            for a in node.names):
+            out.append(f"{node.lineno}: imports lp.solve")
+    return out
+
+
+def test_one_solving_context():
+    strays = {p.relative_to(PACKAGE).as_posix(): solving_strays(p) for p in MODULES
+              if not p.relative_to(PACKAGE).as_posix().startswith("lp/")
+              and p.relative_to(PACKAGE).as_posix() not in SOLVING}
+    assert not {k: v for k, v in strays.items() if v}
+
+
+def test_the_solving_scan_sees_what_it_claims(tmp_path):
+    """Negative control: the three ways around the solving context are found."""
+    module = tmp_path / "m.py"
+    module.write_text("from dpverify.lp import solve\n"
+                      "def f(lp, o):\n    return solve(lp, 'highs', time_limit=o.t)\n"
+                      "def g():\n    return float_basis_finder()\n", encoding="utf-8")
+    assert [s.split(": ")[1] for s in solving_strays(module)] == [
+        "imports lp.solve", "sets time_limit", "builds a basis finder"]
+    assert solving_strays(PACKAGE / "verifiers" / "solving.py")  # it does all three itself
+
+
+# ------------------------------------------------------------------ settings as types
+
+# A problem's setting (bits, more symbols, delta > 0, ...: spec/setting.py) is computed
+# once on the spec; everything that depends on it is chosen by a table keyed by it. Every
+# table covers every key of its kinds, and nothing outside spec/ branches on the flags a
+# setting is made from (`.approximate`, `.binary`) or compares a setting. (checker/ checks
+# a certificate by its `format`; its own size guard reads the spec's flags.)
+SETTING_FLAGS = ("approximate", "binary")
+MAY_BRANCH = ("spec/", "checker/")
+
+
+def _tables():
+    """(name, table, its keys) of every table keyed by settings."""
+    from dpverify.console.count import DERIVATION_VIEWS
+    from dpverify.console.survey import SURVEY_VIEWS
+    from dpverify.console.views import VIEWS
+    from dpverify.research.falsify import REFUSALS
+    from dpverify.research.survey import SURVEYS
+    from dpverify.runner.notes import NOT_FOR, ONE_CERTIFICATE, SEEDED
+    from dpverify.spec.setting import SETTINGS, Setting, keys
+    from dpverify.sweeps.reference import CLOSED_FORMS
+    from dpverify.verifiers.audit.bounds import BOUNDS
+    from dpverify.verifiers.audit.protocol import AUDITS
+    from dpverify.verifiers.certifiers import CERTIFIERS
+    from dpverify.verifiers.count.verifier import SIDES
+    from dpverify.verifiers.dispatch import DERIVATIONS, VERIFIERS
+
+    problems = keys("multiparty", "count", "protocol")
+    return [
+        ("dispatch.VERIFIERS", VERIFIERS, problems),
+        ("certifiers.CERTIFIERS", CERTIFIERS, problems),
+        ("dispatch.DERIVATIONS", DERIVATIONS, keys("mechanism")),
+        ("console.views.VIEWS", VIEWS, keys()),
+        ("console.count.DERIVATION_VIEWS", DERIVATION_VIEWS, SETTINGS["mechanism"]),
+        ("notes.NOT_FOR", NOT_FOR, keys()),
+        ("notes.SEEDED", SEEDED, keys()),
+        ("notes.ONE_CERTIFICATE", ONE_CERTIFICATE, keys()),
+        ("audit.protocol.AUDITS", AUDITS, SETTINGS["protocol"]),
+        ("audit.bounds.BOUNDS", BOUNDS, (Setting.BITS, Setting.SYMBOLS)),  # pure claims
+        ("count.verifier.SIDES", SIDES, SETTINGS["count"]),
+        ("falsify.REFUSALS", REFUSALS, SETTINGS["multiparty"]),
+        ("sweeps.reference.CLOSED_FORMS", CLOSED_FORMS, SETTINGS["multiparty"]),
+        # a survey: more symbols under pure DP, or bits under delta > 0
+        ("research.survey.SURVEYS", SURVEYS, (Setting.SYMBOLS, Setting.DELTA)),
+        ("console.survey.SURVEY_VIEWS", SURVEY_VIEWS, (Setting.SYMBOLS, Setting.DELTA)),
+    ]
+
+
+@pytest.mark.parametrize("index", range(15))
+def test_every_dispatch_table_covers_every_key(index):
+    name, table, wanted = _tables()[index]
+    assert set(table) == set(wanted), name
+
+
+def test_the_tables_are_all_listed():
+    assert len(_tables()) == 15
+
+
+def setting_branches(path: Path) -> list[str]:
+    """Where a module branches on a setting: reads the flags it is made from, or compares
+    a setting (a table lookup by `spec.setting` is not a branch)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out = []
+
+    def is_setting(node: ast.AST) -> bool:
+        return (isinstance(node, ast.Attribute) and node.attr == "setting") or (
+            isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+            and node.value.id == "Setting")
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in SETTING_FLAGS \
+                and isinstance(node.ctx, ast.Load):
+            out.append(f"{node.lineno}: .{node.attr}")
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", "") == "getattr" \
+                and len(node.args) > 1 and isinstance(node.args[1], ast.Constant) \
+                and node.args[1].value in SETTING_FLAGS:
+            out.append(f"{node.lineno}: getattr {node.args[1].value}")
+        elif isinstance(node, ast.Compare) and any(
+                is_setting(n) for n in (node.left, *node.comparators)) and not any(
+                isinstance(n, ast.Constant) and n.value is None
+                for n in (node.left, *node.comparators)):  # `is None`: no spec, no setting
+            out.append(f"{node.lineno}: compares a setting")
+        elif isinstance(node, ast.Match) and is_setting(node.subject):
+            out.append(f"{node.lineno}: matches a setting")
+    return out
+
+
+def test_no_setting_branch_outside_spec_and_the_tables():
+    found = {p.relative_to(PACKAGE).as_posix(): setting_branches(p) for p in MODULES
+             if not p.relative_to(PACKAGE).as_posix().startswith(MAY_BRANCH)}
+    assert not {k: v for k, v in found.items() if v}
+
+
+def test_the_setting_scan_sees_what_it_claims(tmp_path):
+    """Negative control: each kind of setting branch is found, a table lookup is not."""
+    module = tmp_path / "m.py"
+    module.write_text("def f(spec, T):\n    if spec.approximate:\n        return 1\n"
+                      "    if getattr(spec, 'binary', True):\n        return 2\n"
+                      "    if spec.setting is Setting.DELTA:\n        return 3\n"
+                      "    if spec.setting is None:\n        return 4\n"
+                      "    return T[spec.setting]\n", encoding="utf-8")
+    assert [s.split(": ")[1] for s in setting_branches(module)] == [
+        ".approximate", "getattr binary", "compares a setting"]

@@ -315,9 +315,9 @@ def test_release_exact_alphas_from_decimals():
 
 
 def test_the_release_limit_of_the_command_line_is_the_librarys():
-    """`--n`'s help names defaults.MAX_RELEASE_N (the command line imports no verifier);
-    the library enforces its own: the two must be the same number."""
-    from dpverify.defaults import MAX_RELEASE_N
+    """`--n`'s help names policy.MAX_RELEASE_N (the command line imports no verifier),
+    the number the library enforces."""
+    from dpverify.policy import MAX_RELEASE_N
     from dpverify.verifiers.count import release
 
     assert MAX_RELEASE_N == release.MAX_RELEASE_N

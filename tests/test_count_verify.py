@@ -18,6 +18,7 @@ import pytest
 
 from dpverify.errors import SizeLimitError
 from dpverify.lp import LpSolution, LpStatus, solve
+from dpverify.reasons import ReasonCode
 from dpverify.spec import loads
 from dpverify.spec.losses import loss_table, named_loss
 from dpverify.theory.count.geometric import (
@@ -350,7 +351,10 @@ def test_ill_conditioned_instances_decide():
 
 
 def _fake(status=LpStatus.OPTIMAL, objective=None):
-    real = count_module.solve
+    """A fake LP backend (VerifyOptions(solve_with=...)): the first LP (the optimal
+    mechanism's) fails with `status` or reports `objective(true optimum)`."""
+    from dpverify.lp.solve import solve as real
+
     calls = {"n": 0}
 
     def fake(lp, backend="highs", **kw):
@@ -370,17 +374,18 @@ def _fake(status=LpStatus.OPTIMAL, objective=None):
 
 @pytest.mark.parametrize("status", [LpStatus.ERROR, LpStatus.TIME_LIMIT, LpStatus.UNKNOWN,
                                     LpStatus.INFEASIBLE])
-def test_a_failed_solve_is_an_error(monkeypatch, status):
-    monkeypatch.setattr(count_module, "solve", _fake(status))
-    r = result_of(spec_of(4, "1/2", '"abs"'))
-    assert r.verdict is Verdict.ERROR and "optimal-mechanism LP" in r.reason
+def test_a_failed_solve_is_an_error(status):
+    r = result_of(spec_of(4, "1/2", '"abs"'), VerifyOptions(solve_with=_fake(status)))
+    assert r.verdict is Verdict.ERROR and r.code is ReasonCode.SOLVER_FAILED
+    assert "optimal-mechanism LP" in r.reason
     assert r.to_json()["verdict"] == "error"
 
 
-def test_a_failed_post_processing_solve_falls_back_then_is_an_error(monkeypatch):
+def test_a_failed_post_processing_solve_falls_back_then_is_an_error():
     """The best post-processing is found through the dual LP over priors; if that fails the
     direct LP over T is solved instead; if both fail the verdict is `error` (undecided)."""
-    real = count_module.solve
+    from dpverify.lp.solve import solve as real
+
     failing = {"count-least-favourable-prior"}
 
     def fake(lp, backend="highs", **kw):
@@ -389,23 +394,23 @@ def test_a_failed_post_processing_solve_falls_back_then_is_an_error(monkeypatch)
                               "fake", "time limit")
         return real(lp, backend, **kw)
 
-    monkeypatch.setattr(count_module, "solve", fake)
-    r = result_of(spec_of(4, "1/2", '"abs"'))
+    options = VerifyOptions(solve_with=fake)
+    r = result_of(spec_of(4, "1/2", '"abs"'), options)
     assert r.verdict is Verdict.OPTIMAL  # the direct LP decided it
     failing.add("count-post-processing")
-    r = result_of(spec_of(4, "1/2", '"abs"'))
-    assert r.verdict is Verdict.ERROR and r.reason.startswith("undecided")
+    r = result_of(spec_of(4, "1/2", '"abs"'), options)
+    assert r.verdict is Verdict.ERROR and r.code is ReasonCode.SOLVER_FAILED
     assert "post-processing LP could not be solved" in r.reason and "time-limit" in r.reason
     assert r.mechanism_optimum is not None and r.geometric_value is None and r.gap is None
 
 
 @pytest.mark.parametrize("shift", [-0.01, 0.01])
-def test_an_optimum_reported_wrongly_is_an_error(monkeypatch, shift):
+def test_an_optimum_reported_wrongly_is_an_error(shift):
     """If the mechanism LP's objective disagrees with the bracket its own solution and duals
     prove, the solve was inaccurate: `error`, never `optimal` beside a wrong value."""
-    monkeypatch.setattr(count_module, "solve", _fake(objective=lambda v: v + shift))
-    r = result_of(spec_of(4, "1/2", '"abs"'))
-    assert r.verdict is Verdict.ERROR and "inaccurately" in r.reason
+    r = result_of(spec_of(4, "1/2", '"abs"'),
+                  VerifyOptions(solve_with=_fake(objective=lambda v: v + shift)))
+    assert r.verdict is Verdict.ERROR and r.code is ReasonCode.NUMERICAL
 
 
 def test_monotone_gap_note_is_loud():

@@ -42,8 +42,8 @@ def test_dask_matches_local_pool(cluster, tmp_path: Path) -> None:
         assert store.count() == 10
     local = run_batch([folder], VerifyOptions(), store=None, jobs=2)  # a local pool
     assert on_dask.exit_status() == local.exit_status() == 0
-    a = {i.source: comparable(i.result) for i in on_dask.items}
-    b = {i.source: comparable(i.result) for i in local.items}
+    a = {i.source: comparable(i.to_dict()) for i in on_dask.items}
+    b = {i.source: comparable(i.to_dict()) for i in local.items}
     assert set(a) == {str(p) for p in paths} and a == b
     # The Dask workers ran the tasks, not this process.
     workers = {r.worker for r in Store(tmp_path / "dask.sqlite").all()}

@@ -175,22 +175,29 @@ def _padded(obj, factor: int):
 XOR3 = '[problem]\nname = "xor3"\nparties = 3\nlambda = "2"\n[observer]\nfunction = "xor"\n'
 
 
-def test_settle_reads_long_certificates(default_int_limit, monkeypatch):
-    """verifiers/multiparty/settle.py reads a certificate's value and bound back at any length (the
-    8-party internal error of the issue): a certificate whose numbers are written with
-    5000-digit numerators and denominators settles as the short one does."""
-    from dpverify.verifiers.multiparty import certify
+def test_settle_reads_long_certificates(default_int_limit):
+    """verifiers/multiparty/settle.py takes a certificate's value and bound at any length
+    (the 8-party internal error of the issue): the certificate of a level written with
+    2000 digits has numbers of thousands of digits, and settles as a short one does (the
+    typed numbers, never read back from text); its JSON, written with 5000-digit
+    numerators and denominators, checks."""
+    from dpverify.verifiers import certifiers as certify
+    from dpverify.verifiers.multiparty.planner import hints_for
+    from dpverify.verifiers.multiparty.reductions import AgentProblem
 
     spec = loads(XOR3)
     cert = certify.certify_agent(spec, spec.agents[0], "worst")
     long = dict(cert, upper=_padded(cert["upper"], 10 ** 5000),
                 lower=_padded(cert["lower"], 10 ** 5000))
     assert len(long["lower"]["value"]) > 10000 and check_certificate(spec, long).ok
-    monkeypatch.setattr(certify, "certify_agent", lambda *args, **kwargs: long)
-    settled = settle_module.settle(spec, spec.agents[0], Accuracy.WORST, VerifyOptions(),
-                                   "floats differ")
+    lam = f"1{'0' * 1999}1/1{'0' * 2000}"  # 1 + 10^-2000
+    spec = loads(XOR3.replace('lambda = "2"', f'lambda = "{lam}"'))
+    problem = AgentProblem(spec, spec.agents[0], Accuracy.AVERAGE, VerifyOptions())
+    settled = settle_module.settle(problem, hints_for(problem), "floats differ")
     assert settled.verdict is Verdict.OPTIMAL, settled.reason
-    assert settled.relaxed == float(parse_rational(cert["upper"]["bound"]))
+    exact = certify.certificate(spec, spec.agents[0], Accuracy.AVERAGE)
+    assert exact.bound.denominator.bit_length() > 4300 * 3.3  # beyond the int-string limit
+    assert settled.relaxed == float(exact.bound) and settled.rr == float(exact.value)
 
 
 # ------------------------------------------------------------------ the issue's problems

@@ -93,7 +93,7 @@ def _nan_solution(lp, backend="highs"):
                       np.full(lp.num_rows, np.nan), 0.0, backend, "fake NaN")
 
 
-def test_a_party_rule_lp_gone_wrong_is_never_dropped_by_the_minimum(monkeypatch):
+def test_a_party_rule_lp_gone_wrong_is_never_dropped_by_the_minimum():
     """Regression: RR's rule LP of one own bit "solved" to garbage (NaN or zero rows) gave a
     NaN rule, and a party's value min([bit 0, NaN]) silently kept bit 0's alone. The rows
     are distributions now, and the value is one that an explicit rule achieves."""
@@ -103,9 +103,9 @@ def test_a_party_rule_lp_gone_wrong_is_never_dropped_by_the_minimum(monkeypatch)
                  'function = "and"\n')
     agent = spec.agents[0]
     unit = tabulate(spec, agent).gain
-    honest = corner_lp._rr_candidate(spec.lambdas, unit, 1, True, VerifyOptions())
+    honest = corner_lp.rr_candidate(spec.lambdas, unit, 1, True, VerifyOptions())
     calls = []
-    real = corner_lp.solve
+    from dpverify.lp.solve import solve as real
 
     def second_bit_garbage(lp, backend="highs", **kw):
         calls.append(lp.name)
@@ -113,20 +113,19 @@ def test_a_party_rule_lp_gone_wrong_is_never_dropped_by_the_minimum(monkeypatch)
             return _nan_solution(lp, backend)
         return real(lp, backend, **kw)
 
-    monkeypatch.setattr(corner_lp, "solve", second_bit_garbage)
-    value, rule = corner_lp._rr_candidate(spec.lambdas, unit, 1, True, VerifyOptions())
+    value, rule = corner_lp.rr_candidate(spec.lambdas, unit, 1, True,
+                                         VerifyOptions(solve_with=second_bit_garbage))
     assert calls.count("rr-worst") == 2
     assert np.isfinite(rule).all() and np.allclose(rule.sum(axis=2), 1.0)
     assert math.isfinite(value) and value <= honest[0] + 1e-12
     assert value < honest[0] - 1e-3  # the garbage bit's rule is a real, worse rule
 
 
-def test_nan_duals_of_the_count_lp_are_undecided_not_an_internal_error(monkeypatch):
+def test_nan_duals_of_the_count_lp_are_undecided_not_an_internal_error():
     """Regression: NaN duals of the optimal-mechanism LP reached Fraction() in the exact
     chain bound and raised (an internal error); now they give no bound from the chain."""
+    from dpverify.lp.solve import solve as real
     from dpverify.verifiers.count import verifier as count_module
-
-    real = count_module.solve
 
     def nan_duals(lp, backend="highs", **kw):
         sol = real(lp, backend, **kw)
@@ -136,9 +135,8 @@ def test_nan_duals_of_the_count_lp_are_undecided_not_an_internal_error(monkeypat
             return LpSolution(sol.status, sol.objective, sol.x, duals, sol.seconds, "fake")
         return sol
 
-    monkeypatch.setattr(count_module, "solve", nan_duals)
     spec = loads('[problem]\nkind = "count"\nn = 4\nalpha = "1/2"\n[consumer]\nloss = "abs"\n')
-    (r,) = count_module.verify_count(spec, VerifyOptions()).results
+    (r,) = count_module.verify_count(spec, VerifyOptions(solve_with=nan_duals)).results
     assert r.verdict in (Verdict.OPTIMAL, Verdict.ERROR), r.reason
 
 
@@ -168,26 +166,24 @@ def test_the_least_favourable_prior_sums_to_exactly_one(monkeypatch):
         assert sum(q) == 1, float(sum(q) - 1)
 
 
-def test_nan_from_the_orbit_lp_gives_a_certificate_not_an_internal_error(monkeypatch):
+def test_nan_from_the_orbit_lp_gives_a_certificate_not_an_internal_error():
     """Regression: NaN in the float worst-case LP on orbits reached Fraction() when its rule
     and prior were rationalised, and raised. Rows without mass are uniform now: the
     certificate is built, and the exact simplex proves the optimum."""
-    import dpverify.lp.highs as highs
+    from dpverify.lp.solve import solve as real
     from dpverify.spec.model import Accuracy
     from dpverify.verifiers.multiparty.orbit import verify_orbit_agent
 
-    real = highs.solve_highs
-
-    def nan_on_orbits(lp, **kw):
+    def nan_on_orbits(lp, backend="highs", **kw):
         if lp.name == "rr-worst-on-orbits":
             return _nan_solution(lp)
-        return real(lp, **kw)
+        return real(lp, backend, **kw)
 
-    monkeypatch.setattr(highs, "solve_highs", nan_on_orbits)
     spec = loads('[problem]\nparties = 5\nlambda = "2"\n[observer]\nfunction = "majority"\n'
                  '[[party]]\nindex = 1\nfunction = "majority"\n')
+    options = VerifyOptions(method="orbit", solve_with=nan_on_orbits)
     for agent in spec.agents:
-        r = verify_orbit_agent(spec, agent, Accuracy.WORST, VerifyOptions(method="orbit"))
+        r = verify_orbit_agent(spec, agent, Accuracy.WORST, options)
         assert r.verdict is Verdict.OPTIMAL, r.reason
 
 

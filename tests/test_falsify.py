@@ -107,7 +107,7 @@ def test_a_tampered_bound_gives_a_counterexample_that_audits(tmp_path, monkeypat
 
     def tampered(*args, **kwargs):
         result = real(*args, **kwargs)
-        return dataclasses.replace(result, relaxed_optimum=result.relaxed_optimum - 0.01)
+        return dataclasses.replace(result, bound=result.bound - 0.01)
 
     monkeypatch.setattr(module, "verify_agent", tampered)
     result = campaign("xor-2.toml", tmp_path, protocols=5, climb=0)

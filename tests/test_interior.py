@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from lp_method import by_lp
 
 from dpverify.lp import solve
 from dpverify.spec import loads
 from dpverify.spec.tables import tabulate
 from dpverify.theory.rr import random_rank_one, segment_grid
-from dpverify.verifiers.multiparty.corner_lp import (
-    corner_family,
-    interior_families,
-    verify_multiparty,
-)
+from dpverify.verifiers.multiparty.corner_lp import corner_family, interior_families
 from dpverify.verifiers.multiparty.lps import PointFamily, relaxed_lp
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.result import Verdict
@@ -35,7 +32,7 @@ gain = "-abs"
 @pytest.mark.parametrize("grid,samples", [(3, 0), (5, 0), (0, 40), (4, 25)])
 def test_interior_points_do_not_raise_the_optimum(grid, samples):
     spec = loads(SPEC, source="<maj-3>")
-    result = verify_multiparty(spec, VerifyOptions(grid=grid, samples=samples, seed=7))
+    result = by_lp(spec, VerifyOptions(grid=grid, samples=samples, seed=7))
     assert result.verdict is Verdict.OPTIMAL
     for r in result.results:
         assert abs(r.interior.optimum - r.relaxed_optimum) <= 1e-9

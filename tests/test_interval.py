@@ -26,8 +26,11 @@ from dpverify.theory.exact import (
 )
 from dpverify.theory.interval import exact_sum, kron_budget, kron_floats, lower_end, upper_end
 from dpverify.theory.rr import rr_matrix
-from dpverify.verifiers.multiparty.certify import PROOF, certificate_for, interval_certificate
+from dpverify.verifiers.multiparty.all_inputs import PROOF
+from dpverify.verifiers.multiparty.hints import Hints
 from dpverify.verifiers.multiparty.orbit import ORBIT, verify_orbit_agent
+from dpverify.verifiers.multiparty.planner import certificate_for
+from dpverify.verifiers.multiparty.reductions import AgentProblem
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.result import BracketMethod, Verdict
 
@@ -123,7 +126,7 @@ def test_interval_certificate_is_accepted_and_holds_the_optimum(agent, accuracy)
     the exact certificate's (at exact lambdas the optimum is proved exactly)."""
     spec = loads(_table_problem(5, 'lambda = "3/2"'))
     a = spec.agents[agent]
-    cert = interval_certificate(PROOF, spec, a, Accuracy(accuracy), None, OPTIONS)
+    cert = PROOF.interval(AgentProblem(spec, a, Accuracy(accuracy), OPTIONS), Hints())
     data = cert.to_json(spec.name)
     assert data["format"] == FORMAT and data["status"] == "bracket"
     assert check_certificate(spec, data).ok
@@ -138,7 +141,7 @@ def test_moving_an_end_past_the_optimum_is_rejected(accuracy):
     above it, is rejected by the checker's own arithmetic; ends 1e-12 outside it pass."""
     spec = loads(_table_problem(5, 'lambda = "3/2"'))
     a = spec.agents[1]
-    cert = interval_certificate(PROOF, spec, a, Accuracy(accuracy), None, OPTIONS)
+    cert = PROOF.interval(AgentProblem(spec, a, Accuracy(accuracy), OPTIONS), Hints())
     exact = certificate_for(spec, a, accuracy)
     assert exact.status == "proved-optimal"
     opt = exact.value
@@ -154,7 +157,7 @@ def test_moving_an_end_past_the_optimum_is_rejected(accuracy):
 def test_a_corrupted_rule_or_status_is_rejected():
     spec = loads(_table_problem(4, "epsilon = 1.3"))
     a = spec.agents[0]
-    data = interval_certificate(PROOF, spec, a, Accuracy.WORST, None, OPTIONS).to_json(
+    data = PROOF.interval(AgentProblem(spec, a, Accuracy.WORST, OPTIONS), Hints()).to_json(
         spec.name)
     bad = dict(data, status="proved-optimal")
     assert not check_certificate(spec, bad).ok
@@ -209,7 +212,7 @@ def test_verify_takes_symmetric_problems_beyond_the_exact_work():
     it, at KOV's closed form, and says so."""
     spec = loads(XOR.format(k=600))
     options = VerifyOptions(max_orbit_work=1_000_000)
-    assert ORBIT.fits(spec, spec.agents[0], Accuracy.AVERAGE, options) is None
+    assert ORBIT.fits(AgentProblem(spec, spec.agents[0], Accuracy.AVERAGE, options)) is None
     r = verify_orbit_agent(spec, spec.agents[0], Accuracy.AVERAGE, options)
     assert r.verdict is Verdict.OPTIMAL and "interval orbit certificate" in r.reason
     assert r.proof is not None and r.proof.bracket is not None

@@ -13,15 +13,18 @@ from click.testing import CliRunner
 
 import dpverify
 from dpverify.cli import main
-from dpverify.defaults import ALL_INPUTS_PARTIES, DENSE_BELOW_PARTIES, LpForm, Method
+from dpverify.defaults import LpForm, Method
 from dpverify.errors import SizeLimitError
+from dpverify.policy import ALL_INPUTS_PARTIES, DENSE_BELOW_PARTIES
+from dpverify.reasons import ReasonCode
 from dpverify.spec import loads
 from dpverify.spec.model import Accuracy
 from dpverify.verifiers.dispatch import verify_spec
-from dpverify.verifiers.multiparty.certify import PROOF, certificate_for
+from dpverify.verifiers.multiparty.all_inputs import PROOF
 from dpverify.verifiers.multiparty.corner_lp import LP, form_nonzeros, lp_form
-from dpverify.verifiers.multiparty.methods import choose_method
 from dpverify.verifiers.multiparty.orbit import ORBIT
+from dpverify.verifiers.multiparty.planner import certificate_for, choose_method
+from dpverify.verifiers.multiparty.reductions import AgentProblem
 from dpverify.verifiers.options import VerifyOptions, option_problem
 from dpverify.verifiers.result import AgentResult, Verdict
 
@@ -51,7 +54,11 @@ SPECS = {  # name: (spec, the method `auto` takes for every agent)
 
 
 class Chosen(Exception):
-    """Raised by a spied route's certificate(): which route the certificate came from."""
+    """Raised by a spied route's exact(): which route the certificate came from."""
+
+
+def fits(route, spec, agent, accuracy, options):
+    return route.fits(AgentProblem(spec, agent, accuracy, options))
 
 
 def spy_certificates(monkeypatch) -> None:
@@ -59,7 +66,7 @@ def spy_certificates(monkeypatch) -> None:
         def built(*args, _method=route.method, **kwargs):
             raise Chosen(_method)
 
-        monkeypatch.setattr(route, "certificate", built)
+        monkeypatch.setattr(route, "exact", built)
 
 
 def certified_by(spec, agent, accuracy, options) -> str:
@@ -101,8 +108,8 @@ def test_a_symmetric_problem_past_the_orbit_limit_gets_one_method(monkeypatch):
     options = VerifyOptions(max_orbit_work=10)
     agent = spec.agents[0]
     assert choose_method(spec, agent, Accuracy.AVERAGE, options)[0] == "proof"
-    assert ORBIT.fits(spec, agent, Accuracy.AVERAGE, options) is not None
-    assert PROOF.fits(spec, agent, Accuracy.AVERAGE, options) is None
+    assert fits(ORBIT, spec, agent, Accuracy.AVERAGE, options) is not None
+    assert fits(PROOF, spec, agent, Accuracy.AVERAGE, options) is None
     spy_certificates(monkeypatch)  # (building it takes 20 s at k = 18)
     assert certified_by(spec, agent, Accuracy.AVERAGE, options) == "proof"
     for accuracy in Accuracy.AVERAGE, Accuracy.WORST:  # the default limit: orbits for both
@@ -115,21 +122,21 @@ def test_fits_accepts_what_each_route_can_take():
     spec = spec_of(4, 'lambda = "2"', OBSERVER_MAJORITY)
     agent = spec.agents[0]
     for route in (LP, ORBIT, PROOF):
-        assert route.fits(spec, agent, Accuracy.WORST, OPTIONS) is None, route.method
+        assert fits(route, spec, agent, Accuracy.WORST, OPTIONS) is None, route.method
 
 
 def test_fits_refusals_name_their_limits():
     big = spec_of(12, 'lambda = "2"', '[observer]\nfunction = "xor"\n')
-    why = LP.fits(big, big.agents[0], Accuracy.WORST, OPTIONS)
+    why = fits(LP, big, big.agents[0], Accuracy.WORST, OPTIONS)
     assert why is not None and "non-zeros" in why and "--max-nonzeros" in why
     assert f"{OPTIONS.max_nonzeros:,}" in why
     huge = spec_of(21, 'lambda = "2"', OBSERVER_MAJORITY)
-    assert "2^21 inputs are too many" in LP.fits(huge, huge.agents[0], Accuracy.WORST, OPTIONS)
-    assert "at most 20 parties" in PROOF.fits(huge, huge.agents[0], Accuracy.WORST, OPTIONS)
+    assert "2^21 inputs are too many" in fits(LP, huge, huge.agents[0], Accuracy.WORST, OPTIONS)
+    assert "at most 20 parties" in fits(PROOF, huge, huge.agents[0], Accuracy.WORST, OPTIONS)
     odd = spec_of(5, distinct(5), OBSERVER_MAJORITY)
-    assert "no symmetry" in ORBIT.fits(odd, odd.agents[0], Accuracy.WORST, OPTIONS)
+    assert "no symmetry" in fits(ORBIT, odd, odd.agents[0], Accuracy.WORST, OPTIONS)
     tight = VerifyOptions(max_orbit_work=10)
-    why = ORBIT.fits(huge, huge.agents[0], Accuracy.WORST, tight)
+    why = fits(ORBIT, huge, huge.agents[0], Accuracy.WORST, tight)
     assert why is not None and "--max-orbit-work" in why and "the limit is 10 " in why
 
 
@@ -165,13 +172,14 @@ def test_auto_falls_back_when_a_route_does_not_decide(monkeypatch):
     """The proof route undecided (simulated): `auto` takes the next route that fits (the
     orbit method for a symmetric problem, else the LP), and the reason says so;
     `--method proof` has no other route: error."""
-    real = PROOF.verify
+    real = PROOF.run
 
-    def undecided(spec, agent, accuracy, options):
-        return replace(real(spec, agent, accuracy, options), verdict=Verdict.ERROR,
-                       reason="undecided: simulated")
+    def undecided(problem, hints):
+        out = real(problem, hints)
+        return replace(out, result=replace(out.result, verdict=Verdict.ERROR,
+                                           reason="undecided: simulated"))
 
-    monkeypatch.setattr(PROOF, "verify", undecided)
+    monkeypatch.setattr(PROOF, "run", undecided)
     odd = spec_of(4, distinct(4), '[observer]\nfunction = "xor"\n')
     for spec, then in ((XOR4, "orbit"), (odd, "lp")):
         result = verify_spec(spec, OPTIONS)
@@ -209,18 +217,19 @@ def test_cross_check_agrees_on_both_routes():
 def test_cross_check_catches_a_forced_disagreement(monkeypatch, shift):
     """The LP's value moved by 1e-3 (simulated): verdict `error`, the reason naming both
     routes' values; a shift of 0 (the negative control) agrees."""
-    real = LP.verify
+    real = LP.run
 
-    def moved(spec, agent, accuracy, options) -> AgentResult:
-        r = real(spec, agent, accuracy, options)
-        return replace(r, relaxed_optimum=r.relaxed_optimum + shift)
+    def moved(problem, hints):
+        out = real(problem, hints)
+        r: AgentResult = out.result
+        return replace(out, result=replace(r, bound=r.bound + shift))
 
-    monkeypatch.setattr(LP, "verify", moved)
+    monkeypatch.setattr(LP, "run", moved)
     result = verify_spec(XOR4, VerifyOptions(cross_check=True))
     for r in result.results:
         assert r.cross_check is not None and r.cross_check.agrees is (shift == 0)
         if shift:
-            assert r.verdict is Verdict.ERROR and "the routes disagree" in r.reason
+            assert r.verdict is Verdict.ERROR and r.code is ReasonCode.CROSS_CHECK_DISAGREES
             assert f"{r.relaxed_optimum:.12g}" in r.reason
             assert f"{r.cross_check.relaxed_optimum:.12g}" in r.reason
             assert abs(r.cross_check.relaxed_optimum - r.relaxed_optimum - shift) < 1e-12
@@ -230,10 +239,12 @@ def test_cross_check_catches_a_forced_disagreement(monkeypatch, shift):
 
 
 def test_cross_check_catches_another_verdict(monkeypatch):
-    real = LP.verify
-    monkeypatch.setattr(LP, "verify", lambda *a: replace(real(*a), verdict=Verdict.GAP))
+    real = LP.run
+    monkeypatch.setattr(LP, "run", lambda *a: replace(
+        real(*a), result=replace(real(*a).result, verdict=Verdict.GAP)))
     result = verify_spec(XOR4, VerifyOptions(cross_check=True))
-    assert all(r.verdict is Verdict.ERROR and "(gap)" in r.reason for r in result.results)
+    assert all(r.verdict is Verdict.ERROR and r.code is ReasonCode.CROSS_CHECK_DISAGREES
+               and "(gap)" in r.reason for r in result.results)
 
 
 def test_cross_check_refuses_before_any_work_when_the_lp_does_not_fit():

@@ -21,23 +21,21 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from lp_method import by_lp
 
 from dpverify.cli import main
 from dpverify.errors import SizeLimitError, SolverError
 from dpverify.lp import LpSolution, LpStatus
+from dpverify.policy import DEFAULT_MAX_NONZEROS
+from dpverify.reasons import ReasonCode
 from dpverify.spec import loads
 from dpverify.spec.model import Accuracy
 from dpverify.spec.tables import tabulate
 from dpverify.theory.decision import rule_accuracy
 from dpverify.theory.rr import rr_matrix
-from dpverify.verifiers.multiparty import corner_lp as multiparty
-from dpverify.verifiers.multiparty.corner_lp import (
-    check_size,
-    estimate_nonzeros,
-    verify_agent,
-    verify_multiparty,
-)
-from dpverify.verifiers.options import DEFAULT_MAX_NONZEROS, VerifyOptions
+from dpverify.verifiers.multiparty.corner_lp import check_size, estimate_nonzeros
+from dpverify.verifiers.multiparty.planner import verify_by_lp
+from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.result import Verdict, judge
 
 TOL = 1e-9  # closed forms and backend agreement
@@ -80,7 +78,7 @@ def party(index: int, function: str, gain: str = '"indicator"', extra: str = "")
 
 def results_by_key(spec, options: VerifyOptions | None = None):
     options = options or VerifyOptions()
-    return {(r.agent, r.accuracy): r for r in verify_multiparty(spec, options).results}
+    return {(r.agent, r.accuracy): r for r in by_lp(spec, options).results}
 
 
 def xor_closed_form(k: int, lam: float) -> float:
@@ -135,7 +133,7 @@ def test_xor_closed_form_small_epsilon_expansion() -> None:
 
 def test_xor_given_by_epsilon_and_as_parity() -> None:
     spec = loads(problem(3, "epsilon = 0.5", observer('"parity"'), accuracy=("worst",)))
-    (r,) = verify_multiparty(spec, VerifyOptions()).results
+    (r,) = by_lp(spec, VerifyOptions()).results
     assert r.relaxed_optimum == pytest.approx(xor_closed_form(3, math.exp(0.5)), abs=TOL)
 
 
@@ -146,12 +144,12 @@ def test_dense_form_at_large_lambda_is_settled_exactly_not_a_false_gap() -> None
     the exact certificate instead (method `proof`), with the refusal in the reason."""
     spec = loads(problem(8, "lambda = 100", observer('"xor"'), accuracy=("average",)))
     options = VerifyOptions(form="dense", max_nonzeros=10**6)
-    (r,) = verify_multiparty(spec, options).results
+    (r,) = by_lp(spec, options).results
     assert r.verdict is Verdict.OPTIMAL and r.method == "proof"
     assert "matrix entries below" in r.reason
     assert r.relaxed_optimum == pytest.approx(xor_closed_form(8, 100.0), abs=TOL)
     # the chain form has no such entries and verifies the same instance
-    (c,) = verify_multiparty(spec, VerifyOptions()).results
+    (c,) = by_lp(spec, VerifyOptions()).results
     assert c.verdict is Verdict.OPTIMAL
     assert c.relaxed_optimum == pytest.approx(xor_closed_form(8, 100.0), abs=TOL)
 
@@ -161,7 +159,7 @@ def test_huge_lambda_is_never_a_wrong_optimal(k: int) -> None:
     """At lambda = 1e6 HiGHS sometimes gives up: that must be `error`, never a wrong value."""
     spec = loads(problem(k, "lambda = 1000000", observer('"xor"')))
     expected = xor_closed_form(k, 1e6)
-    for r in verify_multiparty(spec, VerifyOptions()).results:
+    for r in by_lp(spec, VerifyOptions()).results:
         if r.verdict is Verdict.OPTIMAL:
             assert r.relaxed_optimum == pytest.approx(expected, abs=TOL)
             assert r.rr_value == pytest.approx(expected, abs=TOL)
@@ -314,7 +312,7 @@ def test_random_instances_invariants(inst) -> None:
     G = label_gains(gain, agent, k)
     (agent_spec,) = spec.agents
     for accuracy in (Accuracy.AVERAGE, Accuracy.WORST):
-        r = verify_agent(spec, agent_spec, accuracy, VerifyOptions())
+        r = verify_by_lp(spec, agent_spec, accuracy, VerifyOptions())
         assert r.relaxed_optimum is not None and r.rr_value is not None, r.reason
         # The relaxed LP bounds RR (with its optimal rule) from above.
         assert r.relaxed_optimum >= r.rr_value - TOL
@@ -388,8 +386,8 @@ def test_relaxed_optimum_bounds_random_protocols(inst, seed) -> None:
             rule = np.eye(gain.shape[1])[scores.argmax(axis=1)]
             per_input[own == b] = np.einsum("xt,ty,xy->x", P, rule, gain)[own == b]
     (agent_spec,) = spec.agents
-    average = verify_agent(spec, agent_spec, Accuracy.AVERAGE, VerifyOptions())
-    worst = verify_agent(spec, agent_spec, Accuracy.WORST, VerifyOptions())
+    average = verify_by_lp(spec, agent_spec, Accuracy.AVERAGE, VerifyOptions())
+    worst = verify_by_lp(spec, agent_spec, Accuracy.WORST, VerifyOptions())
     assert best <= average.relaxed_optimum + TOL
     assert per_input.min() <= worst.relaxed_optimum + TOL
 
@@ -400,8 +398,8 @@ def test_chain_and_dense_forms_agree(inst) -> None:
     spec = instance_spec(*inst)
     (agent_spec,) = spec.agents
     for accuracy in (Accuracy.AVERAGE, Accuracy.WORST):
-        chain = verify_agent(spec, agent_spec, accuracy, VerifyOptions(form="chain"))
-        dense = verify_agent(spec, agent_spec, accuracy, VerifyOptions(form="dense"))
+        chain = verify_by_lp(spec, agent_spec, accuracy, VerifyOptions(form="chain"))
+        dense = verify_by_lp(spec, agent_spec, accuracy, VerifyOptions(form="dense"))
         assert chain.verdict is dense.verdict is Verdict.OPTIMAL
         assert chain.relaxed_optimum == pytest.approx(dense.relaxed_optimum, abs=TOL)
         assert chain.rr_value == pytest.approx(dense.rr_value, abs=TOL)
@@ -421,8 +419,8 @@ BACKEND_INSTANCES = [
 @pytest.mark.parametrize("text", BACKEND_INSTANCES, ids=range(len(BACKEND_INSTANCES)))
 def test_backends_agree(text: str) -> None:
     spec = loads(text)
-    highs = verify_multiparty(spec, VerifyOptions(backend="highs")).results
-    cvx = verify_multiparty(spec, VerifyOptions(backend="cvxpy")).results
+    highs = by_lp(spec, VerifyOptions(backend="highs")).results
+    cvx = by_lp(spec, VerifyOptions(backend="cvxpy")).results
     assert len(highs) == len(cvx) >= 2
     n = spec.num_inputs
     T = rr_matrix(list(spec.lambdas))
@@ -482,12 +480,18 @@ def test_judge_tolerance_is_absolute_and_two_sided() -> None:
     assert judge(0.5, 0.5 + 2e-9, TOL)[0] is Verdict.ERROR
 
 
+# The LPs of the corner-LP route (relaxed LP, RR's worst-case LP); the certificates'
+# own LPs have other names.
+CORNER_LPS = ("relaxed-average", "relaxed-worst", "rr-worst")
+
+
 def _failing_solve(fail_name=None, status=LpStatus.ERROR, objective=float("nan")):
-    """A stand-in for `solve` (test-only): fails the LPs named `fail_name` (all if None)."""
-    real = multiparty.solve
+    """A fake LP backend (VerifyOptions(solve_with=...)): fails the LP named `fail_name`
+    (every corner LP if None); HiGHS solves the others."""
+    from dpverify.lp.solve import solve as real
 
     def fake(lp, backend="highs", **kw):
-        if fail_name is None or lp.name == fail_name:
+        if lp.name == fail_name or (fail_name is None and lp.name in CORNER_LPS):
             if status is LpStatus.OPTIMAL:  # "optimal" with a bogus value
                 return LpSolution(status, objective, np.zeros(lp.num_cols),
                                   np.zeros(lp.num_rows), 0.0, backend, "fake")
@@ -502,21 +506,23 @@ XOR3 = problem(3, "epsilon = 1.0", observer('"xor"'), party(2, '"and"'))
 
 
 def _no_exact_path(monkeypatch) -> None:
-    """Make the exact certificate unavailable (as for a problem too large for it)."""
-    from dpverify.verifiers.multiparty import certify
+    """Make the exact certificates unavailable (as for a problem too large for them): both
+    certificate makers fail."""
+    from dpverify.verifiers.multiparty.all_inputs import PROOF
+    from dpverify.verifiers.multiparty.orbit import ORBIT
 
     def refuse(*args, **kwargs):
         raise SolverError("simulated: no certificate")
 
-    monkeypatch.setattr(certify, "certificate_for", refuse)
-    monkeypatch.setattr(certify, "verify_certificate", refuse)
+    for maker in (PROOF, ORBIT):
+        monkeypatch.setattr(maker, "exact", refuse)
+        monkeypatch.setattr(maker, "interval", refuse)
 
 
 def test_solver_failure_is_settled_by_the_exact_certificate(monkeypatch) -> None:
     """Every float LP fails: the verdict rests on the exact certificate (checked again by the
     independent checker), never on the failure, and the values are the exact ones."""
-    monkeypatch.setattr(multiparty, "solve", _failing_solve())
-    result = verify_multiparty(loads(XOR3), VerifyOptions())
+    result = by_lp(loads(XOR3), VerifyOptions(solve_with=_failing_solve()))
     assert result.verdict is Verdict.OPTIMAL
     for r in result.results:
         assert r.method == "proof" and "did not solve" in r.reason
@@ -527,30 +533,29 @@ def test_solver_failure_is_settled_by_the_exact_certificate(monkeypatch) -> None
 
 
 def test_solver_failure_without_a_certificate_is_error_never_optimal(monkeypatch) -> None:
-    monkeypatch.setattr(multiparty, "solve", _failing_solve())
     _no_exact_path(monkeypatch)
-    result = verify_multiparty(loads(XOR3), VerifyOptions())
+    result = by_lp(loads(XOR3), VerifyOptions(solve_with=_failing_solve()))
     assert result.verdict is Verdict.ERROR
     for r in result.results:
         assert r.verdict is Verdict.ERROR
         assert r.relaxed_optimum is None and r.rr_value is None
-        assert r.reason.startswith("undecided:") and "relaxed LP did not solve" in r.reason
+        assert r.code is ReasonCode.NO_CERTIFICATE and "relaxed LP did not solve" in r.reason
         assert "fake failure" in r.reason and "simulated: no certificate" in r.reason
         assert r.to_json()["verdict"] == "error" and r.to_json()["gap"] is None
 
 
 def test_candidate_lp_failure_is_settled_or_error(monkeypatch) -> None:
-    monkeypatch.setattr(multiparty, "solve", _failing_solve("rr-worst", LpStatus.TIME_LIMIT))
-    for r in verify_multiparty(loads(XOR3), VerifyOptions()).results:
+    options = VerifyOptions(solve_with=_failing_solve("rr-worst", LpStatus.TIME_LIMIT))
+    for r in by_lp(loads(XOR3), options).results:
         assert r.verdict is Verdict.OPTIMAL
         assert (r.method == "proof") == (r.accuracy == "worst")
         if r.accuracy == "worst":
             assert "time limit" in r.reason
     _no_exact_path(monkeypatch)
-    for r in verify_multiparty(loads(XOR3), VerifyOptions()).results:
+    for r in by_lp(loads(XOR3), options).results:
         if r.accuracy == "worst":
-            assert r.verdict is Verdict.ERROR and "time limit" in r.reason
-            assert r.rr_value is None
+            assert r.verdict is Verdict.ERROR and r.code is ReasonCode.NO_CERTIFICATE
+            assert "time limit" in r.reason and r.rr_value is None
         else:
             assert r.verdict is Verdict.OPTIMAL and r.method == "lp"
 
@@ -559,44 +564,56 @@ def test_bogus_optimal_zero_from_a_solver_is_never_trusted(monkeypatch) -> None:
     """A solver claiming `optimal` with value 0.0 (design.md: seen in forked children)
     leaves the candidate above the 'upper bound': a contradiction, settled exactly or
     reported as an error, never a float optimal and never a gap."""
-    monkeypatch.setattr(multiparty, "solve",
-                        _failing_solve("relaxed-average", LpStatus.OPTIMAL, 0.0))
+    options = VerifyOptions(solve_with=_failing_solve("relaxed-average", LpStatus.OPTIMAL, 0.0))
     spec = loads(problem(3, "epsilon = 1.0", observer('"xor"'), accuracy=("average",)))
-    (r,) = verify_multiparty(spec, VerifyOptions()).results
+    (r,) = by_lp(spec, options).results
     assert r.verdict is Verdict.OPTIMAL and r.method == "proof"
     assert "below randomized response" in r.reason
     assert r.relaxed_optimum == pytest.approx(xor_closed_form(3, math.e), abs=TOL)
     _no_exact_path(monkeypatch)
-    (r,) = verify_multiparty(spec, VerifyOptions()).results
-    assert r.verdict is Verdict.ERROR and "below randomized response" in r.reason
+    (r,) = by_lp(spec, options).results
+    assert r.verdict is Verdict.ERROR and r.code is ReasonCode.NO_CERTIFICATE
+    assert "below randomized response" in r.reason
 
 
 def test_tiny_time_limit_is_settled_exactly_or_error(monkeypatch) -> None:
     spec = loads(problem(5, "epsilon = 1.0", observer('"xor"')))
-    result = verify_multiparty(spec, VerifyOptions(time_limit=1e-9))
+    result = by_lp(spec, VerifyOptions(time_limit=1e-9))
     for r in result.results:
         assert r.verdict is Verdict.OPTIMAL and r.method == "proof"
         assert r.relaxed_optimum == pytest.approx(xor_closed_form(5, math.e), abs=TOL)
     _no_exact_path(monkeypatch)
-    result = verify_multiparty(spec, VerifyOptions(time_limit=1e-9))
+    result = by_lp(spec, VerifyOptions(time_limit=1e-9))
     assert all(r.verdict is Verdict.ERROR for r in result.results)
 
 
-def test_solver_failure_exits_3_from_the_cli(monkeypatch, write_toml) -> None:
-    monkeypatch.setattr(multiparty, "solve", _failing_solve())
+def test_solver_failure_exits_3_and_prints_errors(monkeypatch, write_toml) -> None:
+    """What the command line exits with and prints comes from the report (the view prints
+    each result, `report.exit_status()` is the exit status): a solver failure without a
+    certificate is `error` in the JSON and in the table, exit 3."""
+    import io
+
+    from dpverify.console import make_console
+    from dpverify.console.verify import VerifyView
+    from dpverify.runner.files import verify_paths
+
     _no_exact_path(monkeypatch)
     path = write_toml(XOR3, "xor3")
-    run = CliRunner().invoke(main, ["verify", "--method", "lp", "--json", str(path)])
-    assert run.exit_code == 3, run.output
-    data = json.loads(run.stdout)
-    data = data[0] if isinstance(data, list) else data
+    report = verify_paths([path], VerifyOptions(method="lp", solve_with=_failing_solve()))
+    assert report.exit_status() == 3
+    data = report.files[0].to_json()
     assert data["verdict"] == "error"
     assert {r["verdict"] for r in data["results"]} == {"error"}
-    table = CliRunner().invoke(main, ["verify", "--method", "lp", str(path)])
-    assert table.exit_code == 3
-    rows = [line for line in table.stdout.splitlines() if line.startswith(("observer", "party"))]
+    out = make_console()
+    out.file = io.StringIO()
+    with VerifyView(out, make_console(stderr=True)) as view:
+        for f in report.files:
+            view.finished(f)
+        view.report(report)
+    text = out.file.getvalue()
+    rows = [line for line in text.splitlines() if line.startswith(("observer", "party"))]
     assert len(rows) == 4 and all("error" in r and "optimal" not in r for r in rows)
-    assert "0 optimal, 0 gap, 1 error" in table.stdout
+    assert "0 optimal, 0 gap, 1 error" in text
 
 
 # --- size guard --------------------------------------------------------------------------
@@ -669,24 +686,26 @@ def test_a_float_lp_past_its_time_limit_is_settled_exactly(monkeypatch):
     """A float LP that does not finish in time is a failed solve: the verdict comes from
     the exact certificate (method proof), the reason says why, and no second float pass
     waits again. (XOR at k = 8, epsilon = 0.1, worst case kept HiGHS busy for minutes.)"""
-    import dpverify.verifiers.multiparty.corner_lp as multiparty
+    from dpverify.lp.solve import solve as real
+    from dpverify.policy import FLOAT_LP_SECONDS
     from dpverify.spec import loads as load_text
     from dpverify.verifiers.dispatch import verify_spec as run
     from dpverify.verifiers.options import VerifyOptions as Options
 
-    monkeypatch.setattr(multiparty, "FLOAT_LP_SECONDS", 1e-9)
     calls = []
-    real = multiparty.solve
 
-    def counted(*args, **kwargs):
+    def out_of_time(lp, backend="highs", **kwargs):
+        """The corner LPs run out of their time; the certificate's LPs are solved."""
+        if lp.name not in CORNER_LPS:
+            return real(lp, backend, **kwargs)
         calls.append(kwargs.get("time_limit"))
-        return real(*args, **kwargs)
+        return LpSolution(LpStatus.TIME_LIMIT, float("nan"), np.zeros(0), np.zeros(0), 0.0,
+                          backend, "time limit reached")
 
-    monkeypatch.setattr(multiparty, "solve", counted)
     spec = load_text('[problem]\nname = "x4"\nparties = 4\nepsilon = 0.1\n'
                      'accuracy = "worst"\n[observer]\nfunction = "xor"\n')
-    result = run(spec, Options(method="lp")).results[0]
+    result = run(spec, Options(method="lp", solve_with=out_of_time)).results[0]
     assert result.verdict.value == "optimal" and result.method == "proof"
     assert "time limit" in result.reason
-    assert calls and all(limit == 1e-9 for limit in calls)
-    assert len(calls) == 1  # the relaxed LP only: no RR LP, no tight second pass
+    # the time policy (verifiers/solving.py): a corner LP gets FLOAT_LP_SECONDS
+    assert calls == [FLOAT_LP_SECONDS]  # the relaxed LP only: no RR LP, no tight pass

@@ -28,7 +28,7 @@ from dpverify.spec.tables import tabulate
 from dpverify.status import verdict_status
 from dpverify.theory.units import units_of
 from dpverify.verifiers.dispatch import verify_spec
-from dpverify.verifiers.multiparty.corner_lp import verify_agent
+from dpverify.verifiers.multiparty.planner import verify_by_lp
 from dpverify.verifiers.multisymbol.bound import float_bound, label_gains
 from dpverify.verifiers.multisymbol.verifier import symbol_outcome, verify_symbol_agent
 from dpverify.verifiers.multisymbol.witness import witness_value
@@ -115,7 +115,7 @@ def test_rays_of_two_symbols_give_the_binary_lp(seed: int) -> None:
         for accuracy in Accuracy:
             worst = accuracy is Accuracy.WORST
             bound = float_bound(spec, label_gains(spec, agent, units.unit), worst, FAST)
-            binary = verify_agent(spec, agent, accuracy, FAST)
+            binary = verify_by_lp(spec, agent, accuracy, FAST)
             assert units.user(Fraction(bound.value)) == pytest.approx(
                 binary.relaxed_optimum, abs=1e-12)
 

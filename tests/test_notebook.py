@@ -270,7 +270,8 @@ def _classes(hint) -> list[type]:
 
 
 NOT_RESULTS = {"Problem", "Figure", "Path", "str", "int", "bool", "float", "NoneType",
-               "VerifyOptions", "Store", "ExitStatus", "Executor", "Fraction"}
+               "VerifyOptions", "Store", "ExitStatus", "Executor", "Fraction",
+               "Option", "Any"}  # option_descriptions: what the options are, not results
 
 
 def test_every_type_the_api_returns_is_shown_in_a_notebook():

@@ -26,9 +26,8 @@ from dpverify.theory.orbits.space import (
     masses,
 )
 from dpverify.theory.rr import rr_matrix
-from dpverify.verifiers.multiparty.corner_lp import verify_agent
-from dpverify.verifiers.multiparty.methods import choose_method
 from dpverify.verifiers.multiparty.orbit import orbit_certificate, verify_orbit_agent
+from dpverify.verifiers.multiparty.planner import choose_method, verify_by_lp
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.result import Verdict
 
@@ -107,7 +106,7 @@ def test_orbit_results_equal_the_full_corner_lp(path):
         if agent_symmetry(spec, agent) is None:
             continue
         for accuracy in spec.accuracies:
-            lp = verify_agent(spec, agent, accuracy, OPTIONS)
+            lp = verify_by_lp(spec, agent, accuracy, OPTIONS)
             orbit = verify_orbit_agent(spec, agent, accuracy, OPTIONS)
             assert orbit.verdict is Verdict.OPTIMAL and orbit.method == "orbit", orbit.reason
             assert orbit.relaxed_optimum == pytest.approx(lp.relaxed_optimum, abs=1e-9)
@@ -137,7 +136,7 @@ def test_random_symmetric_problems_agree_with_the_lp(text):
     spec = loads(text)
     agent = spec.agents[0]
     for accuracy in (Accuracy.AVERAGE, Accuracy.WORST):
-        lp = verify_agent(spec, agent, accuracy, OPTIONS)
+        lp = verify_by_lp(spec, agent, accuracy, OPTIONS)
         orbit = verify_orbit_agent(spec, agent, accuracy, OPTIONS)
         assert orbit.verdict is Verdict.OPTIMAL, orbit.reason
         assert orbit.relaxed_optimum == pytest.approx(lp.relaxed_optimum, abs=1e-8)

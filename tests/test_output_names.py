@@ -135,7 +135,7 @@ def test_falsify_counterexamples_stay_in_their_directory(tmp_path: Path, monkeyp
 
     real = module.verify_agent
     monkeypatch.setattr(module, "verify_agent", lambda *a, **k: dataclasses.replace(
-        real(*a, **k), relaxed_optimum=real(*a, **k).relaxed_optimum - 0.01))
+        real(*a, **k), bound=real(*a, **k).bound - 0.01))
     work = tmp_path / "a" / "b"
     (work / "cx").mkdir(parents=True)  # the command creates it
     path = problem_file(work, XOR, name)

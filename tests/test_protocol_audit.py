@@ -12,14 +12,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from lp_method import by_lp
 
 from dpverify.cli import main
+from dpverify.reasons import ReasonCode
 from dpverify.spec import load
 from dpverify.spec.model import Accuracy
 from dpverify.spec.protocol_model import ProtocolSpec, RoundSpec
 from dpverify.theory.protocols.transcripts import achieved_lambda, achieved_lambdas, transcripts
 from dpverify.verifiers.audit.protocol import audit_protocol
-from dpverify.verifiers.multiparty.corner_lp import verify_multiparty
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.result import Verdict
 
@@ -135,7 +136,7 @@ def test_repeated_releases_by_hand():
 # -- RR as a protocol reproduces verify ---------------------------------------------------
 def test_rr_as_a_protocol_reproduces_verify():
     audited = audit_protocol(load(PROTOCOLS / "rr-and-3.toml"), OPTIONS)
-    verified = verify_multiparty(load(ROOT / "problems" / "and-3.toml"), OPTIONS)
+    verified = by_lp(load(ROOT / "problems" / "and-3.toml"), OPTIONS)
     assert audited.verdict is Verdict.OPTIMAL
     exact = {("observer", "average"): Fraction(7, 8), ("observer", "worst"): Fraction(138, 245),
              ("party:1", "average"): Fraction(7, 8), ("party:1", "worst"): Fraction(17, 28)}
@@ -186,17 +187,20 @@ def test_a_protocol_above_a_tampered_bound_is_a_contradiction(monkeypatch):
     import dataclasses
 
     import dpverify.verifiers.audit.bounds as audit
+    from dpverify.spec.setting import Setting
 
-    real = audit.verify_agent
+    bits = audit.BOUNDS[Setting.BITS]
 
     def tampered(*args, **kwargs):
-        result = real(*args, **kwargs)
-        return dataclasses.replace(result, relaxed_optimum=result.relaxed_optimum - 0.01)
+        bound, rr, why, proof = bits.relaxed(*args, **kwargs)
+        return bound - 0.01, rr, why, proof
 
-    monkeypatch.setattr(audit, "verify_agent", tampered)
+    # the audit's table of bounds, with a tampered entry for bits
+    monkeypatch.setitem(audit.BOUNDS, Setting.BITS, dataclasses.replace(bits, relaxed=tampered))
     result = audit_protocol(load(PROTOCOLS / "rr-and-3.toml"), OPTIONS)
     assert {r.verdict for r in result.results} == {Verdict.CONTRADICTION}
-    assert all("CONTRADICTION" in r.reason and "bug" in r.reason for r in result.results)
+    assert all(r.code is ReasonCode.CONTRADICTION and r.reason.startswith("CONTRADICTION")
+               and "bug" in r.reason for r in result.results)
     out = CliRunner().invoke(main, ["audit", str(PROTOCOLS / "rr-and-3.toml")])
     assert out.exit_code == 1 and "contradiction" in out.output
 

@@ -20,6 +20,7 @@ import dpverify
 from dpverify import Problem
 from dpverify.cli import main
 from dpverify.errors import OptionError, SpecError
+from dpverify.reasons import ReasonCode
 from dpverify.runner.executors.local import Executor, LocalPool, Task, error_result, run_task
 from dpverify.runner.store import TIMEOUT
 from dpverify.sweeps.axes import Variable, parse_levels, parse_parties
@@ -324,7 +325,9 @@ class FailingPoints(Executor):
     def _submit(self, task: Task):
         fut: cf.Future = cf.Future()
         if task.id in self.fail:
-            fut.set_result({"status": TIMEOUT, "result": error_result(task.source, "timeout"),
+            fut.set_result({"status": TIMEOUT,
+                            "result": error_result(task.source, "timeout",
+                                                   code=ReasonCode.TIMEOUT),
                             "values": [], "expect": [], "seconds": 0.01, "worker": "test"})
         else:
             fut.set_result(run_task(task))

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from lp_method import by_lp
 
 from dpverify.spec import loads
 from dpverify.spec.tables import tabulate
 from dpverify.theory.decision import rule_accuracy
 from dpverify.theory.rr import rr_matrix
 from dpverify.verifiers.dispatch import verify_spec
-from dpverify.verifiers.multiparty.corner_lp import verify_multiparty
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.result import AgentResult, Verdict, judge
 
@@ -69,14 +69,14 @@ def test_large_epsilon_gives_no_false_gap(text):
     """At lambda = 1e4 HiGHS's default tolerances (1e-7) once produced false `gap` verdicts:
     a gap is now claimed only with a feasible protocol that beats RR, after a tighter solve."""
     spec = loads(text, source="<big>")
-    result = verify_multiparty(spec, VerifyOptions())
+    result = by_lp(spec, VerifyOptions())
     for r in result.results:
         assert r.verdict is Verdict.OPTIMAL, (r.agent, r.accuracy, r.gap, r.reason)
 
 
 def test_the_reported_worst_case_value_is_what_the_stored_rule_achieves():
     spec = loads(SUM6, source="<sum6>")
-    (r,) = verify_multiparty(spec, VerifyOptions()).results
+    (r,) = by_lp(spec, VerifyOptions()).results
     gain = tabulate(spec, spec.agents[0]).gain
     achieved = rule_accuracy(rr_matrix(spec.lambdas), gain, r.rule).min()
     assert np.allclose(r.rule.sum(axis=1), 1.0) and (r.rule >= 0).all()

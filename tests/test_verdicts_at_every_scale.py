@@ -19,12 +19,13 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from lp_method import by_lp
 
+from dpverify.reasons import ReasonCode
 from dpverify.spec import loads
 from dpverify.verifiers.count.verifier import _Bracket, decide
 from dpverify.verifiers.dispatch import verify_spec
 from dpverify.verifiers.multiparty import settle as settle_module
-from dpverify.verifiers.multiparty.corner_lp import verify_multiparty
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.result import Verdict
 
@@ -154,8 +155,8 @@ def test_the_count_decision_is_relative_and_never_optimal_below_the_bound():
     assert decide(mech, _Bracket(0.49, 0.49, 0.49), 1e-9)[0] is Verdict.ERROR
     assert decide(mech, _Bracket(0.5, 0.5 + 5e-10, 0.5), 1e-9)[0] is Verdict.OPTIMAL
     assert decide(mech, _Bracket(0.6, 0.6, 0.6), 1e-9)[0] is Verdict.GAP
-    verdict, why = decide(mech, _Bracket(0.4, 0.6, 0.6), 1e-9)
-    assert verdict is Verdict.ERROR and why.startswith("undecided")
+    verdict, why, code = decide(mech, _Bracket(0.4, 0.6, 0.6), 1e-9)
+    assert verdict is Verdict.ERROR and code is ReasonCode.BRACKET_TOO_WIDE and why
 
 
 # --------------------------------------------------------------------------- 4. extremes
@@ -211,17 +212,15 @@ def test_reproductions_4_and_6_count_problems_decide(n, level, loss):
 # --------------------------------------------------------------------------- reasons
 
 
-def test_no_reason_is_a_raw_solver_status(monkeypatch):
+def test_no_reason_is_a_raw_solver_status():
     """A failed solve is explained in words, starting with `undecided:`."""
     from dpverify.lp import LpSolution, LpStatus
-    from dpverify.verifiers.count import verifier as count_module
 
     def fail(lp, backend="highs", **kw):
         return LpSolution(LpStatus.UNKNOWN, math.nan, np.zeros(0), np.zeros(0), 0.0, "highs",
                           "Not Set")
 
-    monkeypatch.setattr(count_module, "solve", fail)
-    (r,) = results(count(8, "alpha = 0.5", "abs"))
+    (r,) = results(count(8, "alpha = 0.5", "abs"), VerifyOptions(solve_with=fail))
     assert r.verdict is Verdict.ERROR and r.reason.startswith("undecided: the optimal-mechanism")
     assert not r.reason.startswith(("unknown", "Not Set", "optimal-mechanism LP:"))
 
@@ -232,22 +231,48 @@ def test_no_reason_is_a_raw_solver_status(monkeypatch):
 XOR3 = '[problem]\nparties = 3\nlambda = "2"\n[observer]\nfunction = "xor"\n'
 
 
-def _fake_certificate(monkeypatch, value: Fraction, bound: Fraction, status: str) -> None:
-    """Replace the exact certificate (test-only) by one with the given bounds."""
+class FakeMaker:
+    """A certificate maker (verifiers/multiparty/routes.py) that hands out one certificate:
+    what the planner would give settle, injected instead."""
+
+    method = "proof"
+
+    def __init__(self, cert) -> None:
+        self.cert = cert
+
+    def fits(self, problem):
+        return None
+
+    def use_interval(self, problem):
+        return False
+
+    def exact(self, problem, hints, *, fine=True):
+        return self.cert
+
+
+def _settle(spec, accuracy, why, witness=None, cert=None):
+    """settle() of the observer, by the planner's makers or one that gives `cert`."""
+    from dpverify.verifiers.multiparty.hints import Hints
+    from dpverify.verifiers.multiparty.planner import hints_for
+    from dpverify.verifiers.multiparty.reductions import AgentProblem
+
+    problem = AgentProblem(spec, spec.agents[0], accuracy, OPTIONS)
+    hints = hints_for(problem) if cert is None else Hints(makers=(FakeMaker(cert),))
+    return settle_module.settle(problem, hints, why, witness)
+
+
+def _fake_certificate(monkeypatch, value: Fraction, bound: Fraction, status: str):
+    """The exact certificate with other bounds (test-only), and a checker that passes it."""
     from dataclasses import replace
 
     from dpverify import checker
-    from dpverify.verifiers.multiparty import certify
-    from dpverify.verifiers.proof import exact_verdict
+    from dpverify.verifiers.multiparty.planner import certificate_for
 
     spec = loads(XOR3)
-    cert = replace(certify.certificate_for(spec, spec.agents[0], "average"), value=value,
-                   bound=bound, status=status)
-    monkeypatch.setattr(certify, "certificate_for", lambda *a, **k: cert)
-    monkeypatch.setattr(certify, "verify_certificate", lambda spec, agent, accuracy, hint,
-                        options, tol: (cert, exact_verdict(spec, cert, tol)))
     monkeypatch.setattr(checker, "check_certificate",
                         lambda spec, c: checker.CheckResult(True, "fake"))
+    return replace(certificate_for(spec, spec.agents[0], "average"), value=value,
+                   bound=bound, status=status)
 
 
 def test_settle_needs_an_exact_witness_above_the_exact_bound(monkeypatch):
@@ -264,20 +289,18 @@ def test_settle_needs_an_exact_witness_above_the_exact_bound(monkeypatch):
     assert exact == Fraction(xor_closed_form(3, 2.0)).limit_denominator(10**6)
     from dpverify.spec.model import Accuracy
 
-    _fake_certificate(monkeypatch, exact - Fraction(1, 10), exact - Fraction(1, 100),
-                      "bracket")
-    s = settle_module.settle(spec, agent, Accuracy.AVERAGE, OPTIONS, "floats differ",
-                             witness)
-    assert s.verdict is Verdict.GAP and "contradicts" in s.reason
-    _fake_certificate(monkeypatch, exact - Fraction(1, 10), exact + Fraction(1, 100),
-                      "bracket")
-    s = settle_module.settle(spec, agent, Accuracy.AVERAGE, OPTIONS, "floats differ",
-                             witness)
-    assert s.verdict is Verdict.ERROR and s.reason.startswith("undecided")
-    _fake_certificate(monkeypatch, exact, exact, "proved-optimal")
-    s = settle_module.settle(spec, agent, Accuracy.AVERAGE, OPTIONS, "floats differ",
-                             witness)
+    cert = _fake_certificate(monkeypatch, exact - Fraction(1, 10), exact - Fraction(1, 100),
+                             "bracket")
+    s = _settle(spec, Accuracy.AVERAGE, "floats differ", witness, cert)
+    assert s.verdict is Verdict.GAP and s.code is ReasonCode.WITNESS_ABOVE_BOUND
+    cert = _fake_certificate(monkeypatch, exact - Fraction(1, 10), exact + Fraction(1, 100),
+                             "bracket")
+    s = _settle(spec, Accuracy.AVERAGE, "floats differ", witness, cert)
+    assert s.verdict is Verdict.ERROR and s.code is ReasonCode.BRACKET_TOO_WIDE
+    cert = _fake_certificate(monkeypatch, exact, exact, "proved-optimal")
+    s = _settle(spec, Accuracy.AVERAGE, "floats differ", witness, cert)
     assert s.verdict is Verdict.OPTIMAL
+    assert agent is spec.agents[0]
 
 
 def test_a_certificate_that_fails_the_independent_check_is_never_optimal(monkeypatch):
@@ -288,8 +311,9 @@ def test_a_certificate_that_fails_the_independent_check_is_never_optimal(monkeyp
     spec = loads(XOR3)
     from dpverify.spec.model import Accuracy
 
-    s = settle_module.settle(spec, spec.agents[0], Accuracy.WORST, OPTIONS, "floats differ")
-    assert s.verdict is Verdict.ERROR and "tampered" in s.reason
+    s = _settle(spec, Accuracy.WORST, "floats differ")
+    assert s.verdict is Verdict.ERROR and s.code is ReasonCode.CHECK_FAILED
+    assert "tampered" in s.reason  # the checker's words, passed on
 
 
 def test_float_disagreement_is_settled_automatically(monkeypatch):
@@ -297,14 +321,14 @@ def test_float_disagreement_is_settled_automatically(monkeypatch):
     it without --certify, and says so."""
     from dpverify.verifiers.multiparty import corner_lp as multiparty
 
-    real = multiparty._rr_candidate
+    real = multiparty.rr_candidate
 
     def worse(*args, **kwargs):
         out = real(*args, **kwargs)
         return out if not isinstance(out, tuple) else (out[0] - 1e-3, out[1])
 
-    monkeypatch.setattr(multiparty, "_rr_candidate", worse)
-    for r in verify_multiparty(loads(XOR3), OPTIONS).results:
+    monkeypatch.setattr(multiparty, "rr_candidate", worse)
+    for r in by_lp(loads(XOR3), OPTIONS).results:
         assert r.verdict is Verdict.OPTIMAL and r.method == "proof"
-        assert "exact certificate" in r.reason
+        assert r.code in (ReasonCode.PROVED, ReasonCode.BRACKETED)
         assert r.relaxed_optimum == pytest.approx(xor_closed_form(3, 2.0), rel=1e-12)

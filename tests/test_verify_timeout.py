@@ -49,7 +49,7 @@ def test_a_problem_over_its_time_limit_is_an_error_with_reason_timeout(tmp_path,
     assert time.monotonic() - start < 10
     assert out.exit_code == 3, out.output
     rows = json.loads(out.stdout)
-    assert rows[0]["verdict"] == "error" and "timeout" in rows[0]["reason"]
+    assert rows[0]["verdict"] == "error" and rows[0]["reason_code"] == "timeout"
     assert rows[1]["verdict"] == "optimal"  # the next problem gets its own full limit
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # no timer left behind
 
@@ -90,3 +90,34 @@ function = {{ table = {table} }}
     assert json.loads(done.stdout)[0]["reason"].endswith("timeout: no verdict within 0.5 s "
                                                          "(--timeout)")
     assert time.monotonic() - start < 30
+
+
+def test_a_size_guard_bounds_time_too(tmp_path):
+    """The orbit method's work, at policy.ORBIT_WORK_PER_SECOND, beyond the time left in
+    the run: refused at once (exit 3), the refusal naming --timeout; the same problem with
+    time to spare is not refused by it (the control), nor outside a run."""
+    from dpverify import clock
+    from dpverify.reasons import ReasonCode
+    from dpverify.spec import loads
+    from dpverify.spec.model import Accuracy
+    from dpverify.verifiers.multiparty.orbit import ORBIT
+    from dpverify.verifiers.multiparty.reductions import AgentProblem
+    from dpverify.verifiers.options import VerifyOptions
+
+    spec = loads('[problem]\nname = "x"\nparties = 400\nepsilon = 1\naccuracy = "average"\n'
+                 '[observer]\nfunction = "sum"\n')
+    problem = AgentProblem(spec, spec.agents[0], Accuracy.AVERAGE, VerifyOptions())
+    assert ORBIT.fits(problem) is None  # no run, no deadline
+    with clock.within(600):
+        assert ORBIT.fits(problem) is None
+    with clock.within(0.01):
+        why = ORBIT.fits(problem)
+    assert why is not None and "--timeout" in why and "s left" in why
+    path = tmp_path / "x.toml"
+    path.write_text('[problem]\nname = "x"\nparties = 400\nepsilon = 1\naccuracy = "average"\n'
+                    '[observer]\nfunction = "sum"\n')
+    got = CliRunner().invoke(main, ["verify", str(path), "--method", "orbit", "--json",
+                                    "--timeout", "0.05"])
+    (data,) = json.loads(got.stdout)
+    assert got.exit_code == 3 and data["reason_code"] in (ReasonCode.SIZE_LIMIT,
+                                                           ReasonCode.TIMEOUT)

@@ -12,8 +12,21 @@ import pytest
 from rich.console import Console
 
 from dpverify.console.verify import common_method, print_problem
-from dpverify.console.views import ANY, VIEWS, BitsView, CountView, ProtocolView, view_of
+from dpverify.console.views import (
+    ANY,
+    VIEWS,
+    ApproximateView,
+    BitsView,
+    CountView,
+    MechanismView,
+    ProtocolView,
+    SymbolView,
+    view_of,
+)
+from dpverify.reasons import ReasonCode
 from dpverify.spec import load, loads
+from dpverify.spec.setting import Setting
+from dpverify.spec.setting import keys as keys_of
 from dpverify.verifiers.approximate.result import ApproxResult
 from dpverify.verifiers.audit.result import AuditResult, MechanismResult
 from dpverify.verifiers.count.result import CountResult
@@ -62,14 +75,24 @@ def test_brackets_and_proofs_keep_their_json_fields():
         "status": "unproved", "width": None, "reason": "why"}
 
 
-def test_each_result_type_has_its_view():
-    for result, view in zip(_results(), (BitsView, BitsView, CountView, ProtocolView),
-                            strict=False):
-        problem = ProblemResult("p", "p.toml", "x", (result,))
+def test_each_kind_and_setting_has_its_view():
+    """The view is chosen by (kind, setting) through one table, not by a result's type."""
+    keys = (("multiparty", Setting.BITS), ("multiparty", Setting.SYMBOLS),
+            ("count", Setting.PURE), ("protocol", Setting.BITS),
+            ("mechanism", Setting.PURE))
+    views = (BitsView, SymbolView, CountView, ProtocolView, MechanismView)
+    for result, (kind, setting), view in zip(_results(), keys, views, strict=True):
+        problem = ProblemResult("p", "p.toml", kind, (result,), setting=setting)
         assert isinstance(view_of(problem), view)
-    assert view_of(ProblemResult("p", "p.toml", "x", ())) is ANY
-    assert set(VIEWS) == {AgentResult, SymbolResult, CountResult, AuditResult,
-                          MechanismResult, ApproxResult}
+    assert view_of(ProblemResult("p", "p.toml", "multiparty", ())) is ANY
+    # built without its spec: the setting read from the header (spec/setting.py)
+    assert isinstance(view_of(ProblemResult("p", "p.toml", "multiparty", (_results()[0],))),
+                      BitsView)
+    assert view_of(ProblemResult("p", "p.toml", "x", (_results()[0],))) is ANY
+    assert set(VIEWS) == set(keys_of())
+    delta = verify_spec(load("problems/approximate/bit-1-delta.toml"), VerifyOptions())
+    assert isinstance(delta.results[0], ApproxResult)
+    assert isinstance(view_of(delta), ApproximateView)
 
 
 @dataclass(frozen=True)
@@ -83,6 +106,7 @@ class Other:
     reason: str = "shown under the table"
     method: str = "rays"
     optimum: float | None = 0.123456
+    code: ReasonCode | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"agent": self.agent}
@@ -97,7 +121,7 @@ def _printed(result: ProblemResult) -> str:
 def test_a_result_type_without_a_view_is_shown_through_the_protocol():
     other = Other()
     assert isinstance(other, Result)
-    problem = ProblemResult("p", "p.toml", "x", (other,))
+    problem = ProblemResult("p", "p.toml", "x", (other,), setting=Setting.BITS)
     assert view_of(problem) is ANY
     text = _printed(problem)
     assert "0.123456" in text and "rays" in text and "shown under the table" in text

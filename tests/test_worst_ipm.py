@@ -15,14 +15,15 @@ from scipy.optimize import linprog
 
 from dpverify.checker import check_certificate
 from dpverify.errors import SizeLimitError
+from dpverify.policy import DENSE_FROM_INPUTS
 from dpverify.spec import loads
+from dpverify.spec.symmetric import trivial_orbits
 from dpverify.theory.certificates import own_bits, rationalised_prior, rationalised_rule
 from dpverify.theory.certificates.repair import DYADIC_BITS, WorstHint
-from dpverify.theory.certificates.symmetry import trivial_orbits
 from dpverify.theory.rr import rr_matrix
 from dpverify.theory.worst_ipm import MAX_DENSE_INPUTS, DenseWorst, dense_worst
 from dpverify.theory.worst_lp import WorstLp
-from dpverify.verifiers.multiparty.certify import DENSE_FROM_INPUTS, certify_agent
+from dpverify.verifiers.certifiers import certify_agent
 
 
 def _instance(k: int, seed: int, labels: int = 3):

@@ -18,6 +18,7 @@ from dpverify.cli.options import (
     consoles,
     json_option,
     note,
+    timeout_option,
     tol_option,
 )
 
@@ -48,10 +49,12 @@ from dpverify.cli.options import (
 @add_options(FIGURE_OPTIONS)
 @json_option("Print one JSON array of result objects (one per file), nothing else.")
 @add_options(OUTPUT_OPTIONS)
+@timeout_option()
 @click.pass_context
 @handle_errors
 def audit(ctx, paths, tol, backend, max_nonzeros, require_optimal, show_rules, profile,
-          epsilons, plot_path, plot_style, figsize, plot_title, as_json, quiet, no_color):
+          epsilons, plot_path, plot_style, figsize, plot_title, as_json, quiet, no_color,
+          timeout):
     """Audit the protocol files PATHS (`kind = "protocol"`; directories are searched).
 
     Per party: the privacy level the protocol achieves (exact for exact kernels) against
@@ -85,8 +88,8 @@ def audit(ctx, paths, tol, backend, max_nonzeros, require_optimal, show_rules, p
     out, err = consoles(no_color)
     with AuditView(out, err, as_json=as_json, quiet=quiet, show_rules=show_rules) as view:
         report = api.audit_paths(paths, on_start=view.started, on_result=view.finished,
-                                 on_stage=view.stage, tol=tol, backend=backend,
-                                 max_nonzeros=max_nonzeros)
+                                 on_stage=view.stage, timeout=timeout or None, tol=tol,
+                                 backend=backend, max_nonzeros=max_nonzeros)
         if profile or plot_path:
             for f in report.files:
                 if f.result is not None and f.result.kind == "protocol":
@@ -96,8 +99,8 @@ def audit(ctx, paths, tol, backend, max_nonzeros, require_optimal, show_rules, p
     if plot_path is not None:
         api.plot_profile(list(view.profiles.values()), plot_path, **figure)
         click.echo(f"wrote {plot_path}", err=as_json)
-    for skipped in report.skipped:
-        note(f"skipped {skipped.source}: {skipped.reason}")
+    for line in report.notes:  # files skipped (the library's notes)
+        note(str(line))
     if require_optimal:
         note("--require-optimal is deprecated and has no effect: `suboptimal` always exits 1")
     sys.exit(report.exit_status())

@@ -19,12 +19,11 @@ from dpverify.cli.options import (
     SEARCH_OPTIONS,
     SOLVER_OPTIONS,
     add_options,
+    chosen,
     consoles,
     given,
     json_option,
     note,
-    note_unused_seed,
-    solver_options,
 )
 from dpverify.defaults import DEFAULT_CHECK_TOL, DEFAULT_STORE, DEFAULT_TIMEOUT, MEMORY_STORE
 from dpverify.errors import InputError
@@ -109,14 +108,10 @@ def store_of(ctx: click.Context, store_path: str, no_store: bool) -> str:
     return MEMORY_STORE
 
 
-def _notes(report, certify: bool) -> None:
-    """Files skipped in the directories, and --certify on count problems."""
-    for skipped in report.not_problems:
-        note(f"skipped {skipped.source}: {skipped.reason}")
-    counts = [i.source for i in report.items if i.result.get("kind") == "count"]
-    if certify and counts:
-        note(f"--certify applies to multi-party problems only, not to the count "
-             f"problem{'s' if len(counts) != 1 else ''} {', '.join(counts)}")
+def _notes(report) -> None:
+    """The library's notes: options that did not apply to some problems, files skipped."""
+    for line in report.notes:
+        note(str(line))
 
 
 @main.command(short_help="Verify many problems in parallel, with a results store.")
@@ -144,11 +139,10 @@ def batch(ctx, paths, jobs, store_path, no_store, timeout, force, scheduler, qui
     """
     from dpverify.console.batch import BatchProgress, print_batch_summary, resume_hint
 
-    note_unused_seed(ctx, samples)
-    options = solver_options(tol=tol, backend=backend, max_nonzeros=max_nonzeros,
-                             lp_form=lp_form, grid=grid, samples=samples, seed=seed,
-                             certify=certify, method=method, max_orbit_work=max_orbit_work,
-                             restarts=restarts, witness_dir=witness_dir)
+    options = chosen(ctx, tol=tol, backend=backend, max_nonzeros=max_nonzeros,
+                     lp_form=lp_form, grid=grid, samples=samples, seed=seed, certify=certify,
+                     method=method, max_orbit_work=max_orbit_work, restarts=restarts,
+                     witness_dir=witness_dir)
     store_path = store_of(ctx, store_path, no_store)
     saved = None if no_store else store_path
     out, err = consoles(no_color)
@@ -165,7 +159,7 @@ def batch(ctx, paths, jobs, store_path, no_store, timeout, force, scheduler, qui
             err.print(resume_hint(report, saved))
     else:
         print_batch_summary(out, report, saved, err)
-    _notes(report, certify)
+    _notes(report)
     sys.exit(report.exit_status())
 
 
@@ -302,11 +296,10 @@ def check(ctx, paths, jobs, store_path, no_store, timeout, force, scheduler, qui
         fmt_name = "json"
     if update and diff:
         raise click.UsageError("--update writes and --diff only shows: choose one")
-    note_unused_seed(ctx, samples)
-    options = solver_options(tol=tol, backend=backend, max_nonzeros=max_nonzeros,
-                             lp_form=lp_form, grid=grid, samples=samples, seed=seed,
-                             certify=certify, method=method, max_orbit_work=max_orbit_work,
-                             restarts=restarts, witness_dir=witness_dir)
+    options = chosen(ctx, tol=tol, backend=backend, max_nonzeros=max_nonzeros,
+                     lp_form=lp_form, grid=grid, samples=samples, seed=seed, certify=certify,
+                     method=method, max_orbit_work=max_orbit_work, restarts=restarts,
+                     witness_dir=witness_dir)
     store_path = store_of(ctx, store_path, no_store)
     out, err = consoles(no_color)
     quiet_progress = quiet or fmt_name == "json"
@@ -327,7 +320,7 @@ def check(ctx, paths, jobs, store_path, no_store, timeout, force, scheduler, qui
     hint = resume_hint(report.batch, None if no_store else store_path)
     if hint is not None:  # a message, on stderr, whatever the format
         err.print(hint)
-    _notes(report.batch, certify)
+    _notes(report.batch)
     sys.exit(report.exit_status())
 
 

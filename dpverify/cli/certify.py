@@ -15,10 +15,11 @@ from dpverify.cli.options import (
     METHOD_OPTIONS,
     OUTPUT_OPTIONS,
     add_options,
+    chosen,
     consoles,
-    given,
     json_option,
     note,
+    timeout_option,
 )
 
 
@@ -31,10 +32,13 @@ from dpverify.cli.options import (
 @json_option("Print one JSON array, one object per certificate written (path, problem, agent, "
              "accuracy, status, value, bound, width), and nothing else.")
 @add_options(OUTPUT_OPTIONS)
+@timeout_option("Seconds per problem file; a problem still being certified then counts as "
+                "could not decide (exit status 3), its certificates written before then "
+                "kept.")
 @click.pass_context
 @handle_errors
 def certify(ctx, paths, out_dir, backend, max_nonzeros, method, max_orbit_work, as_json,
-            quiet, no_color):
+            quiet, no_color, timeout):
     """Write exact certificates for the multi-party problems PATHS (directories are
     searched for *.toml): one `<problem>.<agent>.<accuracy>.cert.json` per agent and
     accuracy, each an exact proof of an upper bound (a prior and mu over the inputs) and a
@@ -81,19 +85,16 @@ def certify(ctx, paths, out_dir, backend, max_nonzeros, method, max_orbit_work, 
     with Activity(out, enabled=out.is_terminal and not (as_json or quiet)) as activity:
         report = api.certify_paths(
             paths, out_dir, on_certificate=written, on_message=failed, on_stage=started,
-            backend=backend, max_nonzeros=max_nonzeros, method=method,
-            max_orbit_work=max_orbit_work)
+            timeout=timeout or None, **chosen(ctx, backend=backend, max_nonzeros=max_nonzeros,
+                                              method=method, max_orbit_work=max_orbit_work))
     if as_json:
         print_json([certificate_json(record) for record in report.certificates])
     else:
         out.print(certify_summary(report))
     if report.skipped:
         note(skipped_line(report.skipped))
-    approximate = sorted({r.problem for r in report.certificates
-                          if r.approximate})
-    if approximate and given(ctx, "method"):
-        note(f"--method does not apply to delta > 0 (one certificate: the envelope bound's): "
-             f"{', '.join(approximate)}")
+    for line in report.notes:  # --method where it chooses nothing (the library's notes)
+        note(str(line))
     sys.exit(report.exit_status())
 
 
@@ -104,8 +105,10 @@ def certify(ctx, paths, out_dir, backend, max_nonzeros, method, max_orbit_work, 
 @json_option("Print one JSON array of {path, ok, message, value, bound} (exact \"p/q\"), "
              "and nothing else.")
 @add_options(OUTPUT_OPTIONS)
+@timeout_option("Seconds per certificate; a check still running then is undecided (exit "
+                "status 3).")
 @handle_errors
-def check_cert(spec_path, certs, as_json, quiet, no_color):
+def check_cert(spec_path, certs, as_json, quiet, no_color, timeout):
     """Check certificates CERT... of the problem SPEC with the independent exact checker
     (dpverify/checker/: it recomputes the gain table from SPEC and checks every corner
     inequality, sum and decision rule in exact arithmetic; it shares no code with the
@@ -117,7 +120,7 @@ def check_cert(spec_path, certs, as_json, quiet, no_color):
     from dpverify.console.certify import check_json, check_line, check_summary
 
     out, _ = consoles(no_color)
-    checks = api.check_cert(spec_path, certs)
+    checks = api.check_cert(spec_path, certs, timeout=timeout or None)
     for check in checks:
         if check.malformed:
             click.echo(f"dpverify: {check.path}: {check.message}", err=True)

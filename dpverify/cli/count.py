@@ -9,8 +9,8 @@ import click
 
 from dpverify import api
 from dpverify.cli.app import handle_errors, main
-from dpverify.cli.options import NO_COLOR, add_options, consoles, json_option
-from dpverify.defaults import MAX_RELEASE_N
+from dpverify.cli.options import NO_COLOR, add_options, consoles, json_option, timeout_option
+from dpverify.policy import MAX_RELEASE_N
 from dpverify.status import exit_status
 
 
@@ -20,8 +20,10 @@ from dpverify.status import exit_status
               help="Tolerance of the floating-point comparisons (unused in exact arithmetic).")
 @json_option("Print one JSON object only.")
 @add_options([NO_COLOR])
+@timeout_option("Seconds for the mechanism file; a derivation still running then is "
+                "undecided (exit status 3).")
 @handle_errors
-def derive(file, tol, as_json, no_color):
+def derive(file, tol, as_json, no_color, timeout):
     """Can the mechanism in FILE be derived from the geometric mechanism?
 
     FILE is TOML with a [mechanism] table: `alpha` (or `epsilon`) and `matrix`, an
@@ -45,20 +47,13 @@ def derive(file, tol, as_json, no_color):
     3 undecided (the two tests disagree).
     """
     from dpverify.console import print_json
-    from dpverify.console.count import derivation_json, print_derivation
+    from dpverify.console.count import found_json, print_found
 
-    found = api.derive(file, tol=tol)
-    if found.mechanism.approximate:  # delta > 0: privacy and the consumers of two answers
-        from dpverify.console.approximate import delta_derivation_json, print_delta_derivation
-
-        if as_json:
-            print_json(delta_derivation_json(found.mechanism, found.derivation))
-        else:
-            print_delta_derivation(consoles(no_color)[0], found.mechanism, found.derivation)
-    elif as_json:
-        print_json(derivation_json(found.mechanism, found.derivation))
+    found = api.derive(file, tol=tol, timeout=timeout or None)
+    if as_json:  # delta > 0: privacy and the consumers of two answers (the view's table)
+        print_json(found_json(found))
     else:
-        print_derivation(consoles(no_color)[0], found.mechanism, found.derivation)
+        print_found(consoles(no_color)[0], found)
     sys.exit(found.exit_status())
 
 

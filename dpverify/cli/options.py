@@ -14,20 +14,7 @@ import click
 from click.core import ParameterSource
 
 from dpverify import api
-from dpverify.defaults import (
-    ALL_INPUTS_PARTIES,
-    BACKENDS,
-    DEFAULT_MAX_NONZEROS,
-    DEFAULT_MAX_ORBIT_WORK,
-    DEFAULT_RESTARTS,
-    DEFAULT_TOL,
-    DEFAULT_WITNESS_DIR,
-    DENSE_BELOW_PARTIES,
-    LP_FORMS,
-    METHODS,
-    LpForm,
-    Method,
-)
+from dpverify.defaults import DEFAULT_TIMEOUT
 
 Decorator = Callable[[Any], Any]
 
@@ -44,76 +31,69 @@ def _checked(name: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
     return check
 
 
-_tolerance = _checked("tol")
-_grid = _checked("grid")
-
-
-TOL_HELP = ("Verdict tolerance, relative to the range of the agent's gains (of the loss, "
-            "for count problems): `optimal` when the bound and the value differ by at most "
-            "tol x (max gain - min gain).")
+def shared_option(name: str, extra: str = "") -> Decorator:
+    """The click option of the verifiers' option `name`, made from its description
+    (verifiers/options.py, `VerifyOptions`' field metadata: flag, help, values, default),
+    so that every command gives an option the same flag, help, default and check; `extra`
+    words after its help for a command that also uses it elsewhere."""
+    described, default = api.option_descriptions()[name]
+    assert described.flag is not None, f"{name} is an option of the API only"
+    text = described.help + (f" {extra}" if extra else "")
+    kind = described.values.value
+    if kind == "flag":
+        return click.option(described.flag, is_flag=True, help=text)
+    settings: dict[str, Any] = {"default": default, "help": text}
+    if described.show_default:
+        settings["show_default"] = True
+    if kind == "number":
+        settings.update(type=float, callback=_checked(name))
+    elif kind == "count":
+        settings["type"] = click.IntRange(min=int(described.low))
+        if name == "grid":  # 0 or at least 2: the API's message
+            settings["callback"] = _checked(name)
+    elif kind == "choice":
+        settings["type"] = click.Choice(described.choices)
+    else:  # a directory path; unset is the API's default ("")
+        settings.update(type=click.Path(file_okay=False), default=described.cli_default)
+    return click.option(described.flag, **settings)
 
 
 def tol_option(extra: str = "") -> Decorator:
     """`--tol`, with `extra` words for a command that also uses it elsewhere."""
-    return click.option("--tol", type=float, default=DEFAULT_TOL, show_default=True,
-                        callback=_tolerance, help=TOL_HELP + (f" {extra}" if extra else ""))
+    return shared_option("tol", extra)
 
 
 TOL = tol_option()
-BACKEND = click.option("--backend", type=click.Choice(BACKENDS), default=BACKENDS[0],
-                       show_default=True,
-                       help="LP backend (cvxpy solves the same LP through cvxpy, as a "
-                            "cross-check).")
-MAX_NONZEROS = click.option("--max-nonzeros", type=click.IntRange(min=1),
-                            default=DEFAULT_MAX_NONZEROS, show_default=True,
-                            help="Refuse LPs estimated to have more non-zeros (exit 3).")
-LP_FORM = click.option("--lp-form", type=click.Choice(LP_FORMS), default=LpForm.AUTO.value,
-                       show_default=True,
-                       help="How the corner points enter the LP (the same LP every way): "
-                            "dense, chain, or auto: dense below "
-                            f"{DENSE_BELOW_PARTIES} parties when it fits --max-nonzeros, "
-                            "else chain.")
-GRID = click.option("--grid", type=click.IntRange(min=0), default=0, callback=_grid,
-                    help="Add the rank-one points on an m-point grid of each party's segment "
-                         "(m >= 2; 0: off).")
-SAMPLES = click.option("--samples", type=click.IntRange(min=0), default=0,
-                       help="Add N random rank-one DP points.")
-SEED = click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
-                    help="Seed for --samples, and for the random starts of the protocol "
-                         "search (--restarts) on inputs with more than two symbols or "
-                         "with delta > 0.")
-CERTIFY = click.option("--certify", is_flag=True,
-                       help="Also build and check exact certificates (multi-party problems).")
-CROSS_CHECK = click.option("--cross-check", is_flag=True,
-                           help="Parties with bits: verify by the exact proof and by the "
-                                "corner LP, and report whether they agree (a disagreement is "
-                                "verdict error, exit 3).")
-METHOD = click.option("--method", type=click.Choice(METHODS), default=Method.AUTO.value,
-                      show_default=True,
-                      help="How to verify: the full corner LP (lp), the symmetry-reduced "
-                           "exact orbit method (orbit), the exact certificate on all inputs "
-                           "(proof), or auto: the exact routes first (proof, then orbit; "
-                           f"orbit first for a symmetric problem beyond {ALL_INPUTS_PARTIES} "
-                           "parties), then lp, each where it fits; the next one when a "
-                           "method does not decide.")
-MAX_ORBIT_WORK = click.option("--max-orbit-work", type=click.IntRange(min=1),
-                              default=DEFAULT_MAX_ORBIT_WORK, show_default=True,
-                              help="Refuse orbit problems needing more exact work (about "
-                                   "orbits x parties x outputs integer operations).")
-RESTARTS = click.option("--restarts", type=click.IntRange(min=0), default=DEFAULT_RESTARTS,
-                        show_default=True,
-                        help="Alphabets > 2 and delta > 0: random starts of the search for "
-                             "protocols that beat randomized response (besides RR itself, "
-                             "binary mechanisms and the LP's support).")
-WITNESS_DIR = click.option("--witness-dir", type=click.Path(file_okay=False), default=None,
-                           help="Alphabets > 2 and delta > 0: where the protocol files of "
-                                "witnesses that beat RR are written "
-                                f"(default {DEFAULT_WITNESS_DIR}).")
+BACKEND = shared_option("backend")
+MAX_NONZEROS = shared_option("max_nonzeros")
+LP_FORM = shared_option("lp_form")
+GRID = shared_option("grid")
+SAMPLES = shared_option("samples")
+SEED = shared_option("seed")
+CERTIFY = shared_option("certify")
+CROSS_CHECK = shared_option("cross_check")
+METHOD = shared_option("method")
+MAX_ORBIT_WORK = shared_option("max_orbit_work")
+RESTARTS = shared_option("restarts")
+WITNESS_DIR = shared_option("witness_dir")
 EXCLUDE = click.option("--exclude", "exclude", metavar="PATTERN", multiple=True,
                        help="Leave out files and folders matching PATTERN (a glob; repeat "
                             "for more): a name at any depth (large, *-draft.toml), or a "
                             "path from the working directory (problems/large). Replaces "
                             "the configuration's `exclude`.")
+
+
+TIMEOUT_HELP = ("Seconds per problem file; a problem still running then has verdict `error`, "
+                "reason `timeout` (exit status 3).")
+
+
+def timeout_option(help_text: str = TIMEOUT_HELP) -> Decorator:
+    """`--timeout`: every run bounded (one definition for every command that has it; the
+    run is what `help_text` says)."""
+    return click.option("--timeout", type=click.FloatRange(min=0), default=DEFAULT_TIMEOUT,
+                        show_default=True, help=f"{help_text} 0: no limit.")
+
+
 QUIET = click.option("--quiet", "-q", is_flag=True, help="Print only the summary.")
 NO_COLOR = click.option("--no-color", is_flag=True, help="No colours.")
 
@@ -146,6 +126,14 @@ def solver_options(**chosen: Any) -> dict[str, Any]:
     if "witness_dir" in chosen:
         chosen["witness_dir"] = chosen["witness_dir"] or ""
     return chosen
+
+
+def chosen(ctx: click.Context, **values: Any) -> dict[str, Any]:
+    """The shared options that were chosen (on the command line, in the environment or a
+    configuration; not click's defaults, which are the API's own), as the API takes them:
+    the library's notes say which of them did not apply to some files."""
+    return solver_options(**{name: value for name, value in values.items()
+                             if ctx.get_parameter_source(name) is not ParameterSource.DEFAULT})
 
 
 def consoles(no_color: bool) -> tuple[Any, Any]:

@@ -17,17 +17,15 @@ from dpverify.cli.options import (
     SEARCH_OPTIONS,
     SOLVER_OPTIONS,
     add_options,
+    chosen,
     consoles,
-    given,
     json_option,
     note,
-    note_unused_seed,
-    solver_options,
+    timeout_option,
 )
-from dpverify.defaults import DEFAULT_TIMEOUT
 
 
-@main.command(short_help="Verify problem files: relaxed LP against randomized response.")
+@main.command(short_help="Verify problem files: is the theorem's mechanism optimal?")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
 @add_options(SOLVER_OPTIONS)
 @add_options(METHOD_OPTIONS)
@@ -37,10 +35,7 @@ from dpverify.defaults import DEFAULT_TIMEOUT
 @EXCLUDE
 @json_option("Print one JSON array of spec.md's result objects (one per file), nothing else.")
 @add_options(OUTPUT_OPTIONS)
-@click.option("--timeout", type=click.FloatRange(min=0), default=DEFAULT_TIMEOUT,
-              show_default=True,
-              help="Seconds per problem file; a problem still running then has verdict "
-                   "`error`, reason `timeout` (exit status 3). 0: no limit.")
+@timeout_option()
 @click.option("--show-rules", is_flag=True,
               help="Print RR's optimal decision rules; for a count problem the geometric "
                    "mechanism's best post-processing and an optimal mechanism (with --json: "
@@ -53,20 +48,20 @@ def verify(ctx, paths, tol, backend, max_nonzeros, lp_form, method, max_orbit_wo
     """Verify the problem files PATHS (directories are searched for *.toml, hidden
     directories such as .dpverify/ left out).
 
-    For each agent and accuracy: the relaxed protocol LP over the corner points (an upper
-    bound over every DP protocol) against randomized response with its optimal decision
-    rule. A verdict `optimal` needs both to succeed and agree within --tol, or an exact
-    certificate checked by the independent checker (method proof or orbit, the default
-    route wherever it fits: --method). TOML files in a directory that are not problem
-    files (a pyproject.toml) are skipped with a note.
+    For each agent and accuracy: an upper bound over every DP protocol against the
+    theorem's mechanism (randomized response with its optimal decision rule; for a count
+    query the geometric mechanism). On bits the bound is RR's exact certificate, on all
+    inputs (proof) or on symmetry orbits (orbit), checked by the independent checker,
+    wherever it fits; else the relaxed corner LP against RR's decision LPs (lp), whose
+    two float computations must agree within --tol (--method chooses). TOML files in a
+    directory that are not problem files (a pyproject.toml) are skipped with a note.
     """
     from dpverify.console.verify import VerifyView
 
-    options = solver_options(tol=tol, backend=backend, max_nonzeros=max_nonzeros,
-                             lp_form=lp_form, grid=grid, samples=samples, seed=seed,
-                             certify=certify, method=method, max_orbit_work=max_orbit_work,
-                             restarts=restarts, witness_dir=witness_dir,
-                             cross_check=cross_check)
+    options = chosen(ctx, tol=tol, backend=backend, max_nonzeros=max_nonzeros,
+                     lp_form=lp_form, grid=grid, samples=samples, seed=seed, certify=certify,
+                     method=method, max_orbit_work=max_orbit_work, restarts=restarts,
+                     witness_dir=witness_dir, cross_check=cross_check)
     out, err = consoles(no_color)
     with VerifyView(out, err, as_json=as_json, quiet=quiet, show_rules=show_rules,
                     show_proof=certify, show_grid=bool(grid or samples)) as view:
@@ -74,24 +69,7 @@ def verify(ctx, paths, tol, backend, max_nonzeros, lp_form, method, max_orbit_wo
                                   on_stage=view.stage, timeout=timeout or None,
                                   exclude=exclude, **options)
         view.report(report)
-    # delta > 0 (multi-party): the envelope bound and a protocol search, no corner LP
-    approximate = [f.source for f in report.files
-                   if getattr(f.spec, "approximate", False) and f.result.kind != "count"]
-    if not approximate and not any(not getattr(f.spec, "binary", True) for f in report.files):
-        note_unused_seed(ctx, samples)  # alphabets > 2 and delta > 0: it seeds the search
-    ignored = [flag for flag, name in (("--method", "method"),
-                                       ("--grid", "grid"), ("--samples", "samples"),
-                                       ("--cross-check", "cross_check"),
-                                       ("--lp-form", "lp_form")) if given(ctx, name)]
-    if approximate and ignored:
-        note(f"{', '.join(ignored)} {'does' if len(ignored) == 1 else 'do'} not apply to "
-             f"delta > 0 (the envelope bound and a protocol search): "
-             f"{', '.join(approximate)}")
-    for skipped in report.skipped:
-        note(f"skipped {skipped.source}: {skipped.reason}")
-    counts = [f.source for f in report.files if f.result.kind == "count"]
-    for flag, wanted in (("--certify", certify), ("--cross-check", cross_check)):
-        if wanted and counts:
-            note(f"{flag} applies to multi-party problems only, not to the count "
-                 f"problem{'s' if len(counts) != 1 else ''} {', '.join(counts)}")
+    # options that do not apply to some files, files skipped: the library's notes
+    for line in report.notes:
+        note(str(line))
     sys.exit(report.exit_status())

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 from rich.console import Console
 
 from dpverify.console.numbers import fmt, fmt_gap
+from dpverify.verdict import Category, ExitClass, Verdict
 
-__all__ = ["PASSING", "PIPE_WIDTH", "VERDICT_STYLE", "fmt", "fmt_gap", "make_console", "print_json"]
+__all__ = ["CATEGORY_STYLE", "PASSING", "PIPE_WIDTH", "VERDICT_STYLE", "counted", "fmt",
+           "fmt_gap", "make_console", "print_json"]
 
 PIPE_WIDTH = 10_000  # a pipe or a file has no width to fit: full-width plain text
 
@@ -42,9 +45,26 @@ def print_json(obj: Any, *, stream=None, lines: bool = False) -> None:
     out.flush()
 
 
-VERDICT_STYLE = {"optimal": "green", "gap": "bold red", "error": "bold yellow",
-                 "suboptimal": "cyan", "not-private": "bold red",
-                 "contradiction": "bold white on red", "open": "bold blue",
-                 "interaction-helps": "bold magenta"}
-# Categories that are no finding (exit status 0, dpverify.status): `suboptimal` is one.
-PASSING = ("optimal",)
+# The colour of every category (dpverify/verdict.py: each verdict, invalid, internal);
+# tests/test_views.py checks that every category has one.
+CATEGORY_STYLE: dict[Category, str] = {
+    Category.OPTIMAL: "green", Category.GAP: "bold red", Category.ERROR: "bold yellow",
+    Category.SUBOPTIMAL: "cyan", Category.NOT_PRIVATE: "bold red",
+    Category.CONTRADICTION: "bold white on red", Category.OPEN: "bold blue",
+    Category.INTERACTION_HELPS: "bold magenta", Category.INVALID: "bold magenta",
+    Category.INTERNAL: ""}
+VERDICT_STYLE = {c.value: style for c, style in CATEGORY_STYLE.items() if c.verdict}
+# Categories that are no finding (exit status 0, dpverify.status): the verdicts as claimed.
+PASSING = tuple(v.value for v in Verdict if v.exit_class is ExitClass.AS_CLAIMED)
+
+
+def counted(counts: Mapping[str, int]) -> list[tuple[str, int]]:
+    """The (category, count) pairs a summary shows, in order: the verdicts that are
+    always counted (one per exit class: optimal, gap, error), then the other verdicts and
+    `internal` that occurred, then `invalid` (dpverify/verdict.py)."""
+    out = [(v.value, counts.get(v.value, 0)) for v in Verdict if v.always_counted]
+    out += [(v.value, counts[v.value]) for v in Verdict
+            if not v.always_counted and counts.get(v.value)]
+    out += [(c.value, counts[c.value]) for c in (Category.INTERNAL, Category.INVALID)
+            if counts.get(c.value)]
+    return out

@@ -26,15 +26,11 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from dpverify.console import PASSING, VERDICT_STYLE, fmt, print_json
+from dpverify.console import CATEGORY_STYLE, PASSING, counted, fmt, print_json
 from dpverify.console.tables import print_table
 
 SLOWEST = 5
-CATEGORIES = ("optimal", "gap", "error", "invalid")
-# shown in the counts only when they occur (protocol audits)
-MORE_CATEGORIES = ("suboptimal", "not-private", "contradiction", "interaction-helps", "open",
-                   "internal")
-STYLE = {**VERDICT_STYLE, "invalid": "bold magenta"}
+STYLE = {c.value: style for c, style in CATEGORY_STYLE.items()}
 
 
 class _RateColumn(ProgressColumn):
@@ -102,7 +98,7 @@ class BatchProgress:
         failed = item.category not in PASSING
         self.failures += failed
         if self.as_json:
-            print_json(item.result, lines=True)
+            print_json(item.to_dict(), lines=True)
         if self._progress is not None:
             self._progress.update(self._task, advance=1, failures=self.failures)
             if failed and not self.as_json:
@@ -131,11 +127,7 @@ def _reason(item: Any) -> str:
 
 
 def counts_line(report: Any) -> str:
-    counts = report.counts()
-    parts = [f"{counts.get(c, 0)} {c}" for c in CATEGORIES[:3]]
-    parts += [f"{counts[c]} {c}" for c in MORE_CATEGORIES if counts.get(c)]
-    if counts.get("invalid"):
-        parts.append(f"{counts['invalid']} invalid")
+    parts = [f"{n} {c}" for c, n in counted(report.counts())]
     n = len(report.items)
     extra = []
     if report.skipped:

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -13,8 +14,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from dpverify.console.approximate import delta_derivation_json, print_delta_derivation
 from dpverify.console.numbers import json_number, show_number
 from dpverify.console.tables import print_table
+from dpverify.spec.setting import Setting
 
 MAX_MATRIX_SIDE = 16  # larger matrices are summarised; --json has them whole
 MAX_LISTED = 20  # violations listed in a table
@@ -186,3 +189,21 @@ def print_release(console: Console, plan, released: list[int], answer: int, seed
     print_table(console, subs)
     console.print()
     console.print("check passed" if check.ok else "CHECK FAILED")
+
+
+# `derive`'s output of each setting of a mechanism file: (its JSON, its tables).
+DERIVATION_VIEWS: dict[Setting, tuple[Callable[[Any, Any], dict[str, Any]],
+                                      Callable[[Console, Any, Any], None]]] = {
+    Setting.PURE: (derivation_json, print_derivation),
+    Setting.DELTA: (delta_derivation_json, print_delta_derivation),
+}
+
+
+def found_json(found: Any) -> dict[str, Any]:
+    """`derive --json`: a MechanismDerivation's JSON, by the mechanism's setting."""
+    return DERIVATION_VIEWS[found.setting][0](found.mechanism, found.derivation)
+
+
+def print_found(console: Console, found: Any) -> None:
+    """`derive`'s tables for a MechanismDerivation, by the mechanism's setting."""
+    DERIVATION_VIEWS[found.setting][1](console, found.mechanism, found.derivation)

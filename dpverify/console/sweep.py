@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from dpverify.console import VERDICT_STYLE, print_json
+from dpverify.console import VERDICT_STYLE, counted, print_json
 from dpverify.console.numbers import fmt, fmt_gap
 from dpverify.console.tables import print_table, without_columns
 from dpverify.sweeps.rows import to_json_rows
@@ -30,7 +30,6 @@ COUNT = (("epsilon", "epsilon", "level"), ("alpha", "alpha", "level"), ("n", "n"
          ("geometric value", "geometric_value", "num"), ("gap", "gap", "gap"),
          ("hypothesis", "hypothesis", "text"), ("verdict", "verdict", "verdict"),
          ("seconds", "seconds", "seconds"))
-CATEGORIES = ("optimal", "gap", "error", "invalid")
 
 
 def _cell(value: Any, how: str) -> Text | str:
@@ -63,11 +62,7 @@ def sweep_table(sweep: Any) -> Table:
 
 
 def summary_line(sweep: Any) -> str:
-    counts = sweep.counts()
-    parts = [f"{counts.get(c, 0)} {c}" for c in CATEGORIES[:3]]
-    parts += [f"{counts[c]} {c}" for c in ("interaction-helps", "open") if counts.get(c)]
-    if counts.get("invalid"):
-        parts.append(f"{counts['invalid']} invalid")
+    parts = [f"{n} {c}" for c, n in counted(sweep.counts())]
     n = len(sweep.points)
     extra = []
     if sweep.skipped:

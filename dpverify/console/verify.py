@@ -12,11 +12,10 @@ from typing import Any, Self
 from rich.console import Console
 from rich.table import Table
 
-from dpverify.console import print_json
+from dpverify.console import counted, print_json
 from dpverify.console.progress import Activity
 from dpverify.console.tables import compact, print_table
-from dpverify.console.views import VIEWS, result_json, view_of
-from dpverify.verifiers.result import AgentResult
+from dpverify.console.views import BITS, result_json, view_of
 
 
 def problem_table(result: Any, *, show_proof: bool = False, show_grid: bool = False,
@@ -74,12 +73,7 @@ def print_problem(console: Console, result: Any, **kw: Any) -> None:
 
 def summary_line(report: Any) -> str:
     """`N problems: a optimal, b gap, c error[, d invalid] (s s)`."""
-    counts = report.counts()
-    parts = [f"{counts.get(v, 0)} {v}" for v in ("optimal", "gap", "error")]
-    parts += [f"{counts[v]} {v}" for v in ("suboptimal", "not-private", "contradiction",
-                                           "interaction-helps", "open") if counts.get(v)]
-    if counts.get("invalid"):
-        parts.append(f"{counts['invalid']} invalid")
+    parts = [f"{n} {c}" for c, n in counted(report.counts())]
     n = len(report.files)
     return f"{n} problem{'s' if n != 1 else ''}: {', '.join(parts)} ({report.seconds:.2f} s)"
 
@@ -92,7 +86,7 @@ def rules_table(result: Any, k: int) -> list[Table]:
 
 def rule_json(agent_result: Any) -> dict[str, Any] | None:
     """A multi-party result's decision rule as JSON (BitsView.rule_json)."""
-    return VIEWS[AgentResult].rule_json(agent_result)
+    return BITS.rule_json(agent_result)
 
 
 # -- the listener ---------------------------------------------------------------------------

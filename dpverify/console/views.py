@@ -1,10 +1,10 @@
 """One view per result type (verifiers/result.py, `Result`): the table of a problem's
 results, the lines under it, the decision rules and their JSON.
 
-`view_of(problem_result)` picks the view by the type of the results (the most derived
-class with a view), never by a kind string; a result type without a view of its own is
+`view_of(problem_result)` picks the view by the problem's kind and setting
+(spec/setting.py), through one table (`VIEWS`); a problem without a view of its own is
 shown through the `Result` protocol alone (agent, accuracy, optimum, verdict, method,
-seconds). A new kind of result registers its view in `VIEWS`.
+seconds). A new kind or setting registers its view in `VIEWS`.
 """
 
 from __future__ import annotations
@@ -22,10 +22,7 @@ from dpverify.console.numbers import fmt, fmt_gap, json_output, proof_cell
 from dpverify.console.protocols import protocol_rules_json, protocol_table, rules_tables
 from dpverify.console.rules import rule_label
 from dpverify.console.tables import compact
-from dpverify.verifiers.approximate.result import ApproxResult
-from dpverify.verifiers.audit.result import AuditResult, MechanismResult
-from dpverify.verifiers.count.result import CountResult
-from dpverify.verifiers.result import AgentResult, SymbolResult
+from dpverify.spec.setting import Setting
 
 MAX_RULE_ROWS = 64
 TEXT_COLUMNS = ("agent", "model", "accuracy", "hypothesis", "verdict", "proof")
@@ -103,7 +100,7 @@ class BitsView(ResultView):
 
     def cells(self, r: Any, gap_digits: int) -> dict[str, Any]:
         return {"agent": r.agent, "accuracy": r.accuracy,
-                "relaxed optimum": fmt(r.relaxed_optimum), "RR value": fmt(r.rr_value),
+                "relaxed optimum": fmt(r.bound), "RR value": fmt(r.rr_value),
                 "gap": fmt_gap(r.gap, gap_digits),
                 "interior optimum": fmt(None if r.interior is None else r.interior.optimum),
                 "verdict": verdict_cell(r.verdict.value), "method": str(r.method),
@@ -276,22 +273,35 @@ class ApproximateView(ResultView):
                                  method=method, show_proof=show_proof)
 
 
-VIEWS: dict[type, ResultView] = {
-    AgentResult: BitsView(), SymbolResult: SymbolView(), CountResult: CountView(),
-    AuditResult: ProtocolView(), MechanismResult: MechanismView(),
-    ApproxResult: ApproximateView(),
-}
 ANY = ResultView()
+BITS, SYMBOLS, COUNT = BitsView(), SymbolView(), CountView()
+PROTOCOL, MECHANISM, APPROXIMATE = ProtocolView(), MechanismView(), ApproximateView()
+# The view of every (kind, setting) (spec/setting.py; tests/test_codebase.py checks that
+# it covers every key): delta > 0 with more than two symbols is refused, so it has no
+# results to show.
+VIEWS: dict[tuple[str, Setting], ResultView] = {
+    ("multiparty", Setting.BITS): BITS,
+    ("multiparty", Setting.SYMBOLS): SYMBOLS,
+    ("multiparty", Setting.DELTA): APPROXIMATE,
+    ("multiparty", Setting.DELTA_SYMBOLS): ANY,
+    ("count", Setting.PURE): COUNT,
+    ("count", Setting.DELTA): COUNT,
+    ("protocol", Setting.BITS): PROTOCOL,
+    ("protocol", Setting.SYMBOLS): PROTOCOL,
+    ("protocol", Setting.DELTA): PROTOCOL,
+    ("protocol", Setting.DELTA_SYMBOLS): ANY,
+    ("mechanism", Setting.PURE): MECHANISM,
+    ("mechanism", Setting.DELTA): MECHANISM,
+}
 
 
 def view_of(result: Any) -> ResultView:
-    """The view of a problem's results: by the type of its first result (most derived
-    class first); a problem without results, or of a type without a view, gets `ANY`."""
-    for r in result.results[:1]:
-        for cls in type(r).__mro__:
-            if cls in VIEWS:
-                return VIEWS[cls]
-    return ANY
+    """The view of a problem's results, by its kind and setting; a problem without
+    results (or without a setting: no spec loaded) gets `ANY`, which shows any result
+    through the `Result` protocol alone."""
+    if not result.results or result.setting is None:
+        return ANY
+    return VIEWS.get((str(result.kind), result.setting), ANY)
 
 
 def result_json(file_result: Any, *, rules: bool = False) -> dict[str, Any]:

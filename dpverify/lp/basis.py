@@ -14,18 +14,20 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from dpverify.lp.builder import LpBuilder
-from dpverify.lp.solve import solve
+from dpverify.lp.model import LinearProgram, LpSolution
+from dpverify.lp.solve import solve as solve_lp
 
 # (dense float rows, rhs, cost) -> the columns of an optimal basis (one per row), or None
 # (dpverify.theory.worst_lp.BasisFinder)
 FloatBasisFinder = Callable[[np.ndarray, np.ndarray, np.ndarray], Sequence[int] | None]
 
 
-def float_basis_finder(*, time_limit: float | None = None,
-                       threads: int | None = None) -> FloatBasisFinder:
+def float_basis_finder(*, solve: Callable[[LinearProgram], LpSolution] | None = None
+                       ) -> FloatBasisFinder:
     """A basis finder backed by HiGHS: the optimal basis of the float twin of an exact
     standard-form LP, each row scaled to a largest entry of 1 (entries HiGHS cannot keep
-    are dropped: a starting basis needs no more)."""
+    are dropped: a starting basis needs no more). `solve` solves it on HiGHS (the run's
+    solving context, verifiers/solving.py, Solver.basis_finder), else plain HiGHS."""
 
     def find(rows: np.ndarray, rhs: np.ndarray, cost: np.ndarray) -> list[int] | None:
         scale = np.max(np.abs(rows), axis=1)
@@ -35,7 +37,7 @@ def float_basis_finder(*, time_limit: float | None = None,
         eq = b.add_rows(rows.shape[0], rhs / scale, rhs / scale)
         b.add_matrix(eq, cols, rows / scale[:, None])
         lp = b.build(maximize=True, name="exact-twin", drop_tiny=True)
-        sol = solve(lp, "highs", time_limit=time_limit, threads=threads)
+        sol = solve(lp) if solve is not None else solve_lp(lp, "highs")
         if not sol.optimal or sol.basic_columns is None:
             return None
         basic = np.flatnonzero(sol.basic_columns)

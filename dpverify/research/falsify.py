@@ -26,6 +26,7 @@ from dpverify.filenames import file_stem, output_path, write_output
 from dpverify.notebook import Notebook
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
 from dpverify.spec.protocol_writer import protocol_text
+from dpverify.spec.setting import Setting
 from dpverify.spec.tables import tabulate
 from dpverify.status import ExitStatus, exit_status
 from dpverify.theory.protocols.random import (
@@ -37,7 +38,8 @@ from dpverify.theory.protocols.random import (
 from dpverify.theory.protocols.transcripts import achieved_lambdas, level_epsilon
 from dpverify.theory.units import Units, units_of
 from dpverify.verifiers.audit.result import efficiency
-from dpverify.verifiers.multiparty.corner_lp import check_size, verify_agent
+from dpverify.verifiers.multiparty.corner_lp import check_size
+from dpverify.verifiers.multiparty.planner import verify_by_lp as verify_agent
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.protocol_value import protocol_value
 from dpverify.verifiers.result import Verdict
@@ -150,8 +152,8 @@ def _objectives(spec: MultipartySpec, options: VerifyOptions) -> list[_Objective
         for accuracy in spec.accuracies:
             obj = _Objective(agent, accuracy, units)
             bound = verify_agent(spec, agent, accuracy, options)
-            if bound.verdict is Verdict.OPTIMAL and bound.relaxed_optimum is not None:
-                obj.bound = units.normalised(bound.relaxed_optimum)
+            if bound.verdict is Verdict.OPTIMAL and bound.bound is not None:
+                obj.bound = units.normalised(bound.bound)
             else:
                 obj.why = f"the relaxed bound is undecided: {bound.reason}"
             out.append(obj)
@@ -191,21 +193,30 @@ def _climb(rng: np.random.Generator, seed: FloatProtocol, value: float, obj: _Ob
         tick()
 
 
+_SYMBOLS = ("falsify tests the bound of KOV Theorem 3.1 on bits; with alphabets > 2, "
+            "`dpverify verify` searches protocols itself and writes witnesses "
+            "(docs/theory.md, section 6)")
+# What falsify refuses, by setting (it tests the bound of KOV Theorem 3.1: bits, pure
+# epsilon-DP); tests/test_codebase.py checks that it covers every setting.
+REFUSALS: dict[Setting, str | None] = {
+    Setting.BITS: None,
+    Setting.SYMBOLS: _SYMBOLS,
+    Setting.DELTA: ("falsify tests the pure epsilon-DP bound of KOV Theorem 3.1; with delta > "
+                    "0, `dpverify verify` searches interactive protocols itself and writes "
+                    "witnesses (docs/theory.md, \"Approximate privacy\")"),
+    Setting.DELTA_SYMBOLS: _SYMBOLS,
+}
+
+
 def search(spec: MultipartySpec, search_options: SearchOptions, options: VerifyOptions,
            on_progress: Progress | None = None) -> list[_Objective]:
     """Random protocols, RR, and hill climbing from RR and from each objective's best
     random protocol. Returns the objectives with their best protocols."""
     from dpverify.errors import InputError
 
-    if not spec.binary:
-        raise InputError(f"{spec.source}: falsify tests the bound of KOV Theorem 3.1 on bits; "
-                         "with alphabets > 2, `dpverify verify` searches protocols itself and "
-                         "writes witnesses (docs/theory.md, section 6)")
-    if spec.approximate:
-        raise InputError(f"{spec.source}: falsify tests the pure epsilon-DP bound of KOV "
-                         "Theorem 3.1; with delta > 0, `dpverify verify` searches interactive "
-                         "protocols itself and writes witnesses (docs/theory.md, "
-                         "\"Approximate privacy\")")
+    refusal = REFUSALS[spec.setting]
+    if refusal is not None:
+        raise InputError(f"{spec.source}: {refusal}")
     if search_options.messages ** search_options.rounds > MAX_SEARCH_TRANSCRIPTS:
 
         raise InputError(f"--messages {search_options.messages} and --rounds "

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -40,10 +40,36 @@ from dpverify.filenames import file_stem, make_directory, output_path, write_out
 from dpverify.notebook import Notebook
 from dpverify.spec.documents import number, toml_text
 from dpverify.spec.numbers import NumberError, parse_exact
+from dpverify.spec.setting import Setting
 from dpverify.status import ExitStatus, verdict_status
+
+if TYPE_CHECKING:
+    from dpverify.verifiers.result import ProblemResult
 
 MAX_ENUMERATED = 1 << 16  # `--functions all` refuses more functions than this
 FINDINGS = ("gap", "interaction-helps")  # the witness beats RR
+
+
+@dataclass(frozen=True)
+class SurveyKind:
+    """What a survey of one setting counts and writes: the verdict that is its finding (a
+    witness beats m-ary RR: `gap`; an interactive protocol beats RR(epsilon, delta):
+    `interaction-helps`), and whether its rows carry a `delta` and the `closed` count."""
+
+    finding: str
+    with_delta: bool
+
+    @property
+    def verdicts(self) -> tuple[str, ...]:
+        return ("optimal", self.finding, "open", "error")
+
+
+# The survey of each setting (SurveyPlan.setting; tests/test_codebase.py checks that the
+# table covers them): more than two symbols under pure DP, or bits under delta > 0.
+SURVEYS: dict[Setting, SurveyKind] = {
+    Setting.SYMBOLS: SurveyKind("gap", with_delta=False),
+    Setting.DELTA: SurveyKind("interaction-helps", with_delta=True),
+}
 VERDICTS = ("optimal", "gap", "interaction-helps", "open", "error")
 SAVED = ("gap", "interaction-helps", "open")
 MAX_EPSILON = 700  # e^epsilon must be a finite float
@@ -97,8 +123,14 @@ class SurveyPlan:
         return self.alphabet ** self.parties
 
     @property
-    def approximate(self) -> bool:
-        return bool(self.deltas)
+    def setting(self) -> Setting:
+        """Bits under delta > 0 (`deltas` given), else more than two symbols (__post_init__
+        refuses the other two)."""
+        return Setting.DELTA if self.deltas else Setting.SYMBOLS
+
+    @property
+    def kind(self) -> SurveyKind:
+        return SURVEYS[self.setting]
 
     def __post_init__(self) -> None:
         if self.deltas and self.alphabet != 2:
@@ -170,8 +202,8 @@ class SurveyReport(Notebook):
         where the bracket is closed) and the largest open interval (bound - best), with
         their functions; with delta, how many `interaction-helps` are closed."""
         out = []
-        verdicts = ("optimal", "interaction-helps", "open", "error") if \
-            self.plan.approximate else ("optimal", "gap", "open", "error")
+        kind = self.plan.kind
+        verdicts = kind.verdicts
         keys = sorted({(r.case.epsilon, r.case.delta, r.case.gain, r.case.accuracy)
                        for r in self.results},
                       key=lambda t: (t[0], t[1], t[2], self.plan.accuracies.index(t[3])))
@@ -184,12 +216,12 @@ class SurveyReport(Notebook):
             gap = max(group, key=lambda r: r.gap)
             wide = max(group, key=lambda r: r.interval)
             row: dict[str, Any] = {"epsilon": float(eps)}
-            if self.plan.approximate:
+            if kind.with_delta:
                 row["delta"] = float(delta)
             row.update({"gain": gain, "accuracy": accuracy,
                         "functions": sum(r.case.weight for r in group),
                         "classes": len(group), **counts})
-            if self.plan.approximate:
+            if kind.with_delta:
                 row["closed"] = sum(r.case.weight for r in group if r.closed)
             row.update({"largest_gap": gap.gap, "largest_gap_function": _name(gap.case)
                         if gap.gap > 0 else None,
@@ -206,7 +238,7 @@ class SurveyReport(Notebook):
     def to_json(self) -> dict[str, Any]:
         plan = self.plan
         out: dict[str, Any] = {"alphabet": plan.alphabet, "parties": plan.parties}
-        if plan.approximate:
+        if plan.kind.with_delta:
             out["deltas"] = [float(d) for d in plan.deltas]
         return {**out,
                 "functions": self.functions, "classes": self.classes,
@@ -304,16 +336,16 @@ def problem_text(plan: SurveyPlan, case: Case, expect: dict[str, Any] | None = N
     return toml_text(doc, "<survey>")
 
 
-def case_result(case: Case, result: dict[str, Any], seconds: float) -> CaseResult:
-    """A case's row from its problem's result object (spec.md: the bound is
-    `relaxed_optimum`, m-ary RR's value `rr_value`, the best protocol found `best_value`);
-    a problem that timed out or could not be run is an `error` with its reason."""
-    rows = result.get("results") or [{}]
-    row = rows[0]
-    return CaseResult(case, str(row.get("verdict", result.get("verdict", "error"))),
-                      row.get("relaxed_optimum"), row.get("rr_value"), row.get("best_value"),
-                      seconds, str(row.get("reason") or result.get("reason") or ""),
-                      closed=bool(row.get("closed")))
+def case_result(case: Case, result: ProblemResult, seconds: float) -> CaseResult:
+    """A case's row from its problem's result (a SymbolResult or an ApproxResult: the bound
+    is `relaxed_optimum`, RR's value `rr_value`, the best protocol found `best_value`); a
+    problem that timed out or could not be run is an `error` with its reason."""
+    if not result.results:
+        return CaseResult(case, str(result.verdict), None, None, None, seconds, result.reason)
+    r = result.results[0]
+    return CaseResult(case, str(r.verdict), getattr(r, "relaxed_optimum", None),
+                      getattr(r, "rr_value", None), getattr(r, "best_value", None), seconds,
+                      r.reason or result.reason, closed=bool(getattr(r, "closed", False)))
 
 
 def save_case(plan: SurveyPlan, result: CaseResult, directory: Path) -> str:

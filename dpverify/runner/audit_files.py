@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from dpverify.errors import DpverifyError, SpecError
+from dpverify.runner.deadline import TimedOut, deadline
 from dpverify.runner.files import (
     FileResult,
     FileStatus,
@@ -27,6 +28,7 @@ from dpverify.runner.files import (
     no_problem_files,
     read_document,
     run_files,
+    timed_out,
     without_results,
 )
 from dpverify.spec.loader import file_kind, loads
@@ -72,9 +74,11 @@ def find_audit_files(paths: Iterable[str | Path]) -> ProblemFiles:
     return find_files(paths, _not_audited)
 
 
-def audit_source(text: str, source: str, options: VerifyOptions) -> FileResult:
-    """Load one protocol or mechanism file and audit it; bad input gives an `invalid`
-    FileResult, a refusal a `refused` one: neither raises."""
+def audit_source(text: str, source: str, options: VerifyOptions, *,
+                 timeout: float | None = None) -> FileResult:
+    """Load one protocol or mechanism file and audit it within `timeout` seconds (None: no
+    limit); bad input gives an `invalid` FileResult, a refusal (a limit, the time limit) a
+    `refused` one: neither raises."""
     from dpverify.spec.mechanism_audit import loads_mechanism_audit
     from dpverify.verifiers.audit.mechanism import audit_mechanism
     from dpverify.verifiers.audit.protocol import audit_protocol
@@ -84,40 +88,47 @@ def audit_source(text: str, source: str, options: VerifyOptions) -> FileResult:
         what = _what(parse_toml(text, source))
         if what == MECHANISM:
             audit = loads_mechanism_audit(text, source=source, default_name=Path(source).stem)
-            return FileResult(source, FileStatus.DONE, audit_mechanism(audit, options))
+            with deadline(timeout):
+                return FileResult(source, FileStatus.DONE, audit_mechanism(audit, options))
         if what not in ("", PROTOCOL):
             raise SpecError(source, "", None, what)
         spec = loads(text, source=source, default_name=Path(source).stem)
         if not isinstance(spec, ProtocolSpec):  # cannot happen after _what; kept for safety
             raise SpecError(source, "problem.kind", spec.kind.value,
                             'dpverify audit takes kind = "protocol" files')
-        return FileResult(source, FileStatus.DONE, audit_protocol(spec, options), spec)
+        with deadline(timeout):
+            return FileResult(source, FileStatus.DONE, audit_protocol(spec, options), spec)
     except SpecError as exc:
         return without_results(source, FileStatus.INVALID, exc)
     except DpverifyError as exc:
         return without_results(source, FileStatus.REFUSED, exc, spec)
+    except TimedOut:
+        return timed_out(source, timeout, spec)
 
 
-def audit_path(path: str | Path, options: VerifyOptions) -> FileResult:
+def audit_path(path: str | Path, options: VerifyOptions, *,
+               timeout: float | None = None) -> FileResult:
     """Read and audit one file (see `audit_source`)."""
     try:
         _, text = read_data(path)
     except SpecError as exc:
         return without_results(str(path), FileStatus.INVALID, exc)
-    return audit_source(text, str(path), options)
+    return audit_source(text, str(path), options, timeout=timeout)
 
 
 def audit_paths(paths: Sequence[str | Path], options: VerifyOptions, *,
                 on_start: Callable[[Path], None] | None = None,
-                on_result: Callable[[FileResult], None] | None = None) -> VerifyReport:
-    """Audit every protocol and mechanism file under `paths`, one after another, calling
-    `on_start(path)` before and `on_result(file_result)` after each. Raises InputError
-    (exit 2) when `paths` hold none."""
+                on_result: Callable[[FileResult], None] | None = None,
+                timeout: float | None = None) -> VerifyReport:
+    """Audit every protocol and mechanism file under `paths`, one after another, each
+    within `timeout` seconds (None: no limit), calling `on_start(path)` before and
+    `on_result(file_result)` after each. Raises InputError (exit 2) when `paths` hold
+    none."""
     start = time.perf_counter()
     found = find_audit_files(paths)
     if not found.files:
         raise no_problem_files(paths, found.skipped)
-    report = run_files(found, lambda path: audit_path(path, options), on_start=on_start,
-                       on_result=on_result)
+    report = run_files(found, lambda path: audit_path(path, options, timeout=timeout),
+                       on_start=on_start, on_result=on_result)
     report.seconds = time.perf_counter() - start
     return report

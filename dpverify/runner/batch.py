@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Protocol
 from dpverify.defaults import DEFAULT_TIMEOUT
 from dpverify.errors import SpecError
 from dpverify.notebook import Notebook
+from dpverify.reasons import ReasonCode
 from dpverify.runner.claims import StoreGate
 from dpverify.runner.exclude import Exclusions
 from dpverify.runner.executors.local import (
@@ -26,16 +27,19 @@ from dpverify.runner.executors.local import (
     check_scheduler,
     error_result,
     make_executor,
-    one_line_reason,
 )
 from dpverify.runner.executors.spawn import refuse_when_rerunning_main
 from dpverify.runner.files import SkippedFile, find_problem_files, no_problem_files
 from dpverify.runner.fingerprint import build_id
+from dpverify.runner.notes import Note, option_notes
 from dpverify.runner.store import INTERNAL, INVALID, Store, StoredResult, options_key
 from dpverify.spec.reader import parse_toml, read_data
+from dpverify.spec.setting import Setting
 from dpverify.status import ExitStatus, verdict_status
+from dpverify.verdict import Category, Verdict, category_of, worst_verdict
+from dpverify.verifiers.dispatch import read_result
 from dpverify.verifiers.options import VerifyOptions
-from dpverify.verifiers.result import Verdict, worst_verdict
+from dpverify.verifiers.result import ProblemResult
 
 
 @dataclass(frozen=True, repr=False)
@@ -45,7 +49,7 @@ class BatchItem(Notebook):
     source: str
     content_hash: str
     status: str  # a store.TaskStatus: DONE, INVALID, TIMEOUT, CRASHED, FAILED or INTERNAL
-    result: dict[str, Any]  # spec.md's result object, with this file's `source`
+    result: ProblemResult  # spec.md's result object, typed, with this file's `source`
     values: tuple[tuple[str, str, float | None], ...] = ()
     expect: tuple[tuple[str, str, float, str], ...] = ()
     seconds: float = 0.0
@@ -56,13 +60,17 @@ class BatchItem(Notebook):
         "agent", "accuracy", "relaxed_optimum", "rr_value", "mechanism_optimum",
         "geometric_value", "protocol_value", "gap", "verdict", "method", "reason")
 
-    @property
-    def problem(self) -> str:
-        return str(self.result.get("problem", Path(self.source).stem))
+    def __post_init__(self) -> None:
+        if isinstance(self.result, dict):  # the JSON a worker or the store sends
+            object.__setattr__(self, "result", read_result(self.result))
 
     @property
-    def verdict(self) -> str:
-        return str(self.result.get("verdict", "error"))
+    def problem(self) -> str:
+        return self.result.problem or Path(self.source).stem
+
+    @property
+    def verdict(self) -> Verdict:
+        return self.result.verdict
 
     @property
     def invalid(self) -> bool:
@@ -70,30 +78,35 @@ class BatchItem(Notebook):
 
     @property
     def reason(self) -> str:
-        return one_line_reason(self.result)
+        return self.result.first_reason()
 
     @property
-    def category(self) -> str:
+    def category(self) -> Category:
         """`invalid` for a file that is not a valid problem, `internal` for a bug met while
         it was verified (exit 4), else the verdict."""
         return category(self.status, self.verdict)
 
     def to_dict(self) -> dict[str, Any]:
-        """spec.md's result object."""
-        return self.result
+        """spec.md's result object (its JSON)."""
+        return self.result.to_dict()
+
+    @property
+    def key(self) -> tuple[str, Setting] | None:
+        """The problem's (kind, setting) (spec/setting.py), None for a file that did not
+        load or a run without a result (a timeout, a crash)."""
+        setting = None if self.invalid else self.result.setting
+        return None if setting is None else (self.result.kind, setting)
 
 
-def category(status: str, verdict: str) -> str:
-    """What counts for the exit status (status.verdict_status): `invalid` (bad input),
-    `internal` (a bug), else the verdict."""
-    if status == INVALID:
-        return "invalid"
-    return "internal" if status == INTERNAL else verdict
+def category(status: str, verdict: Verdict | str) -> Category:
+    """What counts for the exit status (status.verdict_status): the one category rule
+    (dpverify/verdict.py), from a task's status and its result's verdict."""
+    return category_of(verdict, invalid=status == INVALID, internal=status == INTERNAL)
 
 
 def as_verdict(text: str) -> Verdict:
     """A result object's verdict as a Verdict (`error` for anything unknown)."""
-    return Verdict(text) if text in Verdict._value2member_map_ else Verdict.ERROR
+    return Verdict.of(text)
 
 
 class _Outcomes:
@@ -102,9 +115,17 @@ class _Outcomes:
 
     items: Sequence[BatchItem]
     interrupted: bool
+    not_problems: tuple[SkippedFile, ...]
 
     def counts(self) -> Counter[str]:
-        return Counter(item.category for item in self.items)
+        """How many problems fell in each category (by its name, as `to_dict` gives it)."""
+        return Counter(str(item.category) for item in self.items)
+
+    def option_notes(self, given: Mapping[str, object]) -> tuple[Note, ...]:
+        """The notes of the options `given` (API names) that did not apply to some of the
+        problems, and of the TOML files skipped (runner/notes.py)."""
+        return tuple(option_notes([(item.source, item.key) for item in self.items], given,
+                                  [(s.source, s.reason) for s in self.not_problems]))
 
     def exit_status(self) -> ExitStatus:
         """spec.md: 2 bad input, else 3 could not decide, else 1 a gap, else 0 (130 when
@@ -128,10 +149,12 @@ class BatchReport(_Outcomes):
     workers: int = 0
     executor: str = ""
     not_problems: tuple[SkippedFile, ...] = ()  # TOML files in the directories skipped
+    notes: tuple[Note, ...] = ()  # options that did not apply, files skipped (notes.py)
 
     def freeze(self) -> BatchResult:
         return BatchResult(tuple(self.items), self.total, self.skipped, self.interrupted,
-                           self.seconds, self.workers, self.executor, self.not_problems)
+                           self.seconds, self.workers, self.executor, self.not_problems,
+                           self.notes)
 
 
 @dataclass(frozen=True, repr=False)
@@ -151,12 +174,13 @@ class BatchResult(_Outcomes, Notebook):
     workers: int
     executor: str
     not_problems: tuple[SkippedFile, ...] = ()
+    notes: tuple[Note, ...] = ()  # options that did not apply, files skipped (notes.py)
 
     def to_dict(self) -> dict[str, Any]:
         """The verdict, the counts per category, and every result object."""
         return {"verdict": self.verdict, "counts": dict(self.counts()),
                 "seconds": round(self.seconds, 4), "interrupted": self.interrupted,
-                "results": [item.result for item in self.items]}
+                "results": [item.to_dict() for item in self.items]}
 
 
 class Listener(Protocol):
@@ -188,12 +212,12 @@ class ProblemFile:
     name: str | None = None
     kind: str | None = None
 
-    def named(self, result: dict[str, Any]) -> dict[str, Any]:
+    def named(self, result: ProblemResult) -> ProblemResult:
         """A result made without the problem (a timeout, a crash), with the problem's name
         and kind when they are known."""
-        if self.name is None or result.get("results") or result.get("kind") != "unknown":
+        if self.name is None:
             return result
-        return {**result, "problem": self.name, "kind": self.kind or "unknown"}
+        return result.named(self.name, self.kind or "unknown")
 
 
 def read_problem(path: Path) -> ProblemFile:
@@ -206,16 +230,12 @@ def read_problem(path: Path) -> ProblemFile:
     return ProblemFile(source, hashlib.sha256(raw).hexdigest(), text)
 
 
-def relabel(result: dict[str, Any], source: str, text: str | None) -> dict[str, Any]:
-    """A result computed for identical bytes under another path, relabelled for `source`:
-    its `source`, and its `problem` when the name defaults to the file name."""
-    old = str(result.get("source", ""))
-    if old == source:
+def relabel(result: ProblemResult, source: str, text: str | None) -> ProblemResult:
+    """A result computed for identical bytes under another path, relabelled for `source`
+    (ProblemResult.relabelled): its `source`, its reason's leading path, and its `problem`
+    when the name defaults to the file name."""
+    if result.source == source:
         return result
-    out = dict(result)
-    out["source"] = source
-    if isinstance(out.get("reason"), str) and old:
-        out["reason"] = out["reason"].replace(old, source)
     name = None
     if text is not None:
         try:
@@ -223,9 +243,7 @@ def relabel(result: dict[str, Any], source: str, text: str | None) -> dict[str, 
             name = problem.get("name") if isinstance(problem, dict) else None
         except SpecError:  # not TOML that Python reads (the result says so)
             name = None
-    if not isinstance(name, str):
-        out["problem"] = Path(source).stem
-    return out
+    return result.relabelled(source, name if isinstance(name, str) else Path(source).stem)
 
 
 def run_batch(
@@ -311,7 +329,7 @@ def run_problems(
     gate = None if store is None else StoreGate(
         store, dict(enumerate(groups)), okey, build, since=since, force=force,
         on_wait=getattr(listener, "waiting", None))
-    tasks = [Task(i, members[0].source, members[0].text or "", options)
+    tasks = [Task(i, members[0].source, members[0].text or "", options, timeout)
              for i, members in enumerate(groups.values())]
     by_task = dict(enumerate(groups.values()))
     report.skipped = len(cached)
@@ -346,13 +364,15 @@ def _partition(problems: list[ProblemFile], stored: dict[str, StoredResult]
     groups: dict[str, list[ProblemFile]] = {}
     for p in problems:
         if p.text is None:
+            error = error_result(p.source, p.error, invalid=True, code=ReasonCode.INVALID)
             unreadable.append(BatchItem(p.source, p.content_hash, INVALID,
-                                        error_result(p.source, p.error, invalid=True)))
+                                        read_result(error)))
             continue
         row = stored.get(p.content_hash)
         if row is not None and row.final:
             cached.append(BatchItem(p.source, p.content_hash, row.status,
-                                    relabel(row.result, p.source, p.text), row.values,
+                                    relabel(row.problem_result, p.source, p.text),
+                                    row.values,
                                     row.expect, row.seconds, cached=True, build=row.version))
             continue
         groups.setdefault(p.content_hash, []).append(p)
@@ -384,20 +404,22 @@ def _run(executor: Executor, tasks: list[Task], by_task: dict[int, list[ProblemF
 
 
 def _row(problem: ProblemFile, outcome: Outcome, okey: str) -> StoredResult:
-    result = problem.named(outcome.result)
+    result = problem.named(read_result(outcome.result))
     return StoredResult(
         content_hash=problem.content_hash, options_key=okey,
         version=outcome.build or build_id(),
-        source=problem.source, problem=str(result.get("problem", Path(problem.source).stem)),
-        kind=str(result.get("kind", "unknown")), status=outcome.status,
-        verdict=outcome.verdict, reason=outcome.reason, result=result, values=outcome.values,
+        source=problem.source, problem=result.problem or Path(problem.source).stem,
+        kind=result.kind, status=outcome.status,
+        verdict=outcome.verdict, reason=outcome.reason, result=result.to_dict(),
+        values=outcome.values,
         expect=outcome.expect, seconds=outcome.seconds, worker=outcome.worker,
     )
 
 
 def _item(problem: ProblemFile, outcome: Outcome) -> BatchItem:
     return BatchItem(problem.source, problem.content_hash, outcome.status,
-                     relabel(problem.named(outcome.result), problem.source, problem.text),
+                     relabel(problem.named(read_result(outcome.result)), problem.source,
+                             problem.text),
                      outcome.values,
                      outcome.expect, outcome.seconds, cached=outcome.cached,
                      build=outcome.build)

@@ -11,23 +11,33 @@ records; it prints nothing (a caller that streams output passes callbacks).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 from dpverify.errors import DpverifyError, SpecError
 from dpverify.filenames import make_directory, output_path, write_output
 from dpverify.notebook import Notebook
-from dpverify.runner.files import SkippedFile, find_problem_files, no_problem_files
+from dpverify.runner.deadline import TimedOut, deadline
+from dpverify.runner.files import (
+    SkippedFile,
+    find_problem_files,
+    no_problem_files,
+    timeout_reason,
+)
+from dpverify.runner.notes import Note, certify_notes
 from dpverify.spec import load
 from dpverify.spec.model import MultipartySpec
-from dpverify.spec.numbers import parse_rational, rational_text
+from dpverify.spec.numbers import rational_text
+from dpverify.spec.setting import Setting
 from dpverify.status import ExitStatus, exit_status
 from dpverify.theory.certificates.format import UNPROVED
-from dpverify.verifiers.multiparty.certify import (
+from dpverify.verifiers.certifiers import (
+    certifiable,
+    certificate,
     certificate_filename,
-    certify_agent,
     dump_certificate,
 )
 from dpverify.verifiers.options import VerifyOptions
@@ -87,6 +97,13 @@ class CertifyReport(Notebook):
     problems: int = 0  # multi-party problems certified
     messages: list[str] = field(default_factory=list)
     skipped: list[SkippedFile] = field(default_factory=list)
+    keys: list[tuple[str, tuple[str, Setting]]] = field(default_factory=list)  # certified
+    notes: tuple[Note, ...] = ()  # options that chose nothing for some problems (notes.py)
+
+    def with_notes(self, given: Mapping[str, object]) -> CertifyReport:
+        """The report with the notes of the options `given` (API names)."""
+        self.notes = tuple(certify_notes(self.keys, given))
+        return self
 
     notebook_columns = ("problem", *CertificateRecord.notebook_columns)
 
@@ -142,22 +159,38 @@ def _output_folder(out_dir: str | Path) -> Path:
     return make_directory(out_dir)
 
 
-def _record(cert: dict, target: Path | None) -> CertificateRecord:
+def _record(spec: MultipartySpec, cert: Any, target: Path | None) -> CertificateRecord:
+    """The record of a typed certificate (its numbers as built, never read back from its
+    JSON), with its JSON object."""
     return CertificateRecord(
-        path=target, problem=str(cert.get("problem")), agent=str(cert.get("agent")),
-        accuracy=str(cert.get("accuracy")), status=str(cert["status"]),
-        value=parse_rational(cert["lower"]["value"]),
-        bound=parse_rational(cert["upper"]["bound"]),
-        notes=tuple(cert.get("notes", ())), certificate=cert)
+        path=target, problem=spec.name, agent=cert.agent, accuracy=str(cert.accuracy),
+        status=str(cert.status), value=cert.value, bound=cert.bound,
+        notes=tuple(cert.notes), certificate=cert.to_json(spec.name))
 
 
 def _certify_spec(spec: MultipartySpec, folder: Path | None, options: VerifyOptions,
                   report: CertifyReport, on_certificate: Callable[[CertificateRecord], None],
-                  on_message: Callable[[str], None]) -> None:
+                  on_message: Callable[[str], None], timeout: float | None = None) -> None:
+    """Every certificate of `spec` within `timeout` seconds (None: no limit): what is built
+    before the limit is kept; the run past it is one error (exit 3)."""
+    try:
+        with deadline(timeout):
+            _certify_agents(spec, folder, options, report, on_certificate, on_message)
+    except TimedOut:
+        message = f"{spec.source}: {timeout_reason(timeout)}"
+        report.errors += 1
+        report.messages.append(message)
+        on_message(message)
+
+
+def _certify_agents(spec: MultipartySpec, folder: Path | None, options: VerifyOptions,
+                    report: CertifyReport,
+                    on_certificate: Callable[[CertificateRecord], None],
+                    on_message: Callable[[str], None]) -> None:
     for agent in spec.agents:
         for accuracy in spec.accuracies:
             try:
-                cert = certify_agent(spec, agent, accuracy, options=options)
+                cert = certificate(spec, agent, accuracy, options)
             except DpverifyError as exc:
                 report.errors += 1
                 report.messages.append(str(exc))
@@ -167,8 +200,9 @@ def _certify_spec(spec: MultipartySpec, folder: Path | None, options: VerifyOpti
             if folder is not None:
                 target = output_path(folder, certificate_filename(spec.name, agent.name,
                                                                   accuracy.value))
-                write_output(target, dump_certificate(cert))
-            record = _record(cert, target)
+            record = _record(spec, cert, target)
+            if target is not None:
+                write_output(target, dump_certificate(record.certificate))
             report.certificates.append(record)
             on_certificate(record)
 
@@ -176,23 +210,27 @@ def _certify_spec(spec: MultipartySpec, folder: Path | None, options: VerifyOpti
 def certify_spec(spec: MultipartySpec, out_dir: str | Path | None = None,
                  options: VerifyOptions | None = None, *,
                  on_certificate: Callable[[CertificateRecord], None] | None = None,
-                 on_message: Callable[[str], None] | None = None) -> CertifyReport:
+                 on_message: Callable[[str], None] | None = None,
+                 timeout: float | None = None) -> CertifyReport:
     """Certificates for every agent and accuracy of one multi-party problem, written into
-    `out_dir` when it is given (as `certify_paths` writes them)."""
+    `out_dir` when it is given (as `certify_paths` writes them), within `timeout`
+    seconds."""
     report = CertifyReport(problems=1)
     folder = _output_folder(out_dir) if out_dir is not None else None
     _certify_spec(spec, folder, options or VerifyOptions(), report,
                   on_certificate or (lambda record: None),
-                  on_message or (lambda message: None))
+                  on_message or (lambda message: None), timeout)
     return report
 
 
 def certify_paths(paths: Sequence[str | Path], out_dir: str | Path,
                   options: VerifyOptions | None = None, *,
                   on_certificate: Callable[[CertificateRecord], None] | None = None,
-                  on_message: Callable[[str], None] | None = None) -> CertifyReport:
+                  on_message: Callable[[str], None] | None = None,
+                  timeout: float | None = None) -> CertifyReport:
     """Write `<problem>.<agent>.<accuracy>.cert.json` into `out_dir` (created if missing)
-    for every agent and accuracy of every multi-party problem under `paths`.
+    for every agent and accuracy of every multi-party problem under `paths`, each problem
+    within `timeout` seconds (None: no limit; past it, one error, exit 3).
 
     Invalid files are reported through `on_message` (and counted), files that are not
     multi-party problems collected in `skipped` (a caller sums them up);
@@ -215,9 +253,11 @@ def certify_paths(paths: Sequence[str | Path], out_dir: str | Path,
             report.messages.append(str(exc))
             on_message(str(exc))
             continue
-        if isinstance(spec, MultipartySpec):
+        if certifiable(spec):
+            assert isinstance(spec, MultipartySpec)
             report.problems += 1
-            _certify_spec(spec, folder, options, report, on_certificate, on_message)
+            report.keys.append((spec.name, (spec.kind.value, spec.setting)))
+            _certify_spec(spec, folder, options, report, on_certificate, on_message, timeout)
             continue
         kind = str(spec.kind)  # a StrEnum: its value, "count" or "protocol"
         reason = f"a {kind} problem: certificates cover multi-party problems only"
@@ -242,6 +282,7 @@ class CertificateCheck(Notebook):
     value: Fraction | None = None
     bound: Fraction | None = None
     malformed: bool = False
+    timed_out: bool = False  # not checked within --timeout (undecided, exit 3)
 
     notebook_columns = ("path", "ok", "value", "bound", "message")
 
@@ -258,17 +299,23 @@ def _one_line(exc: Exception) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
-def check_certificate_file(spec: MultipartySpec, path: str | Path) -> CertificateCheck:
-    """Check one certificate file of `spec` with dpverify.checker (exact arithmetic)."""
+def check_certificate_file(spec: MultipartySpec, path: str | Path,
+                           timeout: float | None = None) -> CertificateCheck:
+    """Check one certificate file of `spec` with dpverify.checker (exact arithmetic), within
+    `timeout` seconds (None: no limit)."""
     from dpverify.checker import CertificateFormatError, check_certificate, read_certificate
 
     try:
         with open(path, encoding="utf-8") as handle:
             cert = read_certificate(handle.read())
-        result = check_certificate(spec, cert)
+        with deadline(timeout):
+            result = check_certificate(spec, cert)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, CertificateFormatError) as exc:
         return CertificateCheck(str(path), False, f"not a certificate: {_one_line(exc)}",
                                 malformed=True)
+    except TimedOut:
+        return CertificateCheck(str(path), False, f"not checked: {timeout_reason(timeout)}",
+                                timed_out=True)
     if not result.ok:
         return CertificateCheck(str(path), False, result.message)
     value, bound = result.bracket if result.bracket is not None else (result.value,
@@ -295,22 +342,25 @@ class CertificateChecks(Sequence[CertificateCheck], Notebook):
         return len(self.checks)
 
     def exit_status(self) -> ExitStatus:
-        """0 all OK; 1 one failed; 2 one is not a certificate."""
+        """0 all OK; 1 one failed; 2 one is not a certificate; 3 one not checked in time."""
         return checks_status(self.checks)
 
 
-def check_certificates(spec_path: str | Path, paths: Sequence[str | Path]
-                       ) -> CertificateChecks:
+def check_certificates(spec_path: str | Path, paths: Sequence[str | Path], *,
+                       timeout: float | None = None) -> CertificateChecks:
     """Check certificate files against the problem at `spec_path` (SpecError when it is
-    invalid or not a multi-party problem)."""
+    invalid or not a multi-party problem), each within `timeout` seconds."""
     spec = load(spec_path)
     if not isinstance(spec, MultipartySpec):
         raise SpecError(str(spec_path), "problem.kind", spec.kind,
                         "certificates cover multi-party problems only")
-    return CertificateChecks(tuple(check_certificate_file(spec, path) for path in paths))
+    return CertificateChecks(tuple(check_certificate_file(spec, path, timeout)
+                                   for path in paths))
 
 
 def checks_status(checks: Sequence[CertificateCheck]) -> ExitStatus:
-    """0 all OK; 1 one failed; 2 one is not a certificate."""
+    """0 all OK; 1 one failed; 2 one is not a certificate; 3 one not checked in time."""
     return exit_status(invalid=sum(c.malformed for c in checks),
-                       failed=sum(not c.ok and not c.malformed for c in checks))
+                       undecided=sum(c.timed_out for c in checks),
+                       failed=sum(not c.ok and not c.malformed and not c.timed_out
+                                  for c in checks))

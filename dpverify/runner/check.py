@@ -269,8 +269,8 @@ def compare(item: BatchItem, tol: float, literals: dict[tuple[str, str], str] | 
     literals = literals or {}
     lines = lines or {}
     mismatches: list[Case] = []
-    results = list(item.result.get("results", ()))
-    verdicts = {(r.get("agent"), r.get("accuracy")): r for r in results}
+    results = item.result.results
+    verdicts = {(r.agent, r.accuracy): r for r in results}
     values = {(agent, accuracy): value for agent, accuracy, value in item.values}
     # (agent, accuracy) -> (expected value, expected verdict); older rows have no verdict
     expect = {(e[0], e[1]): (e[2], e[3] if len(e) > 3 else "optimal") for e in item.expect}
@@ -286,14 +286,14 @@ def compare(item: BatchItem, tol: float, literals: dict[tuple[str, str], str] | 
     if not results:  # refused before any result: a size limit, a timeout, a crash
         mismatches.append(Case(item.problem, item.source, "-", "-", None, None,
                                f"{item.verdict}: {item.reason}" if item.reason
-                               else item.verdict, CaseKind.UNDECIDED,
-                               got_verdict=item.verdict, reason=item.reason))
+                               else str(item.verdict), CaseKind.UNDECIDED,
+                               got_verdict=str(item.verdict), reason=item.reason))
     for r in results:
-        key = (r.get("agent"), r.get("accuracy"))
-        got_verdict = str(r.get("verdict"))
+        key = (r.agent, r.accuracy)
+        got_verdict = str(r.verdict)
         if got_verdict == wanted(key):
             continue
-        reason = str(r["reason"]).splitlines()[0] if r.get("reason") else ""
+        reason = r.reason.splitlines()[0] if r.reason else ""
         kind = CaseKind.UNDECIDED if got_verdict in UNDECIDED_VERDICTS else CaseKind.VERDICT
         note = f"expected verdict {wanted(key)}, got {got_verdict}" + \
             (f": {reason}" if reason else "")
@@ -315,7 +315,7 @@ def compare(item: BatchItem, tol: float, literals: dict[tuple[str, str], str] | 
                                        CaseKind.MISSING, expected_verdict=verdict,
                                        line=line(key)))
             continue
-        if result.get("verdict") != verdict:
+        if result.verdict != verdict:
             continue  # listed above as a result without the expected verdict
         got = values.get(key)
         allowed = allowed_difference(expected, tol, literals.get(key, ""), digits)
@@ -433,12 +433,11 @@ def values_to_write(item: BatchItem, report: CheckReport) -> list[tuple[str, str
     unless the table says otherwise, such as `suboptimal` for an audited protocol) and
     whose expectation is missing or does not hold; those that hold are not rewritten (not
     even to more digits)."""
-    verdicts = {(r.get("agent"), r.get("accuracy")): r.get("verdict")
-                for r in item.result.get("results", ())}
+    verdicts = {(r.agent, r.accuracy): str(r.verdict) for r in item.result.results}
     expected = {(e[0], e[1]): e[2] for e in item.expect}
     wanted = {(e[0], e[1]): (e[3] if len(e) > 3 else "optimal") for e in item.expect}
     literals = _literals(item) if report.digits else {}
-    exact = exact_values(item.result)
+    exact = exact_values(item.to_dict())
     out: list[tuple[str, str, Written]] = []
     for agent, accuracy, value in item.values:
         key = (agent, accuracy)
@@ -558,8 +557,9 @@ def diff_expectations(report: CheckReport) -> None:
 def _stored(item: BatchItem, okey: str) -> StoredResult:
     return StoredResult(
         content_hash=item.content_hash, options_key=okey, version=item.build or build_id(),
-        source=item.source, problem=item.problem, kind=str(item.result.get("kind", "unknown")),
-        status=item.status, verdict=item.verdict, reason=item.reason, result=item.result,
+        source=item.source, problem=item.problem, kind=item.result.kind,
+        status=item.status, verdict=str(item.verdict), reason=item.reason,
+        result=item.to_dict(),
         values=item.values, expect=item.expect, seconds=item.seconds,
         worker="check --update")
 

@@ -1,13 +1,15 @@
-"""A time limit on one problem verified in this process (`verify --timeout`, the API's
-`timeout`), as a batch worker has one: when it passes, the problem's verdict is `error`
-with reason `timeout` (exit status 3), never a verdict from half a computation.
+"""A time limit on one run in this process (a problem of `verify --timeout`, `audit`,
+`certify`, a certificate of `check-cert`, the API's `timeout`), as a batch worker has
+one: when it passes, the problem's verdict is `error` with reason `timeout` (exit status
+3), never a verdict from half a computation.
 
-The limit is a real-time interval timer (SIGALRM) whose handler raises `TimedOut`, a
-`BaseException` like KeyboardInterrupt, so that no `except Exception` on the way turns
-it into a result. Python runs the handler between bytecodes: a single long call into C
-(one HiGHS solve) ends first, and HiGHS's own time limits bound those. Where no timer can
-be set (not the main thread, or a platform without SIGALRM) the limit is not enforced:
-`deadline` then does nothing, and says so through `enforced`.
+Two mechanisms, one limit. The run's deadline (dpverify/clock.py) is what the solvers
+and exact loops respect: each LP gets at most the time left, each pivot and iteration
+checks it. Behind it, a real-time interval timer (SIGALRM) whose handler raises
+`TimedOut` between bytecodes catches any Python loop that does not check; a single long
+call into C (one HiGHS solve) ends first, and the deadline bounds those. Where no timer
+can be set (not the main thread, or a platform without SIGALRM) the deadline alone holds:
+`deadline` yields whether the timer is set.
 """
 
 from __future__ import annotations
@@ -17,9 +19,9 @@ import signal
 import threading
 from collections.abc import Iterator
 
+from dpverify.clock import TimedOut, within
 
-class TimedOut(BaseException):  # noqa: N818  (a signal, like KeyboardInterrupt)
-    """The problem's time limit passed."""
+__all__ = ["TimedOut", "deadline"]
 
 
 def _can_time() -> bool:
@@ -32,15 +34,18 @@ def _raise(signum: int, frame: object) -> None:
 
 @contextlib.contextmanager
 def deadline(seconds: float | None) -> Iterator[bool]:
-    """Raise TimedOut inside the block after `seconds` (None or 0: no limit). Yields
-    whether the limit is enforced. Nesting is not supported: the inner limit wins."""
-    if not seconds or not _can_time():
-        yield False
-        return
-    previous = signal.signal(signal.SIGALRM, _raise)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield True
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+    """The block as one run of at most `seconds` (None or 0: no limit): its deadline set
+    for the solvers (clock.within), and TimedOut raised inside the block after `seconds`.
+    Yields whether the timer is set. Nesting is not supported for the timer (the inner
+    one wins); the deadline keeps the earlier end."""
+    with within(seconds):
+        if not seconds or not _can_time():
+            yield False
+            return
+        previous = signal.signal(signal.SIGALRM, _raise)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+        try:
+            yield True
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)

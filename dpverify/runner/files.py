@@ -17,19 +17,30 @@ import enum
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dpverify.errors import DpverifyError, InputError, SpecError
+from dpverify.errors import (
+    DpverifyError,
+    InputError,
+    SizeLimitError,
+    SolverError,
+    SpecError,
+    TimeLimitError,
+)
 from dpverify.notebook import Notebook
+from dpverify.reasons import ReasonCode
 from dpverify.runner.deadline import TimedOut, deadline
 from dpverify.runner.exclude import Exclusions
+from dpverify.runner.notes import Note, option_notes
 from dpverify.spec import Spec
 from dpverify.spec.loader import file_kind, loads
 from dpverify.spec.reader import parse_toml, read_data
+from dpverify.spec.setting import Setting
 from dpverify.status import ExitStatus, verdict_status
+from dpverify.verdict import Category, category_of
 from dpverify.verifiers.dispatch import verify_spec
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.result import ProblemResult, Verdict
@@ -37,7 +48,8 @@ from dpverify.verifiers.result import ProblemResult, Verdict
 __all__ = ["FileResult", "FileStatus", "NoProblemFiles", "ProblemFiles", "SkippedFile", "Spec",
            "VerifyReport",
            "error_json", "find_files", "find_problem_files", "no_problem_files", "run_files",
-           "toml_files", "verify_path", "verify_paths", "verify_source", "without_results"]
+           "timed_out", "toml_files", "verify_path", "verify_paths", "verify_source",
+           "without_results"]
 
 
 # -- finding the files ----------------------------------------------------------------------
@@ -200,11 +212,14 @@ class FileStatus(enum.StrEnum):
 
 
 def error_json(source: str, reason: str, *, problem: str | None = None, kind: str = "unknown",
-               invalid: bool = False) -> dict[str, Any]:
-    """spec.md's result object for a file without results: verdict `error`, the `reason`,
-    an empty `results`, and `"invalid": true` when the file is not a valid problem."""
+               invalid: bool = False, code: ReasonCode | None = None) -> dict[str, Any]:
+    """spec.md's result object for a file without results: verdict `error`, the `reason`
+    and its `reason_code`, an empty `results`, and `"invalid": true` when the file is not
+    a valid problem."""
     out: dict[str, Any] = {"problem": problem or Path(source).stem, "source": source,
-                           "kind": kind, "verdict": Verdict.ERROR.value, "reason": reason}
+                           "kind": kind, "verdict": Verdict.ERROR.value, "reason": reason,
+                           "reason_code": (code or (ReasonCode.INVALID if invalid
+                                                    else ReasonCode.INTERNAL)).value}
     if invalid:
         out["invalid"] = True
     out["results"] = []
@@ -220,6 +235,7 @@ class FileResult(Notebook):
     status: FileStatus
     result: ProblemResult
     spec: Spec | None = None
+    timed_out: bool = False  # refused because the run's time limit passed (--timeout)
 
     @property
     def invalid(self) -> bool:
@@ -230,9 +246,10 @@ class FileResult(Notebook):
         return self.result.verdict
 
     @property
-    def category(self) -> str:
-        """`invalid` for a file that is not a valid problem, else the verdict."""
-        return "invalid" if self.invalid else self.verdict.value
+    def category(self) -> Category:
+        """`invalid` for a file that is not a valid problem, else the verdict (the one
+        category rule, dpverify/verdict.py)."""
+        return category_of(self.verdict, invalid=self.invalid)
 
     @property
     def reason(self) -> str:
@@ -249,17 +266,27 @@ class FileResult(Notebook):
         if self.status is FileStatus.DONE:
             return self.result.to_json()
         return error_json(self.source, self.reason, problem=self.result.problem,
-                          kind=self.result.kind, invalid=self.invalid)
+                          kind=self.result.kind, invalid=self.invalid, code=self.result.code)
 
 
 def without_results(source: str, status: FileStatus, exc: DpverifyError,
-                    spec: Spec | None = None) -> FileResult:
+                    spec: Spec | None = None, *, timed_out: bool = False) -> FileResult:
     """The FileResult of a file that has no results: invalid (bad input) or refused."""
     problem = spec.name if spec is not None else Path(source).stem
     kind = spec.kind if spec is not None else "unknown"
+    code = ReasonCode.TIMEOUT if timed_out else ERROR_CODES.get(type(exc), ReasonCode.REFUSED)
     result = ProblemResult(problem=problem, source=source, kind=kind, results=(),
-                           reason=str(exc))
-    return FileResult(source, status, result, spec)
+                           reason=str(exc), setting=None if spec is None else spec.setting,
+                           code=ReasonCode.INVALID if status is FileStatus.INVALID else code)
+    return FileResult(source, status, result, spec, timed_out)
+
+
+# The code of a refusal, by the exception that says it (errors.py).
+ERROR_CODES: dict[type, ReasonCode] = {SizeLimitError: ReasonCode.SIZE_LIMIT,
+                                       SolverError: ReasonCode.SOLVER_FAILED,
+                                       TimeLimitError: ReasonCode.TIMEOUT,
+                                       SpecError: ReasonCode.INVALID,
+                                       InputError: ReasonCode.INVALID}
 
 
 def timeout_reason(seconds: float | None) -> str:
@@ -286,8 +313,14 @@ def verify_source(text: str, source: str, options: VerifyOptions, *,
     except DpverifyError as exc:  # a size limit or a solver failure: could not decide
         return without_results(source, FileStatus.REFUSED, exc, spec)
     except TimedOut:
-        return without_results(source, FileStatus.REFUSED,
-                               DpverifyError(f"{source}: {timeout_reason(timeout)}"), spec)
+        return timed_out(source, timeout, spec)
+
+
+def timed_out(source: str, timeout: float | None, spec: Spec | None = None) -> FileResult:
+    """The FileResult of a file whose run passed its time limit (refused, `timeout`)."""
+    return without_results(source, FileStatus.REFUSED,
+                           DpverifyError(f"{source}: {timeout_reason(timeout)}"), spec,
+                           timed_out=True)
 
 
 def verify_path(path: str | Path, options: VerifyOptions, *,
@@ -312,6 +345,19 @@ class VerifyReport(Notebook):
     files: list[FileResult] = field(default_factory=list)
     skipped: tuple[SkippedFile, ...] = ()
     seconds: float = 0.0
+    notes: tuple[Note, ...] = ()  # options that did not apply, files skipped (notes.py)
+
+    def keys(self) -> list[tuple[str, tuple[str, Setting] | None]]:
+        """Every file's source and (kind, setting) (None for a file that did not load)."""
+        return [(f.source, None if f.result.setting is None
+                 else (str(f.result.kind), f.result.setting)) for f in self.files]
+
+    def with_notes(self, given: Mapping[str, object]) -> VerifyReport:
+        """The report with the notes of the options `given` (API names) and of the files
+        skipped (runner/notes.py)."""
+        self.notes = tuple(option_notes(self.keys(), given,
+                                        [(s.source, s.reason) for s in self.skipped]))
+        return self
 
     def counts(self) -> Counter[str]:
         """How many files fall in each category: optimal, gap, error, invalid."""

@@ -37,11 +37,11 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from dpverify.runner.batch import BatchItem
 from dpverify.runner.check import Case, CaseKind, CheckReport
 from dpverify.runner.toml_lines import key_lines
+from dpverify.verifiers.result import ProblemResult
 
 FAILED_KINDS = (CaseKind.VALUE, CaseKind.VERDICT, CaseKind.MISSING)
 UNCHECKED = "no [expect] table: its values are not under regression"
@@ -133,13 +133,8 @@ def _value(verdict: str | None, value: float | None) -> str:
     return ", ".join(parts) or "-"
 
 
-def _result_seconds(result: dict[str, Any]) -> dict[tuple[str, str], float]:
-    out = {}
-    for r in result.get("results", ()):
-        seconds = r.get("seconds")
-        if isinstance(seconds, int | float):
-            out[(str(r.get("agent")), str(r.get("accuracy")))] = float(seconds)
-    return out
+def _result_seconds(result: ProblemResult) -> dict[tuple[str, str], float]:
+    return {(r.agent, r.accuracy): float(r.seconds) for r in result.results}
 
 
 def _suite(item: BatchItem, rows: list[_Row]) -> ET.Element:
@@ -153,7 +148,7 @@ def _suite(item: BatchItem, rows: list[_Row]) -> ET.Element:
         "time": _seconds(item.seconds), "timestamp": _timestamp(),
         "hostname": socket.gethostname() or "localhost"})
     properties = ET.SubElement(suite, "properties")
-    for key, value in (("problem", item.problem), ("kind", str(item.result.get("kind", ""))),
+    for key, value in (("problem", item.problem), ("kind", item.result.kind),
                        ("verdict", item.category), ("cached", str(item.cached).lower())):
         ET.SubElement(properties, "property", {"name": key, "value": value})
     for row in rows:

@@ -33,12 +33,15 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from dpverify.cachedir import make_dirs
 from dpverify.defaults import DEFAULT_STORE, MEMORY_STORE
 from dpverify.errors import InputError
 from dpverify.notebook import Notebook
+
+if TYPE_CHECKING:
+    from dpverify.verifiers.result import ProblemResult
 
 SCHEMA_VERSION = "1"
 MEMORY = MEMORY_STORE  # the path of a store held in memory (`--no-store`): nothing is written
@@ -174,6 +177,13 @@ class StoredResult(Notebook):
     def to_dict(self) -> dict[str, Any]:
         """spec.md's result object, as it was stored."""
         return self.result
+
+    @property
+    def problem_result(self) -> ProblemResult:
+        """The stored result object, typed (verifiers/dispatch.py, read_result)."""
+        from dpverify.verifiers.dispatch import read_result
+
+        return read_result(self.result)
 
     @property
     def final(self) -> bool:

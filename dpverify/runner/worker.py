@@ -20,8 +20,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from dpverify.reasons import ReasonCode
 from dpverify.runner.fingerprint import build_id
-from dpverify.runner.store import DONE, FAILED, INTERNAL, INVALID
+from dpverify.runner.store import DONE, FAILED, INTERNAL, INVALID, TIMEOUT
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.result import plain
 from dpverify.version import __version__
@@ -38,6 +39,7 @@ class Task:
     source: str
     text: str
     options: VerifyOptions
+    timeout: float | None = None  # the run's deadline in the worker (the parent's limit too)
 
 
 @dataclass(frozen=True)
@@ -78,13 +80,13 @@ def one_line_reason(result: dict[str, Any]) -> str:
     return ""
 
 
-def error_result(source: str, reason: str, *, problem: str | None = None,
+def error_result(source: str, reason: str, *, code: ReasonCode, problem: str | None = None,
                  invalid: bool = False) -> dict[str, Any]:
     """spec.md's result object for a problem that could not be decided (verdict `error`),
     as `dpverify verify --json` gives it (`dpverify.runner.files.error_json`)."""
     from dpverify.runner.files import error_json
 
-    return error_json(source, reason, problem=problem, invalid=invalid)
+    return error_json(source, reason, problem=problem, invalid=invalid, code=code)
 
 
 # -- the worker side ----------------------------------------------------------------------
@@ -131,7 +133,7 @@ def _exit_with_parent() -> None:
 # verification imports a module of dpverify, scipy or highspy.
 WARM_MODULES = (
     "dpverify.runner.files",
-    "dpverify.verifiers.multiparty.methods",
+    "dpverify.verifiers.multiparty.planner",
     "dpverify.verifiers.multisymbol.verifier",
     "dpverify.verifiers.approximate.problem",
     "dpverify.verifiers.count.verifier",
@@ -168,14 +170,18 @@ def run_task(task: Task) -> dict[str, Any]:
                 "worker": worker, "build": build_id()}
 
     try:
-        outcome = verify_source(task.text, task.source, task.options)
+        outcome = verify_source(task.text, task.source, task.options, timeout=task.timeout)
     except MemoryError:
-        return out(FAILED, error_result(task.source, "out of memory"))
+        return out(FAILED, error_result(task.source, "out of memory",
+                                           code=ReasonCode.WORKER_FAILED))
     except Exception as exc:  # noqa: BLE001  a bug must not stop the batch, nor pass: exit 4
         return out(INTERNAL, error_result(task.source, f"internal error: "
-                                                       f"{type(exc).__name__}: {exc}"))
+                                                       f"{type(exc).__name__}: {exc}",
+                                             code=ReasonCode.INTERNAL))
     if outcome.status is FileStatus.INVALID:
         return out(INVALID, outcome.to_json())
+    if outcome.timed_out:  # the worker's own deadline: as when the runner stops it
+        return out(TIMEOUT, error_result(task.source, "timeout", code=ReasonCode.TIMEOUT))
     values = [(r.agent, r.accuracy, _finite(r.optimum)) for r in outcome.result.results]
     expect = [(e.agent, e.accuracy, float(e.value), e.verdict)
               for e in getattr(outcome.spec, "expect", ())]

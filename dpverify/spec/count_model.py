@@ -12,6 +12,7 @@ from fractions import Fraction
 from typing import ClassVar
 
 from dpverify.spec.model import Expectation, Kind
+from dpverify.spec.setting import Setting, count_setting
 
 NAMED_LOSSES = ("abs", "square", "indicator")
 
@@ -78,6 +79,11 @@ class CountPrivacy:
         """Whether the privacy is approximate, (epsilon, delta) with delta > 0."""
         return self.delta > 0
 
+    @property
+    def setting(self) -> Setting:
+        """Pure alpha-DP or delta > 0 (spec/setting.py)."""
+        return count_setting(self.approximate)
+
 
 @dataclass(frozen=True, eq=False)
 class CountSpec(CountPrivacy):
@@ -106,6 +112,16 @@ class CountSpec(CountPrivacy):
     def accuracy(self) -> str:
         """`minimax` or `bayes`: the result's `accuracy` field."""
         return str(self.model)
+
+    def header(self) -> dict[str, object]:
+        """The fields a result object of this problem carries before its results
+        (docs/format.md): n and alpha, and the delta (an exact string) when it is > 0."""
+        from dpverify.spec.numbers import rational_text
+
+        out: dict[str, object] = {"n": self.n, "alpha": self.alpha}
+        if self.approximate:
+            out["delta"] = rational_text(self.delta)
+        return out
 
     @property
     def full_side_information(self) -> bool:

@@ -6,11 +6,14 @@ import enum
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
 from dpverify.spec.functions import written
+
+if TYPE_CHECKING:
+    from dpverify.spec.setting import Setting
 
 
 class Kind(enum.StrEnum):
@@ -171,6 +174,20 @@ class MultipartySpec:
     def binary(self) -> bool:
         """Whether every party holds a bit (the setting of KOV Theorem 3.1)."""
         return all(m == 2 for m in self.alphabets)
+
+    @property
+    def setting(self) -> Setting:
+        """Bits, more symbols, delta > 0, or both (spec/setting.py): what the verifier,
+        the certificate and the view are chosen by (lazily: not in the checker's base)."""
+        from dpverify.spec.setting import multiparty_setting
+
+        return multiparty_setting(self.binary, self.approximate)
+
+    def header(self) -> dict[str, object]:
+        """The fields a result object of this problem carries (spec/setting.py)."""
+        from dpverify.spec.setting import multiparty_header
+
+        return multiparty_header(self)
 
     @property
     def num_inputs(self) -> int:

@@ -26,6 +26,7 @@ import numpy as np
 
 from dpverify.spec.model import Accuracy, AgentSpec, Expectation, Kind, MultipartySpec
 from dpverify.spec.numbers import STOCHASTIC_TOL
+from dpverify.spec.setting import Setting
 
 # A kernel: one row per input symbol of the speaker, one entry per message.
 Kernel = tuple[tuple[Fraction, ...], ...]
@@ -225,6 +226,11 @@ class ProtocolSpec:
     def approximate(self) -> bool:
         """Whether the protocol claims approximate privacy (some delta > 0)."""
         return any(self.deltas)
+
+    @property
+    def setting(self) -> Setting:
+        """The setting of the levels it claims (spec/setting.py)."""
+        return self._claimed.setting
 
     @property
     def num_transcripts(self) -> int:

@@ -16,7 +16,9 @@ GAIN_LABELS = {"indicator": "accuracy", "-abs": "expected −|f − y|",
                "-square": "expected −(f − y)²"}
 LOSS_LABELS = {"abs": "expected loss |i − r|", "square": "expected loss (i − r)²",
                "indicator": "P(r ≠ i)"}
-MAX_TABULATED = 12  # parties: a larger problem's gain range is not tabulated for a figure
+# parties, and inputs (2^12: bits at 12 parties): a larger problem's gain range is not
+# tabulated for a figure
+MAX_TABULATED = 12
 MAX_LOSS_TABLE = 500  # n: a larger count's loss range comes from its named loss alone
 
 
@@ -40,7 +42,7 @@ def gain_span(spec: MultipartySpec, agent: AgentSpec) -> float | None:
     would need a table too large to build for a figure."""
     if agent.gain.kind == "named" and agent.gain.name == "indicator":
         return 1.0
-    if spec.parties > MAX_TABULATED or not spec.binary:
+    if spec.parties > MAX_TABULATED or spec.num_inputs > 2 ** MAX_TABULATED:
         return None
     from dpverify.spec.tables import tabulate
 

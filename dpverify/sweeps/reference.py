@@ -14,9 +14,11 @@ Its small-epsilon expansion is `1/2 + 2^-(k+1) epsilon^k + O(epsilon^(k+1))`.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
 
 from dpverify.spec.model import AgentSpec, MultipartySpec
+from dpverify.spec.setting import Setting
 
 CLOSED_FORM = "Corollary 3.1"
 EXPANSION_MAX_EPSILON = 1.0  # where the expansion is drawn ("small epsilon")
@@ -51,8 +53,17 @@ def is_xor_observer(agent: AgentSpec) -> bool:
 
 def closed_forms(spec: MultipartySpec) -> dict[str, float]:
     """The closed-form optimum of each agent that has one, by agent name (Corollary 3.1 is
-    for bits: none when a party has more than two symbols)."""
-    if len(set(spec.lambdas)) != 1 or not spec.binary:
+    for bits under pure epsilon-DP: none in other settings, CLOSED_FORMS)."""
+    return CLOSED_FORMS[spec.setting](spec)
+
+
+def _no_closed_forms(spec: MultipartySpec) -> dict[str, float]:
+    return {}
+
+
+def _bits_closed_forms(spec: MultipartySpec) -> dict[str, float]:
+    """Corollary 3.1: observer XOR under the indicator gain at one level."""
+    if len(set(spec.lambdas)) != 1:
         return {}
     out: dict[str, float] = {}
     for agent in spec.agents:
@@ -63,3 +74,11 @@ def closed_forms(spec: MultipartySpec) -> dict[str, float]:
         elif spec.lambdas_exact is not None:
             out[agent.name] = xor_closed_form(spec.parties, lam=spec.lambdas_exact[0])
     return out
+
+
+# The closed forms of each setting of a multi-party problem (tests/test_codebase.py checks
+# that it covers them).
+CLOSED_FORMS: dict[Setting, Callable[[MultipartySpec], dict[str, float]]] = {
+    Setting.BITS: _bits_closed_forms, Setting.SYMBOLS: _no_closed_forms,
+    Setting.DELTA: _no_closed_forms, Setting.DELTA_SYMBOLS: _no_closed_forms,
+}

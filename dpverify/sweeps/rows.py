@@ -85,13 +85,8 @@ def spec_place(spec: Any) -> dict[str, Any]:
     from dpverify.spec.count_model import CountSpec
     from dpverify.spec.model import MultipartySpec
 
-    if isinstance(spec, MultipartySpec):
-        header: dict[str, Any] = {"lambdas": list(spec.lambdas), "parties": spec.parties}
-        if spec.approximate:
-            header["delta"] = [str(d) for d in spec.deltas]
-        return privacy_columns(header)
-    if isinstance(spec, CountSpec):
-        return privacy_columns({"alpha": spec.alpha, "n": spec.n})
+    if isinstance(spec, MultipartySpec | CountSpec):
+        return privacy_columns(spec.header())
     return {}
 
 

@@ -112,7 +112,7 @@ class Sweep(Notebook):
         return worst_verdict(as_verdict(p.verdict) for p in self.points).value
 
     def counts(self) -> Counter[str]:
-        return Counter(p.category for p in self.points)
+        return Counter(str(p.category) for p in self.points)
 
     def exit_status(self) -> ExitStatus:
         return verdict_status((p.category for p in self.points), interrupted=self.interrupted)
@@ -184,9 +184,8 @@ def run_sweep(problem: Problem, options: VerifyOptions, *, level: Axis | None = 
         spec = p.problem.spec
         # the closed forms are of pure epsilon-DP: none at delta > 0, nor over a delta axis
         pure = level is None or level.variable is not Variable.DELTA
-        forms = closed_forms(spec) if isinstance(spec, MultipartySpec) and pure \
-            and not spec.approximate else {}
-        points.append(SweepPoint(p.index, p.coords, p.source, item.status, item.result,
+        forms = closed_forms(spec) if isinstance(spec, MultipartySpec) and pure else {}
+        points.append(SweepPoint(p.index, p.coords, p.source, item.status, item.to_dict(),
                                  forms, item.seconds, item.cached, spec_place(spec)))
     x = str(level.variable) if level is not None else str(Variable.PARTIES)
     series = "parties" if level is not None and parties is not None \

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from flint import fmpz_mat
 
 
+from dpverify import clock
+
 # Degenerate pivots in a row after which pricing switches to Bland's rule for good.
 DEGENERATE_RUN = 50
 
@@ -126,6 +128,7 @@ def simplex_from_basis(rows: Sequence[Sequence], rhs: Sequence, cost: Sequence,
     b = fmpz_mat(lp.m, 1, lp.b)
     degenerate, bland = 0, False
     for pivots in range(max_pivots + 1):
+        clock.check()  # the run's deadline, once per pivot
         B = lp.basis_matrix(basis)
         x = _solve(B, b)
         if any(v < 0 for v in x):

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpverify import clock
 from dpverify.errors import SizeLimitError, SolverError
 from dpverify.theory.exact_rows import clean_distribution, clean_stochastic
 from dpverify.theory.rr import kron_apply
@@ -433,6 +434,7 @@ def _dense_block(lp: WorstLp, target: float, solve: Solve | None) -> DenseWorst:
     iterations = stalled = 0
     coarse_stalled = False
     while iterations < MAX_ITERATIONS:
+        clock.check()  # the run's deadline, once per iteration
         iterations += 1
         try:
             _iterate(prob, st, single=(prob.R >= SINGLE_ROWS and upper - lower > SINGLE_WIDTH

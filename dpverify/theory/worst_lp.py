@@ -89,7 +89,7 @@ class WorstLp:
     @classmethod
     def over_input_orbits(cls, lambdas: Sequence, orbits, gain: np.ndarray | None = None,
                           relevant: np.ndarray | None = None, *, gain_exact=None) -> WorstLp:
-        """`orbits`: theory/certificates/symmetry.py Orbits (ids, reps, sizes, count)."""
+        """`orbits`: spec/symmetric.py Orbits (ids, reps, sizes, count)."""
         rows = np.arange(orbits.count)
         if relevant is not None:
             rows = rows[relevant[orbits.reps]]

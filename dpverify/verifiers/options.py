@@ -1,22 +1,39 @@
-"""Options shared by every verifier (and by the batch runner, which stores them with results)."""
+"""The options of every verifier, in one place: `VerifyOptions`, whose fields carry their
+own description (`Option`: the name the API and the command line give the option, its
+flag, help, the values it takes, whether it enters the results store's key). The
+command line's shared options (cli/options.py) and the API's keyword checks are made
+from these descriptions, so an option is defined once; `VerifyOptions` validates itself
+when it is built (OptionError, exit 2), and `solver()` gives the one solving context of a
+run (verifiers/solving.py: backend, threads, tolerances, the time policy).
+"""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import enum
+import math
+import numbers
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any
 
 from dpverify.defaults import (
-    BACKENDS,
-    DEFAULT_MAX_NONZEROS,
-    DEFAULT_MAX_ORBIT_WORK,
     DEFAULT_RESTARTS,
     DEFAULT_TOL,
-    LP_FORMS,
-    METHODS,
+    DEFAULT_WITNESS_DIR,
+    SELECTABLE,
+    Backend,
     LpForm,
     Method,
 )
+from dpverify.policy import (
+    ALL_INPUTS_PARTIES,
+    BYTES_PER_NONZERO,
+    DEFAULT_MAX_NONZEROS,
+    DEFAULT_MAX_ORBIT_WORK,
+    DENSE_BELOW_PARTIES,
+)
 
-BYTES_PER_NONZERO = 80  # COO build, CSC copy and HiGHS's own copies, measured roughly
+if TYPE_CHECKING:
+    from dpverify.verifiers.solving import LpEngine, Solver
 
 
 def check_limit(source: str, estimate: int, options: VerifyOptions, size: str) -> int:
@@ -41,43 +58,186 @@ def _bytes(n: float) -> str:
     return f"{n:,.0f} TiB"
 
 
+# -- the description of an option ------------------------------------------------------------
+class Key(enum.Enum):
+    """Whether an option enters the results store's key (a result depends on it)."""
+
+    ALWAYS = "always"
+    UNLESS_DEFAULT = "unless-default"  # added later: absent at its default, so that the
+    # keys of results stored before it existed stay the same
+    NEVER = "never"  # threads, time limits: they change how long, not what
+
+
+class Values(enum.Enum):
+    """What values an option takes (its check, and its click type)."""
+
+    NUMBER = "number"  # a finite float >= `low`
+    COUNT = "count"  # an integer >= `low`
+    FLAG = "flag"  # True or False
+    CHOICE = "choice"  # one of `choices`
+    PATH = "path"  # a directory path (a string)
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option as the API and the command line know it: `name` (the API's keyword and
+    click's parameter name: `lp_form`), `flag` (`--lp-form`; None: the API's only), its
+    help text, its values and their lower end, whether `--help` shows its default, and
+    whether it enters the store's key."""
+
+    name: str
+    flag: str | None
+    help: str
+    values: Values
+    key: Key = Key.ALWAYS
+    low: float = 0
+    choices: tuple[str, ...] = ()
+    optional: bool = False  # None allowed (no limit, the solver's own choice)
+    show_default: bool = True
+    cli_default: Any = None  # the command line's default when it differs (witness_dir)
+
+
+def _meta(option: Option) -> dict[str, Option]:
+    return {"option": option}
+
+
+TOL_HELP = ("Verdict tolerance, relative to the range of the agent's gains (of the loss, "
+            "for count problems): `optimal` when the bound and the value differ by at most "
+            "tol x (max gain - min gain).")
+METHOD_HELP = ("How to verify: the full corner LP (lp), the symmetry-reduced exact orbit "
+               "method (orbit), the exact certificate on all inputs (proof), or auto: the "
+               "exact routes first (proof, then orbit; orbit first for a symmetric problem "
+               f"beyond {ALL_INPUTS_PARTIES} parties), then lp, each where it fits; the next "
+               "one when a method does not decide.")
+
+
 @dataclass(frozen=True)
 class VerifyOptions:
-    tol: float = DEFAULT_TOL
-    backend: str = "highs"
-    form: str = LpForm.AUTO  # how product point families enter an LP: auto, chain, dense
-    max_nonzeros: int = DEFAULT_MAX_NONZEROS
-    threads: int | None = None
-    time_limit: float | None = None
-    grid: int = 0  # interior rank-one points on an m-point grid (0: off)
-    samples: int = 0
-    seed: int = 0
-    certify: bool = False
-    method: str = Method.AUTO  # auto, lp, orbit or proof (docs/theory.md, "Methods")
-    max_orbit_work: int = DEFAULT_MAX_ORBIT_WORK
-    # inputs with more than two symbols (docs/theory.md, section 6): random starts of the
-    # protocol search (seeded by `seed`), and where witness protocol files are written
-    # ("": .dpverify/witnesses)
-    restarts: int = DEFAULT_RESTARTS
-    witness_dir: str = ""
+    """The options of a run (module docstring). Strings are accepted for the enums
+    (`method="lp"`); a bad value raises OptionError when the options are built."""
+
+    tol: float = field(default=DEFAULT_TOL, metadata=_meta(Option(
+        "tol", "--tol", TOL_HELP, Values.NUMBER)))
+    backend: Backend = field(default=Backend.HIGHS, metadata=_meta(Option(
+        "backend", "--backend", "LP backend (cvxpy solves the same LP through cvxpy, as a "
+        "cross-check).", Values.CHOICE, choices=tuple(b.value for b in Backend))))
+    form: LpForm = field(default=LpForm.AUTO, metadata=_meta(Option(
+        "lp_form", "--lp-form", "How the corner points enter the LP (the same LP every way): "
+        f"dense, chain, or auto: dense below {DENSE_BELOW_PARTIES} parties when it fits "
+        "--max-nonzeros, else chain.", Values.CHOICE, choices=tuple(f.value for f in LpForm))))
+    max_nonzeros: int = field(default=DEFAULT_MAX_NONZEROS, metadata=_meta(Option(
+        "max_nonzeros", "--max-nonzeros", "Refuse LPs estimated to have more non-zeros "
+        "(exit 3).", Values.COUNT, low=1)))
+    threads: int | None = field(default=None, metadata=_meta(Option(
+        "threads", None, "HiGHS threads (None: the solver's choice).", Values.COUNT,
+        key=Key.NEVER, low=1, optional=True)))
+    time_limit: float | None = field(default=None, metadata=_meta(Option(
+        "time_limit", None, "Seconds per LP solve (None: the time policy of "
+        "verifiers/solving.py).", Values.NUMBER, key=Key.NEVER, optional=True)))
+    grid: int = field(default=0, metadata=_meta(Option(
+        "grid", "--grid", "Add the rank-one points on an m-point grid of each party's "
+        "segment (m >= 2; 0: off).", Values.COUNT, show_default=False)))
+    samples: int = field(default=0, metadata=_meta(Option(
+        "samples", "--samples", "Add N random rank-one DP points.", Values.COUNT,
+        show_default=False)))
+    seed: int = field(default=0, metadata=_meta(Option(
+        "seed", "--seed", "Seed for --samples, and for the random starts of the protocol "
+        "search (--restarts) on inputs with more than two symbols or with delta > 0.",
+        Values.COUNT)))
+    certify: bool = field(default=False, metadata=_meta(Option(
+        "certify", "--certify", "Also build and check exact certificates (multi-party "
+        "problems).", Values.FLAG, show_default=False)))
+    method: Method = field(default=Method.AUTO, metadata=_meta(Option(
+        "method", "--method", METHOD_HELP, Values.CHOICE,
+        choices=tuple(m.value for m in SELECTABLE))))
+    max_orbit_work: int = field(default=DEFAULT_MAX_ORBIT_WORK, metadata=_meta(Option(
+        "max_orbit_work", "--max-orbit-work", "Refuse orbit problems needing more exact "
+        "work (about orbits x parties x outputs integer operations).", Values.COUNT, low=1)))
+    # inputs with more than two symbols (docs/theory.md, section 6) and delta > 0: random
+    # starts of the protocol search (seeded by `seed`), and where witness protocol files
+    # are written ("": .dpverify/witnesses)
+    restarts: int = field(default=DEFAULT_RESTARTS, metadata=_meta(Option(
+        "restarts", "--restarts", "Alphabets > 2 and delta > 0: random starts of the search "
+        "for protocols that beat randomized response (besides RR itself, binary mechanisms "
+        "and the LP's support).", Values.COUNT, key=Key.UNLESS_DEFAULT)))
+    witness_dir: str = field(default="", metadata=_meta(Option(
+        "witness_dir", "--witness-dir", "Alphabets > 2 and delta > 0: where the protocol "
+        "files of witnesses that beat RR are written "
+        f"(default {DEFAULT_WITNESS_DIR}).", Values.PATH, key=Key.UNLESS_DEFAULT,
+        show_default=False)))
     # multi-party problems on bits: verify by the exact route and by the corner LP, and
     # report whether they agree (a disagreement is verdict `error`)
-    cross_check: bool = False
+    cross_check: bool = field(default=False, metadata=_meta(Option(
+        "cross_check", "--cross-check", "Parties with bits: verify by the exact proof and "
+        "by the corner LP, and report whether they agree (a disagreement is verdict error, "
+        "exit 3).", Values.FLAG, key=Key.UNLESS_DEFAULT, show_default=False)))
+    # Not an option: the LP backend as a function, in place of the one `backend` names
+    # (tests inject a fake solver here; verifiers/solving.py, LpEngine). Never stored.
+    solve_with: LpEngine | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        from dpverify.errors import OptionError
+
+        for f in fields(self):
+            described = f.metadata.get("option")
+            if described is None:
+                continue
+            value = getattr(self, f.name)
+            problem = value_problem(described, value)
+            if problem is not None:
+                raise OptionError(f"{described.name} = {value!r}: {problem}")
+            if described.values is Values.CHOICE:  # the enum member of its string
+                object.__setattr__(self, f.name, _ENUMS[f.name](value))
 
     def key(self) -> dict:
         """The options that change a result (for the results store), as plain strings and
-        numbers. The options added later (the m-ary search, the cross-check) enter only
-        when they differ from their defaults, so that the keys of results stored before
-        they existed stay the same."""
-        out = {name: value.value if isinstance(value, Method | LpForm) else value
-               for name, value in asdict(self).items()}
-        for name in ("threads", "time_limit"):
-            out.pop(name)
-        for name, default in (("restarts", DEFAULT_RESTARTS), ("witness_dir", ""),
-                              ("cross_check", False)):
-            if out[name] == default:
-                out.pop(name)
+        numbers (`Key` of each field)."""
+        out = {}
+        for f in fields(self):
+            described = f.metadata.get("option")
+            if described is None or described.key is Key.NEVER:
+                continue
+            value = getattr(self, f.name)
+            if described.key is Key.UNLESS_DEFAULT and value == f.default:
+                continue
+            out[f.name] = value.value if isinstance(value, enum.Enum) else value
         return out
+
+    def solver(self) -> Solver:
+        """The run's one solving context (verifiers/solving.py): the backend, threads,
+        the time policy and the run's deadline; `solver(lp)` solves an LP."""
+        from dpverify.verifiers.solving import Solver
+
+        return Solver(self.backend, self.threads, self.time_limit, self.solve_with)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every option by its API name (plain values)."""
+        out = {}
+        for f in fields(self):
+            described = f.metadata.get("option")
+            if described is not None:
+                value = getattr(self, f.name)
+                out[described.name] = value.value if isinstance(value, enum.Enum) else value
+        return out
+
+
+_ENUMS: dict[str, type[enum.StrEnum]] = {"backend": Backend, "form": LpForm, "method": Method}
+
+
+def described_options() -> dict[str, tuple[Option, Any]]:
+    """Every option by its API name: its description and its default (the command line's
+    shared options and the API's keyword types are made from these)."""
+    out = {}
+    for f in fields(VerifyOptions):
+        described = f.metadata.get("option")
+        if described is not None:
+            default = f.default.value if isinstance(f.default, enum.Enum) else f.default
+            out[described.name] = (described, default)
+    return out
+
+
+FIELD_OF = {described.name: f.name for f in fields(VerifyOptions)
+            if (described := f.metadata.get("option")) is not None}
 
 
 def lp_form(options: VerifyOptions, default: LpForm = LpForm.CHAIN) -> LpForm:
@@ -87,20 +247,8 @@ def lp_form(options: VerifyOptions, default: LpForm = LpForm.CHAIN) -> LpForm:
     return default if options.form == LpForm.AUTO else LpForm(options.form)
 
 
-# -- options by name (the Python API, and the command line's shared options) ---------------
-# The command line's names: `lp_form` is the field `form`.
-OPTION_NAMES = {"tol": "tol", "backend": "backend", "max_nonzeros": "max_nonzeros",
-                "lp_form": "form", "grid": "grid", "samples": "samples", "seed": "seed",
-                "certify": "certify", "time_limit": "time_limit", "threads": "threads",
-                "method": "method", "max_orbit_work": "max_orbit_work",
-                "restarts": "restarts", "witness_dir": "witness_dir",
-                "cross_check": "cross_check"}
-
-
+# -- checking values -------------------------------------------------------------------------
 def _number_problem(value: object, low: float, integer: bool) -> str | None:
-    import math
-    import numbers
-
     kind = numbers.Integral if integer else numbers.Real
     if isinstance(value, bool) or not isinstance(value, kind) \
             or not (math.isfinite(float(value)) and float(value) >= low):
@@ -109,46 +257,45 @@ def _number_problem(value: object, low: float, integer: bool) -> str | None:
     return None
 
 
-def option_problem(name: str, value: object) -> str | None:
-    """Why `value` is not valid for the option `name` (None when it is): the one place
-    the API and the command line check an option's value."""
-    if value is None and name in ("time_limit", "threads"):
+def value_problem(option: Option, value: object) -> str | None:
+    """Why `value` is not valid for `option` (None when it is)."""
+    if value is None and option.optional:
         return None
-    if name in ("tol", "time_limit"):
-        return _number_problem(value, 0, integer=False)
-    if name in ("max_nonzeros", "threads", "max_orbit_work"):
-        return _number_problem(value, 1, integer=True)
-    if name == "witness_dir":
-        return None if isinstance(value, str) else "must be a directory path (a string)"
-    if name in ("grid", "samples", "seed", "restarts"):
-        if name == "grid" and value == 1:
+    if option.values is Values.NUMBER:
+        return _number_problem(value, option.low, integer=False)
+    if option.values is Values.COUNT:
+        if option.name == "grid" and value == 1:
             return "must be 0 (off) or at least 2"
-        return _number_problem(value, 0, integer=True)
-    flags = ("certify", "cross_check")
-    choices = {"backend": BACKENDS, "lp_form": LP_FORMS, "method": METHODS,
-               **dict.fromkeys(flags, (True, False))}.get(name)
-    if choices is not None and (value not in choices or isinstance(value, bool)
-                                != (name in flags)):
+        return _number_problem(value, option.low, integer=True)
+    if option.values is Values.PATH:
+        return None if isinstance(value, str) else "must be a directory path (a string)"
+    choices: tuple[object, ...] = (True, False) if option.values is Values.FLAG \
+        else option.choices
+    if value not in choices or isinstance(value, bool) != (option.values is Values.FLAG):
         return "allowed: " + ", ".join(map(str, choices))
     return None
 
 
-def make_options(**options: object) -> VerifyOptions:
-    """VerifyOptions from the command line's option names (`tol`, `backend`,
-    `max_nonzeros`, `lp_form`, `grid`, `samples`, `seed`, `certify`, `cross_check`, and
-    `time_limit`, `threads`); OptionError (exit 2) names an unknown option or a bad
-    value."""
-    from dataclasses import fields
+def option_problem(name: str, value: object) -> str | None:
+    """Why `value` is not valid for the option `name` (an API name; None when it is): the
+    one check of an option's value, for the API and the command line's callbacks alike."""
+    described = described_options().get(name)
+    if described is None:
+        return None
+    return value_problem(described[0], value)
 
+
+def make_options(**options: object) -> VerifyOptions:
+    """VerifyOptions from the options' API names (`tol`, `backend`, `max_nonzeros`,
+    `lp_form`, `method`, ...: `described_options`); OptionError (exit 2) names an unknown
+    option or a bad value."""
     from dpverify.errors import OptionError
 
-    known = {f.name for f in fields(VerifyOptions)}
     chosen: dict[str, object] = {}
     for name, value in options.items():
-        if name not in OPTION_NAMES and name not in known:
-            raise OptionError(f"unknown option {name!r}; options: {', '.join(OPTION_NAMES)}")
-        problem = option_problem(name, value)
-        if problem is not None:
-            raise OptionError(f"{name} = {value!r}: {problem}")
-        chosen[OPTION_NAMES.get(name, name)] = value  # a field added later passes as is
+        field_name = FIELD_OF.get(name, name if name in FIELD_OF.values() else None)
+        if field_name is None:
+            raise OptionError(f"unknown option {name!r}; options: {', '.join(FIELD_OF)}")
+        chosen[field_name] = value
     return VerifyOptions(**chosen)  # type: ignore[arg-type]
+

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from dpverify.errors import SizeLimitError, SolverError
+from dpverify.reasons import ReasonCode
 from dpverify.spec.model import MultipartySpec
 from dpverify.theory.certificates.format import BRACKET, PROVED, UNPROVED, Certificate
 from dpverify.theory.certificates.interval import Arithmetic, IntervalCertificate
@@ -68,7 +69,7 @@ class ExactVerdict:
     how: str
     proof: Proof
     checked: bool
-
+    code: ReasonCode = ReasonCode.BRACKET_TOO_WIDE  # what `how` says
 
 def exact_verdict(spec: MultipartySpec, cert: AnyCertificate, tol: Fraction) -> ExactVerdict:
     """The certificate checked by the independent checker (`dpverify.checker`, on its JSON
@@ -80,16 +81,19 @@ def exact_verdict(spec: MultipartySpec, cert: AnyCertificate, tol: Fraction) -> 
     proof = proof_of(cert, checked.ok)
     if not checked.ok:
         return ExactVerdict(Verdict.ERROR, f"fails the independent check ({checked.message})",
-                            proof, False)
+                            proof, False, ReasonCode.CHECK_FAILED)
     width = cert.bound - cert.value
     if cert.status == PROVED:
-        return ExactVerdict(Verdict.OPTIMAL, "proves the optimum exactly", proof, True)
+        return ExactVerdict(Verdict.OPTIMAL, "proves the optimum exactly", proof, True,
+                            ReasonCode.PROVED)
     if cert.status == BRACKET and width <= tol:
         return ExactVerdict(Verdict.OPTIMAL,
-                            f"brackets the optimum within {_float(width):.3g}", proof, True)
+                            f"brackets the optimum within {_float(width):.3g}", proof, True,
+                            ReasonCode.BRACKETED)
     return ExactVerdict(Verdict.ERROR, (
         f"brackets the optimum in [{_float(cert.value):.12g}, {_float(cert.bound):.12g}] "
-        f"(width {_float(width):.3g}), wider than --tol"), proof, True)
+        f"(width {_float(width):.3g}), wider than --tol"), proof, True,
+        ReasonCode.BRACKET_TOO_WIDE)
 
 
 def first_deciding(spec: MultipartySpec,

@@ -23,8 +23,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from dpverify.lp import solve
-from dpverify.lp.basis import float_basis_finder
+from dpverify.policy import PROTOCOL_EXACT_ROWS
+from dpverify.reasons import ReasonCode
 from dpverify.theory.exact_lp import ExactLpError
 from dpverify.theory.exact_rows import (
     clean_distribution,
@@ -46,8 +46,8 @@ BRACKET = "bracket"  # exact bounds lower <= value <= upper from an explicit rul
 FLOAT = "float"  # floating point
 
 # The exact simplex solves a dense rows x rows system per pivot: used up to this many rows
-# (live transcripts + inputs of the block).
-MAX_EXACT_ROWS = 300
+# (live transcripts + inputs of the block; measured: policy.py)
+MAX_EXACT_ROWS = PROTOCOL_EXACT_ROWS
 
 
 @dataclass(frozen=True, eq=False)
@@ -67,6 +67,7 @@ class ProtocolValue:
     rule_exact: list | None = None
     lower_exact: Fraction | None = None
     upper_exact: Fraction | None = None
+    failure_code: ReasonCode = ReasonCode.SOLVER_FAILED  # what `failure` says
 
     @property
     def value(self) -> float:
@@ -124,8 +125,8 @@ def _worst_block(tr: Transcripts, gain: np.ndarray,
         # the crash basis: the Bayes rule of the uniform prior on the block
         start = np.argmax(tr.floats()[mask].T @ gain[mask], axis=1)
         try:
-            found = solve_exact(lp, start=start, basis_finder=float_basis_finder(
-                time_limit=options.time_limit, threads=options.threads))
+            found = solve_exact(lp, start=start,
+                                basis_finder=options.solver().basis_finder())
             value = rule_value(lp, found.rule)
             if value != prior_bound(lp, found.masses):  # both proofs meet at an optimum
                 raise ExactLpError("the exact rule and prior do not meet")
@@ -146,10 +147,7 @@ def _exact_rows(rule: np.ndarray) -> list:
 def _float_block(tr: Transcripts, lp: WorstLp, exact: bool,
                  options: VerifyOptions) -> ProtocolValue:
     """(W) for one block solved by HiGHS; bracketed by its cleaned rule and dual prior."""
-
-    def solve_(program):
-        return solve(program, options.backend, time_limit=options.time_limit,
-                     threads=options.threads, feasibility_tol=1e-10)
+    solve_ = options.solver().tight(1e-10)
 
     # Entries HiGHS cannot keep (below 1e-12) are dropped: the LP gives only a rule and a
     # prior, and both are valued again on the whole P below (exactly for exact protocols)

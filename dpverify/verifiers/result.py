@@ -4,51 +4,17 @@ from __future__ import annotations
 
 import enum
 import math
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from dpverify.defaults import Method
 from dpverify.notebook import Notebook
-
-
-class Verdict(enum.StrEnum):
-    OPTIMAL = "optimal"
-    GAP = "gap"
-    ERROR = "error"
-    # protocol audits (verifiers/audit/protocol.py): below the bound but private (the normal case,
-    # yet
-    # a finding against a claim of optimality: exit status 1); misses a claimed privacy
-    # level; beats the bound at its own levels (a bug)
-    SUBOPTIMAL = "suboptimal"
-    NOT_PRIVATE = "not-private"
-    CONTRADICTION = "contradiction"
-    # inputs with more than two symbols (verifiers/multisymbol/verifier.py): the optimum lies
-    # strictly
-    # between the best protocol found and the bound; whether m-ary RR is optimal is not
-    # decided (exit status 3, with `error`)
-    OPEN = "open"
-    # approximate privacy (verifiers/approximate/): an exactly private interactive protocol
-    # beats every non-interactive one, RR(epsilon, delta) (a finding: exit status 1)
-    INTERACTION_HELPS = "interaction-helps"
-
-
-# `open` ranks with the undecided, just below `error`, as its exit status (3) says
-_RANK = {Verdict.OPTIMAL: 0, Verdict.SUBOPTIMAL: 1, Verdict.GAP: 2,
-         Verdict.INTERACTION_HELPS: 3, Verdict.NOT_PRIVATE: 4, Verdict.CONTRADICTION: 5,
-         Verdict.OPEN: 6, Verdict.ERROR: 7}
-# Exit statuses are decided in one place for every command: dpverify.status.
-
-
-def worst_verdict(verdicts) -> Verdict:
-    """A problem's verdict is the worst of its results (optimal < suboptimal < gap <
-    interaction-helps < not-private < contradiction < open < error)."""
-    out = Verdict.OPTIMAL
-    for v in verdicts:
-        if _RANK[v] > _RANK[out]:
-            out = v
-    return out
+from dpverify.reasons import ReasonCode
+from dpverify.spec.setting import Setting, result_setting
+from dpverify.verdict import Verdict, worst_verdict  # their home: dpverify/verdict.py
 
 
 def judge(upper: float | None, lower: float | None, tol: float) -> tuple[Verdict, str]:
@@ -157,6 +123,13 @@ class Proof:
             out["reason"] = self.reason
         return out
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Proof:
+        """The proof as a result's JSON holds it (the bracket's width only)."""
+        width = data.get("width")
+        bracket = None if width is None else Bracket(None, None, width)
+        return cls(str(data["status"]), bracket, data.get("value"), data.get("reason", ""))
+
 
 @dataclass(frozen=True)
 class Interior:
@@ -172,6 +145,14 @@ class Interior:
         return {"interior_points": {"grid": self.grid, "samples": self.samples,
                                     "seed": self.seed},
                 "interior_optimum": self.optimum}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Interior | None:
+        points = data.get("interior_points")
+        if points is None:
+            return None
+        return cls(points["grid"], points["samples"], points["seed"],
+                   data.get("interior_optimum"))
 
 
 @dataclass(frozen=True)
@@ -191,6 +172,47 @@ class CrossCheck:
                 "rr_value": _num(self.rr_value), "verdict": self.verdict.value,
                 "agrees": self.agrees}
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CrossCheck:
+        return cls(data["method"], data["relaxed_optimum"], data["rr_value"],
+                   Verdict(data["verdict"]), data["agrees"])
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One route the planner ran for an agent and accuracy (verifiers/multiparty/planner.py):
+    its method, its verdict and the code of its reason (the reason of the result names the
+    routes passed over, in words)."""
+
+    method: str
+    verdict: Verdict
+    code: ReasonCode | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"method": str(self.method), "verdict": self.verdict.value,
+                "reason_code": None if self.code is None else self.code.value}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Attempt:
+        code = data.get("reason_code")
+        return cls(data["method"], Verdict(data["verdict"]),
+                   None if code is None else ReasonCode(code))
+
+
+def reason_fields(reason: str, code: ReasonCode | None) -> dict[str, Any]:
+    """A result's `reason` and, beside it, its `reason_code` (docs/format.md): both when
+    there is a reason, neither when there is none."""
+    if not reason:
+        return {}
+    return {"reason": reason, "reason_code": None if code is None else code.value}
+
+
+def code_of(data: dict[str, Any]) -> ReasonCode | None:
+    """A result object's reason code (None without one, or one this version does not
+    know: results stored by an older build have none)."""
+    code = data.get("reason_code")
+    return ReasonCode(str(code)) if code in ReasonCode._value2member_map_ else None
+
 
 # -- results ---------------------------------------------------------------------------------
 @runtime_checkable
@@ -206,7 +228,7 @@ class Result(Protocol):
     @property
     def accuracy(self) -> str: ...
     @property
-    def verdict(self) -> str: ...
+    def verdict(self) -> Verdict: ...
     @property
     def seconds(self) -> float: ...
     @property
@@ -214,20 +236,27 @@ class Result(Protocol):
     @property
     def method(self) -> str: ...
     @property
+    def code(self) -> ReasonCode | None: ...
+    @property
     def optimum(self) -> float | None: ...
     def to_json(self) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True, eq=False, repr=False)
 class AgentResult(Notebook):
-    """One (agent, accuracy) comparison of a multi-party problem on bits."""
+    """One (agent, accuracy) comparison of a multi-party problem on bits: `bound`, the
+    upper bound over every DP protocol that decided it (the relaxed corner LP's optimum
+    for the method `lp`, the certificate's bound for `proof` and `orbit`), against
+    `rr_value`, randomized response with its optimal rule. The result JSON names the bound
+    `relaxed_optimum` (docs/format.md: the contract keeps the name), as the property of
+    that name does."""
 
     notebook_columns = ("agent", "accuracy", "relaxed_optimum", "rr_value", "best_value",
                         "gap", "interior_optimum", "verdict", "method", "proof.status")
 
     agent: str
     accuracy: str
-    relaxed_optimum: float | None
+    bound: float | None  # the upper bound of the route that decided (class docstring)
     rr_value: float | None
     verdict: Verdict
     seconds: float
@@ -240,33 +269,58 @@ class AgentResult(Notebook):
     proof: Proof | None = None  # the exact certificate, when one was built
     interior: Interior | None = None  # --grid, --samples
     cross_check: CrossCheck | None = None  # --cross-check
+    code: ReasonCode | None = None  # what the reason says (dpverify/reasons.py)
+    attempts: tuple[Attempt, ...] = ()  # the routes run, when more than one was
+
+    @property
+    def relaxed_optimum(self) -> float | None:
+        """`bound`, by the name the result JSON gives it."""
+        return self.bound
 
     @property
     def optimum(self) -> float | None:
         """The value `[expect]` entries are compared with: the verified optimum."""
-        return self.relaxed_optimum
+        return self.bound
 
     @property
     def gap(self) -> float | None:
-        if self.relaxed_optimum is None or self.rr_value is None:
+        if self.bound is None or self.rr_value is None:
             return None
-        return self.relaxed_optimum - self.rr_value
+        return self.bound - self.rr_value
 
     def to_json(self) -> dict[str, Any]:
         """spec.md's result object (plain JSON values)."""
         out: dict[str, Any] = {
             "agent": self.agent, "accuracy": self.accuracy,
-            "relaxed_optimum": _num(self.relaxed_optimum), "rr_value": _num(self.rr_value),
+            "relaxed_optimum": _num(self.bound), "rr_value": _num(self.rr_value),
             "gap": _num(self.gap), "verdict": self.verdict.value, "method": str(self.method),
             "seconds": round(self.seconds, 4),
         }
-        if self.reason:
-            out["reason"] = self.reason
+        out.update(reason_fields(self.reason, self.code))
         out.update(self._optional())
         return plain(out)
 
     def to_dict(self) -> dict[str, Any]:
         return self.to_json()
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> AgentResult:
+        """The result read back from its JSON (docs/format.md): every field the JSON holds
+        (a decision rule, the duals and the outputs are not in it)."""
+        return cls(**cls._fields_of(data))
+
+    @staticmethod
+    def _fields_of(data: dict[str, Any]) -> dict[str, Any]:
+        proof, cross = data.get("proof"), data.get("cross_check")
+        return {"agent": data["agent"], "accuracy": data["accuracy"],
+                "bound": data.get("relaxed_optimum"), "rr_value": data.get("rr_value"),
+                "verdict": Verdict.of(data.get("verdict")), "seconds": data.get("seconds", 0.0),
+                "reason": data.get("reason", ""), "method": data.get("method", Method.LP),
+                "proof": None if proof is None else Proof.from_json(proof),
+                "interior": Interior.from_json(data),
+                "cross_check": None if cross is None else CrossCheck.from_json(cross),
+                "code": code_of(data),
+                "attempts": tuple(Attempt.from_json(a) for a in data.get("attempts", ()))}
 
     def _optional(self) -> dict[str, Any]:
         """The optional fields (spec.md), in their order."""
@@ -277,13 +331,15 @@ class AgentResult(Notebook):
             out["proof"] = self.proof.to_json()
         if self.cross_check is not None:
             out["cross_check"] = self.cross_check.to_json()
+        if self.attempts:
+            out["attempts"] = [a.to_json() for a in self.attempts]
         return out
 
 
 @dataclass(frozen=True, eq=False, repr=False)
 class SymbolResult(AgentResult):
     """One (agent, accuracy) of a problem with more than two symbols (docs/theory.md,
-    section 6): `relaxed_optimum` the exact ray-product bound, `rr_value` m-ary RR's
+    section 6): `bound` the exact ray-product bound, `rr_value` m-ary RR's
     value, `best_value` the best protocol found (RR's value when nothing beats it) and
     `witness` the file of a protocol that beats RR."""
 
@@ -299,6 +355,15 @@ class SymbolResult(AgentResult):
             out["witness"] = self.witness
         return out | super()._optional()
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SymbolResult:
+        return cls(**cls._fields_of(data), best_value=data.get("best_value"),
+                   witness=data.get("witness"))
+
+
+_NOT_HEADER = ("problem", "source", "kind", "verdict", "reason", "reason_code", "results",
+               "invalid")
+
 
 @dataclass(frozen=True, eq=False, repr=False)
 class ProblemResult(Notebook):
@@ -311,6 +376,13 @@ class ProblemResult(Notebook):
     results: tuple[Result, ...]
     header: dict[str, Any] = field(default_factory=dict)  # kind-specific: parties, lambdas
     reason: str = ""  # set when the whole problem could not be decided
+    setting: Setting | None = None  # the spec's (spec/setting.py); None: no spec loaded
+    code: ReasonCode | None = None  # what the problem's reason says (dpverify/reasons.py)
+    invalid: bool = False  # not a valid problem file (bad input, exit 2): `"invalid": true`
+
+    def __post_init__(self) -> None:
+        if self.setting is None and self.results:  # built without its spec: from the header
+            object.__setattr__(self, "setting", result_setting(str(self.kind), self.header))
 
     @property
     def verdict(self) -> Verdict:
@@ -339,7 +411,54 @@ class ProblemResult(Notebook):
         out: dict[str, Any] = {"problem": self.problem, "source": self.source, "kind": self.kind}
         out.update(self.header)
         out["verdict"] = self.verdict.value
-        if self.reason:
-            out["reason"] = self.reason
+        out.update(reason_fields(self.reason, self.code))
+        if self.invalid:
+            out["invalid"] = True
         out["results"] = [plain(r.to_json()) for r in self.results]
         return out
+
+    def first_reason(self) -> str:
+        """Why it is not as claimed, in one line: the problem's reason, else its first
+        result that is not optimal (its reason, else its gap, else its verdict)."""
+        if self.reason:
+            return self.reason.splitlines()[0]
+        for r in self.results:
+            if r.verdict is not Verdict.OPTIMAL:
+                what = f"{r.agent} {r.accuracy}"
+                gap = getattr(r, "gap", None)
+                if r.reason:
+                    return f"{what}: {r.reason.splitlines()[0]}"
+                return f"{what}: gap {gap:.3g}" if gap is not None else f"{what}: {r.verdict}"
+        return ""
+
+    def relabelled(self, source: str, problem: str) -> ProblemResult:
+        """The same result for identical bytes read under another path (a batch computes
+        them once): its `source` and `problem`, and a reason that starts with the old path
+        (`bad.toml: ...`, as refusals and bad input say) starting with the new one."""
+        old = f"{self.source}: "
+        reason = source + ": " + self.reason[len(old):] \
+            if self.source and self.reason.startswith(old) else self.reason
+        return replace(self, source=source, problem=problem, reason=reason)
+
+    def named(self, problem: str, kind: str) -> ProblemResult:
+        """A result made without its problem (a timeout, a worker that died), with the
+        problem's name and kind when they are known; a result with results as it is."""
+        if self.results or self.kind != "unknown":
+            return self
+        return replace(self, problem=problem, kind=kind)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any],
+                  result_type: Callable[[str, Setting], Any]) -> ProblemResult:
+        """The problem's result read back from its JSON (docs/format.md), each result by
+        the type `result_type(kind, setting)` gives (verifiers/dispatch.py, RESULT_TYPES:
+        one per kind and setting): from_json(data).to_json() is data again."""
+        kind = str(data.get("kind", "unknown"))
+        results = data.get("results") or []
+        header = {k: v for k, v in data.items() if k not in _NOT_HEADER}
+        setting = result_setting(kind, header) if results else None
+        typed = tuple(result_type(kind, setting).from_json(r) for r in results) \
+            if setting is not None else ()
+        return cls(str(data.get("problem", "")), str(data.get("source", "")), kind, typed,
+                   header, data.get("reason", ""), setting, code_of(data),
+                   bool(data.get("invalid", False)))

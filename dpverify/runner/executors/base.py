@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, Self
 
 from dpverify.errors import InputError
+from dpverify.reasons import ReasonCode
 from dpverify.runner.store import CRASHED, DONE, FAILED, TIMEOUT
 from dpverify.runner.worker import Outcome, Task, error_result, outcome_from
 from dpverify.verifiers.options import VerifyOptions
@@ -87,7 +88,7 @@ def within_limit(outcome: Outcome, timeout: float | None) -> Outcome:
         return outcome
     problem = outcome.result.get("problem")
     return replace(outcome, status=TIMEOUT, result=error_result(
-        str(outcome.result.get("source", "")), "timeout",
+        str(outcome.result.get("source", "")), "timeout", code=ReasonCode.TIMEOUT,
         problem=str(problem) if problem else None), values=(), expect=())
 
 
@@ -226,7 +227,8 @@ class Executor(ABC):
         if len(broken) == 1:  # alone in the pool when it broke (or run alone): at fault
             flight = broken[0]
             yield Outcome(flight.task.id, CRASHED,
-                          error_result(flight.task.source, f"worker died{how}"),
+                          error_result(flight.task.source, f"worker died{how}",
+                                       code=ReasonCode.WORKER_FAILED),
                           seconds=time.time() - (flight.started or flight.submitted))
             return
         state.suspects.extend(f.task for f in broken)
@@ -237,7 +239,8 @@ class Executor(ABC):
         if not late:
             return
         for flight in late:
-            yield Outcome(flight.task.id, TIMEOUT, error_result(flight.task.source, "timeout"),
+            yield Outcome(flight.task.id, TIMEOUT, error_result(flight.task.source, "timeout",
+                                                            code=ReasonCode.TIMEOUT),
                           seconds=now - (flight.started or flight.submitted))
         lost = self._kill(late, state.flights)
         late_ids = {id(f) for f in late}
@@ -256,7 +259,8 @@ class Executor(ABC):
         else:
             text = str(exc).splitlines()[0] if str(exc) else ""
             status, reason = FAILED, f"{name}: {text}" if text else name
-        return Outcome(flight.task.id, status, error_result(flight.task.source, reason),
+        return Outcome(flight.task.id, status, error_result(flight.task.source, reason,
+                                                     code=ReasonCode.WORKER_FAILED),
                        seconds=time.time() - (flight.started or flight.submitted))
 
 

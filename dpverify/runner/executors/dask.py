@@ -12,6 +12,7 @@ import logging
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 from dpverify.errors import InputError
@@ -138,7 +139,7 @@ class DaskExecutor(Executor):
         return 2 * self.workers
 
     def _submit(self, task: Task) -> tuple[cf.Future, Any]:
-        task = Task(task.id, task.source, task.text, one_thread(task.options))
+        task = replace(task, options=one_thread(task.options))
         dfut = self._client.submit(run_task_dask, task, pure=False,
                                    key=f"dpverify-{task.id}-{time.time_ns()}")
         cfut: cf.Future = cf.Future()

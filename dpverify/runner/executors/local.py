@@ -46,6 +46,7 @@ import queue
 import signal
 import time
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from dpverify.runner.executors.base import (
@@ -125,7 +126,7 @@ class LocalPool(Executor):
 
     def _submit(self, task: Task) -> tuple[cf.Future, Any]:
         # One HiGHS thread per worker (fixed at a process's first HiGHS run).
-        task = Task(task.id, task.source, task.text, one_thread(task.options))
+        task = replace(task, options=one_thread(task.options))
         try:
             fut = self._ensure_pool().submit(self._target, task)
             self._started.update({p.pid: p for p in self._processes()})  # spawned on submit

@@ -8,6 +8,11 @@
 * `worst`: the worst-case certificate (repair, else the exact simplex, else a bracket).
 """
 
+from dpverify.spec.symmetric import (
+    Orbits,
+    symmetry_orbits,
+    trivial_orbits,
+)
 from dpverify.theory.certificates.bounds import (
     average_certificate,
     average_rule,
@@ -27,11 +32,6 @@ from dpverify.theory.certificates.repair import (
     rationalised_prior,
     rationalised_rule,
     uniform_prior,
-)
-from dpverify.theory.certificates.symmetry import (
-    Orbits,
-    symmetry_orbits,
-    trivial_orbits,
 )
 from dpverify.theory.certificates.worst import (
     MAX_EXACT_ROWS,

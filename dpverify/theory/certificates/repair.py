@@ -16,12 +16,12 @@ from fractions import Fraction
 
 import numpy as np
 
+from dpverify.spec.symmetric import Orbits, lift_rule, orbit_members
 from dpverify.theory.certificates.bounds import (
     input_accuracies,
     own_bits,
     weighted_gain,
 )
-from dpverify.theory.certificates.symmetry import Orbits, lift_rule, orbit_members
 from dpverify.theory.exact import Scaled, from_fmpq, rr_apply, to_fmpq
 from dpverify.theory.exact_rows import (
     LARGEST,

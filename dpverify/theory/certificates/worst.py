@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from fractions import Fraction
 
+from dpverify.spec.symmetric import Orbits, lift_rule, orbit_members
 from dpverify.theory.certificates.bounds import (
     finish,
     rule_value,
@@ -36,7 +37,6 @@ from dpverify.theory.certificates.repair import (
     repair_unknowns,
     uniform_prior,
 )
-from dpverify.theory.certificates.symmetry import Orbits, lift_rule, orbit_members
 from dpverify.theory.exact import Scaled
 from dpverify.theory.units import units_of
 from dpverify.theory.worst_lp import BasisFinder, WorstLp, solve_exact

@@ -32,7 +32,6 @@ from dpverify.verifiers.approximate.envelope import (
     envelope_nonzeros,
     exact_envelope,
     float_envelope,
-    refuse_symbols,
 )
 from dpverify.verifiers.approximate.noninteractive import rr_value
 from dpverify.verifiers.options import VerifyOptions, check_limit
@@ -48,7 +47,6 @@ def delta_certificate(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy
     SizeLimitError (exit 3) beyond --max-nonzeros, as `verify` refuses it; SolverError
     when the LP gives no duals or RR's value is not exact."""
     accuracy = Accuracy(accuracy)
-    refuse_symbols(spec)
     deltas = tuple(Fraction(d) for d in spec.deltas)
     table = tabulate(spec, agent)
     worst = accuracy is Accuracy.WORST

@@ -27,7 +27,6 @@ from fractions import Fraction
 import numpy as np
 
 from dpverify.errors import SizeLimitError
-from dpverify.lp import solve
 from dpverify.lp.builder import LpBuilder
 from dpverify.spec.model import MultipartySpec
 from dpverify.theory.approx.certificate import exact_label_gains
@@ -63,16 +62,16 @@ class FloatEnvelope:
 CHAIN_PARTIES = 4  # from this many parties the worst case's input rows are chains
 
 
-def refuse_symbols(spec: MultipartySpec) -> None:
-    """SizeLimitError (exit 3, undecided) for delta > 0 with some alphabet > 2."""
-    if spec.approximate and not spec.binary:
-        raise SizeLimitError(
-            f"{spec.source}: approximate privacy (delta > 0) is verified for parties holding "
-            f"bits only, and this problem has alphabets {list(spec.alphabets)}: "
-            "RR(epsilon, delta), the envelope bound and the protocol search are built "
-            "for two symbols (docs/theory.md, \"Approximate privacy\"); give delta = 0 "
-            "(pure epsilon-DP, the ray-product method of more than two symbols) or "
-            "alphabet = 2")
+def symbols_refusal(spec: MultipartySpec) -> SizeLimitError:
+    """The refusal (exit 3, undecided) of delta > 0 with some alphabet > 2: what the
+    dispatch tables raise for that setting (verifiers/dispatch.py)."""
+    return SizeLimitError(
+        f"{spec.source}: approximate privacy (delta > 0) is verified for parties holding "
+        f"bits only, and this problem has alphabets {list(spec.alphabets)}: "
+        "RR(epsilon, delta), the envelope bound and the protocol search are built "
+        "for two symbols (docs/theory.md, \"Approximate privacy\"); give delta = 0 "
+        "(pure epsilon-DP, the ray-product method of more than two symbols) or "
+        "alphabet = 2")
 
 
 def _chain_nonzeros(counts: Sequence[int]) -> int:
@@ -106,8 +105,7 @@ def envelope_nonzeros(k: int, deltas: Sequence[Fraction | float], labels: int,
 
 
 def float_envelope(lambdas: Sequence[float], deltas: Sequence[Fraction], gain: np.ndarray,
-                   party: int, worst: bool, options: VerifyOptions,
-                   time_limit: float | None = None) -> FloatEnvelope:
+                   party: int, worst: bool, options: VerifyOptions) -> FloatEnvelope:
     """Build and solve the LP of the module docstring at float levels. Each state's
     stopped mass has its own column (the flow and hockey rows use it; it is the sum of
     the state's labels); from CHAIN_PARTIES parties the worst case's input rows take each
@@ -154,9 +152,7 @@ def float_envelope(lambdas: Sequence[float], deltas: Sequence[Fraction], gain: n
         b.add(worst_rows, t, -1.0)
     lp = b.build(maximize=True, name=f"envelope-{'worst' if worst else 'average'}",
                  drop_tiny=True)
-    limit = options.time_limit if time_limit is None else time_limit
-    sol = solve(lp, options.backend, time_limit=limit, threads=options.threads,
-                feasibility_tol=TIGHT_FEASIBILITY)
+    sol = options.solver().tight(TIGHT_FEASIBILITY)(lp)
     if not sol.optimal:
         return FloatEnvelope(None, data=data, chords=ch, failure=(
             f"the envelope LP did not solve ({sol.status.value}: {sol.message})"))
@@ -209,10 +205,9 @@ def exact_envelope(floats: FloatEnvelope, lambdas_hi: Sequence[Fraction],
 def proved_envelope(lambdas: Sequence[float], lambdas_hi: Sequence[Fraction],
                     deltas: Sequence[Fraction], gain_unit: np.ndarray,
                     gain_exact: Sequence[Sequence[Fraction]], party: int, worst: bool,
-                    options: VerifyOptions, time_limit: float | None = None
-                    ) -> tuple[EnvelopeBound | None, FloatEnvelope]:
+                    options: VerifyOptions) -> tuple[EnvelopeBound | None, FloatEnvelope]:
     """The proved envelope bound (normalised gains) at levels whose upper rational
     brackets are `lambdas_hi`, or None (the float LP's `failure` says why); and the float
     LP, whose least favourable prior and flow seed the witness search."""
-    floats = float_envelope(lambdas, deltas, gain_unit, party, worst, options, time_limit)
+    floats = float_envelope(lambdas, deltas, gain_unit, party, worst, options)
     return exact_envelope(floats, lambdas_hi, deltas, gain_exact, party), floats

@@ -16,7 +16,7 @@ from dpverify.defaults import DEFAULT_WITNESS_DIR, Method
 from dpverify.spec.model import Accuracy, MultipartySpec
 from dpverify.spec.numbers import rational_text
 from dpverify.spec.tables import tabulate
-from dpverify.verifiers.approximate.envelope import envelope_nonzeros, refuse_symbols
+from dpverify.verifiers.approximate.envelope import envelope_nonzeros
 from dpverify.verifiers.approximate.verifier import approximate_result
 from dpverify.verifiers.options import VerifyOptions, check_limit
 from dpverify.verifiers.progress import stage
@@ -45,7 +45,6 @@ def delta_list(spec: MultipartySpec) -> list[str]:
 
 def verify_approximate(spec: MultipartySpec, options: VerifyOptions) -> ProblemResult:
     """Every agent and accuracy of a problem on bits with some delta_i > 0."""
-    refuse_symbols(spec)
     check_sizes(spec, options)
     directory = witness_directory(options)
     results = []
@@ -56,4 +55,5 @@ def verify_approximate(spec: MultipartySpec, options: VerifyOptions) -> ProblemR
                                               directory=directory))
     header = {"parties": spec.parties, "lambdas": list(spec.lambdas),
               "delta": delta_list(spec)}
-    return ProblemResult(spec.name, spec.source, spec.kind, tuple(results), header)
+    return ProblemResult(spec.name, spec.source, spec.kind, tuple(results), header,
+                         setting=spec.setting)

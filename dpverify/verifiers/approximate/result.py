@@ -4,15 +4,17 @@ verifier so that the console and the runner read it without loading the LPs."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, ClassVar
 
 from dpverify.defaults import Method
 from dpverify.notebook import Notebook
+from dpverify.reasons import ReasonCode
+from dpverify.spec.numbers import parse_rational as parse_exact_text
 from dpverify.spec.numbers import rational_text
 from dpverify.theory.approx.hockey import DeltaBracket
-from dpverify.verifiers.result import Proof, Verdict
+from dpverify.verifiers.result import Proof, Verdict, code_of, reason_fields
 
 # The verdicts are those of every result (verifiers/result.py): optimal, interaction-helps
 # (a finding: exit status 1), open (undecided: exit status 3) and error.
@@ -58,10 +60,18 @@ class ApproxResult(Notebook):
     method: str = Method.ENVELOPE  # the envelope bound (docs/theory.md 7.10)
     proof: Proof | None = None  # --certify: the bound's certificate, checked
     closed: bool = False  # interaction-helps with the bracket [best, bound] within --tol
+    code: ReasonCode | None = None  # what the reason says (dpverify/reasons.py)
+    # a result read back from JSON: `witness_deltas` as the JSON wrote them (a bracket of
+    # two floats that print alike stays a bracket)
+    shown_deltas: tuple[Any, ...] | None = field(default=None, compare=False, repr=False)
+    # and its `bracket_width` as written (from exact ends too long to be written)
+    shown_width: float | None = field(default=None, compare=False, repr=False)
 
     @property
     def bracket_width(self) -> float | None:
         """bound - the best protocol found (user units): how far the optimum is known."""
+        if self.shown_width is not None:
+            return self.shown_width
         if self.relaxed_optimum_exact is not None and self.best_value_exact is not None:
             return float(self.relaxed_optimum_exact - self.best_value_exact)
         if self.relaxed_optimum is None or self.best_value is None:
@@ -112,7 +122,9 @@ class ApproxResult(Notebook):
                  "rr_value_exact": _exact_text(self.rr_value_exact),
                  "best_value_exact": _exact_text(self.best_value_exact)}
         out.update({k: v for k, v in exact.items() if v is not None})
-        if self.witness_deltas:  # "p/q" when short, else floats; [lower, upper] brackets
+        if self.shown_deltas is not None:
+            out["witness_deltas"] = list(self.shown_deltas)
+        elif self.witness_deltas:  # "p/q" when short, else floats; [lower, upper] brackets
             def short(v: Fraction) -> str | float:
                 return _exact_text(v) or float(v)
 
@@ -123,9 +135,38 @@ class ApproxResult(Notebook):
                          "steps": self.search_steps}
         if self.proof is not None:
             out["proof"] = self.proof.to_json()
-        if self.reason:
-            out["reason"] = self.reason
+        out.update(reason_fields(self.reason, self.code))
         return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ApproxResult:
+        """The result read back from its JSON (the witness's text is not in it)."""
+        def exact(key: str) -> Fraction | None:
+            text = data.get(key)
+            return None if text is None else parse_exact_text(text)
+
+        def bracket(entry: Any) -> DeltaBracket:
+            ends = entry if isinstance(entry, list) else [entry, entry]
+            lower, upper = (parse_exact_text(v) if isinstance(v, str) else Fraction(v)
+                            for v in ends)
+            return DeltaBracket(lower, upper)
+
+        search = data.get("search", {})
+        proof = data.get("proof")
+        return cls(data["agent"], data["accuracy"],
+                   tuple(parse_exact_text(d) for d in data.get("delta", ())),
+                   data.get("relaxed_optimum"), data.get("rr_value"), data.get("best_value"),
+                   data.get("witness"), Verdict.of(data.get("verdict")), data.get("reason", ""),
+                   data.get("seconds", 0.0), relaxed_optimum_exact=exact("relaxed_optimum_exact"),
+                   rr_value_exact=exact("rr_value_exact"),
+                   best_value_exact=exact("best_value_exact"),
+                   witness_deltas=tuple(bracket(b) for b in data.get("witness_deltas", ())),
+                   shown_deltas=(tuple(data["witness_deltas"]) if "witness_deltas" in data
+                                 else None), shown_width=data.get("bracket_width"),
+                   origin=search.get("origin", ""), search_starts=search.get("starts", 0),
+                   search_steps=search.get("steps", 0), method=data.get("method", Method.ENVELOPE),
+                   proof=None if proof is None else Proof.from_json(proof),
+                   closed=bool(data.get("closed", False)), code=code_of(data))
 
 
 __all__ = ["ApproxResult"]

@@ -28,7 +28,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpverify.lp import solve
 from dpverify.lp.builder import LpBuilder
 from dpverify.theory.approx.grid import RAYS, UNSPOKEN, encode, float_rays, targets
 from dpverify.theory.approx.rays import agent_label_gains
@@ -36,6 +35,7 @@ from dpverify.theory.approx.rr import REVEAL_0, REVEAL_1
 from dpverify.theory.protocols.transcripts import Transcripts
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.protocol_value import protocol_value
+from dpverify.verifiers.solving import Solver
 
 USED = 1e-13  # a target whose kappa is below this is not used (solver noise)
 MIN_MASS = 1e-12  # a state reached with less mass stays (its split is solver noise)
@@ -209,20 +209,18 @@ class _ScheduleLp:
         return tuple(out)
 
 
-def solve_schedule(obj: ScheduleObjective, schedule: Sequence[int], options: VerifyOptions,
-                   time_limit: float | None = None, allowed: Allowed | None = None
-                   ) -> ScheduleSolution | None:
-    """The schedule LP (module docstring); None when it does not solve. `allowed` limits
+def solve_schedule(obj: ScheduleObjective, schedule: Sequence[int], solver: Solver,
+                   allowed: Allowed | None = None) -> ScheduleSolution | None:
+    """The schedule LP (module docstring), solved by `solver` (the run's, within the
+    search's budget: verifiers/solving.py); None when it does not solve. `allowed` limits
     the targets at a corner state (party, state) to those listed (a corner state not
     listed only stays); a party that has not spoken may always split into every ray."""
     lp = _ScheduleLp(obj, allowed)
     for j in schedule:
         lp.add_round(j)
     b, _ = lp.finish()
-    limit = options.time_limit if time_limit is None else time_limit
-    sol = solve(b.build(maximize=True, name="schedule", solver=SOLVER, drop_tiny=True),
-                options.backend, time_limit=limit, threads=options.threads,
-                feasibility_tol=1e-10)
+    sol = solver.tight(1e-10)(b.build(maximize=True, name="schedule", solver=SOLVER,
+                                      drop_tiny=True))
     if not sol.optimal:
         return None
     return ScheduleSolution(tuple(schedule), float(sol.objective),

@@ -25,6 +25,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from dpverify import clock
 from dpverify.verifiers.approximate.flow import Flow, flow_allowed, play_flow
 from dpverify.verifiers.approximate.schedule import (
     MAX_TRANSCRIPTS,
@@ -33,6 +34,7 @@ from dpverify.verifiers.approximate.schedule import (
     solve_schedule,
 )
 from dpverify.verifiers.options import VerifyOptions
+from dpverify.verifiers.solving import Solver
 
 MAX_ROUNDS = 24
 
@@ -55,10 +57,13 @@ class _Search:
         self.stop_at, self.deadline, self.max_transcripts = stop_at, deadline, max_transcripts
         self.report = SearchReport()
 
-    def left(self) -> float:
-        return max(self.deadline - time.perf_counter(), 0.5)
+    def left(self) -> Solver:
+        """The run's solver, each LP within the budget's time left (at least 0.5 s)."""
+        return self.options.solver().at_most(max(self.deadline - time.perf_counter(), 0.5))
 
     def late(self) -> bool:
+        """Whether the budget is spent (TimedOut when the run's own time is up)."""
+        clock.check()
         return time.perf_counter() > self.deadline
 
     def offer(self, sol: ScheduleSolution | None) -> bool:
@@ -79,8 +84,7 @@ class _Search:
         allowed = flow_allowed(flow)
         cut = list(schedule)
         while len(cut) > self.obj.parties and not self.late():
-            sol = solve_schedule(self.obj, cut, self.options, allowed=allowed,
-                                 time_limit=self.left())
+            sol = solve_schedule(self.obj, cut, self.left(), allowed=allowed)
             if sol is None or sol.transcripts <= self.max_transcripts:
                 return self.offer(sol)
             keep, size = 0, 1  # the leading rounds whose messages fit
@@ -100,8 +104,7 @@ class _Search:
             for j in range(k):
                 if k > 1 and schedule and schedule[-1] == j:
                     continue
-                sol = solve_schedule(self.obj, schedule + [j], self.options,
-                                     time_limit=self.left())
+                sol = solve_schedule(self.obj, schedule + [j], self.left())
                 self.report.tried += 1
                 if sol is not None and sol.transcripts <= self.max_transcripts:
                     candidates.append(sol)
@@ -134,7 +137,7 @@ def find_protocol(obj: ScheduleObjective, options: VerifyOptions, *, stop_at: fl
             order = list(dict.fromkeys(played.schedule))[:obj.parties] or order
         done = search.offer(played)
     if not done:
-        done = search.offer(solve_schedule(obj, order, options, time_limit=search.left()))
+        done = search.offer(solve_schedule(obj, order, search.left()))
     if not done and flow is not None and played is not None and flow_lp:
         done = search.flow_lp(flow, played.schedule)
     if not done and greedy:

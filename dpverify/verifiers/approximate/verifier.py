@@ -33,6 +33,13 @@ from pathlib import Path
 
 import numpy as np
 
+from dpverify.policy import (
+    FLOW_LP_PARTIES,
+    GREEDY_PARTIES,
+    SEARCH_SECONDS,
+    SEARCH_SECONDS_MORE,
+)
+from dpverify.reasons import ReasonCode
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
 from dpverify.spec.tables import tabulate
 from dpverify.theory.approx.hockey import DeltaBracket
@@ -60,16 +67,6 @@ from dpverify.verifiers.approximate.witness import (
 )
 from dpverify.verifiers.options import VerifyOptions, check_limit
 from dpverify.verifiers.result import Verdict
-
-# the protocol search's budget per agent and accuracy, by parties: up to 3 parties the
-# flow is nearly always played out within the protocol files' transcripts; from 4 the
-# schedule LPs (the fallback) take seconds each; from 5 even one rarely fits
-SEARCH_SECONDS = {3: 20.0, 4: 2.5}
-SEARCH_SECONDS_MORE = 4.0
-# no greedy rounds after the flow's schedule from this many parties, and no schedule LP
-# on the flow's whole schedule beyond FLOW_LP_PARTIES
-GREEDY_PARTIES = 3
-FLOW_LP_PARTIES = 5
 
 
 def search_seconds_for(parties: int) -> float:
@@ -99,37 +96,46 @@ class ApproxNumbers:
 
 def decide(nums: ApproxNumbers, tol: float, units: Units) -> tuple[Verdict, str]:
     """The verdict of the module docstring from the exact numbers (normalised)."""
+    verdict, reason, _ = decided(nums, tol, units)
+    return verdict, reason
+
+
+def decided(nums: ApproxNumbers, tol: float, units: Units
+            ) -> tuple[Verdict, str, ReasonCode | None]:
+    """`decide`, with the code of its reason (dpverify/reasons.py)."""
     def shown(v: Fraction) -> str:
         return f"{float(units.lo + units.span * v):.12g}"
 
     U, R, B = nums.bound, nums.rr_low, nums.best
     if R is None or nums.rr_high is None or B is None:
-        return Verdict.ERROR, "the non-interactive value could not be computed exactly"
+        return (Verdict.ERROR, "the non-interactive value could not be computed exactly",
+                ReasonCode.NOT_EXACT)
     if U is not None and (R > U or B > U):
         which, value = ("RR(epsilon, delta)", R) if R > U else ("the witness", B)
         return Verdict.ERROR, (f"{which} reaches {shown(value)}, above the proved bound "
-                               f"{shown(U)}: a bug, please report it")
+                               f"{shown(U)}: a bug, please report it"), ReasonCode.BUG
     if U is not None and tol >= U - R:
-        return Verdict.OPTIMAL, ""
+        return Verdict.OPTIMAL, "", None
     if B - nums.rr_high > tol:
         lead = (f"an interactive protocol ({nums.rounds} rounds) reaches {shown(B)}, above "
                 f"the best non-interactive protocol, RR(epsilon, delta) ({shown(R)}), by "
                 f"{float(B - nums.rr_high):.3g} of the gains' range")
+        helps = ReasonCode.INTERACTION_HELPS
         if U is None:
-            return Verdict.INTERACTION_HELPS, lead
+            return Verdict.INTERACTION_HELPS, lead, helps
         if nums.closed(tol):
             return Verdict.INTERACTION_HELPS, (
                 f"{lead}; the envelope bound {shown(U)} is within --tol of it: the "
-                f"interactive optimum is {shown(B)} (bracket width {float(U - B):.3g})")
+                f"interactive optimum is {shown(B)} (bracket width {float(U - B):.3g})"), helps
         return Verdict.INTERACTION_HELPS, (
             f"{lead}; the optimum lies in [{shown(B)}, {shown(U)}] (width "
-            f"{float(U - B):.3g} of the gains' range)")
+            f"{float(U - B):.3g} of the gains' range)"), helps
     if U is None:
-        return Verdict.ERROR, "the upper bound could not be proved"
+        return Verdict.ERROR, "the upper bound could not be proved", ReasonCode.SOLVER_FAILED
     return Verdict.OPEN, (
         f"open: the optimum lies in [{shown(B)}, {shown(U)}] (the best protocol found, the "
         f"bound; width {float(U - B):.3g} of the gains' range) and RR(epsilon, delta) reaches "
-        f"{shown(R)}: whether interaction helps is not decided")
+        f"{shown(R)}: whether interaction helps is not decided"), ReasonCode.OPEN
 
 
 def _witness(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
@@ -189,8 +195,6 @@ def approximate_result(spec: MultipartySpec, agent: AgentSpec, accuracy: Accurac
     problem on bits with deltas (one per party, in [0, 1)); module docstring. A witness
     file is written under `directory` when given (else it is valued from its text)."""
     start = time.perf_counter()
-    if not spec.binary:
-        raise ValueError("approximate privacy is for parties holding bits")
     deltas = tuple(Fraction(d) for d in deltas)
     if len(deltas) != spec.parties or any(not 0 <= d < 1 for d in deltas):
         raise ValueError(f"deltas must be {spec.parties} numbers in [0, 1): {deltas}")
@@ -220,25 +224,27 @@ def approximate_result(spec: MultipartySpec, agent: AgentSpec, accuracy: Accurac
         if report.best is not None and report.best.value > float(rr.lower) + 1e-12:
             _witness(spec, agent, accuracy, deltas, levels, report.best, units, options,
                      nums, directory)
-    verdict, reason = decide(nums, options.tol, units)
+    verdict, reason, code = decided(nums, options.tol, units)
     proof = None
     if options.certify and nums.bound is not None:
         proof, failure = delta_proof(spec, agent, accuracy, options, floats)
         if failure:
-            verdict, reason = Verdict.ERROR, failure
+            verdict, reason, code = Verdict.ERROR, failure, ReasonCode.CHECK_FAILED
     if nums.witness_path is not None:
         reason += f"; the witness is {nums.witness_path} (`dpverify audit` checks it)"
     user = _user(units)
     closed = verdict is Verdict.INTERACTION_HELPS and nums.closed(options.tol)
+    reason = "; ".join(r for r in (reason, *nums.notes) if r)
+    code = code if code is not None or not reason else ReasonCode.NOTE
     return ApproxResult(
         agent.name, accuracy.value, deltas, units.user(nums.bound), units.user(nums.rr_low),
-        units.user(nums.best), nums.witness_path, verdict,
-        "; ".join(r for r in (reason, *nums.notes) if r), time.perf_counter() - start,
+        units.user(nums.best), nums.witness_path, verdict, reason, time.perf_counter() - start,
         relaxed_optimum_exact=user(nums.bound), rr_value_exact=user(nums.rr_low),
         best_value_exact=user(nums.best), witness_deltas=nums.witness_deltas,
         origin="grid" if nums.witness else "rr",
         search_starts=report.tried if report else 0,
-        search_steps=nums.rounds, witness_text=nums.witness, proof=proof, closed=closed)
+        search_steps=nums.rounds, witness_text=nums.witness, proof=proof, closed=closed,
+        code=code)
 
 
 def _user(units: Units):

@@ -23,14 +23,14 @@ from fractions import Fraction
 import numpy as np
 
 from dpverify.errors import SizeLimitError, SolverError
-from dpverify.lp import solve
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
+from dpverify.spec.setting import Setting
 from dpverify.theory.certificates.format import PROVED
 from dpverify.theory.decision import party_label_gains
 from dpverify.theory.protocols.transcripts import Level, rr_transcripts
 from dpverify.theory.rr import rr_channel
 from dpverify.theory.units import Units
-from dpverify.verifiers.multiparty.corner_lp import verify_agent
+from dpverify.verifiers.multiparty.corner_lp import check_size
 from dpverify.verifiers.multiparty.lps import PointFamily, relaxed_lp
 from dpverify.verifiers.options import VerifyOptions, lp_form
 from dpverify.verifiers.protocol_value import protocol_value
@@ -75,20 +75,61 @@ def rational(text: str) -> Fraction:
     return Fraction(int(Decimal(num.strip())), int(Decimal(den.strip())) if den else 1)
 
 
-def relaxed_bound(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
-                  options: VerifyOptions) -> tuple[float | None, float | None, str,
-                                                   Proof | None]:
-    """(the relaxed optimum, RR's value, why the bound is None, the proof summary when
-    `verify` settled it exactly), user units: for bits what `verify` decides (verify_agent);
-    for more symbols the exact ray-product bound (an upper bound whether or not m-ary RR
-    reaches it; verifiers/multisymbol/verifier.py)."""
-    if not spec.binary:
-        from dpverify.verifiers.multisymbol.verifier import symbol_bound
+RelaxedBound = tuple[float | None, float | None, str, Proof | None]
 
-        return (*symbol_bound(spec, agent, accuracy, options), None)
-    result: AgentResult = verify_agent(spec, agent, accuracy, options)
-    bound = result.relaxed_optimum if result.verdict is Verdict.OPTIMAL else None
+
+def relaxed_bound(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
+                  options: VerifyOptions) -> RelaxedBound:
+    """(the relaxed optimum, RR's value, why the bound is None, the proof summary when
+    `verify` settled it exactly), user units, by the setting's bound (BOUNDS)."""
+    return BOUNDS[spec.setting].relaxed(spec, agent, accuracy, options)
+
+
+def _bits_bound(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
+                options: VerifyOptions) -> RelaxedBound:
+    """Bits: what the method `lp` decides (planner.verify_by_lp)."""
+    from dpverify.verifiers.multiparty.planner import verify_by_lp
+
+    result: AgentResult = verify_by_lp(spec, agent, accuracy, options)
+    bound = result.bound if result.verdict is Verdict.OPTIMAL else None
     return bound, result.rr_value, result.reason, result.proof
+
+
+def _symbols_bound(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
+                   options: VerifyOptions) -> RelaxedBound:
+    """More than two symbols: the exact ray-product bound (an upper bound whether or not
+    m-ary RR reaches it; verifiers/multisymbol/verifier.py)."""
+    from dpverify.verifiers.multisymbol.verifier import symbol_bound
+
+    return (*symbol_bound(spec, agent, accuracy, options), None)
+
+
+def _bits_size(spec: MultipartySpec, options: VerifyOptions) -> None:
+    check_size(spec, options)
+
+
+def _symbols_size(spec: MultipartySpec, options: VerifyOptions) -> None:
+    """The ray-product LP (docs/theory.md, section 6)."""
+    from dpverify.verifiers.multisymbol.verifier import check_symbol_size
+
+    check_symbol_size(spec, options)
+
+
+def _symbols_unbounded(agent: AgentSpec, accuracy: Accuracy, levels: Sequence[Level],
+                       units: Units, options: VerifyOptions) -> Bound:
+    return Bound(None, "the relaxed bound with unbounded parties is computed for bits "
+                       "only, not for alphabets > 2")
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """How the bounds of a protocol audit are computed in one setting of its claimed
+    levels (pure epsilon-DP; delta > 0 is verifiers/audit/delta.py): the size guard, the
+    relaxed bound at finite levels, the bound with unbounded parties."""
+
+    check_size: Callable[[MultipartySpec, VerifyOptions], None]
+    relaxed: Callable[[MultipartySpec, AgentSpec, Accuracy, VerifyOptions], RelaxedBound]
+    unbounded: Callable[[AgentSpec, Accuracy, Sequence[Level], Units, VerifyOptions], Bound]
 
 
 def exact_bracket(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
@@ -96,13 +137,13 @@ def exact_bracket(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
                   ) -> Bracket | str:
     """The optimum's exact bracket (module docstring), normalised; or why there is none."""
     from dpverify.checker import CertificateFormatError, check_certificate
-    from dpverify.verifiers.multiparty.certify import certificate_for
+    from dpverify.verifiers.certifiers import certificate
 
     if proof is not None and proof.status == PROVED and proof.value:
         value = units.to_unit(rational(proof.value))
         return value, value
     try:
-        cert = certificate_for(spec, agent, accuracy, None, options)
+        cert = certificate(spec, agent, accuracy, options)
         checked = check_certificate(spec, cert.to_json(spec.name))
     except (SizeLimitError, SolverError, CertificateFormatError) as exc:
         return f"no exact certificate: {exc}"
@@ -120,9 +161,9 @@ def float_ceiling(level: Fraction) -> Fraction:
     return Fraction(up)
 
 
-def achieved_bound(spec_at: Callable[[tuple[Fraction, ...]], MultipartySpec], binary: bool,
-                   agent: AgentSpec, accuracy: Accuracy, levels: Sequence[Level],
-                   units: Units, options: VerifyOptions) -> Bound:
+def achieved_bound(spec_at: Callable[[tuple[Fraction, ...]], MultipartySpec],
+                   setting: Setting, agent: AgentSpec, accuracy: Accuracy,
+                   levels: Sequence[Level], units: Units, options: VerifyOptions) -> Bound:
     """The relaxed optimum at the achieved `levels` (normalised), with its exact bracket
     on demand; with unbounded parties the identity factor (module docstring)."""
     if all(v != math.inf and v <= UNBOUNDED_LEVEL for v in levels):
@@ -132,10 +173,7 @@ def achieved_bound(spec_at: Callable[[tuple[Fraction, ...]], MultipartySpec], bi
             return Bound(None, f"the relaxed bound at the achieved levels is undecided ({why})")
         return Bound(units.normalised(bound), exact=lambda: exact_bracket(
             spec, agent, accuracy, options, units, proof))
-    if not binary:
-        return Bound(None, "the relaxed bound with unbounded parties is computed for bits "
-                           "only, not for alphabets > 2")
-    return _unbounded_bound(agent, accuracy, levels, units, options)
+    return BOUNDS[setting].unbounded(agent, accuracy, levels, units, options)
 
 
 def _unbounded_bound(agent: AgentSpec, accuracy: Accuracy, levels: Sequence[Level],
@@ -146,9 +184,8 @@ def _unbounded_bound(agent: AgentSpec, accuracy: Accuracy, levels: Sequence[Leve
                                                                                strict=True))
     label_gains = units.unit if agent.party == 0 else party_label_gains(units.unit,
                                                                         agent.party)[0]
-    sol = solve(relaxed_lp(label_gains, [PointFamily(factors=factors)], worst,
-                           lp_form(options)).lp, options.backend, time_limit=options.time_limit,
-                threads=options.threads, feasibility_tol=1e-10)
+    sol = options.solver().tight(1e-10)(relaxed_lp(
+        label_gains, [PointFamily(factors=factors)], worst, lp_form(options)).lp)
     rr_levels = [math.inf if f else v for v, f in zip(levels, free, strict=True)]
     rr = protocol_value(rr_transcripts(rr_levels), units.unit, None, agent.party, worst, options)
     if not sol.optimal or not rr.ok:
@@ -158,3 +195,11 @@ def _unbounded_bound(agent: AgentSpec, accuracy: Accuracy, levels: Sequence[Leve
                            f"and randomized response ({rr.value:.12g}) disagree (normalised "
                            "units)")
     return Bound(float(sol.objective))
+
+
+# The bounds of each pure setting a protocol's claims can be in (the pure audit's table;
+# tests/test_codebase.py checks it covers them).
+BOUNDS: dict[Setting, Bounds] = {
+    Setting.BITS: Bounds(_bits_size, _bits_bound, _unbounded_bound),
+    Setting.SYMBOLS: Bounds(_symbols_size, _symbols_bound, _symbols_unbounded),
+}

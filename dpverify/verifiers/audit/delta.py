@@ -45,6 +45,7 @@ from fractions import Fraction
 from typing import Any
 
 from dpverify.defaults import Method
+from dpverify.reasons import ReasonCode
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
 from dpverify.spec.numbers import rational_text
 from dpverify.spec.protocol_model import ProtocolSpec
@@ -55,7 +56,7 @@ from dpverify.theory.protocols.transcripts import Transcripts
 from dpverify.theory.units import Units, units_of
 from dpverify.verifiers.approximate.envelope import proved_envelope
 from dpverify.verifiers.approximate.noninteractive import noninteractive_value
-from dpverify.verifiers.approximate.problem import check_sizes, refuse_symbols
+from dpverify.verifiers.approximate.problem import check_sizes
 from dpverify.verifiers.audit.result import AuditResult, efficiency
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.protocol_value import ProtocolValue, protocol_value
@@ -162,8 +163,8 @@ def delta_header(priv: DeltaPrivacy) -> dict[str, Any]:
 
 
 def check_delta_size(claimed: MultipartySpec, options: VerifyOptions) -> None:
-    """Refuse (exit 3) alphabets > 2 with delta > 0, and envelope LPs over the size limit."""
-    refuse_symbols(claimed)
+    """Refuse (exit 3) envelope LPs over the size limit (alphabets > 2 with delta > 0:
+    the dispatch tables refuse them, AUDITS)."""
     check_sizes(claimed, options)
 
 
@@ -230,16 +231,18 @@ def _ends(value: ProtocolValue) -> tuple[Fraction, Fraction] | tuple[float, floa
 
 
 def decide_delta(value: ProtocolValue, bounds: DeltaBounds, priv: DeltaPrivacy,
-                 tol: float, units: Units) -> tuple[Verdict, str]:
-    """The verdict of one result (module docstring), normalised units."""
+                 tol: float, units: Units) -> tuple[Verdict, str, ReasonCode | None]:
+    """The verdict of one result (module docstring), its reason and the reason's code;
+    normalised units."""
     def shown(v: Fraction | float) -> str:
         return f"{float(units.lo + units.span * Fraction(v)):.12g}"
 
     if not value.ok:
         if priv.misses:
             return Verdict.NOT_PRIVATE, ("misses the claimed privacy level: "
-                                         + "; ".join(priv.misses) + f" ({value.failure})")
-        return Verdict.ERROR, value.failure
+                                         + "; ".join(priv.misses) + f" ({value.failure})"
+                                         ), ReasonCode.NOT_PRIVATE
+        return Verdict.ERROR, value.failure, value.failure_code
     low, high = _ends(value)
     t = Fraction(tol) if isinstance(low, Fraction) else tol
     if bounds.achieved is not None and low > bounds.achieved + t:
@@ -248,14 +251,15 @@ def decide_delta(value: ProtocolValue, bounds: DeltaBounds, priv: DeltaPrivacy,
             f"above the envelope (epsilon, delta) bound {shown(bounds.achieved)} at the "
             "levels the protocol meets: the bound holds for every such protocol "
             "(docs/theory.md, \"Approximate privacy\"), so dpverify has a bug: please "
-            "report it")
+            "report it"), ReasonCode.CONTRADICTION
     if priv.misses:
         return Verdict.NOT_PRIVATE, "misses the claimed privacy level: " + "; ".join(
-            priv.misses)
+            priv.misses), ReasonCode.NOT_PRIVATE
     if priv.undecided:
-        return Verdict.ERROR, "undecided: " + "; ".join(priv.undecided)
+        return (Verdict.ERROR, "undecided: " + "; ".join(priv.undecided),
+                ReasonCode.BRACKET_TOO_WIDE)
     if bounds.claimed is None:
-        return Verdict.ERROR, bounds.why
+        return Verdict.ERROR, bounds.why, ReasonCode.BOUND_UNDECIDED
     rr_upper = bounds.rr_upper
     if rr_upper is not None and low > rr_upper + t:
         reaches = ("; it also reaches the bound within --tol: no (epsilon, delta)-DP "
@@ -264,23 +268,25 @@ def decide_delta(value: ProtocolValue, bounds: DeltaBounds, priv: DeltaPrivacy,
         return Verdict.INTERACTION_HELPS, (
             f"interaction helps: this protocol reaches {shown(low)}, above the best "
             f"non-interactive protocol, RR(epsilon, delta) ({shown(rr_upper)}), by "
-            f"{float(Fraction(low) - Fraction(rr_upper)):.3g} of the gains' range{reaches}")
+            f"{float(Fraction(low) - Fraction(rr_upper)):.3g} of the gains' range{reaches}"
+        ), ReasonCode.INTERACTION_HELPS
     if low >= bounds.claimed - t:
-        return Verdict.OPTIMAL, ""
+        return Verdict.OPTIMAL, "", None
     if high >= bounds.claimed - t:
         return Verdict.ERROR, (f"undecided: the protocol's value is only known to lie in "
                                f"[{shown(low)}, {shown(high)}], which straddles the bound "
-                               f"{shown(bounds.claimed)} minus --tol")
+                               f"{shown(bounds.claimed)} minus --tol"
+                               ), ReasonCode.BRACKET_TOO_WIDE
     if bounds.rr is not None and high < bounds.rr - t:
         return Verdict.SUBOPTIMAL, (
             f"the product of RR(epsilon_i, delta_i), an explicit protocol that meets the "
-            f"claims, reaches {shown(bounds.rr)}")
+            f"claims, reaches {shown(bounds.rr)}"), ReasonCode.SUBOPTIMAL
     best = max(Fraction(low), bounds.rr) if bounds.rr is not None else Fraction(low)
     return Verdict.OPEN, (
         f"open: below the (epsilon, delta) bound {shown(bounds.claimed)}, the interactive "
         f"optimum (approached by grid protocols, docs/theory.md 7.11); the optimum lies in "
         f"[{shown(best)}, {shown(bounds.claimed)}], and no better protocol is given here "
-        "(`dpverify verify` on the problem searches for one)")
+        "(`dpverify verify` on the problem searches for one)"), ReasonCode.OPEN
 
 
 def audit_delta_agent(spec: ProtocolSpec, agent: AgentSpec, accuracy: Accuracy,
@@ -296,11 +302,12 @@ def audit_delta_agent(spec: ProtocolSpec, agent: AgentSpec, accuracy: Accuracy,
     if tr is None:
         import numpy as np
 
-        value = ProtocolValue(np.nan, np.nan, np.zeros((0, 0, 0)), "float", failure=why)
+        value = ProtocolValue(np.nan, np.nan, np.zeros((0, 0, 0)), "float", failure=why,
+                              failure_code=ReasonCode.SIZE_LIMIT)
     else:
         value = protocol_value(tr, units.unit, units.exact if tr.exact else None,
                                agent.party, worst, options)
-    verdict, reason = decide_delta(value, bounds, priv, options.tol, units)
+    verdict, reason, code = decide_delta(value, bounds, priv, options.tol, units)
     protocol = None if not value.ok else units.user(
         value.lower_exact if value.lower_exact is not None else value.value)
     exact_value = units.to_user(value.exact) \
@@ -318,4 +325,5 @@ def audit_delta_agent(spec: ProtocolSpec, agent: AgentSpec, accuracy: Accuracy,
         time.perf_counter() - start, reason=reason, method=value.method,
         protocol_value_exact=exact_value, protocol_value_bounds=bracket, rule=rule,
         outputs=table.outputs, transcripts=labels,
-        deltas=tuple(rational_text(d) for d in priv.claimed), bound=Method.ENVELOPE)
+        deltas=tuple(rational_text(d) for d in priv.claimed), bound=Method.ENVELOPE,
+        code=code if reason else None)

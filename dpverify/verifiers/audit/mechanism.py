@@ -25,7 +25,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from dpverify.lp import solve
+from dpverify.reasons import ReasonCode
 from dpverify.spec.count_model import CountSpec
 from dpverify.spec.mechanism_audit import MechanismAudit
 from dpverify.theory.count.geometric import (
@@ -104,9 +104,7 @@ def _loss_of(audit: MechanismAudit, units: Units, options: VerifyOptions
         low = high = float(value)
     else:
         found = best_post_processing(x, unit, consumer.side_information,
-                                     lambda lp: solve(lp, options.backend,
-                                                      time_limit=options.time_limit,
-                                                      threads=options.threads))
+                                     options.solver())
         if found.T is None or found.q is None:
             return "the best post-processing LP did not solve"
         T = found.T
@@ -144,42 +142,47 @@ def audit_mechanism(audit: MechanismAudit, options: VerifyOptions) -> ProblemRes
     units = loss_units(consumer)
     loss = _loss_of(audit, units, options)
     verdict, reason = Verdict.ERROR, why or (loss if isinstance(loss, str) else "")
+    code: ReasonCode | None = ReasonCode.BOUND_UNDECIDED if why else ReasonCode.SOLVER_FAILED
     low = high = None
     T = None
     if not isinstance(loss, str):
         low, high, T = loss
-        verdict, reason = decide(low, high, optimal, achieved_opt, private,
-                                 units.user_width(options.tol), why)
+        verdict, reason, code = decide(low, high, optimal, achieved_opt, private,
+                                       units.user_width(options.tol), why)
     if achieved_opt is None and why_a:
         reason = "; ".join(r for r in (reason, why_a) if r)
+    code = code if code is not None or not reason else ReasonCode.NOTE
     eff = None
     if high is not None and optimal is not None:
         eff = 1.0 if high == optimal == 0 else (optimal / high if high > 0 else None)
     result = MechanismResult("consumer", consumer.accuracy, high, optimal, achieved_opt,
                              geometric, eff, verdict, time.perf_counter() - start,
-                             reason=reason, post_processing=T,
+                             reason=reason, post_processing=T, code=code if reason else None,
                              loss_bounds=Bracket.of(low, high) if low != high else None)
-    return ProblemResult(mech.name, mech.source, "mechanism", (result,), header)
+    return ProblemResult(mech.name, mech.source, "mechanism", (result,), header,
+                         setting=mech.setting)
 
 
 def decide(low: float, high: float, optimal: float | None, achieved: float | None,
-           private: bool, t: float, no_bound: str) -> tuple[Verdict, str]:
-    """Losses and the tolerance `t` in user units (the tolerance relative to the range of
-    the loss on the rows that matter, theory/units.py)."""
+           private: bool, t: float, no_bound: str) -> tuple[Verdict, str, ReasonCode | None]:
+    """The verdict, its reason and the reason's code; losses and the tolerance `t` in user
+    units (the tolerance relative to the range of the loss on the rows that matter,
+    theory/units.py)."""
     if achieved is not None and high < achieved - t:
         return Verdict.CONTRADICTION, (
             f"CONTRADICTION: post-processing this mechanism reaches loss {high:.12g}, below "
             f"the optimal loss {achieved:.12g} of every mechanism at its own privacy level: "
             "impossible (the LP's optimum bounds every such mechanism), so dpverify has a "
-            "bug: please report it")
+            "bug: please report it"), ReasonCode.CONTRADICTION
     if not private:
-        return Verdict.NOT_PRIVATE, "the mechanism misses its claimed privacy level alpha"
+        return (Verdict.NOT_PRIVATE, "the mechanism misses its claimed privacy level alpha",
+                ReasonCode.NOT_PRIVATE)
     if optimal is None:
-        return Verdict.ERROR, no_bound
+        return Verdict.ERROR, no_bound, ReasonCode.BOUND_UNDECIDED
     if high <= optimal + t:
-        return Verdict.OPTIMAL, ""
+        return Verdict.OPTIMAL, "", None
     if low > optimal + t:
-        return Verdict.SUBOPTIMAL, ""
+        return Verdict.SUBOPTIMAL, "", None
     return Verdict.ERROR, (f"undecided: the mechanism's loss lies in [{low:.12g}, "
                            f"{high:.12g}], which straddles the optimum {optimal:.12g} plus "
-                           "--tol")
+                           "--tol"), ReasonCode.BRACKET_TOO_WIDE

@@ -25,14 +25,18 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
+from dpverify.policy import MAX_EXACT_BYTES as POLICY_EXACT_BYTES
+from dpverify.reasons import ReasonCode
 from dpverify.spec.model import Accuracy, AgentSpec
 from dpverify.spec.protocol_model import ProtocolSpec
+from dpverify.spec.setting import Setting
 from dpverify.spec.tables import tabulate
 from dpverify.theory.protocols.transcripts import (
     Level,
@@ -44,6 +48,7 @@ from dpverify.theory.protocols.transcripts import (
 from dpverify.theory.protocols.tree import TranscriptClasses, transcript_classes
 from dpverify.theory.units import Units, units_of
 from dpverify.verifiers.audit.bounds import (
+    BOUNDS,
     UNBOUNDED_LEVEL,
     Bound,
     achieved_bound,
@@ -52,16 +57,15 @@ from dpverify.verifiers.audit.bounds import (
     relaxed_bound,
 )
 from dpverify.verifiers.audit.result import AuditResult, efficiency, rational_text
-from dpverify.verifiers.multiparty.corner_lp import check_size
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.progress import stage
 from dpverify.verifiers.protocol_value import BRACKET, FLOAT, ProtocolValue, protocol_value
 from dpverify.verifiers.result import ProblemResult, Verdict
 
 # P on the classes of transcripts (theory/protocols/tree.py) is held exactly up to about
-# this much memory. Beyond, an exact protocol's value is undecided (exit status 3: never
-# floats in its place); a float protocol is valued in floats.
-MAX_EXACT_BYTES = 1 << 28
+# this much memory (policy.py). Beyond, an exact protocol's value is undecided (exit
+# status 3: never floats in its place); a float protocol is valued in floats.
+MAX_EXACT_BYTES = POLICY_EXACT_BYTES
 # Floats decide a verdict only when they clear its line (bound - tol, or the achieved
 # bound + tol) by more than this (normalised units); closer, it is decided exactly.
 FLOAT_SLACK = 1e-10
@@ -164,16 +168,16 @@ def valued(spec: ProtocolSpec, classes: TranscriptClasses) -> tuple[Transcripts 
 
 
 def audit_protocol(spec: ProtocolSpec, options: VerifyOptions) -> ProblemResult:
-    """Audit one protocol file: one result per agent and accuracy."""
-    claimed = spec.claimed()
-    if spec.approximate:  # delta > 0: hockey-stick sums, the envelope bound
-        return _audit_delta(spec, options)
-    if claimed.binary:
-        check_size(claimed, options)
-    else:  # more than two symbols: the ray-product LP (docs/theory.md, section 6)
-        from dpverify.verifiers.multisymbol.verifier import check_symbol_size
+    """Audit one protocol file: one result per agent and accuracy, by the setting of the
+    levels it claims (AUDITS)."""
+    return AUDITS[spec.setting](spec, options)
 
-        check_symbol_size(claimed, options)
+
+def _audit_pure(spec: ProtocolSpec, options: VerifyOptions) -> ProblemResult:
+    """A protocol claiming pure epsilon-DP: against the relaxed bound of its setting
+    (bounds.py, BOUNDS: the corner LP for bits, the ray-product LP for more symbols)."""
+    claimed = spec.claimed()
+    BOUNDS[claimed.setting].check_size(claimed, options)
     classes = transcript_classes(spec, MAX_EXACT_BYTES)
     priv = privacy(spec, classes.levels(), options.tol)
     tr, why = valued(spec, classes)
@@ -184,7 +188,7 @@ def audit_protocol(spec: ProtocolSpec, options: VerifyOptions) -> ProblemResult:
             stage(spec.name, agent.name, accuracy.value, "audit")
             results.append(_audit_agent(spec, agent, accuracy, tr, why, priv, labels, options))
     return ProblemResult(spec.name, spec.source, spec.kind, tuple(results),
-                         _header(spec, tr, priv))
+                         _header(spec, tr, priv), setting=spec.setting)
 
 
 def _audit_delta(spec: ProtocolSpec, options: VerifyOptions) -> ProblemResult:
@@ -212,7 +216,7 @@ def _audit_delta(spec: ProtocolSpec, options: VerifyOptions) -> ProblemResult:
                                              options))
     header = {k: v for k, v in _header(spec, tr, pure).items() if k != "privacy_notes"}
     return ProblemResult(spec.name, spec.source, spec.kind, tuple(results),
-                         {**header, **delta_header(priv)})
+                         {**header, **delta_header(priv)}, setting=spec.setting)
 
 
 def _units(spec: ProtocolSpec, agent: AgentSpec) -> Units:
@@ -241,16 +245,18 @@ def _audit_agent(spec: ProtocolSpec, agent: AgentSpec, accuracy: Accuracy,
                                                                options, units, proof_c))
     levels = _bound_levels(priv)
     same = spec.lambdas_exact is not None and tuple(levels) == spec.lambdas_exact
-    achieved = bound if same else achieved_bound(spec.at_levels, claimed.binary, agent,
+    achieved = bound if same else achieved_bound(spec.at_levels, claimed.setting, agent,
                                                  accuracy, levels, units, options)
-    if tr is None:
-        value = ProtocolValue(np.nan, np.nan, np.zeros((0, 0, 0)), FLOAT, failure=why)
+    if tr is None:  # P too large to hold exactly (valued)
+        value = ProtocolValue(np.nan, np.nan, np.zeros((0, 0, 0)), FLOAT, failure=why,
+                              failure_code=ReasonCode.SIZE_LIMIT)
     else:
         value = protocol_value(tr, units.unit, units.exact if tr.exact else None,
                                agent.party, worst, options)
-    verdict, reason = decide(value, bound, achieved, priv, options.tol)
+    verdict, reason, code = decide(value, bound, achieved, priv, options.tol)
     if achieved.value is None:  # no contradiction test: say why
         reason = "; ".join(r for r in (reason, achieved.why) if r)
+    code = code if code is not None or not reason else ReasonCode.NOTE
     # user units from the exact value when there is one (so that equal exact values print
     # as equal floats)
     protocol = None if not value.ok else units.user(
@@ -276,7 +282,7 @@ def _audit_agent(spec: ProtocolSpec, agent: AgentSpec, accuracy: Accuracy,
         protocol_value_exact=exact_value,
         protocol_value_bounds=bounds,
         rule=rule, outputs=tabulate(claimed, agent).outputs, transcripts=labels,
-        relaxed_optimum_exact=proved)
+        relaxed_optimum_exact=proved, code=code if reason else None)
 
 
 def _exact_ends(value: ProtocolValue) -> tuple[Fraction, Fraction] | None:
@@ -285,18 +291,22 @@ def _exact_ends(value: ProtocolValue) -> tuple[Fraction, Fraction] | None:
     return Fraction(value.lower_exact), Fraction(value.upper_exact)
 
 
-def _contradicts(lower: float, bound: float, shown: str = "") -> tuple[Verdict, str]:
+def _contradicts(lower: float, bound: float, shown: str = "") -> Decided:
     return Verdict.CONTRADICTION, (
         f"CONTRADICTION: an explicit decision rule on this protocol reaches {lower:.12g}, "
         f"above the relaxed optimum {bound:.12g} at the protocol's own achieved levels (by "
         f"{lower - bound:.3g} of the gains' range{shown}). Kairouz-Oh-Viswanath Theorem 3.1 "
         "makes that impossible, so dpverify has a bug (in the audit or the LP): please "
-        "report it")
+        "report it"), ReasonCode.CONTRADICTION
+
+
+Decided = tuple[Verdict, str, ReasonCode | None]  # the verdict, its reason, the code
 
 
 def decide(value: ProtocolValue, bound: Bound, achieved: Bound, priv: Privacy,
-           tol: float) -> tuple[Verdict, str]:
-    """The verdict of one result (module docstring); every value in normalised units.
+           tol: float) -> Decided:
+    """The verdict of one result (module docstring), its reason and the reason's code;
+    every value in normalised units.
 
     Floats decide only when they clear a verdict's line by more than FLOAT_SLACK. Closer,
     an exact value is compared with the bound's exact bracket (a certificate checked
@@ -305,21 +315,21 @@ def decide(value: ProtocolValue, bound: Bound, achieved: Bound, priv: Privacy,
     if not value.ok:
         if not priv.all_private:  # an exact finding, whatever the value
             return Verdict.NOT_PRIVATE, ("misses the claimed privacy level: "
-                                         + "; ".join(priv.misses) + f" ({value.failure})")
-        return Verdict.ERROR, value.failure
+                                         + "; ".join(priv.misses) + f" ({value.failure})"
+                                         ), ReasonCode.NOT_PRIVATE
+        return Verdict.ERROR, value.failure, value.failure_code
     found = _contradiction(value, achieved, tol)
     if found is not None:
         return found
     if not priv.all_private:
         return Verdict.NOT_PRIVATE, ("misses the claimed privacy level: "
-                                     + "; ".join(priv.misses))
+                                     + "; ".join(priv.misses)), ReasonCode.NOT_PRIVATE
     if bound.value is None:
-        return Verdict.ERROR, bound.why
+        return Verdict.ERROR, bound.why, ReasonCode.BOUND_UNDECIDED
     return _against(value, bound, tol)
 
 
-def _contradiction(value: ProtocolValue, achieved: Bound, tol: float
-                   ) -> tuple[Verdict, str] | None:
+def _contradiction(value: ProtocolValue, achieved: Bound, tol: float) -> Decided | None:
     """`contradiction` when the value exceeds the bound at the achieved levels by more than
     `tol`: by floats clear of the line, or exactly near it; None otherwise."""
     if achieved.value is None:
@@ -335,35 +345,36 @@ def _contradiction(value: ProtocolValue, achieved: Bound, tol: float
     return None
 
 
-def _against(value: ProtocolValue, bound: Bound, tol: float) -> tuple[Verdict, str]:
+def _against(value: ProtocolValue, bound: Bound, tol: float) -> Decided:
     """`optimal` or `suboptimal` against the bound at the claimed levels minus `tol`, or
     `error` when that cannot be decided."""
     assert bound.value is not None
     line = bound.value - tol
     if value.lower >= line + FLOAT_SLACK:
-        return Verdict.OPTIMAL, ""
+        return Verdict.OPTIMAL, "", None
     if value.upper < line - FLOAT_SLACK:
-        return Verdict.SUBOPTIMAL, ""
+        return Verdict.SUBOPTIMAL, "", None
     ends = _exact_ends(value)
     if ends is None:  # a float protocol: floats within --tol
         if value.lower >= line:
-            return Verdict.OPTIMAL, ""
+            return Verdict.OPTIMAL, "", None
         if value.upper < line:
-            return Verdict.SUBOPTIMAL, ""
-        return Verdict.ERROR, _straddle(value.lower, value.upper, bound.value)
+            return Verdict.SUBOPTIMAL, "", None
+        return (Verdict.ERROR, _straddle(value.lower, value.upper, bound.value),
+                ReasonCode.BRACKET_TOO_WIDE)
     got = bound.bracket()
     if isinstance(got, str):
         return Verdict.ERROR, (
             f"undecided: the protocol's value {value.lower:.12g} is within float rounding of "
             f"the bound {bound.value:.12g} minus --tol (normalised units), and the exact "
-            f"bound is not known: {got}")
+            f"bound is not known: {got}"), ReasonCode.BOUND_UNDECIDED
     t = Fraction(tol)
     if ends[0] >= got[1] - t:
-        return Verdict.OPTIMAL, ""
+        return Verdict.OPTIMAL, "", None
     if ends[1] < got[0] - t:
-        return Verdict.SUBOPTIMAL, ""
+        return Verdict.SUBOPTIMAL, "", None
     return Verdict.ERROR, _straddle(float(ends[0]), float(ends[1]), float(got[0]),
-                                    float(got[1]))
+                                    float(got[1])), ReasonCode.BRACKET_TOO_WIDE
 
 
 def _straddle(low: float, high: float, bound: float, bound_high: float | None = None) -> str:
@@ -374,3 +385,18 @@ def _straddle(low: float, high: float, bound: float, bound_high: float | None = 
 
 
 __all__ = ["audit_protocol", "decide", "privacy"]
+
+
+def _refused(spec: ProtocolSpec, options: VerifyOptions) -> ProblemResult:
+    """delta > 0 with more than two symbols: refused (exit 3), as `verify` refuses it."""
+    from dpverify.verifiers.approximate.envelope import symbols_refusal
+
+    raise symbols_refusal(spec.claimed())
+
+
+# The audit of each setting of a protocol's claims (tests/test_codebase.py checks that it
+# covers them).
+AUDITS: dict[Setting, Callable[[ProtocolSpec, VerifyOptions], ProblemResult]] = {
+    Setting.BITS: _audit_pure, Setting.SYMBOLS: _audit_pure,
+    Setting.DELTA: _audit_delta, Setting.DELTA_SYMBOLS: _refused,
+}

@@ -16,7 +16,9 @@ import numpy as np
 
 from dpverify.defaults import Method
 from dpverify.notebook import Notebook
-from dpverify.verifiers.result import Bracket, Verdict, plain
+from dpverify.reasons import ReasonCode
+from dpverify.spec.numbers import parse_rational
+from dpverify.verifiers.result import Bracket, Verdict, code_of, plain, reason_fields
 
 
 def _num(x: float | None) -> float | None:
@@ -89,6 +91,7 @@ class AuditResult(Notebook):
     # bound the protocol is measured against, the envelope LP's
     deltas: tuple[str, ...] | None = None
     bound: str | None = None
+    code: ReasonCode | None = None  # what the reason says (dpverify/reasons.py)
 
     @property
     def optimum(self) -> float | None:
@@ -126,8 +129,7 @@ class AuditResult(Notebook):
             out["relaxed_optimum_exact"] = rational_text(self.relaxed_optimum_exact)
         if self.protocol_value_bounds is not None:
             out["protocol_value_bounds"] = [_num(v) for v in self.protocol_value_bounds]
-        if self.reason:
-            out["reason"] = self.reason
+        out.update(reason_fields(self.reason, self.code))
         if self.deltas is not None:
             out["delta"] = list(self.deltas)
             out["bound"] = self.bound
@@ -136,6 +138,25 @@ class AuditResult(Notebook):
 
     def to_dict(self) -> dict[str, Any]:
         return self.to_json()
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> AuditResult:
+        """The result read back from its JSON (the rule and transcripts are not in it)."""
+        def exact(key: str) -> Fraction | None:
+            return None if data.get(key) is None else parse_rational(data[key])
+
+        bounds = data.get("protocol_value_bounds")
+        deltas = data.get("delta")
+        return cls(data["agent"], data["accuracy"], data.get("protocol_value"),
+                   data.get("relaxed_optimum"), data.get("relaxed_optimum_achieved"),
+                   data.get("rr_value"), data.get("efficiency"),
+                   Verdict.of(data.get("verdict")), data.get("seconds", 0.0),
+                   reason=data.get("reason", ""), method=data.get("method", "float"),
+                   protocol_value_exact=exact("protocol_value_exact"),
+                   protocol_value_bounds=None if bounds is None else tuple(bounds),
+                   relaxed_optimum_exact=exact("relaxed_optimum_exact"),
+                   deltas=None if deltas is None else tuple(deltas),
+                   bound=data.get("bound"), code=code_of(data))
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -158,6 +179,7 @@ class MechanismResult(Notebook):
     reason: str = ""
     post_processing: np.ndarray | None = None
     loss_bounds: Bracket | None = None  # when the mechanism's loss is not a point
+    code: ReasonCode | None = None  # what the reason says (dpverify/reasons.py)
 
     notebook_columns = ("agent", "accuracy", "mechanism_loss", "optimal_loss",
                         "optimal_loss_achieved", "geometric_value", "efficiency", "gap",
@@ -183,11 +205,21 @@ class MechanismResult(Notebook):
             "geometric_value": _num(self.geometric_value), "efficiency": _num(self.efficiency),
             "gap": _num(self.gap), "verdict": self.verdict.value,
             "seconds": round(self.seconds, 4)}
-        if self.reason:
-            out["reason"] = self.reason
+        out.update(reason_fields(self.reason, self.code))
         if self.loss_bounds is not None:
             out["mechanism_loss_bounds"] = self.loss_bounds.to_json()
         return plain(out)
 
     def to_dict(self) -> dict[str, Any]:
         return self.to_json()
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> MechanismResult:
+        bounds = data.get("mechanism_loss_bounds")
+        return cls(data["agent"], data["accuracy"], data.get("mechanism_loss"),
+                   data.get("optimal_loss"), data.get("optimal_loss_achieved"),
+                   data.get("geometric_value"), data.get("efficiency"),
+                   Verdict.of(data.get("verdict")), data.get("seconds", 0.0),
+                   reason=data.get("reason", ""),
+                   loss_bounds=None if bounds is None else Bracket.of(*bounds),
+                   code=code_of(data))

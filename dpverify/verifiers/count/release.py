@@ -19,6 +19,7 @@ import numpy as np
 
 from dpverify.errors import InputError, SizeLimitError
 from dpverify.notebook import Notebook
+from dpverify.policy import MAX_RELEASE_N  # the stage matrices are built exactly
 from dpverify.spec.numbers import NumberError, parse_exact, rational_text
 from dpverify.theory.count.release import (
     MAX_JOINT_ENTRIES,
@@ -33,7 +34,6 @@ from dpverify.theory.count.release import (
 
 __all__ = ["MAX_RELEASE_N", "Release", "multilevel_release", "parse_alphas"]
 
-MAX_RELEASE_N = 300  # the stage matrices are built exactly: about 3 s at n = 300
 
 
 @dataclass(frozen=True, repr=False)

@@ -12,7 +12,8 @@ import numpy as np
 
 from dpverify.defaults import Method
 from dpverify.notebook import Notebook
-from dpverify.verifiers.result import Bracket, Verdict, plain
+from dpverify.reasons import ReasonCode
+from dpverify.verifiers.result import Bracket, Verdict, code_of, plain, reason_fields
 
 
 def _num(x: float | None) -> float | None:
@@ -42,6 +43,7 @@ class CountResult(Notebook):
     mechanism_bounds: Bracket | None = None
     delta: str | None = None  # delta > 0 (theory.md section 7): delta as "p/q"
     best: str | None = None  # with delta: "geometric" or "lp", the best mechanism found
+    code: ReasonCode | None = None  # what the reason says (dpverify/reasons.py)
 
     notebook_columns = ("agent", "accuracy", "mechanism_optimum", "geometric_value", "gap",
                         "hypothesis", "delta", "best", "verdict")
@@ -70,8 +72,7 @@ class CountResult(Notebook):
             "hypothesis": self.hypothesis, "method": str(self.method),
             "seconds": round(self.seconds, 4),
         }
-        if self.reason:
-            out["reason"] = self.reason
+        out.update(reason_fields(self.reason, self.code))
         if self.delta is not None:
             out["delta"] = self.delta
             out["best"] = self.best
@@ -83,3 +84,14 @@ class CountResult(Notebook):
 
     def to_dict(self) -> dict[str, Any]:
         return self.to_json()
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CountResult:
+        """The result read back from its JSON (the mechanisms themselves are not in it)."""
+        bounds = data.get("mechanism_bounds")
+        return cls(data["agent"], data["accuracy"], data.get("mechanism_optimum"),
+                   data.get("geometric_value"), data.get("hypothesis", ""),
+                   Verdict.of(data.get("verdict")), data.get("seconds", 0.0),
+                   reason=data.get("reason", ""), note=data.get("note", ""),
+                   mechanism_bounds=None if bounds is None else Bracket.of(*bounds),
+                   delta=data.get("delta"), best=data.get("best"), code=code_of(data))

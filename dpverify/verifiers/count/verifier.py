@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -26,11 +26,13 @@ from typing import Any
 import numpy as np
 
 from dpverify.defaults import LpForm, Method
-from dpverify.lp import LinearProgram, LpSolution, solve
+from dpverify.lp import LinearProgram, LpSolution
 from dpverify.lp.highs import SMALL_MATRIX_VALUE
+from dpverify.reasons import ReasonCode
 from dpverify.spec.count_model import CountSpec
 from dpverify.spec.losses import loss_table
 from dpverify.spec.numbers import rational_text
+from dpverify.spec.setting import Setting
 from dpverify.theory.count.bounds import chain_dual_bound, column_costs_ok
 from dpverify.theory.count.exact import (
     exact_dp_mechanism,
@@ -85,13 +87,20 @@ def estimate_nonzeros(spec: CountSpec, options: VerifyOptions) -> int:
     computed without building. The best post-processing is found through small LPs over
     priors (about |S| + 1 non-zeros per generated row); the direct LP over T is only a
     fallback, built when it fits (`post_processing_nonzeros`)."""
+    return SIDES[spec.setting].nonzeros(spec)
+
+
+def _pure_nonzeros(spec: CountSpec) -> int:
     N, s = spec.n + 1, len(spec.side_information)
-    if spec.approximate:  # the (epsilon, delta) LP (verifiers/count/approximate.py)
-        return delta_lp_nonzeros(spec.n, spec.model != "bayes", s)
     mechanism = N * N + (4 * spec.n * N if spec.alpha > 0 else 0)
     if spec.model == "bayes":
         return mechanism
     return mechanism + s * (N + 1)
+
+
+def _delta_nonzeros(spec: CountSpec) -> int:
+    """The (epsilon, delta) LP (verifiers/count/approximate.py)."""
+    return delta_lp_nonzeros(spec.n, spec.model != "bayes", len(spec.side_information))
 
 
 def post_processing_nonzeros(spec: CountSpec, options: VerifyOptions) -> int:
@@ -117,8 +126,7 @@ FEASIBILITY_TOL = 1e-10
 
 
 def _solve(lp: LinearProgram, options: VerifyOptions) -> LpSolution:
-    return solve(lp, options.backend, time_limit=options.time_limit, threads=options.threads,
-                 feasibility_tol=FEASIBILITY_TOL)
+    return options.solver().tight(FEASIBILITY_TOL)(lp)
 
 
 @dataclass(frozen=True)
@@ -146,6 +154,10 @@ def _undecided(what: str, sol: LpSolution) -> str:
             f"{sol.status.value})")
 
 
+def _pure_note(verdict: Verdict, violation: tuple[int, int] | None, spec: CountSpec) -> str:
+    return _note(verdict, violation, spec.model)
+
+
 def _note(verdict: Verdict, violation: tuple[int, int] | None, model: str) -> str:
     theorem = ("Gupte-Sundararajan Theorem 1" if model == "minimax"
                else "Ghosh-Roughgarden-Sundararajan")
@@ -166,14 +178,14 @@ def _note(verdict: Verdict, violation: tuple[int, int] | None, model: str) -> st
 
 
 def verify_count(spec: CountSpec, options: VerifyOptions) -> ProblemResult:
-    """Verify one count problem: one result (the consumer)."""
-    header: dict[str, Any] = {"n": spec.n, "alpha": spec.alpha}
-    if spec.approximate:  # (epsilon, delta): docs/theory.md, "Approximate privacy"
-        header["delta"] = rational_text(spec.delta)
+    """Verify one count problem: one result (the consumer), by the mechanism side of its
+    setting (SIDES: pure alpha-DP, or (epsilon, delta): docs/theory.md, "Approximate
+    privacy")."""
     check_size(spec, options)
     stage(spec.name, "consumer", spec.model.value, Method.LP)
-    result = _verify_consumer(spec, options)
-    return ProblemResult(spec.name, spec.source, spec.kind, (result,), header)
+    result = _verify_consumer(spec, options, SIDES[spec.setting])
+    return ProblemResult(spec.name, spec.source, spec.kind, (result,), spec.header(),
+                         setting=spec.setting)
 
 
 def loss_units(spec: CountSpec) -> Units:
@@ -189,9 +201,11 @@ def relevant_rows(spec: CountSpec) -> list[int]:
     return [i for i, p in enumerate(spec.prior) if p > 0]
 
 
+MechanismSide = tuple[_Bracket, np.ndarray, np.ndarray | None] | str
+
+
 def _mechanism_side(loss: np.ndarray, exact_unit: Sequence[Sequence[Fraction]], spec: CountSpec,
-                    prior: np.ndarray | None, options: VerifyOptions
-                    ) -> tuple[_Bracket, np.ndarray, np.ndarray | None] | str:
+                    prior: np.ndarray | None, options: VerifyOptions) -> MechanismSide:
     """The optimal alpha-DP mechanism (an LP), bracketed by weak duality below and by the
     loss of its solution repaired to be exactly feasible above."""
     N, side, alpha = spec.n + 1, spec.side_information, spec.alpha
@@ -210,9 +224,9 @@ def _mechanism_side(loss: np.ndarray, exact_unit: Sequence[Sequence[Fraction]], 
     return _Bracket(min(lower, upper), upper, sol.objective), x, q
 
 
-def _delta_mechanism_side(loss: np.ndarray, spec: CountSpec, prior: np.ndarray | None,
-                          options: VerifyOptions
-                          ) -> tuple[_Bracket, np.ndarray, np.ndarray | None] | str:
+def _delta_mechanism_side(loss: np.ndarray, exact_unit: Sequence[Sequence[Fraction]],
+                          spec: CountSpec, prior: np.ndarray | None, options: VerifyOptions
+                          ) -> MechanismSide:
     """The optimal (epsilon, delta)-DP mechanism (verifiers/count/approximate.py),
     bracketed by weak duality below (the slacks lie in [0, alpha delta]) and by the loss of
     its solution made (epsilon, delta)-DP above."""
@@ -309,7 +323,7 @@ def _geometric_side(loss: np.ndarray, spec: CountSpec, prior: np.ndarray | None,
     return _Bracket(min(lower, upper), upper, upper), found.T, found.q
 
 
-def _verify_consumer(spec: CountSpec, options: VerifyOptions) -> CountResult:
+def _verify_consumer(spec: CountSpec, options: VerifyOptions, side: CountSide) -> CountResult:
     start = time.perf_counter()
     exact_loss = loss_table(spec)
     loss = loss_units(spec)
@@ -322,39 +336,37 @@ def _verify_consumer(spec: CountSpec, options: VerifyOptions) -> CountResult:
 
     def failed(reason: str, optimum: float | None = None) -> CountResult:
         return CountResult("consumer", spec.model, optimum, None, hypothesis, Verdict.ERROR,
-                           time.perf_counter() - start, reason=reason)
+                           time.perf_counter() - start, reason=reason,
+                           code=ReasonCode.SOLVER_FAILED)
 
     def units(v: float) -> float:  # not finite (an infinite bound): as it is
         user = loss.user(v)
         return v if user is None else user
 
-    mech = (_delta_mechanism_side(unit, spec, prior, options) if spec.approximate
-            else _mechanism_side(unit, exact_unit, spec, prior, options))
+    mech = side.mechanism(unit, exact_unit, spec, prior, options)
     if isinstance(mech, str):
         return failed(mech)
     geo = _geometric_side(unit, spec, prior, G, options, mech[2])
     if isinstance(geo, str):
         return failed(geo, units(mech[0].value))
     sides = _Sides(mech[0], geo[0], mech[1], geo[1], geo[2])
-    verdict, reason = decide(sides.mechanism, sides.geometric, options.tol)
+    verdict, reason, code = decide(sides.mechanism, sides.geometric, options.tol)
     m = sides.mechanism
     if not m.lower - options.tol <= m.value <= m.upper + options.tol:
-        verdict, reason = Verdict.ERROR, (
+        verdict, reason, code = Verdict.ERROR, (
             f"the optimal-mechanism LP reports a loss of {units(m.value):.12g}, outside "
             f"[{units(m.lower):.12g}, {units(m.upper):.12g}], which its own duals and "
-            "solution prove: it was solved inaccurately")
-    if verdict is Verdict.GAP and spec.approximate:
-        verdict, reason = _confirm_delta_gap(spec, exact_loss, loss, sides, options.tol)
-    elif verdict is Verdict.GAP:
-        verdict, reason = _confirm_gap(spec, exact_loss, loss, sides, options.tol)
+            "solution prove: it was solved inaccurately"), ReasonCode.NUMERICAL
+    if verdict is Verdict.GAP:
+        verdict, reason, code = side.confirm(spec, exact_loss, loss, sides, options.tol)
     # the optimal mechanism's loss is reported within its bracket when it decides nothing
     # or when its LP drops alpha (duals and a repaired mechanism: rigorous, in floats)
     bounds = Bracket.of(units(sides.mechanism.lower), units(sides.mechanism.upper))
     shown = False
-    if verdict is Verdict.ERROR and reason.startswith("undecided"):
+    if code in (ReasonCode.BRACKET_TOO_WIDE, ReasonCode.BUG):  # undecided: the numbers
         reason += f"; alpha^n = {spec.alpha ** spec.n:.3g}"
         shown = True
-    note = _delta_note(verdict) if spec.approximate else _note(verdict, violation, spec.model)
+    note = side.note(verdict, violation, spec)
     if 0 < spec.alpha < SMALL_MATRIX_VALUE and spec.n > 0:
         note = "; ".join(x for x in (note, (
             f"alpha = {spec.alpha:.3g} is below what a float LP keeps, so the optimal "
@@ -365,9 +377,7 @@ def _verify_consumer(spec: CountSpec, options: VerifyOptions) -> CountResult:
                        time.perf_counter() - start, reason=reason, mechanism=sides.x,
                        post_processing=sides.T, note=note,
                        mechanism_bounds=bounds if shown else None,
-                       delta=rational_text(spec.delta) if spec.approximate else None,
-                       best=({Verdict.OPTIMAL: "geometric", Verdict.GAP: "lp"}.get(verdict)
-                             if spec.approximate else None))
+                       code=code if reason else None, **side.fields(spec, verdict))
 
 
 # Float rounding of the brackets: sums of at most a few thousand non-negative terms in
@@ -375,7 +385,8 @@ def _verify_consumer(spec: CountSpec, options: VerifyOptions) -> CountResult:
 ROUNDING = 1e-12
 
 
-def decide(mechanism: _Bracket, geometric: _Bracket, tol: float) -> tuple[Verdict, str]:
+def decide(mechanism: _Bracket, geometric: _Bracket, tol: float
+           ) -> tuple[Verdict, str, ReasonCode | None]:
     """The verdict from the two brackets (normalised units; losses are minimised, so the
     geometric mechanism's loss can only be at or above the optimal mechanism's):
 
@@ -390,17 +401,17 @@ def decide(mechanism: _Bracket, geometric: _Bracket, tol: float) -> tuple[Verdic
         return Verdict.ERROR, (
             f"the geometric mechanism's loss {geometric.upper:.12g} is below the proven lower "
             f"bound {mechanism.lower:.12g} on every DP mechanism (normalised units): a "
-            "numerical failure")
+            "numerical failure"), ReasonCode.NUMERICAL
     if geometric.upper - mechanism.lower <= tol:
-        return Verdict.OPTIMAL, ""
+        return Verdict.OPTIMAL, "", None
     if geometric.lower - mechanism.upper > tol:
-        return Verdict.GAP, ""
+        return Verdict.GAP, "", ReasonCode.GAP
     return Verdict.ERROR, (
         f"undecided: the LP solutions are not accurate enough to tell a gap of "
         f"{geometric.value - mechanism.value:.3g} (of the loss's range) from rounding: the "
         f"optimal mechanism's loss lies in [{mechanism.lower:.12g}, {mechanism.upper:.12g}], "
         f"the geometric mechanism's in [{geometric.lower:.12g}, {geometric.upper:.12g}] "
-        "(normalised units)")
+        "(normalised units)"), ReasonCode.BRACKET_TOO_WIDE
 
 
 def _alpha_bracket(spec: CountSpec) -> tuple[Fraction, Fraction]:
@@ -412,7 +423,7 @@ def _alpha_bracket(spec: CountSpec) -> tuple[Fraction, Fraction]:
     return 1 / lam_hi, 1 / lam_lo
 
 
-def _delta_note(verdict: Verdict) -> str:
+def _delta_note(verdict: Verdict, violation: tuple[int, int] | None, spec: CountSpec) -> str:
     """With delta > 0 the theorems of pure privacy do not apply: a gap is expected."""
     if verdict is Verdict.GAP:
         return ("with delta > 0 an (epsilon, delta)-DP mechanism beats the geometric "
@@ -424,7 +435,7 @@ def _delta_note(verdict: Verdict) -> str:
 
 
 def _confirm_delta_gap(spec: CountSpec, exact_loss: np.ndarray, units: Units, sides: _Sides,
-                       tol: float) -> tuple[Verdict, str]:
+                       tol: float) -> tuple[Verdict, str, ReasonCode]:
     """A float gap under (epsilon, delta), proved exactly (verifiers/count/approximate.py)
     or reported as undecided."""
     proved, lower, upper = confirm_gap(spec, exact_loss, units, sides.x, sides.weights,
@@ -433,21 +444,23 @@ def _confirm_delta_gap(spec: CountSpec, exact_loss: np.ndarray, units: Units, si
         return Verdict.GAP, (
             f"proved exactly: an (epsilon, delta)-DP mechanism has loss {float(upper):.12g}, "
             f"and the geometric mechanism at epsilon with any post-processing has loss at "
-            f"least {float(lower):.12g}")
+            f"least {float(lower):.12g}"), ReasonCode.GAP
     return Verdict.ERROR, (
         f"undecided: the floats show a gap, but the exact check does not confirm it beyond "
         f"--tol (the geometric mechanism's exact lower bound {float(lower):.12g}, an explicit "
-        f"(epsilon, delta) mechanism's exact loss {float(upper):.12g})")
+        f"(epsilon, delta) mechanism's exact loss {float(upper):.12g})"
+    ), ReasonCode.BRACKET_TOO_WIDE
 
 
 def _confirm_gap(spec: CountSpec, exact_loss: np.ndarray, units: Units, sides: _Sides,
-                 tol: float) -> tuple[Verdict, str]:
+                 tol: float) -> tuple[Verdict, str, ReasonCode]:
     """A float gap, confirmed exactly (theory/count/exact.py) or reported as undecided."""
     alpha_lo, alpha_hi = _alpha_bracket(spec)
     loss = [[Fraction(v) for v in row] for row in exact_loss]
     x = exact_dp_mechanism(sides.x, alpha_hi)
     if not is_exactly_dp(x, alpha_hi):  # cannot happen: exact_dp_mechanism makes it so
-        return Verdict.ERROR, "undecided: the witness mechanism is not exactly DP (a bug)"
+        return (Verdict.ERROR, "undecided: the witness mechanism is not exactly DP (a bug)",
+                ReasonCode.BUG)
     prior = None if spec.prior is None else list(spec.prior)
     upper = mechanism_loss(x, loss, spec.side_information, prior)
     support = relevant_rows(spec)
@@ -461,8 +474,41 @@ def _confirm_gap(spec: CountSpec, exact_loss: np.ndarray, units: Units, sides: _
         return Verdict.GAP, (
             f"proved exactly: an alpha-DP mechanism has loss {float(upper):.12g}, and the "
             f"geometric mechanism with any post-processing has loss at least "
-            f"{float(lower):.12g}")
+            f"{float(lower):.12g}"), ReasonCode.GAP
     return Verdict.ERROR, (
         f"undecided: the floats show a gap, but the exact check does not confirm it beyond "
         f"--tol (the geometric mechanism's exact lower bound {float(lower):.12g}, an explicit "
-        f"mechanism's exact loss {float(upper):.12g})")
+        f"mechanism's exact loss {float(upper):.12g})"), ReasonCode.BRACKET_TOO_WIDE
+
+
+def _pure_fields(spec: CountSpec, verdict: Verdict) -> dict[str, Any]:
+    return {}
+
+
+def _delta_fields(spec: CountSpec, verdict: Verdict) -> dict[str, Any]:
+    """The result's `delta` and which mechanism serves the consumer best."""
+    return {"delta": rational_text(spec.delta),
+            "best": {Verdict.OPTIMAL: "geometric", Verdict.GAP: "lp"}.get(verdict)}
+
+
+@dataclass(frozen=True)
+class CountSide:
+    """What depends on a count problem's setting: the optimal mechanism's LP (its size
+    and its bracket), the exact confirmation of a gap, the note, and the result's own
+    fields (pure alpha-DP: GS Theorem 1; (epsilon, delta): verifiers/count/approximate.py)."""
+
+    nonzeros: Callable[[CountSpec], int]
+    mechanism: Callable[..., MechanismSide]
+    confirm: Callable[..., tuple[Verdict, str, ReasonCode]]
+    note: Callable[[Verdict, tuple[int, int] | None, CountSpec], str]
+    fields: Callable[[CountSpec, Verdict], dict[str, Any]]
+
+
+# The mechanism side of each setting of a count problem (tests/test_codebase.py checks that
+# it covers them).
+SIDES: dict[Setting, CountSide] = {
+    Setting.PURE: CountSide(_pure_nonzeros, _mechanism_side, _confirm_gap, _pure_note,
+                            _pure_fields),
+    Setting.DELTA: CountSide(_delta_nonzeros, _delta_mechanism_side, _confirm_delta_gap,
+                             _delta_note, _delta_fields),
+}

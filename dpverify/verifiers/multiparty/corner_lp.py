@@ -1,11 +1,14 @@
-"""The multi-party verifier (Kairouz, Oh, Viswanath 2015, Theorem 3.1).
+"""The LP route of the multi-party verifier, method `lp` (Kairouz, Oh, Viswanath 2015,
+Theorem 3.1).
 
 For each agent and accuracy: the relaxed protocol LP over the 2^k corner points (an upper
 bound over every interactive DP protocol) against randomized response with its optimal
 decision rule (the candidate). `optimal` only when both computations succeeded and agree
 within the tolerance; `gap` only when a feasible protocol built from the relaxed solution
-beats the candidate; anything else is `error`. The corner lemma itself is checked apart,
-with interior points (--grid, --samples), and proved exactly by certificates (--certify).
+beats the candidate; anything else is `error`. What the floats cannot decide is settled
+exactly (settle.py) by the certificate makers the planner hands over in the hints. The
+corner lemma itself is checked apart, with interior points (--grid, --samples), and proved
+exactly by certificates (--certify).
 """
 
 from __future__ import annotations
@@ -17,13 +20,15 @@ from fractions import Fraction
 
 import numpy as np
 
-from dpverify.defaults import DENSE_BELOW_PARTIES, LpForm, Method
-from dpverify.lp import LinearProgram, LpSolution, solve
+from dpverify.defaults import LpForm, Method
+from dpverify.lp import LpSolution
 from dpverify.lp.builder import chain_nonzeros
 from dpverify.lp.highs import SMALL_MATRIX_VALUE
 from dpverify.lp.model import LpStatus
-from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
-from dpverify.spec.tables import MAX_TABULATED_PARTIES, tabulate, tabulated
+from dpverify.policy import DENSE_BELOW_PARTIES, FLOAT_LP_SECONDS
+from dpverify.reasons import ReasonCode
+from dpverify.spec.model import AgentSpec, MultipartySpec
+from dpverify.spec.tables import MAX_TABULATED_PARTIES, tabulated
 from dpverify.theory.decision import (
     observer_average_rule,
     own_bit_mask,
@@ -32,24 +37,27 @@ from dpverify.theory.decision import (
 )
 from dpverify.theory.exact_rows import clean_stochastic
 from dpverify.theory.rr import kron_apply, random_rank_one, rr_channel, segment_grid
-from dpverify.theory.units import Units, units_of
+from dpverify.theory.units import Units
 from dpverify.theory.worst_lp import WorstLp, solve_float
+from dpverify.verifiers.multiparty.hints import Hints
 from dpverify.verifiers.multiparty.lps import (
     BuiltLp,
     PointFamily,
     relaxed_lp,
 )
-from dpverify.verifiers.multiparty.settle import corner_weights, settle
+from dpverify.verifiers.multiparty.reductions import AgentProblem
+from dpverify.verifiers.multiparty.routes import Outcome
+from dpverify.verifiers.multiparty.settle import corner_weights, proof_for, settle
 from dpverify.verifiers.options import VerifyOptions, check_limit
 from dpverify.verifiers.result import (
     AgentResult,
     Interior,
-    ProblemResult,
     Proof,
     Verdict,
     judge,
     worst_verdict,
 )
+from dpverify.verifiers.solving import Solver
 
 
 def corner_family(lambdas: Sequence[float]) -> PointFamily:
@@ -72,7 +80,7 @@ def num_outputs(spec: MultipartySpec, agent: AgentSpec) -> int:
 
 def lp_form(spec: MultipartySpec, agent: AgentSpec, options: VerifyOptions, m: int) -> LpForm:
     """The form of the corner LP: the one --lp-form names, or for `auto` the dense form
-    below DENSE_BELOW_PARTIES parties (defaults.py: it solves faster there) when its
+    below DENSE_BELOW_PARTIES parties (policy.py: it solves faster there) when its
     non-zeros fit --max-nonzeros, else chain."""
     if options.form != LpForm.AUTO:
         return LpForm(options.form)
@@ -121,23 +129,17 @@ def check_size(spec: MultipartySpec, options: VerifyOptions) -> int:
                        f"parties = {spec.parties}")
 
 
-# A float LP that runs longer than this (unless the API's time_limit says otherwise) is abandoned,
-# and the verdict is settled exactly (settle.py), as after any failed solve: near-degenerate
-# LPs, such as observer XOR at k = 8 and epsilon = 0.1 in the worst case, kept HiGHS busy
-# for more than ten minutes, while the exact certificate takes a second.
-FLOAT_LP_SECONDS = 20.0
+def corner_solver(options: VerifyOptions, feasibility_tol: float | None = None) -> Solver:
+    """The solver of the corner LPs: a failure is settled exactly (settle.py), so the time
+    policy abandons one after FLOAT_LP_SECONDS (verifiers/solving.py), as after any failed
+    solve; `feasibility_tol` for the second, tight pass."""
+    solver = options.solver().settled_exactly()
+    return solver if feasibility_tol is None else solver.tight(feasibility_tol)
 
 
 def _solve(built: BuiltLp, options: VerifyOptions,
            feasibility_tol: float | None = None) -> LpSolution:
-    return _solve_lp(built.lp, options, feasibility_tol)
-
-
-def _solve_lp(lp: LinearProgram, options: VerifyOptions,
-              feasibility_tol: float | None = None) -> LpSolution:
-    limit = options.time_limit if options.time_limit is not None else FLOAT_LP_SECONDS
-    return solve(lp, options.backend, time_limit=limit, threads=options.threads,
-                 feasibility_tol=feasibility_tol)
+    return corner_solver(options, feasibility_tol)(built.lp)
 
 
 def _failed(what: str, sol: LpSolution) -> str:
@@ -152,7 +154,7 @@ def _failed(what: str, sol: LpSolution) -> str:
 TIGHT_FEASIBILITY = 1e-10
 
 
-def _rr_candidate(lambdas: Sequence[float], gain: np.ndarray, party: int, worst: bool,
+def rr_candidate(lambdas: Sequence[float], gain: np.ndarray, party: int, worst: bool,
                   options: VerifyOptions, feasibility_tol: float | None = None):
     """Randomized response with its optimal decision rule: (value, rule) or a failed LP.
 
@@ -170,7 +172,7 @@ def _rr_candidate(lambdas: Sequence[float], gain: np.ndarray, party: int, worst:
     values, rules = [], []
     for mask in masks:
         found = solve_float(WorstLp.over_inputs(lambdas, gain, mask),
-                            lambda lp: _solve_lp(lp, options, feasibility_tol),
+                            corner_solver(options, feasibility_tol),
                             form=options.form, name="rr-worst", by_output=True)
         if not found.ok:
             return found.solution
@@ -220,7 +222,7 @@ def _float_pass(lambdas: Sequence[float], gain: np.ndarray, label_gains: np.ndar
         if relaxed.status is LpStatus.TIME_LIMIT:  # settled exactly: no second wait
             out.timed_out = True
             return out
-    candidate = _rr_candidate(lambdas, gain, party, worst, options, feasibility_tol)
+    candidate = rr_candidate(lambdas, gain, party, worst, options, feasibility_tol)
     if isinstance(candidate, LpSolution):
         out.timed_out = candidate.status is LpStatus.TIME_LIMIT
         out.failure = "; ".join(f for f in (out.failure, _failed(
@@ -258,19 +260,22 @@ def _judge(floats: _Floats, tol: float) -> tuple[Verdict, str]:
     return verdict, why
 
 
-def verify_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
-                 options: VerifyOptions) -> AgentResult:
-    """One (agent, accuracy): the float LPs on the gains normalised to [0, 1] (so that no
-    decision depends on the scale of the gains: the tolerance is relative to their range),
-    settled exactly (settle.py) whenever they do not agree."""
+def lp_result(problem: AgentProblem, hints: Hints) -> AgentResult:
+    """One (agent, accuracy) by the method `lp`: the float LPs on the gains normalised to
+    [0, 1] (the GainUnits reduction: no decision depends on the scale of the gains, the
+    tolerance is relative to their range), settled exactly (settle.py, by the certificate
+    makers the planner put in `hints`, with these floats as their hints) whenever they do
+    not agree."""
     start = time.perf_counter()
-    table = tabulate(spec, agent)
+    spec, agent, accuracy, table = problem.spec, problem.agent, problem.accuracy, problem.table
+    options = problem.options
     options = replace(options, form=lp_form(spec, agent, options, len(table.outputs)))
+    problem = problem.with_options(options)
     check_limit(spec.source, agent_nonzeros(spec, agent, options, len(table.outputs)),
                 options, f"parties = {spec.parties} and {len(table.outputs)} outputs")
-    units = units_of(table.gain_exact)
+    units = problem.units
     unit = units.unit
-    worst = accuracy is Accuracy.WORST
+    worst = problem.worst
     lambdas = spec.lambdas
     label_gains = unit if agent.party == 0 else party_label_gains(unit, agent.party)[0]
 
@@ -283,15 +288,16 @@ def verify_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
     relaxed = None if floats.relaxed is None else units.user(floats.relaxed)
     value = None if floats.rr is None else units.user(floats.rr)
     method, reason, rule = Method.LP, "", floats.rule
+    code: ReasonCode | None = None
     proof: Proof | None = None
     interior: Interior | None = None
     if verdict is not Verdict.OPTIMAL:
         hint = AgentResult(agent.name, accuracy.value, relaxed, value, verdict, 0.0,
                            rule=floats.rule, pi=floats.pi)
         witness = None if floats.theta is None else (floats.theta, worst)
-        settled = settle(spec, agent, accuracy, options, why, witness, hint)
+        settled = settle(problem, hints.with_lp(hint), why, witness)
         verdict, reason, method = settled.verdict, settled.reason, Method.PROOF
-        relaxed, value = settled.relaxed, settled.rr
+        relaxed, value, code = settled.relaxed, settled.rr, settled.code
         proof = settled.proof
         rule = settled.rule if settled.rule is not None else rule
     elif _imprecise(floats, units):
@@ -299,28 +305,27 @@ def verify_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
         # the exact certificate for its digits (the verdict stands either way).
         why = ("the value is small beside the gains' range, so the float LPs give few of "
                "its digits")
-        settled = settle(spec, agent, accuracy, options, why)
+        settled = settle(problem, hints.with_lp(None), why)
         if settled.verdict is Verdict.OPTIMAL:
             reason, method = settled.reason, Method.PROOF
-            relaxed, value = settled.relaxed, settled.rr
+            relaxed, value, code = settled.relaxed, settled.rr, settled.code
             proof = settled.proof
             rule = settled.rule if settled.rule is not None else rule
     if options.grid >= 2 or options.samples > 0:
-        interior, interior_verdict, note = _interior(spec, agent, accuracy, label_gains,
-                                                     worst, floats.relaxed, options, units)
+        interior, interior_verdict, note, noted = _interior(problem, hints.with_lp(None),
+                                                            label_gains, floats.relaxed)
+        if interior_verdict is not None and interior_verdict.rank >= verdict.rank:
+            code = noted  # the interior points decide the verdict
         if interior_verdict is not None:
             verdict = worst_verdict([verdict, interior_verdict])
         reason = "; ".join(r for r in (reason, note) if r)
+        code = code if code is not None or not note else ReasonCode.NOTE
     result = AgentResult(agent.name, accuracy.value, relaxed, value, verdict,
                          time.perf_counter() - start, reason=reason, rule=rule,
                          outputs=table.outputs, mu=_in_units(floats, units), pi=floats.pi,
-                         method=method, proof=proof, interior=interior)
+                         method=method, proof=proof, interior=interior, code=code)
     if options.certify and proof is None:
-        from dpverify.verifiers.multiparty.certify import (
-            proof_for,  # lazy: exact arithmetic only when asked
-        )
-
-        result = replace(result, proof=proof_for(spec, agent, accuracy, result, options))
+        result = replace(result, proof=proof_for(problem, hints.with_lp(result)))
     return result
 
 
@@ -331,8 +336,8 @@ class LpRoute:
 
     method = Method.LP
 
-    def fits(self, spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
-             options: VerifyOptions) -> str | None:
+    def fits(self, problem: AgentProblem) -> str | None:
+        spec, agent, options = problem.spec, problem.agent, problem.options
         if spec.parties > MAX_TABULATED_PARTIES:
             return f"2^{spec.parties} inputs are too many for the full LP"
         estimate = agent_nonzeros(spec, agent, options, num_outputs(spec, agent))
@@ -341,9 +346,11 @@ class LpRoute:
                     f"{options.max_nonzeros:,} non-zeros; raise it with --max-nonzeros)")
         return None
 
-    def verify(self, spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
-               options: VerifyOptions) -> AgentResult:
-        return verify_agent(spec, agent, accuracy, options)
+    def run(self, problem: AgentProblem, hints: Hints) -> Outcome:
+        """The floats, settled exactly when they do not decide; the routes after it get
+        its float result as hints."""
+        result = lp_result(problem, hints)
+        return Outcome(result, hints.with_lp(result))
 
 
 LP = LpRoute()
@@ -388,10 +395,9 @@ def interior_families(lambdas: Sequence[float], options: VerifyOptions) -> list[
     return families
 
 
-def _interior(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
-              label_gains: np.ndarray, worst: bool, corner_optimum: float | None,
-              options: VerifyOptions, units: Units
-              ) -> tuple[Interior, Verdict | None, str]:
+def _interior(problem: AgentProblem, hints: Hints, label_gains: np.ndarray,
+              corner_optimum: float | None
+              ) -> tuple[Interior, Verdict | None, str, ReasonCode | None]:
     """The relaxed LP over grid / sampled rank-one points, against the corner optimum
     (normalised units inside; the reported interior optimum is in the user's units).
 
@@ -399,8 +405,10 @@ def _interior(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
     can raise the optimum. A float rise beyond the tolerance is settled exactly: the exact
     certificate's bound holds for every rank-one DP point, so it refutes the rise, or an
     exact witness confirms it (settle.py); else the verdict is `error` (undecided).
-    Returns (the result's interior optimum, a verdict to combine or None, a note).
+    Returns (the result's interior optimum, a verdict to combine or None, a note, the
+    code of the note).
     """
+    spec, options, units, worst = problem.spec, problem.options, problem.units, problem.worst
     built = relaxed_lp(label_gains, interior_families(spec.lambdas, options), worst,
                        options.form)
     sol = _solve(built, options)
@@ -413,14 +421,14 @@ def _interior(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
                    units.user(sol.objective) if sol.optimal else None)
     if sol.optimal and corner_optimum is not None and \
             abs(sol.objective - corner_optimum) <= options.tol:
-        return out, None, ""
+        return out, None, "", None
     if not sol.optimal:  # no float interior optimum: the certificate bounds every point
         why = f"interior points: {_failed('interior-point', sol)}"
-        settled = settle(spec, agent, accuracy, options, why)
+        settled = settle(problem, hints, why)
         if settled.verdict is Verdict.OPTIMAL:
             return out, None, (f"{why}; the exact certificate bounds every rank-one DP "
-                               "point by the corner optimum")
-        return out, settled.verdict, settled.reason
+                               "point by the corner optimum"), ReasonCode.NOTE
+        return out, settled.verdict, settled.reason, settled.code
     # a rise (or a fall) in floats: settle it exactly
     columns = np.stack([sol.x[b] for b in built.blocks], axis=1)
     if len(built.blocks) != label_gains.shape[1] or not interior_is_product(options):
@@ -429,23 +437,15 @@ def _interior(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
         points = interior_families(spec.lambdas, options)[0].dense()
         theta = corner_weights(spec.lambdas, points @ columns)
     why = "interior points moved the float relaxed optimum"
-    settled = settle(spec, agent, accuracy, options, why,
-                     None if theta is None else (theta, worst))
+    settled = settle(problem, hints, why, None if theta is None else (theta, worst))
     if settled.verdict is Verdict.OPTIMAL:
         rise = units.user_width(sol.objective - (corner_optimum or 0.0))
         return out, None, (f"interior points: a float rise of {rise:.3g} is refuted: the "
-                           "exact certificate bounds every rank-one DP point")
-    return out, settled.verdict, f"interior points: {settled.reason}"
+                           "exact certificate bounds every rank-one DP point"), ReasonCode.NOTE
+    return out, settled.verdict, f"interior points: {settled.reason}", settled.code
 
 
 def interior_is_product(options: VerifyOptions) -> bool:
     """Whether the interior points are one product family (a grid, no samples)."""
     return options.grid >= 2 and options.samples == 0
 
-
-def verify_multiparty(spec: MultipartySpec, options: VerifyOptions) -> ProblemResult:
-    header = {"parties": spec.parties, "lambdas": list(spec.lambdas)}
-    check_size(spec, options)
-    results = [verify_agent(spec, agent, accuracy, options)
-               for agent in spec.agents for accuracy in spec.accuracies]
-    return ProblemResult(spec.name, spec.source, spec.kind, tuple(results), header)

@@ -20,13 +20,19 @@ k = 1000): no float LP ever decides a verdict here; floats only propose.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from fractions import Fraction
 
+from dpverify import clock
 from dpverify.defaults import Method
 from dpverify.errors import SizeLimitError
+from dpverify.policy import (
+    EXACT_ORBIT_WORK,
+    ORBIT_EXACT_SIMPLEX_ORBITS,
+    ORBIT_INTERVAL_FROM_PARTIES_EPSILON,
+    ORBIT_WORK_PER_SECOND,
+)
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
-from dpverify.spec.symmetric import Symmetry, agent_symmetry, orbit_table
+from dpverify.spec.symmetric import Symmetry
 from dpverify.theory.certificates.format import PROVED
 from dpverify.theory.certificates.interval import IntervalCertificate
 from dpverify.theory.exact import coarse_brackets, lambda_brackets
@@ -36,33 +42,22 @@ from dpverify.theory.orbits.certificates import (
     average_certificate,
 )
 from dpverify.theory.orbits.interval import average_interval
-from dpverify.theory.units import units_of
+from dpverify.verifiers.multiparty.hints import Hints
 from dpverify.verifiers.multiparty.orbit_worst import (
     orbit_worst_certificate,
     orbit_worst_interval,
 )
-from dpverify.verifiers.multiparty.routes import reduces
+from dpverify.verifiers.multiparty.reductions import SYMMETRY, AgentProblem, reduces
+from dpverify.verifiers.multiparty.routes import Outcome, decided
 from dpverify.verifiers.options import VerifyOptions
-from dpverify.verifiers.proof import first_deciding, kind
+from dpverify.verifiers.proof import kind
 from dpverify.verifiers.result import AgentResult, Verdict
 
 
 def orbit_problem(spec: MultipartySpec, agent: AgentSpec) -> tuple[OrbitProblem, Symmetry]:
-    """The agent's problem on orbits (a SizeLimitError when it is not symmetric)."""
-    symmetry = agent_symmetry(spec, agent)
-    if symmetry is None:
-        raise SizeLimitError(f"{spec.source}: {agent.name}: the function is not symmetric "
-                             "(no orbit method)")
-    table = orbit_table(spec, agent, symmetry)
-    own = None if agent.party == 0 else symmetry.classes.index((agent.party,))
-    return OrbitProblem(symmetry.classes, table.outputs, table.gain_exact, own), symmetry
-
-
-# The exact orbit certificate (which can prove the optimum exactly) is built first while
-# its integer work is at most this; beyond it `verify` builds the interval certificate
-# (arb balls, theory/orbits/interval.py) first, and the exact one only when the interval
-# bracket cannot decide. `certify` always builds the exact one.
-EXACT_ORBIT_WORK = 2_000_000
+    """The agent's problem on orbits (a SizeLimitError when it is not symmetric): the
+    Symmetry reduction (reductions.py)."""
+    return SYMMETRY.apply(AgentProblem(spec, agent, Accuracy.AVERAGE, VerifyOptions()))
 
 
 def exact_orbit_work(symmetry: Symmetry, outputs: int, worst: bool) -> int:
@@ -86,9 +81,9 @@ def interval_orbit_work(symmetry: Symmetry, outputs: int) -> int:
 
 def orbit_work(symmetry: Symmetry, outputs: int, worst: bool) -> int:
     """The size of the route `verify` takes first (for the guard, --max-orbit-work): the
-    exact transforms while they are small (EXACT_ORBIT_WORK), else the interval ones. A
-    worst case whose uniform candidate does not close then needs the float LP on orbits,
-    guarded when it is built (orbit_worst.py)."""
+    exact transforms while they are small (policy.EXACT_ORBIT_WORK), else the interval
+    ones. A worst case whose uniform candidate does not close then needs the float LP on
+    orbits, guarded when it is built (orbit_worst.py)."""
     exact = exact_orbit_work(symmetry, outputs, worst)
     return exact if exact <= EXACT_ORBIT_WORK else interval_orbit_work(symmetry, outputs)
 
@@ -105,25 +100,23 @@ def class_lambdas(spec: MultipartySpec, classes, tol: Fraction | float | None = 
             lower == upper)
 
 
-def orbit_fit(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
-              options: VerifyOptions) -> str | None:
-    """Why the orbit method does not fit (None when it does): no symmetry that reduces
-    the problem, or too much exact work (`work_limit`)."""
-    symmetry = reduces(spec, agent)
-    if symmetry is None:
-        return "the function has no symmetry to reduce by"
-    return work_limit(spec, agent, symmetry, accuracy, options)
-
-
 def work_limit(spec: MultipartySpec, agent: AgentSpec, symmetry: Symmetry,
                accuracy: Accuracy, options: VerifyOptions) -> str | None:
-    """The one guard of the orbit method's exact work (--max-orbit-work), for choosing it
-    and for building its certificate alike: why it is too large, or None."""
+    """The one guard of the orbit method's exact work, for choosing it and for building
+    its certificate alike: why it is too large, or None. It bounds the work
+    (--max-orbit-work) and its time: at policy.ORBIT_WORK_PER_SECOND, work that would
+    outlast the time left in the run (--timeout; dpverify/clock.py) is not started."""
     work = orbit_work(symmetry, outputs_estimate(spec, agent), accuracy is Accuracy.WORST)
     if work > options.max_orbit_work:
         return (f"the orbit method needs about {work:.3g} units of work "
                 f"({symmetry.orbit_count:,} orbits); the limit is "
                 f"{options.max_orbit_work:.3g} (raise it with --max-orbit-work)")
+    left = clock.current().remaining()
+    seconds = work / ORBIT_WORK_PER_SECOND
+    if left is not None and seconds > left:
+        return (f"the orbit method needs about {work:.3g} units of work "
+                f"({symmetry.orbit_count:,} orbits), about {seconds:.3g} s, and the run has "
+                f"{left:.3g} s left (raise it with --timeout)")
     return None
 
 
@@ -138,129 +131,129 @@ def outputs_estimate(spec: MultipartySpec, agent: AgentSpec) -> int:
     return 2
 
 
-def orbit_certificate(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy | str,
-                      options: VerifyOptions, *, fine: bool = True) -> OrbitCertificate:
+def exact_orbit_certificate(problem: AgentProblem, hints: Hints, *, fine: bool = True
+                            ) -> OrbitCertificate:
     """The exact orbit certificate of one agent and accuracy (SizeLimitError without a
     symmetry, or beyond the work limit of the exact transforms), at the fine brackets of
     e^eps or (not `fine`) the coarse ones the tolerance allows."""
-    accuracy = Accuracy(accuracy)
-    problem, symmetry = orbit_problem(spec, agent)
-    worst = accuracy is Accuracy.WORST
-    work = exact_orbit_work(symmetry, len(problem.outputs), worst)
+    spec, agent, options = problem.spec, problem.agent, problem.options
+    orbits, symmetry = SYMMETRY.apply(problem)
+    work = exact_orbit_work(symmetry, len(orbits.outputs), problem.worst)
     if work > options.max_orbit_work:
         raise SizeLimitError(
             f"{spec.source}: {agent.name}: the exact orbit certificate needs about "
             f"{work:.3g} units of exact work ({symmetry.orbit_count:,} orbits); the limit "
             f"is {options.max_orbit_work:.3g} (raise it with --max-orbit-work)")
-    lower, upper, exact = class_lambdas(spec, problem.classes, None if fine else options.tol)
-    if not worst:
-        return average_certificate(agent.name, problem, lower, upper, exact)
-    return orbit_worst_certificate(agent.name, problem, lower, upper, exact, options)
+    lower, upper, exact = class_lambdas(spec, orbits.classes, None if fine else options.tol)
+    if not problem.worst:
+        return average_certificate(agent.name, orbits, lower, upper, exact)
+    return orbit_worst_certificate(agent.name, orbits, lower, upper, exact, options, hints)
 
 
-def orbit_interval_certificate(spec: MultipartySpec, agent: AgentSpec,
-                               accuracy: Accuracy | str, options: VerifyOptions
-                               ) -> IntervalCertificate:
+def interval_orbit_certificate(problem: AgentProblem, hints: Hints) -> IntervalCertificate:
     """The interval orbit certificate (arb balls) at the fine brackets of e^eps."""
-    problem, symmetry = orbit_problem(spec, agent)
-    accuracy = Accuracy(accuracy)
-    work = interval_orbit_work(symmetry, len(problem.outputs))
+    spec, agent, options = problem.spec, problem.agent, problem.options
+    orbits, symmetry = SYMMETRY.apply(problem)
+    work = interval_orbit_work(symmetry, len(orbits.outputs))
     if work > options.max_orbit_work:
         raise SizeLimitError(
             f"{spec.source}: {agent.name}: the orbit method needs about {work:.3g} units "
             f"of work ({symmetry.orbit_count:,} orbits); the limit is "
             f"{options.max_orbit_work:.3g} (raise it with --max-orbit-work)")
-    lower, upper, _ = class_lambdas(spec, problem.classes)
-    if accuracy is Accuracy.AVERAGE:
-        return average_interval(agent.name, problem, lower, upper)[0]
-    return orbit_worst_interval(agent.name, problem, lower, upper, options)
+    lower, upper, _ = class_lambdas(spec, orbits.classes)
+    if not problem.worst:
+        return average_interval(agent.name, orbits, lower, upper)[0]
+    return orbit_worst_interval(agent.name, orbits, lower, upper, options, hints)
 
 
-# With lambdas from epsilon the exact orbit certificate carries brackets of e^eps in its
-# integers (and its worst case an LP on orbits): from this many parties `verify` builds
-# the interval one first. Below, the exact one is fast and `--method orbit` keeps the
-# full LP's values to the last bits (tests/test_orbits.py compares them up to k = 8).
-INTERVAL_FROM_PARTIES_EPSILON = 9
+def orbit_certificate(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy | str,
+                      options: VerifyOptions, *, fine: bool = True) -> OrbitCertificate:
+    """exact_orbit_certificate of one agent and accuracy, with hints of its own."""
+    problem = AgentProblem(spec, agent, Accuracy(accuracy), options)
+    return exact_orbit_certificate(problem, Hints(), fine=fine)
 
 
-# With exact lambdas the worst case's exact certificate closes by the exact revised
-# simplex when the float hints do not prove the optimum; beyond this many orbits its
-# rational pivots grow (parity at lambda = 3/2 and 2: 64 orbits 1 s, 81 orbits 72 s), so
-# `verify` brackets first (a checked bracket within --tol decides; `certify` stays exact).
-EXACT_SIMPLEX_ORBITS = 64
+def orbit_interval_certificate(spec: MultipartySpec, agent: AgentSpec,
+                               accuracy: Accuracy | str, options: VerifyOptions
+                               ) -> IntervalCertificate:
+    """interval_orbit_certificate of one agent and accuracy, with hints of its own."""
+    problem = AgentProblem(spec, agent, Accuracy(accuracy), options)
+    return interval_orbit_certificate(problem, Hints())
 
 
 def use_interval(spec: MultipartySpec, symmetry: Symmetry, outputs: int, worst: bool) -> bool:
-    """Whether `verify` builds the interval certificate first: beyond EXACT_ORBIT_WORK,
-    with lambdas from epsilon from INTERVAL_FROM_PARTIES_EPSILON parties, or for a worst
-    case on more than EXACT_SIMPLEX_ORBITS orbits."""
-    if spec.lambdas_exact is None and spec.parties >= INTERVAL_FROM_PARTIES_EPSILON:
+    """Whether `verify` builds the interval certificate first: beyond
+    policy.EXACT_ORBIT_WORK, with lambdas from epsilon from
+    policy.ORBIT_INTERVAL_FROM_PARTIES_EPSILON parties, or for a worst case on more than
+    policy.ORBIT_EXACT_SIMPLEX_ORBITS orbits."""
+    if spec.lambdas_exact is None and spec.parties >= ORBIT_INTERVAL_FROM_PARTIES_EPSILON:
         return True
-    if worst and symmetry.orbit_count > EXACT_SIMPLEX_ORBITS:
+    if worst and symmetry.orbit_count > ORBIT_EXACT_SIMPLEX_ORBITS:
         return True
     return exact_orbit_work(symmetry, outputs, worst) > EXACT_ORBIT_WORK
-
-
-def interval_first(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy) -> bool:
-    """use_interval for an agent (False when it has no symmetry that reduces it)."""
-    symmetry = reduces(spec, agent)
-    return symmetry is not None and use_interval(
-        spec, symmetry, outputs_estimate(spec, agent), accuracy is Accuracy.WORST)
 
 
 HOW = {"exact": "exact orbit certificate (python-flint integers)",
        "interval": "interval orbit certificate (arb balls)"}
 
 
-def verify_orbit_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
-                       options: VerifyOptions) -> AgentResult:
+def orbit_result(problem: AgentProblem, hints: Hints) -> AgentResult:
     """One (agent, accuracy) by the orbit method: where exact integers are the cost
     (use_interval) the interval certificate first, then the exact one at the coarse
-    brackets of e^eps; then (always) the exact one at the fine brackets. The independent
-    checker confirms each, and a certificate it rejects ends the search (a bug, never a
-    pass; proof.first_deciding)."""
+    brackets of e^eps; then (always) the exact one at the fine brackets (routes.decided).
+    The independent checker confirms each, and a certificate it rejects ends the search (a
+    bug, never a pass; proof.first_deciding)."""
     start = time.perf_counter()
-    problem, symmetry = orbit_problem(spec, agent)
-    tol = units_of(problem.gain).tolerance(options.tol)
-    worst = accuracy is Accuracy.WORST
-    attempts: list[tuple[bool, Callable[[], OrbitCertificate | IntervalCertificate]]] = []
-    if use_interval(spec, symmetry, len(problem.outputs), worst):
-        attempts.append((True, lambda: orbit_interval_certificate(spec, agent, accuracy,
-                                                                  options)))
-        if spec.lambdas_exact is None:
-            attempts.append((False, lambda: orbit_certificate(spec, agent, accuracy,
-                                                              options, fine=False)))
-    attempts.append((False, lambda: orbit_certificate(spec, agent, accuracy, options)))
-    found, decided = first_deciding(spec, attempts, tol)
+    found, verdict = decided(ORBIT, problem, hints)
     how = HOW[kind(found)]
-    if decided.verdict is Verdict.OPTIMAL:
+    if verdict.verdict is Verdict.OPTIMAL:
         what = ("proved" if found.status == PROVED else
                 f"bracketed within {float(found.bound - found.value):.3g}")
         reason = f"{what} by the {how}, checked independently"
     else:
-        reason = f"undecided: the {how} {decided.how}"
-    return AgentResult(agent.name, accuracy.value, float(found.bound), float(found.value),
-                       decided.verdict, time.perf_counter() - start, reason=reason,
-                       method=Method.ORBIT, proof=decided.proof)
+        reason = f"undecided: the {how} {verdict.how}"
+    return AgentResult(problem.agent.name, problem.accuracy.value, float(found.bound),
+                       float(found.value), verdict.verdict, time.perf_counter() - start,
+                       reason=reason, method=Method.ORBIT, proof=verdict.proof,
+                       code=verdict.code)
+
+
+def verify_orbit_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
+                       options: VerifyOptions) -> AgentResult:
+    """orbit_result of one agent and accuracy, with hints of its own."""
+    return orbit_result(AgentProblem(spec, agent, Accuracy(accuracy), options), Hints())
 
 
 class OrbitRoute:
-    """The orbit method (module docstring)."""
+    """The orbit method (module docstring): a route and a certificate maker (routes.py)
+    on the Symmetry reduction."""
 
     method = Method.ORBIT
 
-    def fits(self, spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
-             options: VerifyOptions) -> str | None:
-        return orbit_fit(spec, agent, accuracy, options)
+    def fits(self, problem: AgentProblem) -> str | None:
+        """Why the orbit method does not fit (None when it does): no symmetry that reduces
+        the problem, or too much exact work (`work_limit`)."""
+        why = SYMMETRY.accepts(problem)
+        if why is not None:
+            return why
+        symmetry = reduces(problem.spec, problem.agent)
+        assert symmetry is not None
+        return work_limit(problem.spec, problem.agent, symmetry, problem.accuracy,
+                          problem.options)
 
-    def verify(self, spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
-               options: VerifyOptions) -> AgentResult:
-        return verify_orbit_agent(spec, agent, accuracy, options)
+    def use_interval(self, problem: AgentProblem) -> bool:
+        orbits, symmetry = SYMMETRY.apply(problem)
+        return use_interval(problem.spec, symmetry, len(orbits.outputs), problem.worst)
 
-    def certificate(self, spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
-                    hint: AgentResult | None, options: VerifyOptions, *, fine: bool = True
-                    ) -> OrbitCertificate:
-        return orbit_certificate(spec, agent, accuracy, options, fine=fine)
+    def interval(self, problem: AgentProblem, hints: Hints) -> IntervalCertificate:
+        return interval_orbit_certificate(problem, hints)
+
+    def exact(self, problem: AgentProblem, hints: Hints, *, fine: bool = True
+              ) -> OrbitCertificate:
+        return exact_orbit_certificate(problem, hints, fine=fine)
+
+    def run(self, problem: AgentProblem, hints: Hints) -> Outcome:
+        return Outcome(orbit_result(problem, hints), hints)
 
 
 ORBIT = OrbitRoute()

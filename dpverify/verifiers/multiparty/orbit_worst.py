@@ -17,8 +17,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from dpverify.lp import solve
-from dpverify.lp.basis import float_basis_finder
+from dpverify.policy import ORBIT_EXACT_COLUMNS, ORBIT_EXACT_ROWS
 from dpverify.theory.exact_rows import (
     exact_distribution,
     exact_stochastic,
@@ -41,12 +40,9 @@ from dpverify.theory.rr import kron_apply
 from dpverify.theory.worst_channels import class_blocks
 from dpverify.theory.worst_hints import dense_or_columns
 from dpverify.theory.worst_lp import WorstLp, solve_exact
+from dpverify.verifiers.multiparty.hints import Hints
 from dpverify.verifiers.options import VerifyOptions
 
-# The exact revised simplex keeps its rows x rows systems small: used while the orbit LP of
-# a sub-problem has at most this many rows and this many columns.
-MAX_EXACT_ROWS = 400
-MAX_EXACT_COLUMNS = 3_000
 RATIONAL_DENOMINATOR = 10**12  # rationalised float hints keep at most this denominator
 # lambdas from epsilon: a candidate whose bracket is this narrow (relative) is as good as
 # the brackets of e^eps themselves (about 1e-19)
@@ -62,7 +58,7 @@ def _relevant(problem: OrbitProblem) -> list[list[int]]:
 
 
 def orbit_worst_certificate(agent: str, problem: OrbitProblem, lower, upper, exact: bool,
-                            options: VerifyOptions):
+                            options: VerifyOptions, hints: Hints):
     """The worst-case orbit certificate: the uniform candidate when it closes; else the
     rationalised float solution of the orbit LP (solved tightly); and when that leaves a
     bracket (rational lambdas: any gap; lambdas from epsilon: wider than half of --tol)
@@ -72,13 +68,14 @@ def orbit_worst_certificate(agent: str, problem: OrbitProblem, lower, upper, exa
         return cert
     gain = [list(row) for row in problem.units.exact]
     parts = _relevant(problem)
-    prior, rule, notes = _float_hints(problem, gain, parts, upper, options)
+    prior, rule, notes = float_hints(problem, gain, parts, upper, options, hints)
     cert = worst_certificate(agent, problem, lower, upper, exact, prior, rule, notes)
     settled = cert.status == "proved-optimal" or (
         not exact and cert.status == "bracket"
         and cert.width <= problem.units.tolerance(options.tol) / 2)
-    small = all(len(r) + len(gain) <= MAX_EXACT_ROWS for r in parts) and \
-        len(gain) * len(gain[0]) <= MAX_EXACT_COLUMNS
+    # the exact revised simplex keeps its rows x rows systems small (policy.py)
+    small = all(len(r) + len(gain) <= ORBIT_EXACT_ROWS for r in parts) and \
+        len(gain) * len(gain[0]) <= ORBIT_EXACT_COLUMNS
     if settled or not small:
         return cert
     prior, rule, notes = _exact_hints(problem, gain, parts, lower, upper, options)
@@ -86,7 +83,7 @@ def orbit_worst_certificate(agent: str, problem: OrbitProblem, lower, upper, exa
 
 
 def orbit_worst_interval(agent: str, problem: OrbitProblem, lower, upper,
-                         options: VerifyOptions):
+                         options: VerifyOptions, hints: Hints):
     """The worst-case orbit certificate in arb balls (theory/orbits/interval.py): the
     uniform prior (for a party, on the own bit with the smaller bound) with RR's argmax
     rule, kept when its bracket is within half of --tol; else the rationalised float
@@ -114,7 +111,7 @@ def orbit_worst_interval(agent: str, problem: OrbitProblem, lower, upper,
             f"coefficients) is over --max-orbit-work ({options.max_orbit_work:.3g}): the "
             "uniform prior's bracket")))
     gain = [list(row) for row in problem.units.exact]
-    prior, rule, notes = _float_hints(problem, gain, _relevant(problem), upper, options)
+    prior, rule, notes = float_hints(problem, gain, _relevant(problem), upper, options, hints)
     cert = worst_interval(agent, problem, lower, upper, prior, rule, notes)
     return cert if cert.width < best.width else best
 
@@ -200,7 +197,7 @@ def uniform_candidate(agent: str, problem: OrbitProblem, lower, upper, exact: bo
 
 def _exact_hints(problem: OrbitProblem, gain, parts, lower, upper, options):
     """Exactly optimal rules (at the lower lambdas) and prior (at the upper lambdas)."""
-    finder = float_basis_finder(time_limit=options.time_limit, threads=options.threads)
+    finder = options.solver().basis_finder()
     rules, priors, values = [], [], []
     for relevant in parts:
         found = solve_exact(WorstLp.over_class_orbits(problem.space(lower), relevant,
@@ -225,41 +222,24 @@ def _exact_hints(problem: OrbitProblem, gain, parts, lower, upper, options):
 TIGHT = 1e-10
 
 
-# The float hints of one problem, kept for the next certificate of the same run: verify
-# tries the interval certificate, then the exact one at coarse and at fine brackets of
-# e^eps, and each would solve the same float LP again (lambdas a hair apart: any rule and
-# any prior give valid bounds at either). Keyed by the problem's data, the levels to 12
-# digits and the LP's options.
-_HINTS: dict[tuple, tuple] = {}
-_HINTS_KEPT = 8
+def float_hints(problem: OrbitProblem, gain, parts, upper, options: VerifyOptions,
+                hints: Hints):
+    """The rationalised float solutions of the orbit LPs (_float_hints), solved once per
+    classes and upper lambdas (the interval and the exact certificates at the coarse and
+    the fine brackets ask for the same LP, at lambdas a hair apart: any rule and prior are
+    valid bounds at either, so the lambdas are keyed to 12 digits; hints.py)."""
+    key = ("orbit-worst", tuple(problem.classes), tuple(f"{float(v):.12g}" for v in upper),
+           tuple(tuple(p) for p in parts))
+    return hints.once(key, lambda: _float_hints(problem, gain, parts, upper, options))
 
 
 def _float_hints(problem: OrbitProblem, gain, parts, upper, options):
-    """The rationalised float solutions of the orbit LPs (a valid, weaker certificate),
-    computed once per problem and levels (_HINTS)."""
-    key = (problem.classes, problem.outputs, problem.gain, problem.own,
-           tuple(tuple(r) for r in parts), tuple(f"{float(v):.12g}" for v in upper),
-           options.backend, options.time_limit)
-    found = _HINTS.get(key)
-    if found is None:
-        found = _solve_hints(problem, gain, parts, upper, options)
-        if len(_HINTS) >= _HINTS_KEPT:
-            _HINTS.pop(next(iter(_HINTS)))
-        _HINTS[key] = found
-    return found
-
-
-def _solve_hints(problem: OrbitProblem, gain, parts, upper, options):
-    """The orbit LPs in floats (theory/worst_hints.py: the dense interior-point method,
-    else column generation), their rules and priors rationalised."""
+    """The rationalised float solutions of the orbit LPs (a valid, weaker certificate):
+    theory/worst_hints.py, the dense interior-point method, else column generation."""
     space = problem.space(upper)
     g = np.array([[float(v) for v in row] for row in gain])
     factors = class_blocks(space)
-
-    def solve_(lp):
-        return solve(lp, options.backend, time_limit=options.time_limit,
-                     threads=options.threads, feasibility_tol=TIGHT)
-
+    solve_ = options.solver().tight(TIGHT)
     rules, priors, values = [], [], []
     for relevant in parts:
         lp = WorstLp.over_class_orbits(space, relevant, g)

@@ -1,32 +1,56 @@
-"""The methods of a multi-party problem on bits as objects, and the one choice among them
-(docs/theory.md, "Methods").
+"""The pieces the planner (planner.py) puts together for one agent and accuracy of a
+multi-party problem on bits (docs/theory.md, "Methods"): the routes, the certificate
+makers, and what one hands to the next.
 
-Each method (`lp`: corner_lp.LP; `orbit`: orbit.ORBIT; `proof`: certify.PROOF) says
-whether it fits an agent and accuracy (`fits`: None, or the reason it does not, naming its
-limit) and verifies it (`verify`); the two exact ones also build their certificate
-(`certificate`). `choose` is the one place that picks among them, by iterating over a
-sequence of methods in order of preference: `verify` passes every method
-(methods.py, `verify_routes`), `certify` and the exact settling of the LP's verdicts the
-two that make certificates (certify.py, `certificate_routes`), so that both take the same
-method for the same agent. The sequences live beside the objects they name (this module
-is below them all).
+* A **route** (`Route`: the LP route corner_lp.LP, the orbit route orbit.ORBIT, the
+  all-input proof all_inputs.PROOF) says whether it fits the problem (`fits`: None, or the
+  reason it does not, naming its limit and the option that raises it) and runs
+  (`run(problem, hints)`): an `Outcome`, decided (a verdict other than `error`) or not,
+  with the hints it learned for the routes after it. No route calls another.
+* A **certificate maker** (`CertificateMaker`: the two exact routes) builds its exact
+  certificate (`exact`, at the fine or the coarse brackets of e^eps) and, where exact
+  rationals are the cost, its interval one first (`interval`); `decided` tries them
+  cheapest first and checks each independently. The exact settling of the LP's verdicts
+  (settle.py) and `certify` (planner.certificate_for) use the makers the planner gives.
+* **Hints** (hints.py) carry what one route learned (the LP's float solution, RR's float
+  worst-case LPs, the orbit LP's rationalised solution) so that no LP is solved twice.
+
+`fitting` is the one place that checks which routes fit, `wanted` the one that reads
+`--method`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol, TypeVar
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from dpverify.defaults import ALL_INPUTS_PARTIES, Method
+from dpverify.defaults import Method
 from dpverify.errors import SizeLimitError
-from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
-from dpverify.spec.symmetric import Symmetry, agent_symmetry
-from dpverify.theory.certificates.format import Certificate
-from dpverify.verifiers.options import VerifyOptions
-from dpverify.verifiers.result import AgentResult
+from dpverify.verifiers.multiparty.reductions import AgentProblem
+from dpverify.verifiers.proof import AnyCertificate, ExactVerdict, first_deciding
+from dpverify.verifiers.result import AgentResult, Verdict
 
-__all__ = ["ALL_INPUTS_PARTIES", "CertificateRoute", "Route", "choose", "fitting", "reduces",
-           "wanted"]
+if TYPE_CHECKING:
+    from dpverify.theory.certificates.format import Certificate
+    from dpverify.theory.certificates.interval import IntervalCertificate
+    from dpverify.verifiers.multiparty.hints import Hints
+
+__all__ = ["CertificateMaker", "ExactRoute", "Outcome", "Route", "choose", "decided",
+           "first_fitting", "fitting", "wanted"]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a route gives back: its result for the agent and accuracy, and the hints for
+    the routes after it. `decided`: a verdict other than `error`."""
+
+    result: AgentResult
+    hints: Hints
+
+    @property
+    def decided(self) -> bool:
+        return self.result.verdict is not Verdict.ERROR
 
 
 class Route(Protocol):
@@ -34,73 +58,122 @@ class Route(Protocol):
 
     method: Method
 
-    def fits(self, spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
-             options: VerifyOptions) -> str | None:
+    def fits(self, problem: AgentProblem) -> str | None:
         """None when this method can take the agent and accuracy, else why not (with the
         limit and the option that raises it)."""
         ...
 
-    def verify(self, spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
-               options: VerifyOptions) -> AgentResult:
+    def run(self, problem: AgentProblem, hints: Hints) -> Outcome:
         ...
 
 
-class CertificateRoute(Route, Protocol):
-    """A method whose verdict rests on an exact certificate, which it also builds for
+class CertificateMaker(Protocol):
+    """A route whose verdict rests on an exact certificate, which it also builds for
     `certify` and for settling the LP's verdicts."""
 
-    def certificate(self, spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
-                    hint: AgentResult | None, options: VerifyOptions, *, fine: bool = True
-                    ) -> Certificate:
-        """The certificate (typed; SizeLimitError or SolverError when there is none);
-        `hint` a float result of the LP route, whose rule and prior may serve as hints;
-        at the fine brackets of e^eps, or (not `fine`) the coarse ones the tolerance
-        allows."""
+    method: Method
+
+    def fits(self, problem: AgentProblem) -> str | None:
+        ...
+
+    def use_interval(self, problem: AgentProblem) -> bool:
+        """Whether `verify` builds the interval certificate first (exact rationals are
+        the cost)."""
+        ...
+
+    def interval(self, problem: AgentProblem, hints: Hints) -> IntervalCertificate:
+        """The certificate's bracket in outward-rounded arithmetic."""
+        ...
+
+    def exact(self, problem: AgentProblem, hints: Hints, *, fine: bool = True) -> Certificate:
+        """The exact certificate (SizeLimitError or SolverError when there is none), at
+        the fine brackets of e^eps, or (not `fine`) the coarse ones the tolerance allows;
+        `hints.lp`, the LP route's float result, may serve as hints."""
         ...
 
 
-R = TypeVar("R", bound=Route)
+class ExactRoute(Route, CertificateMaker, Protocol):
+    """A route that is also a certificate maker (the proof and the orbit route)."""
 
 
-def reduces(spec: MultipartySpec, agent: AgentSpec) -> Symmetry | None:
-    """The agent's symmetry when it reduces the problem (fewer orbits than inputs)."""
-    symmetry = agent_symmetry(spec, agent)
-    if symmetry is None or symmetry.orbit_count >= 2 ** min(spec.parties, 62):
-        return None
-    return symmetry
+def decided(maker: CertificateMaker, problem: AgentProblem, hints: Hints
+            ) -> tuple[AnyCertificate, ExactVerdict]:
+    """`verify`'s certificate and what it decides, cheapest first (proof.first_deciding):
+    where exact rationals are the cost (`use_interval`), the interval certificate
+    (outward-rounded floats), then the exact one at the coarse brackets of e^eps the
+    tolerance allows (lambdas from epsilon); then (always) the exact one at the fine
+    brackets. A small problem gets the exact certificate at once. `certify` keeps exact
+    certificates."""
+    def exact(fine: bool) -> Callable[[], AnyCertificate]:
+        return lambda: maker.exact(problem, hints, fine=fine)
+
+    attempts: list[tuple[bool, Callable[[], AnyCertificate]]] = []
+    if maker.use_interval(problem):
+        attempts.append((True, lambda: maker.interval(problem, hints)))
+        if problem.spec.lambdas_exact is None:
+            attempts.append((False, exact(False)))
+    attempts.append((False, exact(True)))
+    return first_deciding(problem.spec, attempts, problem.tol)
 
 
-def wanted(routes: Sequence[R], options: VerifyOptions) -> list[R]:
-    """The routes `--method` allows, in order: all of them for `auto` (and for `lp` when
-    the routes are certificates, which the LP does not make), else the one named."""
-    named = [r for r in routes if r.method == options.method]
-    return named if named else list(routes)
+R = TypeVar("R", bound=Route | CertificateMaker)
+T = TypeVar("T")
 
 
-def choose(routes: Sequence[R], spec: MultipartySpec, agent: AgentSpec,
-           accuracy: Accuracy, options: VerifyOptions) -> tuple[R, str]:
-    """The first route (in order) that fits, and why the ones before it did not ("" when
-    it is the first); SizeLimitError, naming every limit, when none fits."""
-    chosen = fitting(routes, spec, agent, accuracy, options)
-    return chosen[0]
+def wanted(routes: Sequence[R], method: Method) -> list[R]:
+    """The routes `--method` allows, in order: all of them for `auto`; the one it names
+    when it is among them; all of them, in `auto`'s order, for `lp` among the certificate
+    makers (the corner LP makes no certificate: `certify` notes it, runner/notes.py). A
+    method that none of the routes is, and that is not `lp`, is refused (ValueError: the
+    options allow only the four of defaults.SELECTABLE)."""
+    if method is Method.AUTO:
+        return list(routes)
+    named = [r for r in routes if r.method is method]
+    if named:
+        return named
+    if method is Method.LP:
+        return list(routes)
+    raise ValueError(f"no route is the method {method!r}")
 
 
-def fitting(routes: Sequence[R], spec: MultipartySpec, agent: AgentSpec,
-            accuracy: Accuracy, options: VerifyOptions) -> list[tuple[R, str]]:
+def fitting(routes: Sequence[R], problem: AgentProblem) -> list[tuple[R, str]]:
     """Every route that fits, in order, each with why the routes before it did not fit
     ("" for none); SizeLimitError, naming every limit, when none fits. The first is the
     choice (`choose`), the others what `auto` falls back on when it does not close."""
     out: list[tuple[R, str]] = []
     refusals: list[tuple[R, str]] = []
     for route in routes:
-        why = route.fits(spec, agent, accuracy, options)
+        why = route.fits(problem)
         if why is None:
             out.append((route, "; ".join(w for _, w in refusals)))
         else:
             refusals.append((route, why))
     if not out:
+        spec, agent = problem.spec, problem.agent
         if len(refusals) == 1:
             raise SizeLimitError(f"{spec.source}: {agent.name}: {refusals[0][1]}")
         raise SizeLimitError(f"{spec.source}: {agent.name}: no method fits: " + "; ".join(
             f"{route.method}: {why}" for route, why in refusals))
     return out
+
+
+def choose(routes: Sequence[R], problem: AgentProblem) -> tuple[R, str]:
+    """The first route (in order) that fits, and why the ones before it did not ("" when
+    it is the first); SizeLimitError, naming every limit, when none fits."""
+    return fitting(routes, problem)[0]
+
+
+def first_fitting(makers: Sequence[tuple[R, str]], build: Callable[[R], T],
+                  on_start: Callable[[R], None] | None = None) -> T:
+    """`build(maker)` for the first maker, the next when its certificate is over a limit
+    (SizeLimitError), and the last one's SizeLimitError when every one is: the one loop of
+    `certify` and the exact settling."""
+    for i, (maker, _) in enumerate(makers):
+        if on_start is not None:
+            on_start(maker)
+        try:
+            return build(maker)
+        except SizeLimitError:
+            if i == len(makers) - 1:
+                raise
+    raise AssertionError("fitting returns at least one route")

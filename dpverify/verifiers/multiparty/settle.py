@@ -19,21 +19,25 @@ beyond what a float LP keeps, the verdict is settled here, never guessed:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 import numpy as np
 
 from dpverify.errors import SizeLimitError, SolverError
-from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
-from dpverify.spec.tables import tabulate
+from dpverify.reasons import ReasonCode
 from dpverify.theory.certificates import own_bits
+from dpverify.theory.certificates.format import Certificate
 from dpverify.theory.exact import Scaled, lambda_brackets, rr_apply
 from dpverify.theory.exact_rows import exact_stochastic
 from dpverify.theory.rr import kron_apply
-from dpverify.theory.units import units_of
-from dpverify.verifiers.options import VerifyOptions
-from dpverify.verifiers.proof import kind, unproved
+from dpverify.verifiers.multiparty.all_inputs import float_rule
+from dpverify.verifiers.multiparty.hints import Hints
+from dpverify.verifiers.multiparty.reductions import AgentProblem
+from dpverify.verifiers.multiparty.routes import decided as decided_by
+from dpverify.verifiers.multiparty.routes import first_fitting, fitting
+from dpverify.verifiers.progress import stage
+from dpverify.verifiers.proof import kind, proof_of, unproved
 from dpverify.verifiers.result import Proof, Verdict
 
 
@@ -47,33 +51,34 @@ class Settled:
     rr: float | None
     proof: Proof | None = None
     rule: np.ndarray | None = None  # the certificate's decision rule (RR's), as floats
+    code: ReasonCode = ReasonCode.NO_CERTIFICATE  # what the reason says
 
 
-def settle(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
-           options: VerifyOptions, why: str,
-           witness: tuple[np.ndarray, bool] | None = None, hint_result=None) -> Settled:
-    """Settle one (agent, accuracy) exactly. `why` says why the floats could not decide
-    (the tolerance is relative to the range of the agent's gains); `witness` is (the relaxed
-    LP's corner weights theta[s, label] as floats, worst) when there is a relaxed solution
-    to turn into an exact witness."""
-    from dpverify.verifiers.multiparty.certify import float_rule, verify_certificate
-
-    table = tabulate(spec, agent)
-    tol = units_of(table.gain_exact).tolerance(options.tol)
+def settle(problem: AgentProblem, hints: Hints, why: str,
+           witness: tuple[np.ndarray, bool] | None = None) -> Settled:
+    """Settle one (agent, accuracy) exactly, by the certificate makers the planner gave
+    (`hints.makers`, in its order: the first that fits, the next when its certificate is
+    over a limit), with the LP route's float result as hints (`hints.lp`) and the float
+    LPs other routes already solved (`hints.memo`). `why` says why the floats could not
+    decide (the tolerance is relative to the range of the agent's gains); `witness` is
+    (the relaxed LP's corner weights theta[s, label] as floats, worst) when there is a
+    relaxed solution to turn into an exact witness."""
+    spec, agent, table = problem.spec, problem.agent, problem.table
     try:
-        cert, decided = verify_certificate(spec, agent, accuracy, hint_result, options, tol)
+        cert, decided = first_fitting(fitting(hints.makers, problem),
+                                      lambda maker: decided_by(maker, problem, hints))
     except (SizeLimitError, SolverError) as exc:
         return Settled(Verdict.ERROR, f"undecided: {why}; no exact certificate: {exc}",
-                       None, None, unproved(str(exc)))
+                       None, None, unproved(str(exc)), code=ReasonCode.NO_CERTIFICATE)
     value, bound = cert.value, cert.bound
     what = f"the {kind(cert)} certificate"
     if not decided.checked:  # the construction and the checker disagree: a bug, never a pass
         return Settled(Verdict.ERROR, f"undecided: {why}; {what} {decided.how}", None, None,
-                       decided.proof)
+                       decided.proof, code=decided.code)
     if decided.verdict is Verdict.OPTIMAL:
         return Settled(Verdict.OPTIMAL, f"{why}; {what} {decided.how} (checked "
                        "independently)", float(bound), float(value), decided.proof,
-                       float_rule(cert))
+                       float_rule(cert), decided.code)
     if witness is not None:
         lower = lambda_brackets(spec.lambdas_exact, spec.epsilons_exact)[0]
         theta, worst = witness
@@ -84,9 +89,34 @@ def settle(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
                 f"{float(reached):.12g}, above the exact upper bound {float(bound):.12g} on "
                 "randomized response: this contradicts Kairouz-Oh-Viswanath Theorem 3.1 and "
                 "the certificate; please report it"), float(reached), float(value),
-                decided.proof)
+                decided.proof, code=ReasonCode.WITNESS_ABOVE_BOUND)
     return Settled(Verdict.ERROR, f"undecided: {why}; {what} {decided.how}",
-                   float(bound), float(value), decided.proof)
+                   float(bound), float(value), decided.proof, code=decided.code)
+
+
+def certificate_of(problem: AgentProblem, hints: Hints, *, fine: bool = True) -> Certificate:
+    """The exact certificate of one agent and accuracy by the certificate makers the
+    planner gave (`hints.makers`: the first that fits, the next when its certificate is
+    over a limit), at the fine brackets of e^eps or (not `fine`) the coarse ones the
+    tolerance allows: what `certify` writes. SizeLimitError (a limit) or SolverError (a
+    failed LP) when there is none."""
+    spec, agent, accuracy = problem.spec, problem.agent, problem.accuracy
+    return first_fitting(fitting(hints.makers, problem),
+                         lambda maker: maker.exact(problem, hints, fine=fine),
+                         lambda maker: stage(spec.name, agent.name, accuracy.value,
+                                             maker.method))  # the progress line
+
+
+def proof_for(problem: AgentProblem, hints: Hints) -> Proof:
+    """`verify --certify`: the proof of one result (`certificate_of`, with the result as
+    hints), never raising for a limit or a solver failure (those give `unproved` with the
+    reason)."""
+    try:
+        cert = certificate_of(problem, hints)
+    except (SizeLimitError, SolverError) as exc:
+        return unproved(str(exc))
+    proof = proof_of(cert)
+    return replace(proof, reason="; ".join(cert.notes)) if cert.notes else proof
 
 
 def label_gain_table(gain_exact: Sequence[Sequence[Fraction]], party: int) -> list[list]:

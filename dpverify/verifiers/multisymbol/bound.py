@@ -18,7 +18,6 @@ from fractions import Fraction
 import numpy as np
 
 from dpverify.defaults import LpForm
-from dpverify.lp import solve
 from dpverify.lp.builder import chain_nonzeros
 from dpverify.lp.highs import SMALL_MATRIX_VALUE
 from dpverify.spec.model import AgentSpec, MultipartySpec
@@ -88,8 +87,7 @@ def float_bound(spec: MultipartySpec, label_gains: np.ndarray, worst: bool,
             f"1/(1+(m-1) lambda) is below {SMALL_MATRIX_VALUE:g})"))
     built = relaxed_lp(label_gains, [ray_family(spec.alphabets, spec.lambdas)], worst,
                        lp_form(options))
-    sol = solve(built.lp, options.backend, time_limit=options.time_limit,
-                threads=options.threads, feasibility_tol=TIGHT_FEASIBILITY)
+    sol = options.solver().tight(TIGHT_FEASIBILITY)(built.lp)
     if not sol.optimal:
         return FloatBound(None, failure=f"the ray-product LP did not solve "
                                         f"({sol.status.value}: {sol.message})")

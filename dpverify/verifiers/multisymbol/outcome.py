@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 
+from dpverify.reasons import ReasonCode
 from dpverify.theory.symbols.certificate import SymbolCertificate
 from dpverify.verifiers.multisymbol.bound import ExactBound
 from dpverify.verifiers.result import Verdict
@@ -19,6 +20,7 @@ class Outcome:
 
     verdict: Verdict = Verdict.ERROR
     reason: str = ""
+    code: ReasonCode | None = None  # what the reason says (dpverify/reasons.py)
     bound: ExactBound | None = None
     rr_low: Fraction | None = None
     rr_high: Fraction | None = None

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpverify.lp import solve
+from dpverify import clock
+from dpverify.defaults import Backend
 from dpverify.lp.builder import LpBuilder
 from dpverify.theory.exact_rows import clean_distribution, clean_stochastic
 from dpverify.theory.protocols.transcripts import Transcripts, relevant_masks
@@ -39,6 +40,7 @@ from dpverify.theory.symbols.noninteractive import (
 from dpverify.theory.symbols.rays import ray_matrix, rr_symbols
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.protocol_value import protocol_value
+from dpverify.verifiers.solving import Solver
 
 MAX_SWEEPS = 60
 IMPROVEMENT = 1e-12  # a sweep must gain more than this to continue
@@ -158,8 +160,7 @@ def channel_lp(objective: Objective, A: np.ndarray, party: int, options: VerifyO
               A.ravel())
         t = b.add_cols(1, cost=1.0, lo=-np.inf)
         b.add(rows, t, -1.0)
-    sol = solve(b.build(maximize=True, name="channel"), options.backend,
-                time_limit=options.time_limit, threads=options.threads, feasibility_tol=1e-10)
+    sol = options.solver().tight(1e-10)(b.build(maximize=True, name="channel"))
     if not sol.optimal:
         return None
     return clean_stochastic(merged_outputs(clean_stochastic(sol.x[cols].reshape(m, M))))
@@ -189,21 +190,22 @@ def climb(objective: Objective, start: Sequence[np.ndarray], origin: str,
     return best
 
 
-def staircase_channel(rays: np.ndarray, weights: np.ndarray) -> np.ndarray | None:
+def staircase_channel(rays: np.ndarray, weights: np.ndarray, solve: Solver) -> np.ndarray | None:
     """A staircase channel (KOV 2014) whose outputs are rays: columns c_r ray_r, c >= 0,
     with every row summing to 1 (R c = 1), putting as much as it can on the rays of large
-    `weights` (an LP); None when no such c exists."""
+    `weights` (an LP, solved by `solve` on HiGHS); None when no such c exists."""
     b = LpBuilder()
     c = b.add_cols(rays.shape[1], cost=weights)
     rows = b.add_rows(rays.shape[0], 1.0, 1.0)
     b.add_matrix(rows, c, rays)
-    sol = solve(b.build(maximize=True, name="staircase"), "highs")
+    sol = solve.on(Backend.HIGHS)(b.build(maximize=True, name="staircase"))
     if not sol.optimal:
         return None
     return merged_outputs(rays * np.clip(sol.x, 0.0, None)[None, :])
 
 
-def support_channels(objective: Objective, theta: np.ndarray) -> list[np.ndarray] | None:
+def support_channels(objective: Objective, theta: np.ndarray,
+                     solve: Solver) -> list[np.ndarray] | None:
     """A staircase channel per party on the rays the ray-product LP's solution uses, with
     RR's rays available too (at a cost) so that one always exists."""
     out = []
@@ -211,16 +213,17 @@ def support_channels(objective: Objective, theta: np.ndarray) -> list[np.ndarray
     for m, lam, w in zip(objective.alphabets, objective.lambdas, weights, strict=True):
         rays = np.hstack([ray_matrix(m, lam), rr_symbols(m, lam)])
         score = np.concatenate([np.where(w > 1e-9, 1.0, -1.0), np.full(m, -0.5)])
-        C = staircase_channel(rays, score)
+        C = staircase_channel(rays, score, solve)
         if C is None:
             return None
         out.append(clean_stochastic(C))
     return out
 
 
-def starts(objective: Objective, theta: np.ndarray | None, restarts: int, seed: int
-           ) -> list[tuple[list[np.ndarray], str]]:
-    """The starting protocols of the module docstring, in order."""
+def starts(objective: Objective, theta: np.ndarray | None, restarts: int, seed: int,
+           solve: Solver) -> list[tuple[list[np.ndarray], str]]:
+    """The starting protocols of the module docstring, in order (`solve`: the run's
+    solver, for the LP of the support start)."""
     alphabets, lambdas = objective.alphabets, objective.lambdas
     rng = np.random.default_rng(seed)
     out: list[tuple[list[np.ndarray], str]] = [(rr_channels(alphabets, lambdas), "rr")]
@@ -228,7 +231,7 @@ def starts(objective: Objective, theta: np.ndarray | None, restarts: int, seed: 
         if len(alphabets) == 1:
             out.append(([merged_channel(alphabets[0], lambdas[0], theta)], "support"))
         else:
-            support = support_channels(objective, theta)
+            support = support_channels(objective, theta, solve)
             if support is not None:
                 out.append((support, "support"))
     out += [(c, "binary") for c in binary_channels(alphabets, lambdas, rng, BINARY_STARTS)]
@@ -251,11 +254,12 @@ def search(objective: Objective, theta: np.ndarray | None, restarts: int, seed: 
         bayes = Objective(objective.alphabets, objective.lambdas,
                           objective.gain * (weights * len(weights))[:, None], objective.party,
                           worst=False)
-    tried = starts(objective, theta, restarts, seed)
+    tried = starts(objective, theta, restarts, seed, options.solver())
     if bayes is not None:
         tried += [(list(climb(bayes, channels, origin, options).channels), f"{origin}+prior")
                   for channels, origin in tried if origin != "random"]
     for channels, origin in tried:
+        clock.check()  # one start at a time within the run's deadline
         found = climb(objective, channels, origin, options)
         if best is None or found.value > best.value + IMPROVEMENT:
             best = found

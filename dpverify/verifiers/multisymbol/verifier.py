@@ -27,6 +27,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from dpverify.defaults import DEFAULT_WITNESS_DIR, Method
+from dpverify.reasons import ReasonCode
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
 from dpverify.spec.numbers import rational_text
 from dpverify.spec.tables import tabulate
@@ -100,13 +101,13 @@ def decide(out: Outcome, tol: float, units: Units | None = None) -> None:
 
     interval = f"[{shown(best)}, {shown(bound)}]"
     if rr > bound:
-        out.verdict, out.reason = Verdict.ERROR, (
+        out.verdict, out.code, out.reason = Verdict.ERROR, ReasonCode.BUG, (
             f"m-ary RR's exact value {shown(rr)} exceeds the exact upper bound {shown(bound)}: "
             "a bug, please report it")
     elif bound - rr <= tol:
         out.verdict = Verdict.OPTIMAL
     elif best - out.rr_high > tol:
-        out.verdict, out.reason = Verdict.GAP, (
+        out.verdict, out.code, out.reason = Verdict.GAP, ReasonCode.GAP, (
             f"a protocol found by the search ({out.origin} start) reaches {shown(best)}, above "
             f"m-ary randomized response ({shown(rr)}) by {float(best - out.rr_high):.3g} of the "
             f"gains' range: m-ary RR is not optimal here; "
@@ -114,12 +115,12 @@ def decide(out: Outcome, tol: float, units: Units | None = None) -> None:
                "it reaches the upper bound within --tol" if bound != best else
                f"it reaches the exact upper bound: the optimum is {_exact(best, units)}"))
     elif bound - best > tol:
-        out.verdict, out.reason = Verdict.OPEN, (
+        out.verdict, out.code, out.reason = Verdict.OPEN, ReasonCode.OPEN, (
             f"open: the optimum lies in {interval} (the best protocol found, the upper "
             f"bound; width {float(bound - best):.3g} of the gains' range), and m-ary RR reaches "
             f"{shown(rr)}: whether it is optimal is not decided")
     else:
-        out.verdict, out.reason = Verdict.ERROR, (
+        out.verdict, out.code, out.reason = Verdict.ERROR, ReasonCode.BRACKET_TOO_WIDE, (
             f"undecided: m-ary RR is within --tol of the best protocol found, which is "
             f"within --tol of the bound, but RR is {float(bound - rr):.3g} below the bound")
 
@@ -143,11 +144,13 @@ def symbol_outcome(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
     out.bound = exact_bound(spec, agent, floats, units.exact, upper)
     if out.bound is None:
         out.reason = floats.failure or "the ray-product LP's duals give no bound"
+        out.code = ReasonCode.SOLVER_FAILED
         return out
     low, channels = _rr(spec, agent, accuracy, units, lower, options)
     high = low if lower == upper else _rr(spec, agent, accuracy, units, upper, options)[0]
     if low.lower_exact is None or high.upper_exact is None or low.rule_exact is None:
         out.reason = f"m-ary RR's value could not be computed exactly ({low.failure})"
+        out.code = ReasonCode.NOT_EXACT
         return out
     out.rr_low, out.rr_high = low.lower_exact, high.upper_exact
     out.best, out.best_channels, out.best_rule = out.rr_low, channels, low.rule_exact
@@ -178,7 +181,7 @@ def _certified(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy, out: 
     best = units.to_user(out.best or 0)
     upper = units.to_user(out.bound.bound if out.bound else 0)
     if not checked.ok or value != best or bound != upper:
-        out.verdict = Verdict.ERROR
+        out.verdict, out.code = Verdict.ERROR, ReasonCode.CHECK_FAILED
         out.reason = ("the exact certificate of this result fails the independent check "
                       f"({checked.message if not checked.ok else 'its values differ'}): a "
                       "bug, please report it; " + out.reason)
@@ -195,9 +198,11 @@ def verify_symbol_agent(spec: MultipartySpec, agent: AgentSpec, accuracy: Accura
     out = symbol_outcome(spec, agent, accuracy, options, witness_directory(options))
     units = units_of(tabulate(spec, agent).gain_exact)
     reason = "; ".join(r for r in [out.reason, *out.notes] if r)
+    code = out.code if out.code is not None or not reason else ReasonCode.NOTE
     return SymbolResult(
         agent.name, accuracy.value, units.user(out.bound.bound if out.bound else None),
         units.user(out.rr_low), out.verdict, time.perf_counter() - start, reason=reason,
+        code=code,
         outputs=tabulate(spec, agent).outputs,
         best_value=None if out.best is None else units.user(out.best),
         witness=None if out.witness is None else str(out.witness),
@@ -234,7 +239,8 @@ def verify_multisymbol(spec: MultipartySpec, options: VerifyOptions) -> ProblemR
         for accuracy in spec.accuracies:
             stage(spec.name, agent.name, accuracy.value, Method.RAYS)
             results.append(verify_symbol_agent(spec, agent, accuracy, options))
-    return ProblemResult(spec.name, spec.source, spec.kind, tuple(results), header)
+    return ProblemResult(spec.name, spec.source, spec.kind, tuple(results), header,
+                         setting=spec.setting)
 
 
 __all__ = ["Outcome", "decide", "symbol_certificate", "symbol_outcome", "units_of",

@@ -1,0 +1,132 @@
+"""Thresholds set by measurement: where one route, form or arithmetic becomes faster than
+another, and how much work a default limit allows. Each says what set it (a benchmark of
+benchmarks/, on a 2-core machine; re-measure there before changing one). They choose how
+a result is computed, never what it is: a threshold on the wrong side costs time, not a
+verdict.
+
+Constants only, no imports: the base layer of docs/architecture.md (the command line
+reads the option defaults here through defaults.py).
+"""
+
+from __future__ import annotations
+
+# -- which route first (verifiers/multiparty) ----------------------------------------------
+# `--method auto` (and `certify`): RR's exact certificate on all 2^k inputs is the first
+# route up to this many parties for every problem; beyond, a problem that the orbit
+# method reduces is proved on its orbits first (benchmarks/bench_orbits.py: the orbit
+# certificate takes the same 0.6 s at any k, where the certificate on all 2^k inputs of a
+# majority and a party's `sum` under -abs takes 1.2 s at k = 8, 4 s at k = 10, 29 s at
+# k = 12), one without symmetry on all inputs while they can be tabulated (spec/tables.py,
+# MAX_TABULATED_PARTIES)
+ALL_INPUTS_PARTIES = 8
+# `--lp-form auto`: the dense corner LP below this many parties, when it fits
+# (benchmarks/bench_forms.py: up to k = 8 the dense form solves a party's `sum` under
+# -abs 1.2 to 3 times faster than chain, a random table about as fast or up to 1.7 times
+# faster; from k = 9 on chain's O(k 2^k) non-zeros win)
+DENSE_BELOW_PARTIES = 9
+
+# -- default limits -------------------------------------------------------------------------
+# Under a minute (benchmarks/bench_xor.py): observer XOR at k = 10 (66,560 non-zeros)
+# verifies both accuracies in ~17 s; k = 11 (141,312) takes ~96 s.
+DEFAULT_MAX_NONZEROS = 70_000
+# Exact work of the orbit method (theory/orbits/space.py: integer operations of the
+# transforms, about orbits x sum of class sizes x columns; benchmarks/bench_orbits.py):
+# k = 1000 in one class with two outputs is about 6e6 (a few seconds); 5e7 is about half
+# a minute.
+DEFAULT_MAX_ORBIT_WORK = 50_000_000
+# The memory of an LP per non-zero (COO build, CSC copy and HiGHS's own copies, measured
+# roughly with benchmarks/bench_xor.py): what a size refusal quotes.
+BYTES_PER_NONZERO = 80
+# `dpverify release`: the stage matrices are built exactly (about 3 s at n = 300)
+MAX_RELEASE_N = 300
+
+# -- time ------------------------------------------------------------------------------------
+# A float LP whose failure is settled exactly (the corner LP of the method `lp`) is
+# abandoned after this many seconds (unless the API's time_limit says otherwise), and the
+# verdict is settled exactly: near-degenerate LPs, such as observer XOR at k = 8 and
+# epsilon = 0.1 in the worst case, kept HiGHS busy for more than ten minutes, while the
+# exact certificate takes a second (benchmarks/bench_xor.py --epsilon 0.1).
+FLOAT_LP_SECONDS = 20.0
+# What one unit of --max-orbit-work costs (DEFAULT_MAX_ORBIT_WORK above: 5e7 units in
+# about half a minute): a route whose estimated seconds exceed the time left in the run
+# is not started (its refusal names the run's limit and --timeout).
+ORBIT_WORK_PER_SECOND = 1_500_000
+
+# -- exact or interval arithmetic first -------------------------------------------------------
+# The reduced (orbit) LP of a worst-case certificate on all inputs is dense, about
+# |orbits|^2 * |Y| non-zeros, against about 3 k 2^k |Y| for the chain-form LP on all
+# inputs: used while |orbits|^2 <= REDUCED_FACTOR * 2^k (benchmarks/bench_certify.py)
+REDUCED_FACTOR = 16
+# Without symmetry, from this many inputs on (k >= 9) the worst case's hints come from the
+# dense interior-point method (theory/worst_ipm.py: 2 s at k = 9, 6 s at k = 11, 40 s at
+# k = 12) rather than HiGHS on the chain-form LP (14 s at k = 10, minutes at k = 11;
+# benchmarks/bench_worst12.py)
+DENSE_FROM_INPUTS = 512
+# The exact certificate on all 2^k inputs solves RR's worst-case LP in floats for hints;
+# its LP may be larger than the verifier's own (it runs once per agent;
+# benchmarks/bench_certify.py)
+PROOF_HINT_NONZEROS = 600_000
+# Without symmetry `verify` builds the certificate on all inputs in floats (an interval
+# bracket, theory/certificates/interval.py) before exact rationals from this many parties
+# on when the lambdas come from epsilon (the exact certificate is a bracket too, with
+# brackets of e^eps in its integers), and from INTERVAL_FROM_PARTIES with exact lambdas
+# (an exact certificate on 2^13 inputs takes seconds; 2^20, minutes;
+# benchmarks/bench_certify.py). Below, the exact certificate takes well under a second and
+# its bracket is the narrower.
+INTERVAL_FROM_PARTIES_EPSILON = 8
+INTERVAL_FROM_PARTIES = 13
+# The exact orbit certificate (which can prove the optimum exactly) is built first while
+# its integer work is at most this; beyond it `verify` builds the interval certificate
+# (arb balls, theory/orbits/interval.py) first, and the exact one only when the interval
+# bracket cannot decide (benchmarks/bench_orbits.py). `certify` always builds the exact
+# one.
+EXACT_ORBIT_WORK = 2_000_000
+# With lambdas from epsilon the exact orbit certificate carries brackets of e^eps in its
+# integers (and its worst case an LP on orbits): from this many parties `verify` builds
+# the interval one first (benchmarks/bench_orbits.py). Below, the exact one is fast and
+# `--method orbit` keeps the full LP's values to the last bits (tests/test_orbits.py
+# compares them up to k = 8).
+ORBIT_INTERVAL_FROM_PARTIES_EPSILON = 9
+# The exact revised simplex keeps its rows x rows systems small: the worst-case LP on
+# orbits of a sub-problem is solved exactly while it has at most this many rows and this
+# many columns (benchmarks/bench_orbits.py)
+ORBIT_EXACT_ROWS = 400
+ORBIT_EXACT_COLUMNS = 3_000
+# With exact lambdas the worst case's exact orbit certificate closes by that simplex when
+# the float hints do not prove the optimum; beyond this many orbits its rational pivots
+# grow (parity at lambda = 3/2 and 2: 64 orbits 1 s, 81 orbits 72 s; issue 25), so
+# `verify` brackets first (a checked bracket within --tol decides; `certify` stays exact)
+ORBIT_EXACT_SIMPLEX_ORBITS = 64
+# Corner entries 1/(1 + lambda) below this (epsilon above about 13.8) make RR's worst-case
+# LP on all inputs badly scaled for a float LP (below 1e-12 HiGHS cannot hold it at all)
+# and its exact simplex slow (integers of hundreds of digits): its hints come from the
+# dense interior-point method, and `verify` tries the interval certificate first
+# (measured at k = 7 with epsilons up to 27 or 30: 48-63 s, then about a second; issue 25)
+EXTREME_ENTRY = 1e-6
+# The dense method's bracket (gains in [0, 1]) wider than this is compared with HiGHS's
+# solve of the dense LP (tiny entries dropped) up to this many inputs and seconds: the
+# dense method stalled at 1.5e-5 on a 9-party worst case with epsilons from 2.6 to 29,
+# where HiGHS closes to 6e-12 in 0.1 s (issue 25's families)
+DENSE_FALLBACK_WIDTH = 1e-10
+DENSE_FALLBACK_INPUTS = 512
+DENSE_FALLBACK_SECONDS = 10.0
+# The exact simplex on a protocol's transcripts solves a dense rows x rows system per
+# pivot: used up to this many rows (live transcripts + inputs of the block;
+# benchmarks/bench_falsify.py)
+PROTOCOL_EXACT_ROWS = 300
+# P on the classes of transcripts (theory/protocols/tree.py) is held exactly up to about
+# this much memory (bytes). Beyond, an exact protocol's value is undecided (exit status
+# 3: never floats in its place); a float protocol is valued in floats.
+MAX_EXACT_BYTES = 1 << 28
+
+# -- the protocol search under delta > 0 (verifiers/approximate) ------------------------------
+# Its budget per agent and accuracy, by parties (benchmarks/bench_approx.py, `family` and
+# `cases`: every member up to k = 4 within 5 s, k = 5 within 30 s): up to 3 parties the
+# flow is nearly always played out within the protocol files' transcripts; from 4 the
+# schedule LPs (the fallback) take seconds each; from 5 even one rarely fits.
+SEARCH_SECONDS = {3: 20.0, 4: 2.5}
+SEARCH_SECONDS_MORE = 4.0
+# No greedy rounds after the flow's schedule from this many parties, and no schedule LP on
+# the flow's whole schedule beyond FLOW_LP_PARTIES (the same benchmark).
+GREEDY_PARTIES = 3
+FLOW_LP_PARTIES = 5
