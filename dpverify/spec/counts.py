@@ -21,14 +21,10 @@ COUNT_NAME = "c"  # the number of ones, in the rewritten form of a sum(x)-only e
 
 
 def count_form(text: str) -> str | None:
-    """The expression rewritten over `c` (the number of ones) and `k`, when it uses the
-    inputs only through `sum(x)`; None otherwise (it names x1, ..., or uses x elsewhere).
-    Each call `sum(x)` is replaced by `c` in the user's own text (never ast.unparse, which
-    can lengthen it: `1e15` becomes 18 characters), so the rewritten text is never longer,
-    nor has more syntax nodes or depth, than the text the safe evaluator accepted; it is
-    still checked by the evaluator when it is compiled."""
-    # one kind of line break, so that the parser's lines are the text's lines
-    body = text.strip().replace("\r\n", "\n").replace("\r", "\n")
+    """The expression over `c` (the number of ones) and `k` when it uses the inputs only
+    through `sum(x)`, else None: each `sum(x)` replaced by `c` in the user's own text
+    (ast.unparse could lengthen it past the evaluator's limits), checked when compiled."""
+    body = text.strip().replace("\r\n", "\n").replace("\r", "\n")  # the parser's lines
     try:
         tree = ast.parse(body, mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -39,46 +35,30 @@ def count_form(text: str) -> str | None:
     rewrite.visit(tree)
     if not rewrite.ok:
         return None
-    return _replace_spans(body, rewrite.spans, COUNT_NAME)
-
-
-def _replace_spans(text: str, spans: list[tuple[int, int, int, int]], by: str) -> str:
-    """`text` with every span (line, column, end line, end column: ast positions, lines
-    from 1 and columns in UTF-8 bytes) replaced by `by`. Spans do not overlap."""
-    raw = text.encode("utf-8")
-    starts = [0]
+    raw, starts, out, last = body.encode("utf-8"), [0], [], 0
     for piece in raw.split(b"\n")[:-1]:
         starts.append(starts[-1] + len(piece) + 1)
-    out: list[bytes] = []
-    last = 0
-    for line, col, end_line, end_col in sorted(spans):
-        begin, end = starts[line - 1] + col, starts[end_line - 1] + end_col
-        out += [raw[last:begin], by.encode("utf-8")]
-        last = end
-    out.append(raw[last:])
-    return b"".join(out).decode("utf-8")
+    for line, col, end_line, end_col in sorted(rewrite.spans):  # columns in UTF-8 bytes
+        out += [raw[last:starts[line - 1] + col], COUNT_NAME.encode()]
+        last = starts[end_line - 1] + end_col
+    return b"".join([*out, raw[last:]]).decode("utf-8")
 
 
 class _CountRewrite(ast.NodeVisitor):
-    """Finds the calls sum(x) (their spans in the text); any other use of the inputs (x,
-    x1, ...) makes `ok` False."""
+    """The spans of the calls sum(x); any other use of the inputs makes `ok` False."""
 
     def __init__(self) -> None:
-        self.ok = True
-        self.spans: list[tuple[int, int, int, int]] = []
+        self.ok, self.spans = True, list[tuple]()
 
     def visit_Call(self, node: ast.Call) -> None:
         if (isinstance(node.func, ast.Name) and node.func.id == "sum" and len(node.args) == 1
                 and isinstance(node.args[0], ast.Name) and node.args[0].id == "x"
                 and not node.keywords):
-            assert node.end_lineno is not None and node.end_col_offset is not None
             self.spans.append((node.lineno, node.col_offset, node.end_lineno,
                                node.end_col_offset))
             return
-        for arg in node.args:  # the callee's name is no input
-            self.visit(arg)
-        for keyword in node.keywords:
-            self.visit(keyword)
+        for child in [*node.args, *node.keywords]:  # the callee's name is no input
+            self.visit(child)
 
     def visit_Name(self, node: ast.Name) -> None:
         if node.id != "k":
