@@ -40,14 +40,13 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
-import gc
 import os
 import queue
 import signal
 import time
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
-from typing import Any, ClassVar
+from typing import Any
 
 from dpverify.runner.executors.base import (
     Executor,
@@ -91,8 +90,6 @@ class LocalPool(Executor):
     """A spawn ProcessPoolExecutor with `workers` processes (one HiGHS thread each)."""
 
     name = "local"
-    # the pools of this process that have workers (the resource tracker serves them all)
-    live: ClassVar[set[int]] = set()
 
     def __init__(self, workers: int | None = None, *, target: Any = None) -> None:
         self.workers = max(1, workers or usable_cpus())
@@ -121,7 +118,7 @@ class LocalPool(Executor):
             self._pool = cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=self._ctx,
                                                 initializer=init_worker,
                                                 initargs=(self._queue,))
-            LocalPool.live.add(id(self))
+            stop_tracker_at_exit()
         return self._pool
 
     def _submit(self, task: Task) -> tuple[cf.Future, Any]:
@@ -164,7 +161,6 @@ class LocalPool(Executor):
         pool, procs = self._pool, self._processes()
         self._pool = None
         self._started = {}
-        LocalPool.live.discard(id(self))
         if pool is None:
             return []
         for p in procs:
@@ -208,8 +204,6 @@ class LocalPool(Executor):
         each interpreter to tear numpy and scipy down (a tenth of a small batch)."""
         self._discard_pool()
         self.restore_env()
-        if not LocalPool.live:  # no other pool of this process needs it
-            stop_resource_tracker()
 
     def restore_env(self) -> None:
         """Put back the environment variables the pool set for its workers."""
@@ -221,15 +215,27 @@ class LocalPool(Executor):
         self._saved_env = {}
 
 
-def stop_resource_tracker() -> None:
+_TRACKER_STOP: list[Any] = []  # the exit hook, registered once per process
+
+
+def stop_tracker_at_exit() -> None:
     """Stop (and reap) the process `multiprocessing` starts beside a spawn pool to track its
-    semaphores. It exits by itself when this process exits, but nobody then waits for it:
-    where no init reaps orphans (containers) it stays a zombie in the caller's process
-    group. Stopped here, once the pool is gone, so that `batch` leaves no process behind; a
-    later pool starts a new one."""
+    semaphores, when this process exits: it exits by itself once this process is gone, but
+    nobody then waits for it (where no init reaps orphans, in a container, it stays in the
+    caller's process group, running or a zombie). The hook is one of multiprocessing's own
+    exit finalizers at the lowest priority: it runs after every semaphore's finalizer has
+    unregistered it, so the tracker has nothing left to warn about."""
+    if _TRACKER_STOP:
+        return
+    from multiprocessing import util
+
+    _TRACKER_STOP.append(util.Finalize(None, stop_resource_tracker, exitpriority=-100))
+
+
+def stop_resource_tracker() -> None:
+    """Stop the resource tracker of this process and wait for it (stop_tracker_at_exit)."""
     from multiprocessing import resource_tracker
 
-    gc.collect()  # the pool's semaphores unregister as they are collected: before, not after
     tracker = getattr(resource_tracker, "_resource_tracker", None)
     with contextlib.suppress(OSError, AttributeError, ChildProcessError):
         tracker._stop()  # type: ignore[union-attr]  # the stdlib's only way to stop it
