@@ -18,6 +18,7 @@ from dpverify.spec import loads
 from dpverify.spec.model import Accuracy
 from dpverify.theory.certificates.interval import FORMAT, ORBIT_FORMAT
 from dpverify.theory.exact import (
+    COARSE_SHARE,
     bracket_cost,
     coarse_bracket,
     coarse_brackets,
@@ -109,6 +110,20 @@ def test_coarse_bracket_holds_e_eps_within_its_budget(eps):
     assert lo <= fine[0] and hi >= fine[1]  # so lo <= e^eps <= hi
     assert bracket_cost([lo], [hi]) <= budget
     assert lo.denominator < fine[0].denominator and hi.denominator < fine[1].denominator
+
+
+def test_a_tolerance_finer_than_the_fine_brackets_gets_the_fine_brackets():
+    """Eight distinct epsilons at --tol 1e-15: the share of the tolerance is below what the
+    fine brackets of e^eps cost, so they are returned as they are (this was an assertion:
+    exit 4); at the default tolerance the coarse ones cost at most their share (control)."""
+    eps = [Fraction(e) for e in ("1/2", "1", "3/2", "2", "1/3", "5/4", "7/4", "9/4")]
+    fine = lambda_brackets(None, eps)
+    assert bracket_cost(*fine) > Fraction(1e-15) * COARSE_SHARE
+    assert coarse_brackets(None, eps, 1e-15) == fine
+    coarse = coarse_brackets(None, eps, 1e-9)
+    assert coarse != fine and bracket_cost(*coarse) <= Fraction(1e-9) * COARSE_SHARE
+    assert all(lo <= f_lo and hi >= f_hi for lo, hi, f_lo, f_hi
+               in zip(*coarse, *fine, strict=True))
 
 
 def test_coarse_brackets_of_exact_lambdas_are_the_lambdas():
