@@ -1,12 +1,23 @@
 """The speed bars (whole commands on this machine): one row per case, the default route
-against the old one (`--method lp`) where the old route still exists.
+against the old one (`--method lp`) where the old route still exists; and families of
+problems (issue 25), where the bar is the slowest member, not an example.
 
-Usage: python benchmarks/bench_speed.py [--cases a,b,...] [--old] [--timeout S] [--markdown]
+Usage: python benchmarks/bench_speed.py [--cases a,b,...] [--old] [--timeout S]
+       python benchmarks/bench_speed.py --families [symmetric,nonsymmetric] [--members 6]
+              [--ks 10,20,30,40] [--seed 0] [--bar 5] [--ratio 5] [--timeout S] [--list]
 
 Each case writes its problem files into a temporary directory, runs `dpverify` as a user
 would (process start-up included), and prints the seconds, the verdicts and the bar. With
 `--old` it also runs the same command with `--method lp` (where that route applies), so
-the before and after of one run sit side by side. Exits 1 when a bar is missed.
+the before and after of one run sit side by side.
+
+With `--families`, each family draws `--members` random members at every k of `--ks` (its
+own default sizes otherwise): class sizes, levels, gains, functions and agents drawn from
+`--seed`, one `dpverify verify --json` per member, one member at a time. It prints every
+member, then per family and k the fastest and slowest member and their ratio, and checks
+the bars: every member answers (a verdict, not `error`) within `--bar` seconds, and the
+slowest member at equal k is at most `--ratio` times the fastest. `--list` writes the
+members' files into ./bench-families and runs nothing. Exits 1 when a bar is missed.
 """
 
 from __future__ import annotations
@@ -176,6 +187,151 @@ CASES = [
 ]
 
 
+# --------------------------------------------------------------------------- families
+
+GAINS = {"indicator": '"indicator"', "-abs": '"-abs"',
+         "asymmetric": '{ expr = "2 if f == y else (0 if y == 0 else -1)" }'}
+FUNCTIONS = ("parity", "majority", "threshold", "sum")
+EPSILONS = (0.05, 0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
+LAMBDAS = ("5/4", "4/3", "3/2", "2", "5/2", "3", "4")
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    title: str
+    ks: tuple[int, ...]
+    member: Callable[[random.Random, int], tuple[str, str]]  # (description, problem text)
+
+
+def _split(rng: random.Random, k: int, classes: int) -> list[int]:
+    cuts = sorted(rng.sample(range(1, k), classes - 1))
+    return [b - a for a, b in zip([0, *cuts], [*cuts, k], strict=True)]
+
+
+def symmetric_member(rng: random.Random, k: int) -> tuple[str, str]:
+    """The symmetric worst case: 2-4 classes of random sizes, float epsilons or exact
+    lambdas, gains indicator / -abs / asymmetric, functions parity, majority, threshold,
+    sum; the observer or party 1."""
+    classes = rng.randint(2, min(4, k))
+    sizes = _split(rng, k, classes)
+    exact = rng.random() < 0.4
+    levels = rng.sample(LAMBDAS if exact else EPSILONS, classes)
+    function = rng.choice(FUNCTIONS)
+    if function == "threshold":
+        function = f"threshold:{rng.randint(1, k)}"
+    gain = rng.choice(sorted(GAINS))
+    values = [v for n, v in zip(sizes, levels, strict=True) for _ in range(n)]
+    level = ("lambda = [" + ", ".join(f'"{v}"' for v in values) + "]" if exact
+             else f"epsilon = {values}")
+    party = rng.random() < 0.25
+    agent = "[[party]]\nindex = 1" if party else "[observer]"
+    text = (f'[problem]\nname = "member"\nparties = {k}\n{level}\naccuracy = "worst"\n\n'
+            f'{agent}\nfunction = "{function}"\ngain = {GAINS[gain]}\n')
+    what = (f"{'party 1' if party else 'observer'} {function} {gain}, classes {sizes} at "
+            f"{'lambda' if exact else 'epsilon'} {levels}")
+    return what, text
+
+
+def nonsymmetric_member(rng: random.Random, k: int) -> tuple[str, str]:
+    """Without symmetry: distinct epsilons from 0 to 30 (uniform, mixed with small ones,
+    or extreme beside tiny ones), a random table of 2-4 values, both accuracies or one;
+    the observer or a party."""
+    mode = rng.choice(("uniform", "mixed", "extreme"))
+    epsilons = []
+    for _ in range(k):
+        if mode == "uniform":
+            e = rng.uniform(0, 30)
+        elif mode == "mixed":
+            e = rng.choice((rng.uniform(0, 3), rng.uniform(0, 30)))
+        else:
+            e = rng.choice((rng.uniform(20, 30), rng.uniform(0, 0.05), rng.uniform(0.5, 3)))
+        epsilons.append(round(e, 2))
+    values = rng.choice((2, 3, 4))
+    table = [rng.randrange(values) for _ in range(2 ** k)]
+    accuracy = rng.choice(('"worst"', '"average"', '["average", "worst"]'))
+    party = rng.random() < 0.5
+    index = rng.randint(1, k)
+    agent = f"[[party]]\nindex = {index}" if party else "[observer]"
+    text = (f'[problem]\nname = "member"\nparties = {k}\nepsilon = {epsilons}\n'
+            f'accuracy = {accuracy}\n\n{agent}\nfunction = {{ table = {table} }}\n')
+    what = (f"{f'party {index}' if party else 'observer'}, {values}-valued table, "
+            f"{accuracy}, epsilons {mode} {min(epsilons):g}..{max(epsilons):g}")
+    return what, text
+
+
+FAMILIES = [
+    Family("symmetric", "symmetric worst case (2-4 classes, random sizes)", (10, 20, 30, 40),
+           symmetric_member),
+    Family("nonsymmetric", "no symmetry, epsilons 0 to 30, observer and parties",
+           (5, 7, 9), nonsymmetric_member),
+]
+
+
+@dataclass(frozen=True)
+class Member:
+    family: str
+    k: int
+    what: str
+    seconds: float
+    found: str
+    status: int
+
+    @property
+    def answered(self) -> bool:
+        return self.status in (0, 1) and "error" not in self.found
+
+
+def run_families(args) -> int:
+    chosen = [f for f in FAMILIES if f.name in args.families.split(",")]
+    rng = random.Random(args.seed)
+    members: list[Member] = []
+    print("| family | k | member | seconds | verdicts |")
+    print("|---|---|---|---|---|")
+    for family in chosen:
+        ks = tuple(int(v) for v in args.ks.split(",")) if args.ks else family.ks
+        for k in ks:
+            for i in range(args.members):
+                what, text = family.member(rng, k)
+                if args.list:
+                    folder = Path("bench-families")
+                    folder.mkdir(exist_ok=True)
+                    (folder / f"{family.name}-{k}-{i}.toml").write_text(text, encoding="utf-8")
+                    continue
+                with tempfile.TemporaryDirectory() as tmp:
+                    path = Path(tmp) / "member.toml"
+                    path.write_text(text, encoding="utf-8")
+                    seconds, found, status = run(["verify", str(path), "--json"], args.timeout)
+                member = Member(family.name, k, what, seconds, found, status)
+                members.append(member)
+                print(f"| {family.name} | {k} | {what} | {seconds:.2f} | {found} |", flush=True)
+    if args.list:
+        return 0
+    return report_families(members, args.bar, args.ratio)
+
+
+def report_families(members: list[Member], bar: float, ratio: float) -> int:
+    """Per family and k: the fastest and slowest member and their ratio, against the bars."""
+    print()
+    print("| family | k | members | fastest (s) | slowest (s) | slowest / fastest | "
+          "unanswered | bars |")
+    print("|---|---|---|---|---|---|---|---|")
+    missed = 0
+    groups: dict[tuple[str, int], list[Member]] = {}
+    for m in members:
+        groups.setdefault((m.family, m.k), []).append(m)
+    for (family, k), group in groups.items():
+        fastest = min(m.seconds for m in group)
+        slowest = max(m.seconds for m in group)
+        spread = slowest / fastest if fastest > 0 else float("inf")
+        unanswered = sum(not m.answered for m in group)
+        ok = unanswered == 0 and slowest <= bar and spread <= ratio
+        missed += not ok
+        print(f"| {family} | {k} | {len(group)} | {fastest:.2f} | {slowest:.2f} | "
+              f"{spread:.1f}x | {unanswered} | {'met' if ok else 'missed'} |", flush=True)
+    return 1 if missed else 0
+
+
 def run(args: list[str], timeout: float) -> tuple[float, str, int]:
     """(seconds, what it found, exit status; -1 for a timeout)."""
     start = time.perf_counter()
@@ -220,7 +376,19 @@ def main() -> int:
     parser.add_argument("--cases", default=",".join(c.name for c in CASES))
     parser.add_argument("--old", action="store_true", help="also time --method lp")
     parser.add_argument("--timeout", type=float, default=600.0)
+    parser.add_argument("--families", nargs="?", const="symmetric,nonsymmetric", default=None,
+                        help="run the families (comma-separated names) instead of the cases")
+    parser.add_argument("--members", type=int, default=6, help="members per family and k")
+    parser.add_argument("--ks", default="", help="the k of every family (default its own)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--bar", type=float, default=5.0, help="seconds, every member")
+    parser.add_argument("--ratio", type=float, default=5.0,
+                        help="slowest / fastest member at equal k")
+    parser.add_argument("--list", action="store_true",
+                        help="write the members into ./bench-families, run nothing")
     args = parser.parse_args()
+    if args.families:
+        return run_families(args)
     chosen = [c for c in CASES if c.name in args.cases.split(",")]
     print("| case | bar | now | verdicts | before (`--method lp`) |")
     print("|---|---|---|---|---|")

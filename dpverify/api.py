@@ -674,6 +674,7 @@ def falsify(problem: Problem | PathLike, *, protocols: int = 200, rounds: int = 
     `tol` is a counterexample, written into `counterexamples`. `on_progress(done,
     total)`; `.exit_status()` is the command's."""
     from dpverify.errors import InputError
+    from dpverify.filenames import make_directory
     from dpverify.research.falsify import SearchOptions
     from dpverify.research.falsify import falsify as run
     from dpverify.spec.count_model import CountSpec
@@ -686,9 +687,7 @@ def falsify(problem: Problem | PathLike, *, protocols: int = 200, rounds: int = 
                          "problem (or a protocol file)")
     if isinstance(spec, ProtocolSpec):
         spec = spec.claimed()
-    from dpverify.cachedir import make_dirs
-
-    directory = make_dirs(counterexamples)  # a `.dpverify` folder is marked as a cache
+    directory = make_directory(counterexamples)
     return run(spec, loaded.document(), SearchOptions(protocols, rounds, messages, seed, climb),
                make_options(tol=tol), counterexample_dir=directory,
                save_best=Path(save_best) if save_best is not None else None,

@@ -10,9 +10,11 @@ so that no output leaves that directory whatever the name says.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from pathlib import Path
 
+from dpverify.cachedir import make_dirs
 from dpverify.errors import InputError
 
 # Letters and digits of any script, `_`, `-`, `+` and `.`; anything else (a path
@@ -39,9 +41,36 @@ def file_stem(name: str, *, fallback: str = "problem") -> str:
         return name
     safe = safe or fallback
     budget = MAX_STEM_BYTES - _HASH_CHARS - 1
-    while len(safe.encode("utf-8")) > budget:
+    # every character is at least one byte: cut to `budget` characters first, so that the
+    # byte trim below runs on a short string (linear in the name, whatever its length)
+    safe = safe[:budget]
+    while len(safe.encode("utf-8", "surrogatepass")) > budget:
         safe = safe[:-1]
     return f"{safe}-{_digest(name)}"
+
+
+def make_directory(directory: str | os.PathLike[str]) -> Path:
+    """`directory`, created with its parents when missing (a `.dpverify` folder on its way
+    marked as a cache: dpverify.cachedir.make_dirs); InputError (exit 2, one line) when it
+    cannot be, as `certify -o` says."""
+    folder = Path(directory)
+    try:
+        make_dirs(folder)
+    except OSError as exc:
+        raise InputError(f"{folder}: cannot create the output directory: "
+                         f"{exc.strerror or exc}") from None
+    return folder
+
+
+def write_output(path: Path, text: str) -> Path:
+    """Write `text` (UTF-8) to `path`; InputError (exit 2, one line) when it cannot be
+    written (a directory without write permission, a full disk, a name that is a
+    directory)."""
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    return path
 
 
 def output_path(directory: str | Path, filename: str) -> Path:

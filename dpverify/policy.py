@@ -92,6 +92,24 @@ ORBIT_INTERVAL_FROM_PARTIES_EPSILON = 9
 # many columns (benchmarks/bench_orbits.py)
 ORBIT_EXACT_ROWS = 400
 ORBIT_EXACT_COLUMNS = 3_000
+# With exact lambdas the worst case's exact orbit certificate closes by that simplex when
+# the float hints do not prove the optimum; beyond this many orbits its rational pivots
+# grow (parity at lambda = 3/2 and 2: 64 orbits 1 s, 81 orbits 72 s; issue 25), so
+# `verify` brackets first (a checked bracket within --tol decides; `certify` stays exact)
+ORBIT_EXACT_SIMPLEX_ORBITS = 64
+# Corner entries 1/(1 + lambda) below this (epsilon above about 13.8) make RR's worst-case
+# LP on all inputs badly scaled for a float LP (below 1e-12 HiGHS cannot hold it at all)
+# and its exact simplex slow (integers of hundreds of digits): its hints come from the
+# dense interior-point method, and `verify` tries the interval certificate first
+# (measured at k = 7 with epsilons up to 27 or 30: 48-63 s, then about a second; issue 25)
+EXTREME_ENTRY = 1e-6
+# The dense method's bracket (gains in [0, 1]) wider than this is compared with HiGHS's
+# solve of the dense LP (tiny entries dropped) up to this many inputs and seconds: the
+# dense method stalled at 1.5e-5 on a 9-party worst case with epsilons from 2.6 to 29,
+# where HiGHS closes to 6e-12 in 0.1 s (issue 25's families)
+DENSE_FALLBACK_WIDTH = 1e-10
+DENSE_FALLBACK_INPUTS = 512
+DENSE_FALLBACK_SECONDS = 10.0
 # The exact simplex on a protocol's transcripts solves a dense rows x rows system per
 # pivot: used up to this many rows (live transcripts + inputs of the block;
 # benchmarks/bench_falsify.py)

@@ -241,3 +241,31 @@ def test_cvxpy_backend_keeps_stdout_clean() -> None:
     done = _run_python(_SOLVE_SCRIPT.format(backends=("cvxpy", "highs")))
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""
+
+
+def test_the_compressed_columns_match_scipy():
+    """lp/model.py's CscMatrix (no scipy at import): triplets with duplicates and zeros,
+    products both ways, and conversions, against scipy.sparse on random matrices."""
+    from dpverify.lp.model import CscMatrix
+
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        m, n = (int(v) for v in rng.integers(1, 8, 2))
+        r, c = rng.integers(0, m, 25), rng.integers(0, n, 25)
+        v = rng.standard_normal(25)
+        v[:4] = 0.0
+        v[4], r[4], c[4], v[5], r[5], c[5] = 1.5, 0, 0, -1.5, 0, 0  # duplicates summing to 0
+        mine = CscMatrix.from_coo(r, c, v, (m, n))
+        ref = sp.csc_matrix((v, (r, c)), shape=(m, n))
+        ref.sum_duplicates()
+        ref.eliminate_zeros()
+        ref.sort_indices()
+        assert mine.nnz == ref.nnz and np.array_equal(mine.indptr, ref.indptr)
+        assert np.array_equal(mine.indices, ref.indices) and np.allclose(mine.data, ref.data)
+        x, y = rng.standard_normal(n), rng.standard_normal(m)
+        assert np.allclose(mine.matvec(x), ref @ x) and np.allclose(mine.rmatvec(y), ref.T @ y)
+        assert np.allclose(CscMatrix.of(ref).toarray(), ref.toarray())
+        assert np.allclose(mine.to_scipy().toarray(), ref.toarray())
+    # negative control: a matrix that differs in one entry is told apart
+    other = CscMatrix.from_coo([0], [0], [1.0], (2, 2))
+    assert not np.allclose(other.toarray(), CscMatrix.from_coo([0], [0], [2.0], (2, 2)).toarray())

@@ -259,7 +259,7 @@ def test_a_pure_certificate_fails_against_a_delta_problem():
 
 
 def test_count_functions_and_sum_only_expressions():
-    assert count_form("1 if sum(x) > k/2 else 0") == "1 if c > k / 2 else 0"
+    assert count_form("1 if sum(x) > k/2 else 0") == "1 if c > k/2 else 0"
     assert count_form("x1 + sum(x)") is None and count_form("min(x)") is None
     spec = loads('[problem]\nparties = 10000\nlambda = "2"\n[observer]\n'
                  'function = { expr = "sum(x) % 3" }\n[[party]]\nindex = 7\n'

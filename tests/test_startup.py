@@ -39,3 +39,22 @@ def test_a_real_command_does_import_them(tmp_path):
     path = tmp_path / "xor.toml"
     path.write_text('[problem]\nparties = 2\nepsilon = 1\n[observer]\nfunction = "xor"\n')
     assert {"numpy", "rich"} <= set(loaded(["verify", str(path)]))
+
+
+def test_a_small_verification_imports_no_scipy(tmp_path):
+    """Issue 25 (start-up): the LP route of a one-party problem needs numpy and highspy,
+    not scipy (lp/model.py keeps the matrix in its own compressed columns) nor cvxpy."""
+    path = tmp_path / "bit.toml"
+    path.write_text('[problem]\nparties = 1\nlambda = "3"\n[observer]\nfunction = "bit:1"\n')
+    modules = set(loaded(["verify", str(path)]))
+    assert {"numpy", "highspy"} <= modules
+    assert not modules & {"scipy", "cvxpy", "matplotlib"}, modules
+
+
+def test_a_route_that_needs_scipy_still_loads_it(tmp_path):
+    """Control: the dense interior-point method (theory/worst_ipm.py) imports scipy's
+    BLAS when it runs (a worst case without symmetry at an extreme level)."""
+    path = tmp_path / "x.toml"
+    path.write_text('[problem]\nparties = 3\nepsilon = [25, 0.5, 1.5]\naccuracy = "worst"\n'
+                    '[observer]\nfunction = { table = [0, 1, 2, 0, 1, 1, 2, 0] }\n')
+    assert "scipy" in set(loaded(["verify", str(path)]))

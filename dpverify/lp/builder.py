@@ -1,5 +1,6 @@
 """The one way LPs are built: columns, rows and COO triplets, assembled into a
-`LinearProgram` (scipy.sparse CSC) at the end. Every verifier builds its LPs with it.
+`LinearProgram` (compressed sparse columns, lp/model.py) at the end. Every verifier builds
+its LPs with it.
 
 A product channel F_1 (x) ... (x) F_k (randomized response's corners, a grid of points,
 products of rays) can enter an LP in `chain` form (`LpBuilder.chain`): k passes of small
@@ -14,10 +15,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
-from dpverify.lp.model import LinearProgram
+from dpverify.lp.model import CscMatrix, LinearProgram
 
 
 class LpBuilder:
@@ -69,8 +69,13 @@ class LpBuilder:
 
     def add_matrix(self, row_idx: np.ndarray, col_idx: np.ndarray, M: Any) -> None:
         """The (dense or sparse) block M at rows row_idx and columns col_idx."""
-        M = sp.coo_matrix(M)
-        self.add(row_idx[M.row], col_idx[M.col], M.data)
+        if hasattr(M, "tocoo"):  # scipy.sparse, given by the caller
+            coo = M.tocoo()
+            self.add(row_idx[coo.row], col_idx[coo.col], coo.data)
+            return
+        dense = np.atleast_2d(np.asarray(M, dtype=float))
+        r, c = np.nonzero(dense)
+        self.add(row_idx[r], col_idx[c], dense[r, c])
 
     def chain(self, factors: Sequence[np.ndarray],
               lo: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
@@ -86,12 +91,18 @@ class LpBuilder:
         left = 1
         for j, f in enumerate(factors):
             right = int(np.prod(dims[j + 1:]))
-            B = sp.kron(sp.kron(sp.identity(left, format="csr"), sp.csr_matrix(f)),
-                        sp.identity(right, format="csr"))
-            nxt = self.add_cols(B.shape[0], lo=lo)
-            rows = self.add_rows(B.shape[0], 0.0, 0.0)
+            fr, fc = f.shape
+            size = left * fr * right
+            nxt = self.add_cols(size, lo=lo)
+            rows = self.add_rows(size, 0.0, 0.0)
             self.add(rows, nxt, 1.0)
-            self.add_matrix(rows, prev, -B)
+            # I_left (x) F_j (x) I_right, entry by entry: row (l fr + a) right + r, column
+            # (l fc + b) right + r for every non-zero F_j[a, b]
+            a_, b_ = np.nonzero(f)
+            ll, rr = np.meshgrid(np.arange(left), np.arange(right), indexing="ij")
+            ll, rr = ll.ravel()[:, None], rr.ravel()[:, None]
+            self.add(rows[(ll * fr + a_) * right + rr], prev[(ll * fc + b_) * right + rr],
+                     -np.broadcast_to(f[a_, b_], (ll.size, a_.size)))
             prev = nxt
             left *= f.shape[0]
         return z0, prev
@@ -101,9 +112,7 @@ class LpBuilder:
         rows = np.concatenate(self.rows) if self.rows else np.zeros(0, dtype=int)
         cols = np.concatenate(self.cols) if self.cols else np.zeros(0, dtype=int)
         vals = np.concatenate(self.vals) if self.vals else np.zeros(0)
-        A = sp.csc_matrix((vals, (rows, cols)), shape=(self.num_rows, self.num_cols))
-        A.sum_duplicates()
-        A.eliminate_zeros()
+        A = CscMatrix.from_coo(rows, cols, vals, (self.num_rows, self.num_cols))
         c = np.concatenate(self.c) if self.c else np.zeros(0)
         for cols_, values in self.cost_updates:
             c[cols_] = values

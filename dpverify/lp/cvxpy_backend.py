@@ -34,7 +34,7 @@ def _status_table() -> dict[str, LpStatus]:
 def _row_constraints(lp: LinearProgram, x: Any) -> list[tuple[np.ndarray, Any, str]]:
     """The rows as three cvxpy constraints: equalities, `<=` rows and `>=` rows (a ranged
     row is in the last two)."""
-    A = lp.A.tocsr()
+    A = lp.A.to_scipy().tocsr()
     eq = np.isfinite(lp.row_lower) & (lp.row_lower == lp.row_upper)
     up = np.isfinite(lp.row_upper) & ~eq
     lo = np.isfinite(lp.row_lower) & ~eq

@@ -75,8 +75,7 @@ def _model(lp: LinearProgram) -> Any:
     them and solve another LP."""
     import highspy
 
-    A = lp.A.tocsc()
-    A.sort_indices()
+    A = lp.A  # compressed sparse columns, rows sorted (lp/model.py)
     data = A.data.astype(np.float64)
     if A.nnz and float(np.abs(data).min()) < SMALL_MATRIX_VALUE:
         if not lp.drop_tiny:

@@ -1,12 +1,89 @@
-"""The LP data type shared by every backend (numpy / scipy.sparse, no solver objects)."""
+"""The LP data type shared by every backend (numpy arrays, no solver objects).
+
+The constraint matrix is a `CscMatrix`: compressed sparse columns in three numpy arrays,
+what HiGHS takes as it is. It is not scipy.sparse, so that a verification whose route
+needs no scipy does not import it (issue 25: start-up); `to_scipy` converts on demand
+(the cvxpy backend), and a scipy matrix given to `LinearProgram` is converted.
+"""
 
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
+
+
+@dataclass(frozen=True, eq=False)
+class CscMatrix:
+    """A sparse matrix in compressed sparse columns: the row indices and values of column
+    j are indices[indptr[j]:indptr[j+1]] and data[...], rows sorted, no duplicates."""
+
+    shape: tuple[int, int]
+    data: np.ndarray
+    indices: np.ndarray
+    indptr: np.ndarray
+
+    @classmethod
+    def from_coo(cls, rows: np.ndarray, cols: np.ndarray, vals: np.ndarray,
+                 shape: tuple[int, int]) -> CscMatrix:
+        """From triplets: duplicates summed, zeros (given or summed) left out."""
+        m, n = int(shape[0]), int(shape[1])
+        rows = np.asarray(rows, dtype=np.int64)
+        cols = np.asarray(cols, dtype=np.int64)
+        vals = np.asarray(vals, dtype=np.float64)
+        keys = cols * max(m, 1) + rows  # column-major: sorted keys are CSC order
+        unique, inverse = np.unique(keys, return_inverse=True)
+        summed = np.bincount(inverse.ravel(), weights=vals, minlength=unique.size)
+        keep = summed != 0.0
+        unique, summed = unique[keep], summed[keep]
+        col_of = unique // max(m, 1)
+        indptr = np.concatenate([[0], np.cumsum(np.bincount(col_of, minlength=n))])
+        return cls((m, n), summed, (unique % max(m, 1)).astype(np.int32),
+                   indptr.astype(np.int64))
+
+    @classmethod
+    def of(cls, matrix: Any) -> CscMatrix:
+        """A CscMatrix, a scipy.sparse matrix or a dense array, as a CscMatrix."""
+        if isinstance(matrix, CscMatrix):
+            return matrix
+        if hasattr(matrix, "tocoo"):  # scipy.sparse (imported by the caller, not here)
+            coo = matrix.tocoo()
+            return cls.from_coo(coo.row, coo.col, coo.data, coo.shape)
+        dense = np.atleast_2d(np.asarray(matrix, dtype=np.float64))
+        rows, cols = np.nonzero(dense)
+        return cls.from_coo(rows, cols, dense[rows, cols], dense.shape)
+
+    @property
+    def nnz(self) -> int:
+        return int(self.data.size)
+
+    def column_of_entries(self) -> np.ndarray:
+        """The column of every stored entry."""
+        return np.repeat(np.arange(self.shape[1]), np.diff(self.indptr))
+
+    def matvec(self, x: np.ndarray) -> np.ndarray:
+        """A @ x."""
+        products = self.data * np.asarray(x, dtype=np.float64)[self.column_of_entries()]
+        return np.bincount(self.indices, weights=products, minlength=self.shape[0])
+
+    def rmatvec(self, y: np.ndarray) -> np.ndarray:
+        """A^T @ y."""
+        products = self.data * np.asarray(y, dtype=np.float64)[self.indices]
+        return np.bincount(self.column_of_entries(), weights=products,
+                           minlength=self.shape[1])
+
+    def toarray(self) -> np.ndarray:
+        out = np.zeros(self.shape)
+        out[self.indices, self.column_of_entries()] = self.data
+        return out
+
+    def to_scipy(self) -> Any:
+        """The same matrix as scipy.sparse.csc_matrix (imports scipy)."""
+        import scipy.sparse as sp
+
+        return sp.csc_matrix((self.data, self.indices, self.indptr), shape=self.shape)
 
 
 class LpStatus(enum.StrEnum):
@@ -28,7 +105,7 @@ class LinearProgram:
     """
 
     c: np.ndarray
-    A: sp.csc_matrix
+    A: CscMatrix
     row_lower: np.ndarray
     row_upper: np.ndarray
     col_lower: np.ndarray
@@ -41,6 +118,8 @@ class LinearProgram:
     drop_tiny: bool = False
 
     def __post_init__(self) -> None:
+        if not isinstance(self.A, CscMatrix):
+            object.__setattr__(self, "A", CscMatrix.of(self.A))
         m, n = self.A.shape
         if self.c.shape != (n,) or self.col_lower.shape != (n,) or self.col_upper.shape != (n,):
             raise ValueError(f"LP {self.name}: column arrays must have length {n}")

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.filenames import file_stem, output_path
+from dpverify.filenames import file_stem, output_path, write_output
 from dpverify.notebook import Notebook
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
 from dpverify.spec.protocol_writer import protocol_text
@@ -271,7 +271,7 @@ def _write(path: Path, spec: MultipartySpec, document: dict[str, Any], protocol:
     text = protocol_text(document, name=path.stem, description=description,
                          speakers=protocol.speakers, kernels=protocol.kernels,
                          comment=comment)
-    path.write_text(text, encoding="utf-8")
+    write_output(path, text)
     return str(path)
 
 

@@ -34,10 +34,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dpverify.cachedir import make_dirs
 from dpverify.defaults import DEFAULT_TIMEOUT
 from dpverify.errors import InputError, OptionError
-from dpverify.filenames import file_stem, output_path
+from dpverify.filenames import file_stem, make_directory, output_path, write_output
 from dpverify.notebook import Notebook
 from dpverify.spec.documents import number, toml_text
 from dpverify.spec.numbers import NumberError, parse_exact
@@ -352,12 +351,12 @@ def case_result(case: Case, result: ProblemResult, seconds: float) -> CaseResult
 def save_case(plan: SurveyPlan, result: CaseResult, directory: Path) -> str:
     """An interesting case (gap, interaction-helps or open) as a problem file with its
     [expect] table."""
-    make_dirs(directory)  # a `.dpverify` folder is marked as a cache
+    make_directory(directory)  # a `.dpverify` folder is marked as a cache
     expect = {result.case.accuracy: result.bound, "verdict": result.verdict}
     text = problem_text(plan, result.case, expect,
                         f"Found by `dpverify survey`: {result.verdict}. {result.reason}")
     path = output_path(directory, f"{file_stem(case_name(plan, result.case))}.toml")
-    path.write_text(text, encoding="utf-8")
+    write_output(path, text)
     return str(path)
 
 

@@ -17,8 +17,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from dpverify.errors import DpverifyError, InputError, SpecError
-from dpverify.filenames import output_path
+from dpverify.errors import DpverifyError, SpecError
+from dpverify.filenames import make_directory, output_path, write_output
 from dpverify.notebook import Notebook
 from dpverify.runner.deadline import TimedOut, deadline
 from dpverify.runner.files import (
@@ -156,13 +156,7 @@ class Certification(Notebook):
 
 
 def _output_folder(out_dir: str | Path) -> Path:
-    folder = Path(out_dir)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InputError(f"{out_dir}: cannot create the output directory: {exc.strerror}"
-                         ) from None
-    return folder
+    return make_directory(out_dir)
 
 
 def _record(spec: MultipartySpec, cert: Any, target: Path | None) -> CertificateRecord:
@@ -208,10 +202,7 @@ def _certify_agents(spec: MultipartySpec, folder: Path | None, options: VerifyOp
                                                                   accuracy.value))
             record = _record(spec, cert, target)
             if target is not None:
-                try:
-                    target.write_text(dump_certificate(record.certificate), encoding="utf-8")
-                except OSError as exc:
-                    raise InputError(f"{target}: cannot write: {exc.strerror}") from None
+                write_output(target, dump_certificate(record.certificate))
             report.certificates.append(record)
             on_certificate(record)
 

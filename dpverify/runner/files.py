@@ -308,6 +308,8 @@ def verify_source(text: str, source: str, options: VerifyOptions, *,
         return FileResult(source, FileStatus.DONE, result, spec)
     except SpecError as exc:
         return without_results(source, FileStatus.INVALID, exc, None)
+    except InputError as exc:  # other bad input (an output directory it cannot write)
+        return without_results(source, FileStatus.INVALID, exc, spec)
     except DpverifyError as exc:  # a size limit or a solver failure: could not decide
         return without_results(source, FileStatus.REFUSED, exc, spec)
     except TimedOut:

@@ -140,6 +140,10 @@ WARM_MODULES = (
     "dpverify.verifiers.audit.protocol",
     "dpverify.checker",
     "highspy",  # imported by lp/highs.py at the first solve (no HiGHS instance made here)
+    # imported where they are used (a single `verify` of a small problem loads neither):
+    # scipy's BLAS by the dense worst-case method, its linprog by the orbit method's game,
+    # python-flint by the exact and arb routines
+    "scipy.linalg", "scipy.optimize", "threadpoolctl", "flint",
 )
 
 

@@ -21,37 +21,48 @@ COUNT_NAME = "c"  # the number of ones, in the rewritten form of a sum(x)-only e
 
 
 def count_form(text: str) -> str | None:
-    """The expression rewritten over `c` (the number of ones) and `k`, when it uses the
-    inputs only through `sum(x)`; None otherwise (it names x1, ..., or uses x elsewhere).
-    The rewritten text is still checked by the safe evaluator when it is compiled."""
+    """The expression over `c` (the number of ones) and `k` when it uses the inputs only
+    through `sum(x)`, else None: each `sum(x)` replaced by `c` in the user's own text
+    (ast.unparse could lengthen it past the evaluator's limits), checked when compiled."""
+    body = text.strip().replace("\r\n", "\n").replace("\r", "\n")  # the parser's lines
     try:
-        tree = ast.parse(text.strip(), mode="eval")
-    except (SyntaxError, ValueError, RecursionError):
+        tree = ast.parse(body, mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     if any(isinstance(n, ast.Name) and n.id == COUNT_NAME for n in ast.walk(tree)):
         return None  # a name `c` of the user's own: not the count
     rewrite = _CountRewrite()
-    body = rewrite.visit(tree)
-    return ast.unparse(body) if rewrite.ok else None
+    rewrite.visit(tree)
+    if not rewrite.ok:
+        return None
+    raw, starts, out, last = body.encode("utf-8"), [0], [], 0
+    for piece in raw.split(b"\n")[:-1]:
+        starts.append(starts[-1] + len(piece) + 1)
+    for line, col, end_line, end_col in sorted(rewrite.spans):  # columns in UTF-8 bytes
+        out += [raw[last:starts[line - 1] + col], COUNT_NAME.encode()]
+        last = starts[end_line - 1] + end_col
+    return b"".join([*out, raw[last:]]).decode("utf-8")
 
 
-class _CountRewrite(ast.NodeTransformer):
-    """sum(x) -> c; any other use of the inputs (x, x1, ...) makes `ok` False."""
+class _CountRewrite(ast.NodeVisitor):
+    """The spans of the calls sum(x); any other use of the inputs makes `ok` False."""
 
-    ok = True
+    def __init__(self) -> None:
+        self.ok, self.spans = True, list[tuple]()
 
-    def visit_Call(self, node: ast.Call) -> ast.AST:
+    def visit_Call(self, node: ast.Call) -> None:
         if (isinstance(node.func, ast.Name) and node.func.id == "sum" and len(node.args) == 1
                 and isinstance(node.args[0], ast.Name) and node.args[0].id == "x"
                 and not node.keywords):
-            return ast.copy_location(ast.Name(id=COUNT_NAME, ctx=ast.Load()), node)
-        node.args = [self.visit(arg) for arg in node.args]  # the callee's name is no input
-        return node
+            self.spans.append((node.lineno, node.col_offset, node.end_lineno,
+                               node.end_col_offset))
+            return
+        for child in [*node.args, *node.keywords]:  # the callee's name is no input
+            self.visit(child)
 
-    def visit_Name(self, node: ast.Name) -> ast.AST:
+    def visit_Name(self, node: ast.Name) -> None:
         if node.id != "k":
             self.ok = False
-        return node
 
 
 def is_count_function(fn: FunctionDef) -> bool:

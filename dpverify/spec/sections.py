@@ -37,6 +37,7 @@ ACCURACIES = tuple(a.value for a in Accuracy)
 # multi-party (and protocol) results may also expect `interaction-helps` (delta > 0: an
 # interactive protocol beats RR(epsilon, delta); docs/theory.md, "Approximate privacy")
 AGENT_VERDICTS = EXPECTABLE_VERDICTS + ("interaction-helps",)
+MAX_TABLE_PARTIES = 22  # 2^22 entries: more than a file holds (4 MiB); 2^k is never built
 MAX_EPSILON = 700  # e^epsilon (e^-epsilon) must stay a finite (positive) float
 
 
@@ -262,8 +263,13 @@ def _counts(table: Table, value: object, key: str, k: int) -> tuple[Fraction, ..
 def _function_table(table: Table, value: object, key: str, k: int,
                     alphabets: tuple[int, ...] | None = None) -> tuple[Fraction, ...]:
     binary = alphabets is None or is_binary(alphabets)
+    if binary and k > MAX_TABLE_PARTIES:
+        raise SpecError(table.file, key, None, f"a table lists all 2^{k} inputs: tables are "
+                        f"read for at most {MAX_TABLE_PARTIES} parties; for {k} parties write "
+                        "a symmetric function (a name, { counts = [F(0), ..., F(k)] }, or "
+                        "an expression in sum(x) and k)")
     n = 1 << k if binary else len(input_symbols(alphabets or ()))
-    size = f"2^{k} = {n}" if binary else f"prod m_i = {n}"
+    size = f"2^{k} = {n:,}" if binary else f"prod m_i = {n:,}"
     strings = "bit strings" if binary else "input strings (the symbols, x1 first)"
     if isinstance(value, list):
         if len(value) != n:

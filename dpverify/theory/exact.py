@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
-from flint import fmpq
 
 from dpverify.spec.numbers import rational_text
 
@@ -306,7 +305,11 @@ def rational_string(value: Fraction) -> str:
     return rational_text(value)
 
 
-def to_fmpq(v) -> fmpq:
+def to_fmpq(v):
+    """A rational as python-flint's fmpq (imported here: a verification that needs no exact
+    linear algebra does not load python-flint)."""
+    from flint import fmpq
+
     if isinstance(v, fmpq):
         return v
     v = Fraction(v)

@@ -22,9 +22,11 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from flint import fmpz_mat
+if TYPE_CHECKING:
+    from flint import fmpz_mat
+
 
 from dpverify import clock
 
@@ -75,6 +77,8 @@ class _IntegerLp:
         self.c = [int(v * self.cost_scale) for v in costs]
 
     def basis_matrix(self, basis: Sequence[int]) -> fmpz_mat:
+        from flint import fmpz_mat  # lazy: python-flint only when the simplex runs
+
         B = fmpz_mat(self.m, self.m)
         for pos, j in enumerate(basis):
             for i, v in self.cols[j]:
@@ -82,6 +86,8 @@ class _IntegerLp:
         return B
 
     def column(self, j: int) -> fmpz_mat:
+        from flint import fmpz_mat
+
         col = fmpz_mat(self.m, 1)
         for i, v in self.cols[j]:
             col[i, 0] = v
@@ -117,6 +123,8 @@ def simplex_from_basis(rows: Sequence[Sequence], rhs: Sequence, cost: Sequence,
     basis = list(basis)
     if len(basis) != lp.m or len(set(basis)) != lp.m:
         raise ExactLpError(f"a basis needs {lp.m} distinct columns, got {len(basis)}")
+    from flint import fmpz_mat
+
     b = fmpz_mat(lp.m, 1, lp.b)
     degenerate, bland = 0, False
     for pivots in range(max_pivots + 1):

@@ -35,11 +35,14 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
-from flint import arb, arb_poly, ctx, fmpq
 
 from dpverify.theory.exact import lambda_pq
+
+if TYPE_CHECKING:
+    from flint import arb, arb_poly
 
 UNIT = Fraction(1, 1 << 53)  # the unit roundoff of IEEE double precision
 TINY = Fraction(1, 1 << 1074)  # bounds the absolute error of a product that underflows
@@ -151,6 +154,8 @@ PRECISION = 80  # bits of arb's midpoints: brackets near 1e-20 of their values
 def ball(x: Fraction | int) -> arb:
     """An exact rational as an arb ball (exact when it has a short binary expansion, else
     enclosing it)."""
+    from flint import arb, fmpq  # lazy: python-flint when used
+
     x = Fraction(x)
     return arb(fmpq(x.numerator, x.denominator))
 
@@ -175,12 +180,16 @@ class ArbPowers:
     each computed once."""
 
     def __init__(self, p: int, q: int):
+        from flint import arb_poly  # lazy: python-flint when used
+
         s = ball(p + q)
         self.A = {1: arb_poly([ball(q) / s, ball(p) / s])}
         self.B = {1: arb_poly([ball(p) / s, ball(q) / s])}
 
     def power(self, which: dict, t: int) -> arb_poly:
         if t == 0:
+            from flint import arb_poly  # lazy: python-flint when used
+
             return arb_poly([1])
         if t not in which:
             half = t // 2
@@ -196,6 +205,8 @@ def class_transform(p: int, q: int, n: int, y: Sequence[arb],
         T(l, r) = sum_(l <= j < r) y_j A^(j - l) B^(r - 1 - j)
                 = T(l, m) B^(r - m) + A^(m - l) T(m, r),
     O(M(n) log n) operations on arb polynomials instead of n^2 on integers."""
+    from flint import arb, arb_poly  # lazy: python-flint when used
+
     pw = powers or ArbPowers(p, q)
 
     def rec(lo: int, hi: int) -> arb_poly:
@@ -241,11 +252,15 @@ class precision:
         self.bits = bits
 
     def __enter__(self):
+        from flint import ctx  # lazy: python-flint when used
+
         self.old = ctx.prec
         ctx.prec = self.bits
         return self
 
     def __exit__(self, *exc):
+        from flint import ctx  # lazy: python-flint when used
+
         ctx.prec = self.old
         return False
 

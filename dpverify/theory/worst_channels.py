@@ -38,6 +38,25 @@ class Channel:
         """The columns in the LP (every one, unless some row never reaches it)."""
         return np.arange(self.columns)
 
+    def restricted(self, rows: np.ndarray) -> Channel:
+        """The same channel on other rows (row indices of the same space)."""
+        raise NotImplementedError
+
+
+def kron_rows(factors: Sequence[np.ndarray], dims: Sequence[int], rows: np.ndarray
+              ) -> np.ndarray:
+    """Rows of F_1 (x) ... (x) F_k without the product: row r (mixed radix over `dims`,
+    the first factor most significant) is the outer product of the factors' rows."""
+    out = np.ones((rows.size, 1))
+    rest = np.asarray(rows, dtype=np.int64)
+    digits = []
+    for d in reversed(dims):
+        rest, digit = np.divmod(rest, d)
+        digits.append(digit)
+    for f, digit in zip(factors, reversed(digits), strict=True):
+        out = (out[:, :, None] * np.asarray(f)[digit][:, None, :]).reshape(rows.size, -1)
+    return out
+
 
 class KronChannel(Channel):
     def __init__(self, lambdas: Sequence, rows: np.ndarray):
@@ -56,7 +75,10 @@ class KronChannel(Channel):
         return self._exact
 
     def floats(self) -> np.ndarray:
-        return kron_apply(self.kron, np.eye(self.columns))[self.rows]
+        return kron_rows(self.kron, [2] * len(self.kron), self.rows)
+
+    def restricted(self, rows: np.ndarray) -> KronChannel:
+        return KronChannel(self.lambdas, rows)
 
 
 class OrbitSumChannel(Channel):
@@ -100,14 +122,15 @@ def spread_exact(space: OrbitSpace) -> tuple[np.ndarray, np.ndarray]:
 
 
 @functools.lru_cache(maxsize=8)
-def spread_floats(space: OrbitSpace) -> np.ndarray:
-    """K[W, J] in floats (hints only: the certificates are exact or enclosed), then their
-    Kronecker product. A class's row w is the law of the released ones given w ones:
-    K_c[w, .] = coefficients of ((1 - a) + a z)^w ((1 - b) + b z)^(n - w), a = p / (p + q),
-    b = q / (p + q) (K[W, J] = M[J, W], theory/orbits/space.py), built from the powers by
-    products of non-negative polynomials: stable, and entries below the float range
-    become 0. (The exact integers of class_matrix_t, divided, took minutes at n = 1000.)"""
-    out: np.ndarray = np.ones((1, 1))
+def class_blocks(space: OrbitSpace) -> tuple[np.ndarray, ...]:
+    """The classes' blocks K_c in floats (hints only: the certificates are exact or
+    enclosed), K = K_1 (x) ... (x) K_C. A class's row w is the law of the released ones
+    given w ones: K_c[w, .] = coefficients of ((1 - a) + a z)^w ((1 - b) + b z)^(n - w),
+    a = p / (p + q), b = q / (p + q) (K[W, J] = M[J, W], theory/orbits/space.py), built
+    from the powers by products of non-negative polynomials: stable, and entries below the
+    float range become 0. (The exact integers of class_matrix_t, divided, took minutes at
+    n = 1000.)"""
+    out = []
     for n, lam in zip(space.sizes, space.lambdas, strict=True):
         p, q = lambda_pq(Fraction(lam))
         a, b = float(Fraction(p, p + q)), float(Fraction(q, p + q))
@@ -116,6 +139,16 @@ def spread_floats(space: OrbitSpace) -> np.ndarray:
             ones.append(np.convolve(ones[-1], [1.0 - a, a]))
             zeros.append(np.convolve(zeros[-1], [1.0 - b, b]))
         block = np.array([np.convolve(ones[w], zeros[n - w]) for w in range(n + 1)])
+        block.setflags(write=False)
+        out.append(block)
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=8)
+def spread_floats(space: OrbitSpace) -> np.ndarray:
+    """K[W, J] in floats: the Kronecker product of the classes' blocks (class_blocks)."""
+    out: np.ndarray = np.ones((1, 1))
+    for block in class_blocks(space):
         out = np.kron(out, block)
     return out
 
@@ -123,13 +156,18 @@ def spread_floats(space: OrbitSpace) -> np.ndarray:
 class ClassChannel(Channel):
     def __init__(self, space: OrbitSpace, rows: np.ndarray):
         self.space, self.rows, self.columns = space, rows, space.count
+        self.blocks = class_blocks(space)
+        self.factors = self.blocks
 
     def exact(self):
         num, den = spread_exact(self.space)
         return num[self.rows], den[self.rows]
 
     def floats(self) -> np.ndarray:
-        return spread_floats(self.space)[self.rows]
+        return kron_rows(self.blocks, self.space.dims, self.rows)
+
+    def restricted(self, rows: np.ndarray) -> ClassChannel:
+        return ClassChannel(self.space, rows)
 
 
 class TranscriptChannel(Channel):

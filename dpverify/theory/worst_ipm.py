@@ -39,26 +39,29 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg as sla
-from scipy.linalg.blas import dgemm, dsyrk, sgemm, ssyrk
-from threadpoolctl import threadpool_limits
 
 from dpverify import clock
 from dpverify.errors import SizeLimitError, SolverError
 from dpverify.theory.exact_rows import clean_distribution, clean_stochastic
-from dpverify.theory.rr import kron_apply, rr_channel, rr_matrix
-from dpverify.theory.worst_channels import KronChannel
-from dpverify.theory.worst_lp import WorstLp
+from dpverify.theory.rr import kron_apply
+from dpverify.theory.worst_channels import ClassChannel, KronChannel
+from dpverify.theory.worst_lp import Solve, WorstLp
+from dpverify.theory.worst_polish import polish_prior, polish_rule
 
 # The dense method keeps P (rows x columns) and M (rows x rows) in memory and does about
 # rows^2 * columns multiply-adds per iteration: 2^12 inputs is its design point.
 MAX_DENSE_INPUTS = 4096
-MAX_ITERATIONS = 40
+MAX_DENSE_WORK = 4096 ** 3  # multiply-adds of one iteration's M (rows^2 x columns)
+MAX_ITERATIONS = 60
 TARGET_WIDTH = 1e-11  # stop once the float bracket is this narrow (gains in [0, 1])
 DROP = 1e-8  # an output column whose K is below DROP * max is left out of M
 # While the bracket is wider than this, M is built and factored in single precision (twice
 # as fast; the direction is only a direction: every residual is recomputed exactly).
 SINGLE_WIDTH = 1e-4
+# ... and only from this many rows: below, double precision costs little, and single
+# precision once left a block stuck at a bracket of 8e-5 for 15 iterations (a party at 39
+# parties, on 211 active orbits)
+SINGLE_ROWS = 1024
 STEP = 0.995
 # Everything but M and its factor is computed in extended precision (80-bit on x86-64;
 # where long double is double, the method still works, with a wider final bracket): near
@@ -73,6 +76,10 @@ STALL_MU = 1e-14
 # at k = 12: a bracket of 1.5e-12 with the floor, 4.3e-10 without).
 MU_FLOOR = 1e-16
 STALL = 2
+# ... and at any mu once it has not narrowed by 1% in this many iterations: the method is
+# stuck (measured: 9 parties with epsilons up to 29, a bracket of 1e-5 for 40 iterations),
+# and the polish or the caller's fallback take over
+STUCK = 8
 
 
 @dataclass(frozen=True)
@@ -93,10 +100,12 @@ class DenseWorst:
 
 
 class _Problem:
-    """The relevant inputs grouped by their gain row (the blocks of M), P's rows for them
-    (dense, for M), and the Kronecker factors (for the products with P: O(k 2^k |Y|))."""
+    """The relevant rows grouped by their gain row (the blocks of M), P's rows for them
+    (dense, for M), and P's Kronecker factors (for the products with P: O(k 2^k |Y|) on
+    all inputs, O(orbits sum_c (n_c + 1) |Y|) on the classes' orbits)."""
 
-    def __init__(self, lambdas: Sequence[float], W: np.ndarray, rows: np.ndarray, n: int):
+    def __init__(self, factors: Sequence[np.ndarray], dense: np.ndarray, W: np.ndarray,
+                 rows: np.ndarray, n: int):
         distinct, classes = np.unique(W, axis=0, return_inverse=True)
         order = np.argsort(classes.ravel(), kind="stable")
         self.rows = rows[order]  # input index of each row
@@ -105,10 +114,10 @@ class _Problem:
         bounds = np.searchsorted(classes.ravel()[order], np.arange(distinct.shape[0] + 1))
         self.blocks = [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:],
                                                               strict=True)]
-        self.factors = [rr_channel(float(lam)).astype(WORK) for lam in lambdas]
+        self.factors = [np.asarray(f, dtype=WORK) for f in factors]
         self.n, self.m = n, W.shape[1]
         self.R = self.rows.size
-        self.P = np.ascontiguousarray(rr_matrix(lambdas)[self.rows])
+        self.P = np.ascontiguousarray(dense[order])
 
     def z(self, pi: np.ndarray) -> np.ndarray:
         """z[tau, y] = sum_x pi[x] P[x, tau] w(x, y)."""
@@ -131,6 +140,8 @@ class _Problem:
         """M's upper triangle (see the module docstring), in single precision if asked."""
         dtype = np.float32 if single else np.float64
         d, diag = np.asarray(d, dtype=np.float64), np.asarray(diag, dtype=np.float64)
+        from scipy.linalg.blas import dgemm, dsyrk, sgemm, ssyrk  # lazy: scipy is heavy
+
         syrk, gemm = (ssyrk, sgemm) if single else (dsyrk, dgemm)
         e = d.sum(axis=1)
         wd = self.w @ d.T  # (classes, n): sum_y w(a, y) d[tau, y]
@@ -160,6 +171,9 @@ SLOW_FACTOR = 1.2
 def _factor(M: np.ndarray, st: _State):
     """Cholesky of M (upper triangle), with a growing ridge when rounding breaks it, on
     `st.blas_threads` BLAS threads (every core until one factor is slow, then one)."""
+    import scipy.linalg  # lazy: scipy and threadpoolctl are heavy to import
+    from threadpoolctl import threadpool_limits
+
     top = float(np.max(np.abs(np.diag(M))))
     ridge = 0.0
     for _ in range(8):
@@ -168,7 +182,7 @@ def _factor(M: np.ndarray, st: _State):
                 M[np.diag_indices(M.shape[0])] += ridge
             start = time.perf_counter()
             with threadpool_limits(limits=st.blas_threads, user_api="blas"):
-                cf = sla.cho_factor(M, lower=False, check_finite=False)
+                cf = scipy.linalg.cho_factor(M, lower=False, check_finite=False)
             if time.perf_counter() - start > SLOW_FACTOR * (M.shape[0] / 4096) ** 3:
                 st.blas_threads = 1
             return cf
@@ -186,8 +200,11 @@ def _solve(cf, rhs: np.ndarray, apply_m) -> np.ndarray:
     dropped columns), then iterative refinement against the exact operator `apply_m` in
     extended precision (Golub and Van Loan, Matrix Computations, 4th ed., 3.5.3), kept only
     while it reduces the residual."""
+    import scipy.linalg  # lazy: scipy is heavy to import
+
     def raw(b):
-        return np.asarray(sla.cho_solve(cf, b.astype(cf[0].dtype), check_finite=False),
+        return np.asarray(scipy.linalg.cho_solve(cf, b.astype(cf[0].dtype),
+                                                 check_finite=False),
                           dtype=WORK)
 
     x = raw(rhs)
@@ -295,19 +312,114 @@ def _iterate(prob: _Problem, st: _State, single: bool) -> None:
         setattr(st, name, np.maximum(getattr(st, name), tiny))
 
 
-def dense_worst(lp: WorstLp, target: float = TARGET_WIDTH) -> DenseWorst:
-    """RR's worst-case LP on all inputs (theory/worst_lp.py, `over_inputs`: the rows of one
-    block, gains in [0, 1]): the best pair found, a prior on the block's inputs (in input
-    order) and a rule on all tau, with its float bracket. SizeLimitError beyond
-    MAX_DENSE_INPUTS inputs."""
-    if not isinstance(lp.channel, KronChannel):
-        raise ValueError("the dense method needs RR on all inputs (WorstLp.over_inputs)")
-    lambdas = lp.channel.lambdas
-    n, rows, W = lp.channel.columns, lp.rows, lp.gain
-    if n > MAX_DENSE_INPUTS:
+def float_bracket(lp: WorstLp, prior: np.ndarray, rule: np.ndarray) -> tuple[float, float]:
+    """The float bracket [min over the rows of acc_Q, F(pi)] of a rule (on every column)
+    and a prior (on the block's rows), both made feasible, in extended precision by the
+    channel's Kronecker factors (a Kronecker channel)."""
+    assert lp.channel.factors is not None
+    factors = [np.asarray(f, dtype=WORK) for f in lp.channel.factors]
+    G = np.asarray(lp.gain, dtype=WORK)
+    q = np.asarray(clean_stochastic(rule), dtype=WORK)
+    acc = (kron_apply(factors, q, WORK)[lp.rows] * G).sum(axis=1)
+    full = np.zeros((lp.channel.columns, G.shape[1]), dtype=WORK)
+    full[lp.rows] = np.asarray(clean_distribution(prior), dtype=WORK)[:, None] * G
+    z = kron_apply([f.T for f in factors], full, WORK)
+    return float(acc.min()), float(z.max(axis=1).sum())
+
+
+def dense_work(lp: WorstLp) -> int:
+    """Multiply-adds of one iteration (M from P's rows: rows^2 x columns) for the size
+    guard of dense_worst."""
+    return int(lp.rows.size) ** 2 * int(lp.channel.columns)
+
+
+def dense_worst(lp: WorstLp, target: float = TARGET_WIDTH, solve: Solve | None = None
+                ) -> DenseWorst:
+    """RR's worst-case LP of one block (theory/worst_lp.py: `over_inputs`, the inputs, or
+    `over_class_orbits`, the classes' orbits; gains in [0, 1]): the best pair found, a prior
+    on the block's rows (in their order) and a rule on every column, with its float
+    bracket. Beyond ACTIVE_FROM rows, on a growing set of active rows (`_by_rows`). When
+    the bracket is wider than `target` the pair is polished (theory/worst_polish.py;
+    `solve`, a float LP solver, takes the null-space LPs there). SizeLimitError beyond
+    MAX_DENSE_INPUTS inputs, or when the active rows' work passes MAX_DENSE_WORK."""
+    if not isinstance(lp.channel, KronChannel | ClassChannel):
+        raise ValueError("the dense method needs RR as a Kronecker product (over_inputs or "
+                         "over_class_orbits)")
+    n = lp.channel.columns
+    if isinstance(lp.channel, KronChannel) and n > MAX_DENSE_INPUTS:
         raise SizeLimitError(f"the dense worst-case method takes at most {MAX_DENSE_INPUTS} "
                              f"inputs; this problem has {n}")
-    prob = _Problem(lambdas, W, rows, n)
+    if (isinstance(lp.channel, ClassChannel) and lp.rows.size > ACTIVE_FROM
+            and float(lp.gain.max() - lp.gain.min()) > 0):
+        return _by_rows(lp, target, solve)
+    return _dense_block(lp, target, solve)
+
+
+# Beyond this many rows an orbit LP is solved on active rows: a minimax prior's support is
+# usually far smaller than the block there (measured: 30 of 750 orbits for majority in
+# four classes), and one iteration costs (rows)^2 x columns. Not on all inputs: a random
+# table's prior at k = 12 has 2,508 of 4,096 inputs in its support, and the active rows
+# grew to 3,971 in ten rounds (170 s, against 40 s dense).
+ACTIVE_FROM = 400
+ACTIVE_START = 96  # the rows of least accuracy under the uniform prior's Bayes rule
+ACTIVE_ROUNDS = 12
+
+
+def _by_rows(lp: WorstLp, target: float, solve: Solve | None) -> DenseWorst:
+    """Row generation (the dual's support generation): the LP on the active rows gives a
+    prior that is a prior of the whole block (an upper bound as it stands) and a rule on
+    every column, whose worst case over all rows is the lower bound; rows the rule leaves
+    more than `target` below the prior's bound join, the most violated first, until none
+    does."""
+    assert lp.channel.factors is not None
+    factors = [np.asarray(f, dtype=WORK) for f in lp.channel.factors]
+    G = np.asarray(lp.gain, dtype=WORK)
+    n, R = lp.channel.columns, lp.rows.size
+
+    def accuracies(rule: np.ndarray) -> np.ndarray:
+        return (kron_apply(factors, np.asarray(rule, dtype=WORK), WORK)[lp.rows] * G).sum(1)
+
+    full = np.zeros((n, G.shape[1]), dtype=WORK)
+    full[lp.rows] = G / R
+    z = kron_apply([f.T for f in factors], full, WORK)
+    bayes = np.zeros((n, G.shape[1]))
+    bayes[np.arange(n), np.argmax(z, axis=1)] = 1.0
+    active = np.sort(np.argsort(accuracies(bayes), kind="stable")[:ACTIVE_START])
+    lower, upper = -np.inf, np.inf
+    prior = rule = None
+    iterations = 0
+    for _ in range(ACTIVE_ROUNDS):
+        found = _dense_block(lp.restricted(active), target, solve)
+        iterations += found.iterations
+        acc = accuracies(found.rule)
+        if float(acc.min()) > lower:
+            lower, rule = float(acc.min()), found.rule
+        if found.upper < upper:
+            upper = found.upper
+            prior = np.zeros(R)
+            prior[active] = found.prior
+        if upper - lower <= target:
+            break
+        # the rows that keep the bracket wider than the target
+        outside = np.setdiff1d(np.arange(R), active)
+        worse = outside[acc[outside] < upper - target]
+        if worse.size == 0:
+            break
+        fresh = worse[np.argsort(acc[worse], kind="stable")][:max(ACTIVE_START, active.size)]
+        active = np.union1d(active, fresh)
+    assert prior is not None and rule is not None
+    return DenseWorst(prior, rule, lower, upper, iterations)
+
+
+def _dense_block(lp: WorstLp, target: float, solve: Solve | None) -> DenseWorst:
+    """The method on every row of the block (module docstring)."""
+    n, rows, W = lp.channel.columns, lp.rows, lp.gain
+    if dense_work(lp) > MAX_DENSE_WORK:
+        raise SizeLimitError(f"the dense worst-case method takes at most {MAX_DENSE_WORK:.3g} "
+                             f"multiply-adds an iteration; this block needs "
+                             f"{dense_work(lp):.3g} ({rows.size:,} rows, {n:,} columns)")
+    assert lp.channel.factors is not None
+    prob = _Problem(lp.channel.factors, lp.channel.floats(), W, rows, n)
     R = prob.R
     inverse = np.empty(R, dtype=int)
     inverse[np.searchsorted(rows, prob.rows)] = np.arange(R)
@@ -320,11 +432,13 @@ def dense_worst(lp: WorstLp, target: float = TARGET_WIDTH) -> DenseWorst:
     prior: np.ndarray | None = None
     rule: np.ndarray | None = None
     iterations = stalled = 0
+    coarse_stalled = False
     while iterations < MAX_ITERATIONS:
         clock.check()  # the run's deadline, once per iteration
         iterations += 1
         try:
-            _iterate(prob, st, single=upper - lower > SINGLE_WIDTH)
+            _iterate(prob, st, single=(prob.R >= SINGLE_ROWS and upper - lower > SINGLE_WIDTH
+                                       and not coarse_stalled))
         except SolverError:
             if prior is not None:
                 break
@@ -338,11 +452,45 @@ def dense_worst(lp: WorstLp, target: float = TARGET_WIDTH) -> DenseWorst:
         if hi < upper:
             upper, prior = hi, np.asarray(p[inverse], dtype=np.float64)
         stalled = stalled + 1 if upper - lower > 0.99 * before else 0
+        # single precision that stops narrowing the bracket is done with (measured: a
+        # party's block at 39 parties stuck at 8e-5 for 15 iterations)
+        coarse_stalled = coarse_stalled or upper - lower > 0.9 * before
         mu = st.mu()
-        if upper - lower <= target or (mu < STALL_MU and stalled >= STALL):
+        if upper - lower <= target or (mu < STALL_MU and stalled >= STALL) \
+                or stalled >= STUCK:
             break
     assert prior is not None and rule is not None
+    if upper - lower > target:
+        lower, upper, prior, rule = _polished(lp, lower, upper, prior, rule, solve, target)
     return DenseWorst(prior, rule, lower, upper, iterations)
 
 
-__all__ = ["MAX_DENSE_INPUTS", "DenseWorst", "dense_worst"]
+def _polished(lp: WorstLp, lower: float, upper: float, prior: np.ndarray, rule: np.ndarray,
+              solve: Solve | None, target: float
+              ) -> tuple[float, float, np.ndarray, np.ndarray]:
+    """The bracket after polishing (theory/worst_polish.py): the rule solved again from the
+    prior's supports, then (while the bracket is wider than `target`) the prior from the
+    rule's; each kept when its bound is better."""
+    from threadpoolctl import threadpool_limits  # lazy
+
+    C = np.asarray(lp.channel.floats(), dtype=WORK)
+    G = np.asarray(lp.gain, dtype=WORK)
+    with threadpool_limits(limits=1, user_api="blas"):  # small SVDs: one thread is faster
+        candidate = polish_rule(C, G, prior, solve)
+    if candidate is not None:
+        value = float((((C @ candidate) * G).sum(axis=1)).min())
+        if value > lower:
+            lower, rule = value, np.asarray(candidate, dtype=np.float64)
+    if upper - lower <= target:
+        return lower, upper, prior, rule
+    with threadpool_limits(limits=1, user_api="blas"):
+        masses = polish_prior(C, G, rule, solve)
+    if masses is not None:
+        bound = float((C.T @ (masses[:, None] * G)).max(axis=1).sum())
+        if bound < upper:
+            upper, prior = bound, np.asarray(masses, dtype=np.float64)
+    return lower, upper, prior, rule
+
+
+__all__ = ["MAX_DENSE_INPUTS", "MAX_DENSE_WORK", "DenseWorst", "dense_work", "dense_worst",
+           "float_bracket"]

@@ -110,6 +110,15 @@ class WorstLp:
         rows = np.flatnonzero(mask)
         return cls(TranscriptChannel(tr, mask), rows, rows, gain, gain_exact)
 
+    def restricted(self, positions: np.ndarray) -> WorstLp:
+        """The LP on some of its rows (`positions` into `rows`): a relaxation (fewer
+        constraints), whose priors are priors of this LP (zero elsewhere)."""
+        positions = np.asarray(positions, dtype=np.intp)
+        rows = self.rows[positions]
+        return WorstLp(self.channel.restricted(rows), rows, self.gain_rows[positions],
+                       self.table, self.table_exact,
+                       None if self.sizes is None else self.sizes[positions])
+
     @property
     def m(self) -> int:
         if self.table is not None:
@@ -348,7 +357,7 @@ def _dense(lp: WorstLp, coef: np.ndarray, scale: np.ndarray, pairs, name: str,
     return _Built(b.build(maximize=True, name=name, drop_tiny=drop_tiny), index, x_rows, scale)
 
 
-def _chain(lp: WorstLp, name: str) -> _Built:
+def _chain(lp: WorstLp, name: str, drop_tiny: bool = False) -> _Built:
     """The chain form (lp/builder.py): per output y, Q[., y] mixed by P's factors."""
     factors = lp.channel.factors
     if factors is None:
@@ -366,8 +375,8 @@ def _chain(lp: WorstLp, name: str) -> _Built:
         b.add(sums, q, 1.0)
     t = b.add_cols(1, cost=1.0, lo=-np.inf)
     b.add(x_rows, t, -1.0)
-    return _Built(b.build(maximize=True, name=name), np.stack(blocks, axis=1), x_rows,
-                  np.ones(rows.size))
+    return _Built(b.build(maximize=True, name=name, drop_tiny=drop_tiny),
+                  np.stack(blocks, axis=1), x_rows, np.ones(rows.size))
 
 
 def _read(lp: WorstLp, built: _Built, live: np.ndarray, sol: LpSolution) -> FloatWorst:
@@ -396,7 +405,7 @@ def solve_float(lp: WorstLp, solve: Solve, *, form: str = LpForm.DENSE, scale_ro
     their float values stay what they were to the last bit."""
     if form == LpForm.CHAIN:
         live = np.arange(lp.channel.columns)
-        built = _chain(lp, name)
+        built = _chain(lp, name, drop_tiny)
     else:
         live = lp.channel.live(exact=False)
         coef, scale = _coefficients(lp, live, scale_rows)

@@ -118,6 +118,7 @@ class LocalPool(Executor):
             self._pool = cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=self._ctx,
                                                 initializer=init_worker,
                                                 initargs=(self._queue,))
+            stop_tracker_at_exit()
         return self._pool
 
     def _submit(self, task: Task) -> tuple[cf.Future, Any]:
@@ -212,6 +213,32 @@ class LocalPool(Executor):
             else:
                 os.environ[key] = value
         self._saved_env = {}
+
+
+_TRACKER_STOP: list[Any] = []  # the exit hook, registered once per process
+
+
+def stop_tracker_at_exit() -> None:
+    """Stop (and reap) the process `multiprocessing` starts beside a spawn pool to track its
+    semaphores, when this process exits: it exits by itself once this process is gone, but
+    nobody then waits for it (where no init reaps orphans, in a container, it stays in the
+    caller's process group, running or a zombie). The hook is one of multiprocessing's own
+    exit finalizers at the lowest priority: it runs after every semaphore's finalizer has
+    unregistered it, so the tracker has nothing left to warn about."""
+    if _TRACKER_STOP:
+        return
+    from multiprocessing import util
+
+    _TRACKER_STOP.append(util.Finalize(None, stop_resource_tracker, exitpriority=-100))
+
+
+def stop_resource_tracker() -> None:
+    """Stop the resource tracker of this process and wait for it (stop_tracker_at_exit)."""
+    from multiprocessing import resource_tracker
+
+    tracker = getattr(resource_tracker, "_resource_tracker", None)
+    with contextlib.suppress(OSError, AttributeError, ChildProcessError):
+        tracker._stop()  # type: ignore[union-attr]  # the stdlib's only way to stop it
 
 
 def _exit_code(process: Any, deadline: float) -> int | None:

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
-from flint import fmpq_mat
 
 from dpverify.spec.symmetric import Orbits, lift_rule, orbit_members
 from dpverify.theory.certificates.bounds import (
@@ -61,6 +60,8 @@ def _rat(x: float) -> Fraction:
 
 def _rref(rows: list[list[Fraction]], rhs: list[Fraction], width: int):
     """The reduced row echelon form of [rows | rhs] (python-flint), and its rank."""
+    from flint import fmpq_mat  # lazy: python-flint only where a system is solved
+
     entries = [to_fmpq(v) for row, b in zip(rows, rhs, strict=True) for v in [*row, b]]
     return fmpq_mat(len(rows), width + 1, entries).rref()
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
-from flint import arb
 
 from dpverify.theory.certificates.interval import IntervalCertificate, declare
 from dpverify.theory.interval import (
@@ -30,6 +30,9 @@ from dpverify.theory.interval import (
     upper_of,
 )
 from dpverify.theory.orbits.certificates import OrbitProblem
+
+if TYPE_CHECKING:
+    from flint import arb
 
 
 def _parts(problem: OrbitProblem) -> list[list[bool] | None]:
@@ -47,6 +50,8 @@ def _unit_balls(problem: OrbitProblem) -> list[list[arb]]:
 def _scores(problem: OrbitProblem, lambdas, gains: list[list[arb]],
             masses: list[arb]) -> list[list[list[arb]]]:
     """Per part, per output y: the masses M (pi^ g'_y 1_part) on corner orbits."""
+    from flint import arb  # lazy: python-flint when used
+
     m = len(problem.outputs)
     out = []
     with precision(PRECISION):
@@ -60,6 +65,8 @@ def _scores(problem: OrbitProblem, lambdas, gains: list[list[arb]],
 def _best_upper(scores: list[list[list[arb]]]) -> Fraction:
     """An upper end of sum_J sum_parts max_y scores: the balls' upper ends, summed in arb
     (outward rounded)."""
+    from flint import arb  # lazy: python-flint when used
+
     count = len(scores[0][0])
     with precision(PRECISION):
         total = arb(0)
@@ -77,6 +84,8 @@ def _best_lower(scores: list[list[list[arb]]]) -> tuple[Fraction, list]:
     """A lower end of RR's accuracy (the masses' sum, i.e. the average) with the rule that
     takes, on each corner orbit, the output of the largest lower end, split evenly with
     the outputs whose balls reach it; and that rule (per part: rows of Fractions)."""
+    from flint import arb  # lazy: python-flint when used
+
     count = len(scores[0][0])
     rules = []
     with precision(PRECISION):
@@ -110,6 +119,8 @@ def uniform_masses(problem: OrbitProblem, relevant: Sequence[int] | None = None
 
 def _uniform_balls(problem: OrbitProblem) -> list[arb]:
     """The uniform prior's masses |W| / 2^k as balls."""
+    from flint import arb  # lazy: python-flint when used
+
     sizes = problem.space([Fraction(1)] * len(problem.sizes)).orbit_sizes()
     with precision(PRECISION):
         total = arb(2) ** sum(problem.sizes)
@@ -157,6 +168,8 @@ def prior_bound(problem: OrbitProblem, upper, prior_mass: Sequence[Fraction]) ->
 
 def rule_accuracies(problem: OrbitProblem, lower, decision) -> list[Fraction]:
     """A lower end of RR's accuracy with the rule (on corner orbits) on every input orbit."""
+    from flint import arb  # lazy: python-flint when used
+
     space = problem.space(lower)
     sizes = space.orbit_sizes()
     m = len(problem.outputs)

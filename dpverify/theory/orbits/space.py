@@ -39,11 +39,14 @@ import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
-from flint import fmpz_mat, fmpz_poly
 
 from dpverify.theory.exact import lambda_pq
+
+if TYPE_CHECKING:
+    from flint import fmpz_mat
 
 
 @dataclass(frozen=True)
@@ -96,6 +99,8 @@ def class_matrix_t(p: int, q: int, n: int, inverse: bool = False) -> fmpz_mat:
     j's polynomial) as integers over (p + q)^n; with `inverse`, the coefficients of
     (p z - q)^j (p - q z)^(n - j), over (p - q)^n. Built by the recurrence
     A_(j+1) = A_j (p z + q) / (p + q z), exact division of polynomials."""
+    from flint import fmpz_mat, fmpz_poly  # lazy: python-flint only for exact transforms
+
     sign = -1 if inverse else 1
     up = fmpz_poly([sign * q, p])  # p z + q  (or p z - q)
     down = fmpz_poly([p, sign * q])  # p + q z  (or p - q z)
@@ -145,6 +150,8 @@ def class_apply(p: int, q: int, n: int, y: list, inverse: bool = False) -> list:
     coefficients: the coefficients of sum_j y_j A^j B^(n - j), A = p z + q, B = p + q z
     (A = p z - q, B = p - q z for the inverse), by the recurrence
     D_0 = y_0,  D_j = B D_(j-1) + y_j A^j  (O(n^2) integer operations in python-flint)."""
+    from flint import fmpz_poly  # lazy: python-flint only for exact transforms
+
     sign = -1 if inverse else 1
     A = fmpz_poly([sign * q, p])
     B = fmpz_poly([p, sign * q])

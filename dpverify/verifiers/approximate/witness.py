@@ -38,9 +38,8 @@ from pathlib import Path
 
 import numpy as np
 
-from dpverify.cachedir import make_dirs
 from dpverify.errors import SpecError
-from dpverify.filenames import file_stem, output_path
+from dpverify.filenames import file_stem, make_directory, output_path, write_output
 from dpverify.spec import ProtocolSpec, loads
 from dpverify.spec.documents import number, problem_document, toml_text
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
@@ -85,9 +84,8 @@ def write_witness(directory: Path, filename: str, text: str) -> Path:
     """Write a witness file directly inside `directory` (created when missing); never
     outside it (`dpverify.filenames.output_path`, InputError otherwise)."""
     path = output_path(directory, filename)
-    make_dirs(directory)  # a `.dpverify` folder is marked as a cache
-    path.write_text(text, encoding="utf-8")
-    return path
+    make_directory(directory)  # a `.dpverify` folder is marked as a cache
+    return write_output(path, text)
 
 
 def read_protocol_text(text: str, source: str = "<witness>"

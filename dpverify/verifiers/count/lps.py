@@ -183,7 +183,7 @@ def dual_lower_bound(lp: LinearProgram, sol: LpSolution, groups: ColumnGroups) -
     y[(y < 0) & ~np.isfinite(hi)] = 0.0
     terms = [np.where(y > 0, y * np.where(np.isfinite(lo), lo, 0.0),
                       np.where(y < 0, y * np.where(np.isfinite(hi), hi, 0.0), 0.0))]
-    d = lp.c - lp.A.T @ y
+    d = lp.c - lp.A.rmatvec(y)
     covered = np.zeros(lp.num_cols, dtype=bool)
     for first, N, exact in groups.simplices:
         block = d[first:first + N * N].reshape(N, N).min(axis=1)

@@ -43,7 +43,7 @@ from dpverify.theory.certificates.interval import prior_bound as interval_prior_
 from dpverify.theory.certificates.repair import rationalised_prior, rationalised_rule, uniform_prior
 from dpverify.theory.exact import coarse_brackets, lambda_brackets
 from dpverify.theory.orbits.certificates import OrbitCertificate
-from dpverify.verifiers.multiparty.hints import Hints, WorstPlan, worst_plan
+from dpverify.verifiers.multiparty.hints import Hints, WorstPlan, beyond_floats, worst_plan
 from dpverify.verifiers.multiparty.reductions import AgentProblem
 from dpverify.verifiers.multiparty.routes import Outcome, decided
 from dpverify.verifiers.options import VerifyOptions
@@ -164,10 +164,13 @@ class ProofRoute:
         return None
 
     def use_interval(self, problem: AgentProblem) -> bool:
-        """Many parties (policy.INTERVAL_FROM_PARTIES_EPSILON, INTERVAL_FROM_PARTIES)."""
+        """Many parties (policy.INTERVAL_FROM_PARTIES_EPSILON, INTERVAL_FROM_PARTIES), or
+        the worst case at an extreme level (hints.beyond_floats: its exact simplex pivots
+        on integers of hundreds of digits, policy.EXTREME_ENTRY)."""
         spec = problem.spec
         if spec.lambdas_exact is None:
-            return spec.parties >= INTERVAL_FROM_PARTIES_EPSILON
+            return spec.parties >= INTERVAL_FROM_PARTIES_EPSILON or (
+                problem.worst and beyond_floats(spec.lambdas))
         return spec.parties >= INTERVAL_FROM_PARTIES
 
     def interval(self, problem: AgentProblem, hints: Hints) -> IntervalCertificate:

@@ -28,7 +28,14 @@ import numpy as np
 from dpverify.defaults import LpForm
 from dpverify.errors import DpverifyError, SizeLimitError, SolverError
 from dpverify.lp.builder import chain_nonzeros
-from dpverify.policy import DENSE_FROM_INPUTS, REDUCED_FACTOR
+from dpverify.policy import (
+    DENSE_FALLBACK_INPUTS,
+    DENSE_FALLBACK_SECONDS,
+    DENSE_FALLBACK_WIDTH,
+    DENSE_FROM_INPUTS,
+    EXTREME_ENTRY,
+    REDUCED_FACTOR,
+)
 from dpverify.spec.model import AgentSpec, AgentTable, MultipartySpec
 from dpverify.theory.certificates import (
     MAX_EXACT_ROWS,
@@ -39,8 +46,8 @@ from dpverify.theory.certificates import (
     symmetry_orbits,
     trivial_orbits,
 )
-from dpverify.theory.exact_rows import clean_distribution, has_mass
-from dpverify.theory.worst_ipm import MAX_DENSE_INPUTS, dense_worst
+from dpverify.theory.exact_rows import clean_distribution, clean_stochastic, has_mass
+from dpverify.theory.worst_ipm import MAX_DENSE_INPUTS, DenseWorst, dense_worst, float_bracket
 from dpverify.theory.worst_lp import WorstLp, solve_float
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.result import AgentResult
@@ -49,7 +56,7 @@ if TYPE_CHECKING:
     from dpverify.verifiers.multiparty.reductions import AgentProblem
     from dpverify.verifiers.multiparty.routes import CertificateMaker
 
-__all__ = ["Hints", "WorstPlan", "estimate_worst_nonzeros", "worst_plan"]
+__all__ = ["Hints", "WorstPlan", "beyond_floats", "estimate_worst_nonzeros", "worst_plan"]
 
 T = TypeVar("T")
 
@@ -129,9 +136,12 @@ class WorstPlan:
         DENSE_FROM_INPUTS inputs; SizeLimitError beyond --max-nonzeros): solved once."""
         n = self.spec.num_inputs
         unit = self.problem.units.unit
-        if self.orbits.count == n and DENSE_FROM_INPUTS <= n <= MAX_DENSE_INPUTS:
+        if self.orbits.count == n and n <= MAX_DENSE_INPUTS and (
+                n >= DENSE_FROM_INPUTS or beyond_floats(self.spec.lambdas)):
+            # extreme levels too (policy.EXTREME_ENTRY): the dense method keeps every entry
             return self.hints.once(("dense-worst", self.party),
-                                   lambda: dense_hints(self.spec, unit, self.party, self.bits))
+                                   lambda: dense_hints(self.spec, unit, self.party, self.bits,
+                                                       self.problem.options))
         if not self.fits:
             raise self.too_large
         found = self.hints.once(("rr-worst", self.party, self.orbits.count),
@@ -180,16 +190,44 @@ def hints_from_result(spec: MultipartySpec, party: int, result: AgentResult) -> 
     return out
 
 
-def dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list) -> dict:
+def beyond_floats(lambdas: Sequence[float]) -> bool:
+    """Whether some privacy level is extreme (policy.EXTREME_ENTRY): 1/(1 + lambda)
+    below it."""
+    return any(1.0 / (1.0 + float(lam)) < EXTREME_ENTRY for lam in lambdas)
+
+
+def dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list,
+                options: VerifyOptions) -> dict:
     """Hints on all inputs from the dense interior-point method (theory/worst_ipm.py), for
-    a worst case without symmetry on DENSE_FROM_INPUTS to MAX_DENSE_INPUTS inputs."""
+    a worst case without symmetry on DENSE_FROM_INPUTS to MAX_DENSE_INPUTS inputs, or at
+    an extreme level (beyond_floats); when it stalls, HiGHS's dense LP's better ends up
+    to policy.DENSE_FALLBACK_INPUTS inputs."""
+    solve_ = options.solver().tight(1e-10)  # the polish's small LPs
     out = {}
     for b in bits:
         relevant = None if b is None else own_bits(spec.parties, party) == b
         lp = WorstLp.over_inputs(spec.lambdas, gain, relevant)
-        found = dense_worst(lp)
+        found = dense_worst(lp, solve=solve_)
+        if found.width > DENSE_FALLBACK_WIDTH and lp.channel.columns <= DENSE_FALLBACK_INPUTS:
+            found = better_ends(lp, found, options)
         out[b] = WorstHint(rule=found.rule, prior=found.prior, x_orbits=lp.rows)
     return out
+
+
+def better_ends(lp: WorstLp, found: DenseWorst, options: VerifyOptions) -> DenseWorst:
+    """The dense result with each end replaced by HiGHS's solve of the dense LP (rows
+    scaled, entries below what HiGHS keeps dropped: any rule and prior are still bounded
+    exactly) when better (policy.DENSE_FALLBACK_WIDTH)."""
+    solve_ = options.solver().at_most(DENSE_FALLBACK_SECONDS).tight(1e-10)
+    other = solve_float(lp, solve_, form=LpForm.DENSE, scale_rows=True, drop_tiny=True,
+                        name="rr-worst-fallback")
+    if not other.ok:
+        return found
+    lower, upper = float_bracket(lp, other.masses, other.rule)
+    rule = clean_stochastic(other.rule) if lower > found.lower else found.rule
+    prior = clean_distribution(other.masses) if upper < found.upper else found.prior
+    return replace(found, rule=rule, prior=prior, lower=max(lower, found.lower),
+                   upper=min(upper, found.upper))
 
 
 def normalised(p: np.ndarray | None) -> np.ndarray | None:

@@ -27,6 +27,7 @@ from dpverify.defaults import Method
 from dpverify.errors import SizeLimitError
 from dpverify.policy import (
     EXACT_ORBIT_WORK,
+    ORBIT_EXACT_SIMPLEX_ORBITS,
     ORBIT_INTERVAL_FROM_PARTIES_EPSILON,
     ORBIT_WORK_PER_SECOND,
 )
@@ -182,9 +183,12 @@ def orbit_interval_certificate(spec: MultipartySpec, agent: AgentSpec,
 
 def use_interval(spec: MultipartySpec, symmetry: Symmetry, outputs: int, worst: bool) -> bool:
     """Whether `verify` builds the interval certificate first: beyond
-    policy.EXACT_ORBIT_WORK, or with lambdas from epsilon from
-    policy.ORBIT_INTERVAL_FROM_PARTIES_EPSILON parties."""
+    policy.EXACT_ORBIT_WORK, with lambdas from epsilon from
+    policy.ORBIT_INTERVAL_FROM_PARTIES_EPSILON parties, or for a worst case on more than
+    policy.ORBIT_EXACT_SIMPLEX_ORBITS orbits."""
     if spec.lambdas_exact is None and spec.parties >= ORBIT_INTERVAL_FROM_PARTIES_EPSILON:
+        return True
+    if worst and symmetry.orbit_count > ORBIT_EXACT_SIMPLEX_ORBITS:
         return True
     return exact_orbit_work(symmetry, outputs, worst) > EXACT_ORBIT_WORK
 

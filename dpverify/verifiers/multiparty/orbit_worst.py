@@ -36,12 +36,10 @@ from dpverify.theory.orbits.interval import (
     worst_interval,
 )
 from dpverify.theory.orbits.space import OrbitArray
-from dpverify.theory.worst_lp import (
-    WorstLp,
-    solve_exact,
-    solve_float_columns,
-    spread_floats,
-)
+from dpverify.theory.rr import kron_apply
+from dpverify.theory.worst_channels import class_blocks
+from dpverify.theory.worst_hints import dense_or_columns
+from dpverify.theory.worst_lp import WorstLp, solve_exact
 from dpverify.verifiers.multiparty.hints import Hints
 from dpverify.verifiers.options import VerifyOptions
 
@@ -119,20 +117,34 @@ def orbit_worst_interval(agent: str, problem: OrbitProblem, lower, upper,
 
 
 def _game_candidate(agent: str, problem: OrbitProblem, lower, upper):
-    """The zero-information candidate (the observer only): the matrix game of the gains
-    between the function's level sets (rows: distinct gain rows) and the outputs, solved
-    in floats and made exact. Its rule is the optimal mixed output, the same on every
-    corner orbit (whatever RR releases, it is worth the game's value on every input); its
-    prior puts the game's weight on each level set, spread as the uniform prior. Close to
-    optimal when the channel says little about f (parity at small epsilons: RR's signal
-    is the product of the parties' (lambda - 1) / (lambda + 1)). None when it does not
-    apply or the game's LP fails."""
-    if problem.own is not None:
+    """The zero-information candidate: per sub-problem (the observer; or each own bit of a
+    party, KOV eq. 4), the matrix game of the gains between the function's level sets
+    (rows: distinct gain rows) and the outputs, solved in floats and made exact. Its rule
+    is the optimal mixed output, the same on every corner orbit (whatever RR releases, it
+    is worth the game's value on every input); its prior puts the game's weight on each
+    level set, spread as the uniform prior (for a party, the prior of the own bit whose
+    bound is smaller). Close to optimal when the channel says little about f (parity at
+    small epsilons: RR's signal is the product of the parties' (lambda - 1) / (lambda +
+    1)). None when a game's LP fails."""
+    sizes = problem.space(lower).orbit_sizes()
+    rows = [tuple(r) for r in problem.units.exact]
+    games = [_game(rows, sizes, part) for part in _relevant(problem)]
+    if any(g is None for g in games):
         return None
+    notes = ("the zero-information game's prior (by level set of the function) and mixed "
+             "output, in arb balls",)
+    decisions = [tuple(tuple(q) for _ in range(len(rows))) for q, _ in games]
+    decision = decisions[0] if problem.own is None else tuple(decisions)
+    return min((worst_interval(agent, problem, lower, upper, mass, decision, notes)
+                for _, mass in games), key=lambda c: c.bound)
+
+
+def _game(rows: list[tuple], sizes: list[int], part: list[int]):
+    """(the game's mixed output, its prior's masses on every orbit) for the orbits `part`;
+    None when the LP fails."""
     from scipy.optimize import linprog  # lazy: scipy is heavy to import
 
-    rows = [tuple(r) for r in problem.units.exact]
-    levels = sorted(set(rows))
+    levels = sorted({rows[w] for w in part})
     G = np.array([[float(v) for v in row] for row in levels])
     n_levels, m = G.shape
     # the rule: max t, sum_y G[v, y] q_y >= t, q a distribution; the prior from its duals
@@ -149,15 +161,15 @@ def _game_candidate(agent: str, problem: OrbitProblem, lower, upper):
     weights = exact_distribution(np.clip(-np.asarray(found.ineqlin.marginals), 0.0, None)
                                  if np.any(found.ineqlin.marginals) else np.ones(n_levels),
                                  rounding=rounding)
-    sizes = problem.space(lower).orbit_sizes()
-    level_of = [levels.index(r) for r in rows]
-    totals = [sum(s for s, v in zip(sizes, level_of, strict=True) if v == lv)
-              for lv in range(n_levels)]
-    mass = [weights[v] * Fraction(s, totals[v]) for s, v in zip(sizes, level_of, strict=True)]
-    decision = tuple(tuple(q) for _ in range(len(rows)))
-    return worst_interval(agent, problem, lower, upper, mass, decision, (
-        "the zero-information game's prior (by level set of the function) and mixed "
-        "output, in arb balls",))
+    level_of = {levels[v]: v for v in range(n_levels)}
+    totals = [0] * n_levels
+    for w in part:
+        totals[level_of[rows[w]]] += sizes[w]
+    mass = [Fraction(0)] * len(rows)
+    for w in part:
+        v = level_of[rows[w]]
+        mass[w] = weights[v] * Fraction(sizes[w], totals[v])
+    return q, mass
 
 
 def uniform_candidate(agent: str, problem: OrbitProblem, lower, upper, exact: bool):
@@ -213,24 +225,25 @@ TIGHT = 1e-10
 def float_hints(problem: OrbitProblem, gain, parts, upper, options: VerifyOptions,
                 hints: Hints):
     """The rationalised float solutions of the orbit LPs (_float_hints), solved once per
-    classes and upper lambdas (the interval and the exact certificate at the fine
-    brackets ask for the same LP; hints.py)."""
-    key = ("orbit-worst", tuple(problem.classes), tuple(upper),
+    classes and upper lambdas (the interval and the exact certificates at the coarse and
+    the fine brackets ask for the same LP, at lambdas a hair apart: any rule and prior are
+    valid bounds at either, so the lambdas are keyed to 12 digits; hints.py)."""
+    key = ("orbit-worst", tuple(problem.classes), tuple(f"{float(v):.12g}" for v in upper),
            tuple(tuple(p) for p in parts))
     return hints.once(key, lambda: _float_hints(problem, gain, parts, upper, options))
 
 
 def _float_hints(problem: OrbitProblem, gain, parts, upper, options):
-    """The rationalised float solutions of the orbit LPs (a valid, weaker certificate),
-    by column generation (theory/worst_lp.py, solve_float_columns)."""
+    """The rationalised float solutions of the orbit LPs (a valid, weaker certificate):
+    theory/worst_hints.py, the dense interior-point method, else column generation."""
     space = problem.space(upper)
     g = np.array([[float(v) for v in row] for row in gain])
-    K = spread_floats(space)
+    factors = class_blocks(space)
     solve_ = options.solver().tight(TIGHT)
     rules, priors, values = [], [], []
     for relevant in parts:
-        found = solve_float_columns(WorstLp.over_class_orbits(space, relevant, g), solve_,
-                                    name="rr-worst-on-orbits")
+        lp = WorstLp.over_class_orbits(space, relevant, g)
+        found = dense_or_columns(lp, solve_)
         prior = np.zeros(len(gain))
         if found.ok:
             rule = np.clip(found.rule, 0.0, None)
@@ -242,7 +255,7 @@ def _float_hints(problem: OrbitProblem, gain, parts, upper, options):
         rounding = snap(RATIONAL_DENOMINATOR)
         rules.append(tuple(map(tuple, exact_stochastic(rule, rounding=rounding))))
         priors.append(exact_distribution(prior, relevant, rounding=rounding))
-        values.append(float(np.min(((K @ rule) * g).sum(axis=1)[relevant])))
+        values.append(float(np.min((kron_apply(factors, rule) * g).sum(axis=1)[relevant])))
     best = min(range(len(parts)), key=lambda b: values[b])
     decision = rules[0] if problem.own is None else tuple(rules)
     notes = ("the certificate brackets the optimum with the rationalised float rule and "

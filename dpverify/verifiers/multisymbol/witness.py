@@ -20,9 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from dpverify.cachedir import make_dirs
 from dpverify.errors import SpecError
-from dpverify.filenames import file_stem, output_path
+from dpverify.filenames import file_stem, make_directory, output_path, write_output
 from dpverify.spec import ProtocolSpec, load, loads
 from dpverify.spec.documents import problem_document
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
@@ -76,10 +75,9 @@ def witness_text(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
 
 def write_witness(directory: Path, spec: MultipartySpec, agent: AgentSpec,
                   accuracy: Accuracy, channels, note: str) -> Path:
-    make_dirs(directory)  # a `.dpverify` folder is marked as a cache
+    make_directory(directory)  # a `.dpverify` folder is marked as a cache
     path = output_path(directory, witness_name(spec, agent, accuracy))
-    path.write_text(witness_text(spec, agent, accuracy, channels, note), encoding="utf-8")
-    return path
+    return write_output(path, witness_text(spec, agent, accuracy, channels, note))
 
 
 def witness_value(source: Path | str, spec: MultipartySpec, agent: AgentSpec,

@@ -1,0 +1,67 @@
+"""Float hints for RR's worst-case LP on the classes' orbits (theory/worst_lp.py,
+`over_class_orbits`): a rule and a minimax prior, which the caller rationalises and bounds
+exactly or in arb balls (any rule and any prior give valid bounds, so nothing here decides
+a verdict).
+
+The orbit LP is small (hundreds of rows) but badly conditioned: a row W reads
+sum_(J, y) K[W, J] g[W, y] Q[J, y] >= t with K[W, J] the law of the released orbit J given
+W, a Kronecker product of the classes' blocks whose entries run from about 1e-13 to 0.1
+at 20 parties, and whose rows are nearly equal in a class of small epsilon (the class's
+block has eigenvalues ((lambda - 1) / (lambda + 1))^i, i = 0..n_c). At a feasibility
+tolerance of 1e-10 a simplex or interior-point code then takes minutes on one member of a
+family and milliseconds on its neighbour (measured: parity at 19 parties in classes of 3, 9
+and 7 at epsilons 0.05, 1 and 2: HiGHS past 600 s). The dense interior-point method of
+theory/worst_ipm.py solves the same LP in the space of priors, in extended precision,
+with no tolerance on the matrix's entries (entries below 1e-12, which HiGHS drops, are
+kept): it is the first choice while its dense work fits; HiGHS's column generation
+(worst_lp.solve_float_columns) is the fallback.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpverify.errors import SizeLimitError, SolverError
+from dpverify.theory.worst_ipm import dense_worst
+from dpverify.theory.worst_lp import Solve, WorstLp, solve_float_columns
+
+
+@dataclass(frozen=True, eq=False)
+class WorstHints:
+    """A rule on every column (rows of floats, not yet clipped), the prior's masses on the
+    LP's rows, and whether they are a solution at all (`ok`; else the caller uses its own
+    default hints). `how` names the method for notes and tests."""
+
+    rule: np.ndarray
+    masses: np.ndarray
+    ok: bool
+    how: str
+
+
+# HiGHS's column generation writes the LP's coefficients out (rows x columns x outputs):
+# beyond this many it is not tried.
+MAX_COLUMNS_ENTRIES = 50_000_000
+DENSE = "dense interior point"
+COLUMNS = "column generation (HiGHS)"
+
+
+def dense_or_columns(lp: WorstLp, solve: Solve) -> WorstHints:
+    """The hints of one block of RR's worst-case LP: the dense interior-point method
+    (theory/worst_ipm.py, on active rows beyond a few hundred), else (when it fails or its
+    work is over its limit) HiGHS's column generation."""
+    try:
+        found = dense_worst(lp, solve=solve)
+        return WorstHints(found.rule, found.prior, True, DENSE)
+    except (SolverError, SizeLimitError):
+        pass
+    rows, columns, m = int(lp.rows.size), int(lp.channel.columns), lp.m
+    if rows * columns * m > MAX_COLUMNS_ENTRIES:  # its dense matrix would not fit
+        empty = np.zeros((columns, m))
+        return WorstHints(empty, np.full(rows, np.nan), False, COLUMNS)
+    columns_found = solve_float_columns(lp, solve, name="rr-worst-on-orbits")
+    return WorstHints(columns_found.rule, columns_found.masses, columns_found.ok, COLUMNS)
+
+
+__all__ = ["COLUMNS", "DENSE", "WorstHints", "dense_or_columns"]
