@@ -363,6 +363,11 @@ def dense_worst(lp: WorstLp, target: float = TARGET_WIDTH, solve: Solve | None =
 ACTIVE_FROM = 400
 ACTIVE_START = 96  # the rows of least accuracy under the uniform prior's Bayes rule
 ACTIVE_ROUNDS = 12
+# Once the active rows pass this fraction of the block, the next round takes them all: a
+# support that large is closed one round sooner, where growing it cost up to four more
+# interior-point runs (measured: `sum` in three classes of 8, 10 and 4 parties, 495 orbits,
+# whose prior's support is 477 of them: 27 s in seven rounds, 7 s in three)
+ACTIVE_ALL = 0.6
 
 
 def _by_rows(lp: WorstLp, target: float, solve: Solve | None) -> DenseWorst:
@@ -407,6 +412,8 @@ def _by_rows(lp: WorstLp, target: float, solve: Solve | None) -> DenseWorst:
             break
         fresh = worse[np.argsort(acc[worse], kind="stable")][:max(ACTIVE_START, active.size)]
         active = np.union1d(active, fresh)
+        if active.size > ACTIVE_ALL * R:  # the support is most of the block: one last LP
+            active = np.arange(R)
     assert prior is not None and rule is not None
     return DenseWorst(prior, rule, lower, upper, iterations)
 

@@ -72,7 +72,8 @@ def _best_upper(scores: list[list[list[arb]]]) -> Fraction:
         total = arb(0)
         for part in scores:
             for j in range(count):
-                total += max((col[j].upper() for col in part), key=upper_of)
+                # the upper ends are exact binary numbers: arb compares them exactly
+                total += max(col[j].upper() for col in part)
         return upper_of(total)
 
 
@@ -93,9 +94,8 @@ def _best_lower(scores: list[list[list[arb]]]) -> tuple[Fraction, list]:
         for part in scores:
             rule = []
             for j in range(count):
-                lows = [lower_of(col[j]) for col in part]
-                top = max(lows)
-                tied = [y for y, col in enumerate(part) if upper_of(col[j]) >= top]
+                top = max(col[j].lower() for col in part)  # exact ends, compared exactly
+                tied = [y for y, col in enumerate(part) if col[j].upper() >= top]
                 share = Fraction(1, len(tied))
                 row = tuple(share if y in tied else Fraction(0) for y in range(len(part)))
                 for y in tied:

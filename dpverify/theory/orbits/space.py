@@ -85,6 +85,26 @@ class OrbitSpace:
         return out
 
 
+def without_class(space: OrbitSpace, axis: int, weight: int
+                  ) -> tuple[OrbitSpace, np.ndarray, np.ndarray]:
+    """The orbits of the other classes, for a class of one party whose bit is fixed at
+    `weight` (a party agent's own bit, KOV eq. 4): (their space; the orbit of `space` with
+    that weight for each of theirs, in their order; and each orbit of `space`'s orbit of
+    theirs, dropping the class's weight). With the own bit fixed, the own party's released
+    bit is independent of everyone else's, so RR's worst-case LP of that own bit on the
+    other classes' orbits has the same optimum: a rule on theirs is a rule on every corner
+    orbit (the same on both released own bits) and a prior on theirs one on the orbits of
+    that own bit, each with the same value (K's own factor is a row summing to 1)."""
+    dims = space.dims
+    grid = np.arange(space.count).reshape(dims)
+    rest = OrbitSpace(space.sizes[:axis] + space.sizes[axis + 1:],
+                      space.lambdas[:axis] + space.lambdas[axis + 1:])
+    rows = np.take(grid, weight, axis=axis).ravel()
+    theirs = np.broadcast_to(np.expand_dims(np.arange(rest.count).reshape(rest.dims), axis),
+                             dims).ravel()
+    return rest, rows, theirs
+
+
 def binomials(n: int) -> list[int]:
     """C(n, 0), ..., C(n, n), each from the last (n multiplications, not n^2)."""
     row = [1]

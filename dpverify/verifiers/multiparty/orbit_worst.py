@@ -35,10 +35,10 @@ from dpverify.theory.orbits.interval import (
     uniform_scores,
     worst_interval,
 )
-from dpverify.theory.orbits.space import OrbitArray
+from dpverify.theory.orbits.space import OrbitArray, OrbitSpace, without_class
 from dpverify.theory.rr import kron_apply
 from dpverify.theory.worst_channels import class_blocks
-from dpverify.theory.worst_hints import dense_or_columns
+from dpverify.theory.worst_hints import WorstHints, dense_or_columns
 from dpverify.theory.worst_lp import WorstLp, solve_exact
 from dpverify.verifiers.multiparty.hints import Hints
 from dpverify.verifiers.options import VerifyOptions
@@ -233,6 +233,23 @@ def float_hints(problem: OrbitProblem, gain, parts, upper, options: VerifyOption
     return hints.once(key, lambda: _float_hints(problem, gain, parts, upper, options))
 
 
+def _orbit_lp_hints(problem: OrbitProblem, space: OrbitSpace, g: np.ndarray, relevant,
+                    bit: int, solve_) -> tuple[WorstHints, np.ndarray, np.ndarray]:
+    """The float hints of one sub-problem's orbit LP, and where its prior's masses and its
+    rule's rows go in the problem's orbits: for a party whose own class is one party
+    among others, the LP of the own bit `bit` on the other classes' orbits
+    (theory/orbits/space.py, `without_class`: the same optimum, on half the rows and half
+    the columns); else the LP on `relevant` and every corner orbit."""
+    own = problem.own
+    if own is None or len(problem.sizes) < 2:
+        lp = WorstLp.over_class_orbits(space, relevant, g)
+        return dense_or_columns(lp, solve_), np.asarray(relevant), np.arange(space.count)
+    rest, rows, columns = without_class(space, own, bit)
+    assert np.array_equal(rows, relevant)  # the own bit's orbits, in the same order
+    lp = WorstLp.over_class_orbits(rest, np.arange(rest.count), g[rows])
+    return dense_or_columns(lp, solve_), rows, columns
+
+
 def _float_hints(problem: OrbitProblem, gain, parts, upper, options):
     """The rationalised float solutions of the orbit LPs (a valid, weaker certificate):
     theory/worst_hints.py, the dense interior-point method, else column generation."""
@@ -241,13 +258,12 @@ def _float_hints(problem: OrbitProblem, gain, parts, upper, options):
     factors = class_blocks(space)
     solve_ = options.solver().tight(TIGHT)
     rules, priors, values = [], [], []
-    for relevant in parts:
-        lp = WorstLp.over_class_orbits(space, relevant, g)
-        found = dense_or_columns(lp, solve_)
+    for bit, relevant in enumerate(parts):
+        found, rows, columns = _orbit_lp_hints(problem, space, g, relevant, bit, solve_)
         prior = np.zeros(len(gain))
         if found.ok:
-            rule = np.clip(found.rule, 0.0, None)
-            prior[relevant] = np.clip(found.masses, 0.0, None)
+            rule = np.clip(found.rule, 0.0, None)[columns]
+            prior[rows] = np.clip(found.masses, 0.0, None)
         else:  # no hint: RR's first output everywhere, the uniform prior
             rule = np.zeros_like(g)
             rule[:, 0] = 1.0

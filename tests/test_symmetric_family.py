@@ -1,0 +1,136 @@
+"""The symmetric worst case as a family (issue 25, point 1): a party's orbit LP on the other
+classes' orbits, the active rows' last round on the whole block, and the interval brackets
+compared in arb; each against an independent computation, with a negative control.
+"""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from dpverify.cli import main
+from dpverify.lp import solve
+from dpverify.theory import worst_ipm
+from dpverify.theory.orbits.space import OrbitSpace, without_class
+from dpverify.theory.worst_lp import WorstLp, prior_bound, rule_value, solve_exact
+
+
+def _sum_gains(space: OrbitSpace) -> list[list[Fraction]]:
+    """`3 if f == y else (-1 if y > f else 0)` for f = sum on every orbit, in [0, 1]
+    (outputs 0..k): not symmetric under flipping every bit, so the own bits differ."""
+    def gain(f: int, y: int) -> Fraction:
+        return Fraction(4 if f == y else (0 if y > f else 1), 4)
+
+    return [[gain(sum(space.weights(w)), y) for y in range(space.parties + 1)]
+            for w in range(space.count)]
+
+
+def test_a_party_s_lp_on_the_other_classes_has_the_same_optimum():
+    # own party alone in class 1 (lambda 3/2), then classes of 2 and 3 parties
+    space = OrbitSpace((1, 2, 3), (Fraction(3, 2), Fraction(2), Fraction(5, 4)))
+    gains = _sum_gains(space)
+    for bit in (0, 1):
+        rest, rows, theirs = without_class(space, 0, bit)
+        assert rest.sizes == (2, 3) and len(rows) == rest.count == 12
+        assert [space.weights(int(r))[0] for r in rows] == [bit] * 12
+        assert [space.weights(int(r))[1:] for r in rows] == [rest.weights(i)
+                                                             for i in range(rest.count)]
+        full = WorstLp.over_class_orbits(space, rows, gain_exact=gains)
+        reduced = WorstLp.over_class_orbits(rest, np.arange(rest.count),
+                                            gain_exact=[gains[int(r)] for r in rows])
+        small, whole = solve_exact(reduced), solve_exact(full)
+        assert small.value == whole.value
+        # the reduced rule and prior, lifted, prove the same bounds on the full LP
+        lifted = [small.rule[int(j)] for j in theirs]
+        assert rule_value(full, lifted) == small.value
+        assert prior_bound(full, small.masses) == small.value
+        # negative control: a rule lifted by the wrong map of orbits proves less
+        shifted = [small.rule[int(j)] for j in np.roll(theirs, 1)]
+        assert rule_value(full, shifted) < small.value
+
+
+def _majority_lp():
+    levels = [Fraction(np.exp(e)).limit_denominator(10**9) for e in (0.05, 1.5, 2.0, 1.0)]
+    space = OrbitSpace((3, 3, 3, 2), tuple(levels))
+    majority = np.array([int(2 * sum(space.weights(w)) > space.parties)
+                         for w in range(space.count)])
+    table = np.array([[1.0, 0.0], [1 / 3, 1.0]])[majority]
+    return WorstLp.over_class_orbits(space, list(range(space.count)), table)
+
+
+def _rounds(monkeypatch, active_all: float):
+    """The active rows of every round of the row generation, and its result."""
+    seen: list[int] = []
+    inner = worst_ipm._dense_block
+
+    def counted(lp, target, solve_):
+        seen.append(int(lp.rows.size))
+        return inner(lp, target, solve_)
+
+    monkeypatch.setattr(worst_ipm, "_dense_block", counted)
+    monkeypatch.setattr(worst_ipm, "ACTIVE_ALL", active_all)
+    # the suite's size: 192 orbits, rows generated from 24 (the default: 400, 96)
+    monkeypatch.setattr(worst_ipm, "ACTIVE_FROM", 100)
+    monkeypatch.setattr(worst_ipm, "ACTIVE_START", 24)
+    found = worst_ipm.dense_worst(_majority_lp(), solve=lambda p: solve(
+        p, "highs", feasibility_tol=1e-10))
+    return seen, found
+
+
+def test_the_active_rows_take_the_whole_block_once_they_are_most_of_it(monkeypatch):
+    seen, found = _rounds(monkeypatch, worst_ipm.ACTIVE_ALL)
+    assert seen == [24, 48, 96, 192]  # then all 192 orbits
+    lp = _majority_lp()
+    lower, upper = worst_ipm.float_bracket(lp, found.prior, found.rule)
+    assert upper - lower < 1e-10 and abs(upper - found.upper) < 1e-12
+    # negative control: never jumping grows the rows one round at a time
+    slow, other = _rounds(monkeypatch, 1.0)
+    assert len(slow) > 4 and max(slow) < 192 and abs(other.upper - found.upper) < 1e-10
+
+
+def test_interval_upper_ends_are_compared_exactly():
+    from flint import arb
+
+    from dpverify.theory.interval import upper_of
+    from dpverify.theory.orbits.interval import _best_upper, _best_lower
+
+    third, two_thirds = arb(1) / 3, arb(2) / 3
+    scores = [[[third, two_thirds], [two_thirds, third]]]  # one part, outputs x orbits
+    assert _best_upper(scores) == 2 * upper_of(two_thirds)
+    value, rules = _best_lower(scores)
+    assert rules == [((Fraction(0), Fraction(1)), (Fraction(1), Fraction(0)))]
+    assert value <= Fraction(4, 3) < value + Fraction(1, 10**15)
+    # balls that overlap tie and split the rule evenly
+    tied, _ = _best_lower([[[arb(1, 0.1)], [arb(1, 0.2)]]])
+    assert _best_lower([[[arb(1, 0.1)], [arb(1, 0.2)]]])[1] == [((Fraction(1, 2),
+                                                                   Fraction(1, 2)),)]
+    assert tied < 1
+
+
+PARTY_SUM = """[problem]
+name = "party-sum"
+parties = 9
+lambda = ["7/4", "7/4", "6/5", "6/5", "6/5", "2", "2", "2", "2"]
+accuracy = "worst"
+[[party]]
+index = 1
+function = "sum"
+gain = {gain}
+"""
+
+
+@pytest.mark.parametrize("scale", ["1", "1e-9"])
+def test_a_party_s_sum_is_decided_whatever_the_scale_of_the_gains(tmp_path, scale):
+    path = tmp_path / "p.toml"
+    path.write_text(PARTY_SUM.format(gain=f'{{ expr = "-{scale} * abs(f - y)" }}'))
+    out = CliRunner().invoke(main, ["verify", str(path), "--json", "--method", "orbit"])
+    result = json.loads(out.output)[0]["results"][0]
+    assert result["verdict"] == "optimal", result
+    # decided by the interval certificate from the orbit LP's hints (80 orbits: beyond the
+    # exact simplex), not by a fallback to the exact route
+    assert "by the interval orbit certificate" in result["reason"], result
+    assert abs(result["relaxed_optimum"] - result["rr_value"]) <= 1e-9 * 9 * float(scale)
