@@ -190,7 +190,8 @@ CASES = [
 # --------------------------------------------------------------------------- families
 
 GAINS = {"indicator": '"indicator"', "-abs": '"-abs"',
-         "asymmetric": '{ expr = "2 if f == y else (0 if y == 0 else -1)" }'}
+         "asymmetric": '{ expr = "2 if f == y else (0 if y == 0 else -1)" }',
+         "over-under": '{ expr = "3 if f == y else (-1 if y > f else 0)" }'}
 FUNCTIONS = ("parity", "majority", "threshold", "sum")
 EPSILONS = (0.05, 0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
 LAMBDAS = ("5/4", "4/3", "3/2", "2", "5/2", "3", "4")

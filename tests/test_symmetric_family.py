@@ -134,3 +134,40 @@ def test_a_party_s_sum_is_decided_whatever_the_scale_of_the_gains(tmp_path, scal
     # exact simplex), not by a fallback to the exact route
     assert "by the interval orbit certificate" in result["reason"], result
     assert abs(result["relaxed_optimum"] - result["rr_value"]) <= 1e-9 * 9 * float(scale)
+
+
+def test_early_interior_point_products_are_in_double_precision(monkeypatch):
+    """The products with P run in double precision while the bracket is wider than
+    DOUBLE_WIDTH, then in extended precision; the pair found is as good either way."""
+    dtypes: list[type] = []
+    inner = worst_ipm._iterate
+
+    def recorded(prob, st, single):
+        dtypes.append(prob.dtype)
+        return inner(prob, st, single)
+
+    monkeypatch.setattr(worst_ipm, "_iterate", recorded)
+    lp = _majority_lp()
+    found = worst_ipm._dense_block(lp, worst_ipm.TARGET_WIDTH, None)
+    assert dtypes[0] is np.float64 and dtypes[-1] is worst_ipm.WORK
+    # negative control: with no double-precision phase every product is extended
+    dtypes.clear()
+    monkeypatch.setattr(worst_ipm, "DOUBLE_WIDTH", float("inf"))
+    extended = worst_ipm._dense_block(lp, worst_ipm.TARGET_WIDTH, None)
+    assert set(dtypes) == {worst_ipm.WORK}
+    for pair in (found, extended):
+        lower, upper = worst_ipm.float_bracket(lp, pair.prior, pair.rule)
+        assert upper - lower < 1e-10
+    assert abs(found.upper - extended.upper) < 1e-10
+
+
+def test_a_rule_s_traces_are_dropped_before_it_is_made_exact():
+    from dpverify.verifiers.multiparty.orbit_worst import RULE_FLOOR, _sparse_rule
+
+    rule = np.array([[0.7, 0.3 - 1e-15, 1e-15], [1e-13, 1.0, -1e-17], [0.0, 0.0, 0.0]])
+    sparse = _sparse_rule(rule)
+    assert sparse.tolist() == [[0.7, 0.3 - 1e-15, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 0.0]]
+    # what it costs on any input: at most outputs x RULE_FLOOR of accuracy (gains in [0, 1])
+    assert np.abs(sparse - np.clip(rule, 0, None)).sum(axis=1).max() <= 3 * RULE_FLOOR
+    # negative control: an entry at the floor's scale of its row is kept
+    assert _sparse_rule(np.array([[1.0, 2 * RULE_FLOOR]]))[0, 1] > 0
