@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 import dpverify.console
 import dpverify.spec.templates
-from dpverify.cli import main
+from dpverify.cli import every_command, main
 from dpverify.status import (
     EXIT_STATUS_RULE,
     ExitStatus,
@@ -60,7 +60,7 @@ def test_suboptimal_ranks_below_undecided_and_bad_input() -> None:
 
 
 # -- --help ----------------------------------------------------------------------------------
-COMMANDS = sorted(main.commands)
+COMMANDS = sorted(every_command())
 
 
 def test_every_command_is_covered() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
 import io
 import os
 import sys
@@ -94,10 +95,36 @@ class _Command(click.Command):
         super().__init__(*args, **kwargs)
 
 
+# The module of each command (dpverify/cli/<module>.py, which registers it with `main`).
+# A command's module is imported when the command is run or its help shown (click's lazy
+# loading of subcommands: `get_command`, `list_commands`), so that `dpverify verify`
+# loads cli/verify.py and none of the other commands' modules and what they import.
+COMMANDS = {"audit": "audit", "batch": "batch", "results": "batch", "check": "batch",
+            "certify": "certify", "check-cert": "certify", "derive": "count",
+            "release": "count", "examples": "examples", "falsify": "falsify", "new": "new",
+            "survey": "survey", "sweep": "sweep", "verify": "verify"}
+
+
 class _Group(click.Group):
     command_class = _Command
     parse_args = _quiet_broken_pipe(click.Group.parse_args)
     invoke = _quiet_broken_pipe(click.Group.invoke)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in COMMANDS and cmd_name not in self.commands:
+            importlib.import_module(f"dpverify.cli.{COMMANDS[cmd_name]}")
+        return super().get_command(ctx, cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+
+def every_command() -> dict[str, click.Command]:
+    """Every command of `main` by name, each module imported (`main.commands` holds only
+    those imported so far)."""
+    ctx = click.Context(main)
+    return {name: command for name in main.list_commands(ctx)
+            if (command := main.get_command(ctx, name)) is not None}
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]},
@@ -134,6 +161,9 @@ def _configure(ctx: click.Context) -> None:
     except DpverifyError as exc:
         click.echo(f"dpverify: {exc}", err=True)
         ctx.exit(exc.exit_code)
-    if isinstance(ctx.command, click.Group):
-        ctx.default_map = {**default_map(ctx.command, config), **(ctx.default_map or {})}
+    if isinstance(ctx.command, click.Group) and ctx.invoked_subcommand is not None:
+        name = ctx.invoked_subcommand
+        command = ctx.command.get_command(ctx, name)
+        configured = default_map({name: command} if command else {}, config)
+        ctx.default_map = {**configured, **(ctx.default_map or {})}
     ctx.meta["dpverify.config"] = config
