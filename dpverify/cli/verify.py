@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 from dpverify import api
-from dpverify.cli.app import handle_errors, main
+from dpverify.cli.app import finish, handle_errors, main
 from dpverify.cli.options import (
     CROSS_CHECK,
     EXCLUDE,
@@ -72,4 +70,4 @@ def verify(ctx, paths, tol, backend, max_nonzeros, lp_form, method, max_orbit_wo
     # options that do not apply to some files, files skipped: the library's notes
     for line in report.notes:
         note(str(line))
-    sys.exit(report.exit_status())
+    finish(report.exit_status())  # witness files and stdout written and closed
