@@ -67,7 +67,7 @@ def test_a_route_that_needs_scipy_still_loads_it(tmp_path):
 
 
 # -- issue 25, point 5: the modules a small verification does not need -------------------
-NOT_NEEDED = ("scipy", "flint", "cvxpy", "matplotlib", "pandas", "dask", "sqlite3",
+NOT_NEEDED = ("scipy", "flint", "cvxpy", "rich", "matplotlib", "pandas", "dask", "sqlite3",
               "multiprocessing", "dpverify.runner.batch", "dpverify.runner.store",
               "dpverify.runner.executors", "dpverify.cli.audit", "dpverify.cli.batch",
               "dpverify.cli.certify", "dpverify.spec.count_loader",
@@ -103,9 +103,10 @@ THREE_AVERAGE = ('[problem]\nparties = 3\nlambda = "2"\naccuracy = "average"\n'
 
 @pytest.mark.parametrize("text", [ONE, THREE_AVERAGE], ids=["one-party", "three-average"])
 def test_a_small_verification_loads_only_its_route(tmp_path, text):
-    """`verify` of a one-party problem (and of three parties, the average) proves its
-    verdicts exactly (the exact certificate and the independent checker) without scipy,
-    python-flint (lambda is rational, no system is solved), the batch runner, the other
+    """`verify --json` of a one-party problem (and of three parties, the average) proves
+    its verdicts exactly (the exact certificate and the independent checker) without
+    scipy, python-flint (lambda is rational, no system is solved), rich (JSON output: the
+    tables' control is test_a_real_command_does_import_them), the batch runner, the other
     commands, the other kinds' parsers or the interval checker."""
     assert loaded_of(["verify", write(tmp_path, "p", text), "--json"]) == []
 

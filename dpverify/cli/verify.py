@@ -60,7 +60,7 @@ def verify(ctx, paths, tol, backend, max_nonzeros, lp_form, method, max_orbit_wo
                      lp_form=lp_form, grid=grid, samples=samples, seed=seed, certify=certify,
                      method=method, max_orbit_work=max_orbit_work, restarts=restarts,
                      witness_dir=witness_dir, cross_check=cross_check)
-    out, err = consoles(no_color)
+    out, err = consoles(no_color, lazy=as_json and not show_rules)
     with VerifyView(out, err, as_json=as_json, quiet=quiet, show_rules=show_rules,
                     show_proof=certify, show_grid=bool(grid or samples)) as view:
         report = api.verify_paths(paths, on_start=view.started, on_result=view.finished,
