@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -31,6 +32,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
 
 PROBLEMS = {  # name: (parties, lambda, function, the accuracies)
     "one": (1, 3, "bit:1", ("average", "worst")),
@@ -146,6 +149,10 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--bar", type=float, default=1.3)
     args = parser.parse_args()
+    # byte-compiled first, as an installed package is (with PYTHONDONTWRITEBYTECODE set,
+    # an edited module would otherwise be compiled again by every run)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "dpverify")],
+                   check=True, capture_output=True)
     folder = Path(tempfile.mkdtemp(prefix="dpverify-startup-"))
     script = folder / "plain.py"
     script.write_text(PLAIN, encoding="utf-8")
@@ -176,7 +183,9 @@ def main() -> int:
                                            "matplotlib", "dask", "sqlite3", "multiprocessing")]
         rows.append(f"| {name} | heavy packages beyond the plain script: "
                     f"{', '.join(heavy) or 'none'} | | | | |")
-    print(f"runs: {args.runs} of each, interleaved; medians")
+    load = os.getloadavg()
+    print(f"runs: {args.runs} of each, interleaved; medians; load average {load[0]:.1f} "
+          f"(5 min: {load[1]:.1f}) at the end")
     print()
     print("| problem | command | wall (s) | CPU (s) | wall / plain | CPU / plain |")
     print("|---|---|---|---|---|---|")
