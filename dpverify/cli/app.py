@@ -115,9 +115,9 @@ class Finished(SystemExit):
 def finish(status: int) -> NoReturn:
     """End a command that has written and closed all it made (its files, its output) with
     `status`. As the program (`main()` from the command line) the process then ends at
-    once, not module by module: the interpreter's teardown of numpy, highspy and the ~110
-    modules of a verification is about 30 ms, an eighth of `verify` of a small problem
-    (benchmarks/bench_startup.py). Called from a test (`main([...])`), SystemExit."""
+    once, not module by module: the interpreter's teardown of numpy, highspy and the ~100
+    modules of a verification is about 30 ms of CPU, an eighth of `verify` of a small
+    problem (benchmarks/bench_startup.py). Called from a test (`main([...])`), SystemExit."""
     raise Finished(status)
 
 
@@ -132,11 +132,12 @@ def _end_now(status: int) -> None:
     try:
         sys.stdout.flush()
         sys.stderr.flush()
-        atexit._run_exitfuncs()
-        sys.stdout.flush()
-        sys.stderr.flush()
     except (OSError, ValueError):
         return
+    atexit._run_exitfuncs()
+    with contextlib.suppress(OSError, ValueError):  # what the atexit functions printed
+        sys.stdout.flush()
+        sys.stderr.flush()
     os._exit(status)
 
 
