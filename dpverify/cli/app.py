@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import errno
 import functools
 import importlib
 import io
@@ -57,20 +58,38 @@ def handle_errors(fn):
         except DpverifyError as exc:
             click.echo(f"dpverify: {exc}", err=True)
             sys.exit(exc.exit_code)
+        except OSError as exc:  # an output that cannot be written (`> /dev/full`, a full disk)
+            if exc.errno not in UNWRITABLE:
+                raise_internal(exc)
+            where = f"{exc.filename}: " if exc.filename else "the output: "
+            _silence_stdout()
+            click.echo(f"dpverify: {where}cannot write: {exc.strerror}", err=True)
+            sys.exit(ExitStatus.BAD_INPUT)
         except MemoryError:
             click.echo("dpverify: out of memory (try a smaller problem)", err=True)
             sys.exit(ExitStatus.UNDECIDED)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise  # click reports these itself (a bad command line is exit 2)
         except Exception as exc:  # a bug: exit 4 (an internal error), never a pass
-            if os.environ.get("DPVERIFY_DEBUG"):
-                raise
-            click.echo(f"dpverify: internal error: {type(exc).__name__}: {exc} "
-                       "(a bug in dpverify: please report it; set DPVERIFY_DEBUG=1 for the "
-                       "traceback)", err=True)
-            sys.exit(ExitStatus.INTERNAL)
+            raise_internal(exc)
 
     return wrapper
+
+
+# The errors of an output the system cannot take (exit 2, as an unwritable -o): no space,
+# over a quota, a file too large, an I/O error of the device.
+UNWRITABLE = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+
+
+def raise_internal(exc: Exception) -> NoReturn:
+    """A bug: one line and exit 4 (an internal error), never a pass; the traceback with
+    DPVERIFY_DEBUG=1."""
+    if os.environ.get("DPVERIFY_DEBUG"):
+        raise exc
+    click.echo(f"dpverify: internal error: {type(exc).__name__}: {exc} "
+               "(a bug in dpverify: please report it; set DPVERIFY_DEBUG=1 for the "
+               "traceback)", err=True)
+    sys.exit(ExitStatus.INTERNAL)
 
 
 def _quiet_broken_pipe(method):
