@@ -96,7 +96,7 @@ def test_interval_upper_ends_are_compared_exactly():
     from flint import arb
 
     from dpverify.theory.interval import upper_of
-    from dpverify.theory.orbits.interval import _best_upper, _best_lower
+    from dpverify.theory.orbits.interval import _best_lower, _best_upper
 
     third, two_thirds = arb(1) / 3, arb(2) / 3
     scores = [[[third, two_thirds], [two_thirds, third]]]  # one part, outputs x orbits

@@ -132,7 +132,7 @@ class _Problem:
     def z(self, pi: np.ndarray) -> np.ndarray:
         """z[tau, y] = sum_x pi[x] P[x, tau] w(x, y)."""
         double = self.dtype is np.float64
-        full = np.zeros((self.n, self.m), dtype=self.dtype)
+        full: np.ndarray = np.zeros((self.n, self.m), dtype=self.dtype)
         full[self.rows] = pi[:, None] * (self.W64 if double else self.W)
         factors = self.factors64 if double else self.factors
         return kron_apply([f.T for f in factors], full, self.dtype)
@@ -386,7 +386,10 @@ THREADED_ROWS = 2048
 # four classes), and one iteration costs (rows)^2 x columns. Not on all inputs: a random
 # table's prior at k = 12 has 2,508 of 4,096 inputs in its support, and the active rows
 # grew to 3,971 in ten rounds (170 s, against 40 s dense).
-ACTIVE_FROM = 400
+# (700, not 400: blocks of 405 to 630 orbits took 1.5-3.6 CPU seconds at once and 2-20 s
+# on active rows, whose first rounds of 96 and 192 rows stalled at 60 iterations: `sum`
+# at 40 parties in classes of 14 and 26 with 41 outputs, 19.6 s -> 3.6 s)
+ACTIVE_FROM = 700
 ACTIVE_START = 96  # the rows of least accuracy under the uniform prior's Bayes rule
 ACTIVE_ROUNDS = 12
 # Once the active rows pass this fraction of the block, the next round takes them all: a

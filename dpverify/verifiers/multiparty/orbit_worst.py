@@ -269,7 +269,7 @@ def _orbit_lp_hints(problem: OrbitProblem, space: OrbitSpace, g: np.ndarray, rel
         return dense_or_columns(lp, solve_), np.asarray(relevant), np.arange(space.count)
     rest, rows, columns = without_class(space, own, bit)
     assert np.array_equal(rows, relevant)  # the own bit's orbits, in the same order
-    lp = WorstLp.over_class_orbits(rest, np.arange(rest.count), g[rows])
+    lp = WorstLp.over_class_orbits(rest, list(range(rest.count)), g[rows])
     return dense_or_columns(lp, solve_), rows, columns
 
 
