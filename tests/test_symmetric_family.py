@@ -136,31 +136,6 @@ def test_a_party_s_sum_is_decided_whatever_the_scale_of_the_gains(tmp_path, scal
     assert abs(result["relaxed_optimum"] - result["rr_value"]) <= 1e-9 * 9 * float(scale)
 
 
-def test_early_interior_point_products_are_in_double_precision(monkeypatch):
-    """The products with P run in double precision while the bracket is wider than
-    DOUBLE_WIDTH, then in extended precision; the pair found is as good either way."""
-    dtypes: list[type] = []
-    inner = worst_ipm._iterate
-
-    def recorded(prob, st, single):
-        dtypes.append(prob.dtype)
-        return inner(prob, st, single)
-
-    monkeypatch.setattr(worst_ipm, "_iterate", recorded)
-    lp = _majority_lp()
-    found = worst_ipm._dense_block(lp, worst_ipm.TARGET_WIDTH, None)
-    assert dtypes[0] is np.float64 and dtypes[-1] is worst_ipm.WORK
-    # negative control: with no double-precision phase every product is extended
-    dtypes.clear()
-    monkeypatch.setattr(worst_ipm, "DOUBLE_WIDTH", float("inf"))
-    extended = worst_ipm._dense_block(lp, worst_ipm.TARGET_WIDTH, None)
-    assert set(dtypes) == {worst_ipm.WORK}
-    for pair in (found, extended):
-        lower, upper = worst_ipm.float_bracket(lp, pair.prior, pair.rule)
-        assert upper - lower < 1e-10
-    assert abs(found.upper - extended.upper) < 1e-10
-
-
 def test_a_rule_s_traces_are_dropped_before_it_is_made_exact():
     from dpverify.verifiers.multiparty.orbit_worst import RULE_FLOOR, _sparse_rule
 
@@ -171,3 +146,30 @@ def test_a_rule_s_traces_are_dropped_before_it_is_made_exact():
     assert np.abs(sparse - np.clip(rule, 0, None)).sum(axis=1).max() <= 3 * RULE_FLOOR
     # negative control: an entry at the floor's scale of its row is kept
     assert _sparse_rule(np.array([[1.0, 2 * RULE_FLOOR]]))[0, 1] > 0
+
+
+def test_a_wide_bracket_runs_again_and_keeps_the_better_end_of_each(monkeypatch):
+    a = worst_ipm.DenseWorst(np.array([1.0]), np.array([[1.0]]), 0.2, 0.9, 3)
+    b = worst_ipm.DenseWorst(np.array([2.0]), np.array([[2.0]]), 0.1, 0.5, 4)
+    best = worst_ipm._best_of(a, b)
+    assert (best.lower, best.upper, best.iterations) == (0.2, 0.5, 7)
+    assert best.rule is a.rule and best.prior is b.prior
+    calls: list[int] = []
+    inner = worst_ipm._dense_block
+
+    def counted(lp, target, solve_):
+        calls.append(1)
+        return inner(lp, target, solve_)
+
+    monkeypatch.setattr(worst_ipm, "_dense_block", counted)
+    lp = WorstLp.over_class_orbits(OrbitSpace((2, 3), (Fraction(3, 2), Fraction(2))),
+                                   list(range(12)), np.eye(2)[[0, 1] * 6])
+    monkeypatch.setattr(worst_ipm, "RETRY_WIDTH", -1.0)  # every bracket is too wide
+    twice = worst_ipm.dense_worst(lp)
+    assert len(calls) == 2
+    # negative control: a bracket within RETRY_WIDTH is not run again
+    calls.clear()
+    monkeypatch.setattr(worst_ipm, "RETRY_WIDTH", float("inf"))
+    once = worst_ipm.dense_worst(lp)
+    assert len(calls) == 1 and twice.upper <= once.upper + 1e-15
+    assert twice.lower >= once.lower - 1e-15
