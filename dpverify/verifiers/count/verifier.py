@@ -44,6 +44,7 @@ from dpverify.theory.count.exact import (
 from dpverify.theory.count.geometric import (
     bayes_loss,
     bayes_remap,
+    geometric_inverse,
     geometric_matrix,
     minimax_loss,
     monotonicity_violation,
@@ -259,12 +260,21 @@ def _least_favourable(spec: CountSpec, sol: LpSolution) -> np.ndarray | None:
 def _chain_bound(spec: CountSpec, sol: LpSolution, q_float: np.ndarray | None,
                  exact_unit: Sequence[Sequence[Fraction]]) -> float:
     """The rigorous lower bound of theory/count/bounds.py from the mechanism LP's duals:
-    q (the least favourable prior, minimax; the prior, Bayes), nu from the row sums (the
-    first N rows), repaired and checked exactly at alpha_lo <= alpha (the DP cone only
-    grows as alpha falls, so the bound holds at alpha)."""
+    q (the least favourable prior, minimax; the prior, Bayes) and nu from the row sums (the
+    first N rows)."""
+    duals = np.asarray(sol.row_duals[:spec.n + 1], dtype=np.float64)
+    return certified_bound(spec, q_float, duals, exact_unit)
+
+
+def certified_bound(spec: CountSpec, q_float: np.ndarray | None, nu_float: np.ndarray,
+                    exact_unit: Sequence[Sequence[Fraction]]) -> float:
+    """The chain bound (theory/count/bounds.py) of float multipliers: q (a distribution on
+    S, minimax; None: the prior, Bayes) and nu of the row sums, repaired and checked
+    exactly at alpha_lo <= alpha (the DP cone only grows as alpha falls, so the bound
+    holds at alpha); -inf when they are not usable. Valid whatever q and nu are (weak
+    duality): how good it is depends on them."""
     N = spec.n + 1
-    duals = np.asarray(sol.row_duals[:N], dtype=np.float64)
-    if not np.isfinite(duals).all():
+    if not np.isfinite(nu_float).all():
         return -math.inf
     total = Fraction(1)
     if q_float is not None:
@@ -275,12 +285,37 @@ def _chain_bound(spec: CountSpec, sol: LpSolution, q_float: np.ndarray | None,
         q, total = exact_distribution(q_float), exact_total(q_float)
     else:
         q = list(spec.prior or ())
-    nu = [Fraction(v) / total for v in duals.tolist()]
-    costs = [[q[i] * v for v in exact_unit[i]] for i in range(N)]
+    nu = [Fraction(v) / total for v in nu_float.tolist()]
+    costs = [[q[i] * v for v in exact_unit[i]] if q[i] else [Fraction(0)] * N
+             for i in range(N)]
     bound, repaired = chain_dual_bound(costs, nu, _alpha_bracket(spec)[0])
     if not column_costs_ok(costs, repaired, _alpha_bracket(spec)[0]):  # cannot happen
         return -math.inf
     return math.nextafter(float(bound), -math.inf)
+
+
+def _certificate_side(loss: np.ndarray, exact_unit: Sequence[Sequence[Fraction]],
+                      spec: CountSpec, prior: np.ndarray | None, G: np.ndarray,
+                      geo: tuple[_Bracket, np.ndarray, np.ndarray]) -> MechanismSide | None:
+    """The optimal mechanism bracketed without its LP, from the candidate itself: G T is
+    an alpha-DP mechanism (post-processing keeps privacy), so its loss bounds the optimum
+    above; and with q the candidate's least favourable prior (the prior, Bayes) and
+    mu_k = min_r sum_i q_i G[i,k] l(i,r) (the dual of the best post-processing,
+    GS section 4.2), nu = G^-T mu are the row-sum multipliers of the full mechanism LP's
+    dual whose chain bound (certified_bound, exact) is sum(mu) when every column cost is
+    non-negative on the DP cone, not only on the cone of G's columns. That is what GS
+    Theorem 1 (GRS for Bayes) says happens for a monotone loss; whether it does is checked
+    exactly, so the bound holds for any loss. None when G has no inverse (alpha = 1)."""
+    if spec.alpha == 1 and spec.n > 0:
+        return None
+    bracket, T, q = geo
+    weights = prior if prior is not None else q
+    mu = (G.T @ (weights[:, None] * loss)).min(axis=1)
+    nu = geometric_inverse(spec.alpha, spec.n).T @ mu
+    lower = certified_bound(spec, None if prior is not None else q, nu, exact_unit)
+    upper = bracket.upper
+    lower = min(lower, upper)  # shown: the proven bound (the gap is the certificate's width)
+    return _Bracket(lower, upper, lower), G @ T, q
 
 
 def geometric_bound(G: np.ndarray, loss: np.ndarray, weights: np.ndarray) -> float:
@@ -343,10 +378,20 @@ def _verify_consumer(spec: CountSpec, options: VerifyOptions, side: CountSide) -
         user = loss.user(v)
         return v if user is None else user
 
-    mech = side.mechanism(unit, exact_unit, spec, prior, options)
-    if isinstance(mech, str):
-        return failed(mech)
-    geo = _geometric_side(unit, spec, prior, G, options, mech[2])
+    mech: MechanismSide | None = None
+    geo: tuple[_Bracket, np.ndarray, np.ndarray] | str | None = None
+    if side.certificate and options.method is not Method.LP:
+        geo = _geometric_side(unit, spec, prior, G, options)
+        if not isinstance(geo, str):
+            mech = _certificate_side(unit, exact_unit, spec, prior, G, geo)
+            if mech is not None and not _closes(mech, geo, options.tol):
+                mech = None  # not decided by the certificate: the mechanism LP decides
+    if mech is None:
+        mech = side.mechanism(unit, exact_unit, spec, prior, options)
+        if isinstance(mech, str):
+            return failed(mech)
+        # with the LP's least favourable prior as the hint, as without the certificate
+        geo = _geometric_side(unit, spec, prior, G, options, mech[2])
     if isinstance(geo, str):
         return failed(geo, units(mech[0].value))
     sides = _Sides(mech[0], geo[0], mech[1], geo[1], geo[2])
@@ -378,6 +423,13 @@ def _verify_consumer(spec: CountSpec, options: VerifyOptions, side: CountSide) -
                        post_processing=sides.T, note=note,
                        mechanism_bounds=bounds if shown else None,
                        code=code if reason else None, **side.fields(spec, verdict))
+
+
+def _closes(mech: MechanismSide, geo: tuple[_Bracket, np.ndarray, np.ndarray], tol: float
+            ) -> bool:
+    """Whether the candidate's own certificate decides `optimal` (decide's rule)."""
+    assert not isinstance(mech, str)
+    return decide(mech[0], geo[0], tol)[0] is Verdict.OPTIMAL
 
 
 # Float rounding of the brackets: sums of at most a few thousand non-negative terms in
@@ -502,13 +554,14 @@ class CountSide:
     confirm: Callable[..., tuple[Verdict, str, ReasonCode]]
     note: Callable[[Verdict, tuple[int, int] | None, CountSpec], str]
     fields: Callable[[CountSpec, Verdict], dict[str, Any]]
+    certificate: bool = False  # the candidate's own dual certificate first (pure DP)
 
 
 # The mechanism side of each setting of a count problem (tests/test_codebase.py checks that
 # it covers them).
 SIDES: dict[Setting, CountSide] = {
     Setting.PURE: CountSide(_pure_nonzeros, _mechanism_side, _confirm_gap, _pure_note,
-                            _pure_fields),
+                            _pure_fields, certificate=True),
     Setting.DELTA: CountSide(_delta_nonzeros, _delta_mechanism_side, _confirm_delta_gap,
                              _delta_note, _delta_fields),
 }
