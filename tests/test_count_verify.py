@@ -496,7 +496,7 @@ def test_a_gap_is_left_to_the_mechanism_lp():
 
 def test_the_certificate_bound_is_weak_duality_whatever_the_multipliers():
     """certified_bound of any q and nu is at most the optimum (the repair makes it valid),
-    and a wrong q (not least favourable) leaves it below: it never closes by itself."""
+    candidate_bound (floats) too, and close to it for G's multipliers; a wrong q (not least favourable) leaves it below: it never closes by itself."""
     spec = spec_of(8, "1/2", '"square"')
     units = count_module.loss_units(spec)
     optimum = result_of(spec, VerifyOptions(method="lp")).mechanism_optimum
@@ -508,10 +508,13 @@ def test_the_certificate_bound_is_weak_duality_whatever_the_multipliers():
         nu = rng.normal(size=9) * rng.choice([1e-3, 1.0, 10.0])
         bound = count_module.certified_bound(spec, q, nu, units.exact)
         assert units.user(bound) <= optimum + 1e-12
+        fast = count_module.candidate_bound(spec, q, nu, units.exact)
+        assert units.user(fast) <= optimum + 1e-12
         mu = (G.T @ (q[:, None] * units.unit)).min(axis=1)
         nu = np.linalg.solve(G.T, mu)
-        assert units.user(count_module.certified_bound(spec, q, nu, units.exact)) \
-            <= optimum + 1e-12
+        exact = count_module.certified_bound(spec, q, nu, units.exact)
+        assert units.user(exact) <= optimum + 1e-12
+        assert exact - 1e-12 <= count_module.candidate_bound(spec, q, nu, units.exact) <= exact
     found = result_of(spec)
     bracket = count_module._Bracket(0.0, 1.0, 1.0)  # a candidate whose q is uniform
     mech = count_module._certificate_side(units.unit, units.exact, spec, None, G,

@@ -633,7 +633,7 @@ def test_update_rewrites_only_what_differs(tmp_path: Path) -> None:
 
 def test_the_old_readmes_count_example_is_caught(tmp_path: Path) -> None:
     """The README's count example before this test existed (issue 18): its gap
-    (1.33e-15 here; real 5.77e-15, the certificate's width), a missing reason line and
+    (1.33e-15 here, no longer the real width), a missing reason line and
     summary line had drifted."""
     stale = (ROOT / "tests" / "data" / "stale-count.md").read_text(encoding="utf-8")
     page = _page(tmp_path, stale)

@@ -33,7 +33,13 @@ from dpverify.spec.count_model import CountSpec
 from dpverify.spec.losses import loss_table
 from dpverify.spec.numbers import rational_text
 from dpverify.spec.setting import Setting
-from dpverify.theory.count.bounds import chain_dual_bound, column_costs_ok
+from dpverify.theory.count.bounds import (
+    chain_bound_below,
+    chain_dual_bound,
+    column_costs_ok,
+    float_bounds,
+    interval_products,
+)
 from dpverify.theory.count.exact import (
     exact_dp_mechanism,
     geometric_lower,
@@ -294,6 +300,28 @@ def certified_bound(spec: CountSpec, q_float: np.ndarray | None, nu_float: np.nd
     return math.nextafter(float(bound), -math.inf)
 
 
+def candidate_bound(spec: CountSpec, q_float: np.ndarray | None, nu: np.ndarray,
+                    exact_unit: Sequence[Sequence[Fraction]]) -> float:
+    """certified_bound in floats, rigorous by directed rounding (theory/count/bounds.py,
+    chain_bound_below): minimax, q made a sub-distribution rounded down (the minimax loss
+    is at least any such weighted mean of the non-negative normalised losses); Bayes, the
+    prior within floats; the costs q_i l(i, r) as float intervals around the exact ones;
+    alpha rounded down from alpha_lo. -inf where it does not apply (alpha 0 or 1)."""
+    l_lo, l_hi = float_bounds(exact_unit)
+    if q_float is None:
+        w_lo, w_hi = float_bounds(list(spec.prior or ()))
+    else:
+        q = np.clip(np.nan_to_num(np.asarray(q_float, dtype=np.float64), nan=0.0, posinf=0.0),
+                    0.0, None)
+        total = float(np.nextafter(math.fsum(q.tolist()), math.inf))
+        if not total > 0:
+            return -math.inf
+        w_lo = w_hi = np.nextafter(q / total, -math.inf).clip(0.0, None)
+    cost_lo, cost_hi = interval_products(w_lo[:, None], w_hi[:, None], l_lo, l_hi)
+    alpha = float(np.nextafter(float(_alpha_bracket(spec)[0]), -math.inf))
+    return chain_bound_below(cost_lo, cost_hi, nu, alpha)
+
+
 def _certificate_side(loss: np.ndarray, exact_unit: Sequence[Sequence[Fraction]],
                       spec: CountSpec, prior: np.ndarray | None, G: np.ndarray,
                       geo: tuple[_Bracket, np.ndarray, np.ndarray]) -> MechanismSide | None:
@@ -302,7 +330,7 @@ def _certificate_side(loss: np.ndarray, exact_unit: Sequence[Sequence[Fraction]]
     above; and with q the candidate's least favourable prior (the prior, Bayes) and
     mu_k = min_r sum_i q_i G[i,k] l(i,r) (the dual of the best post-processing,
     GS section 4.2), nu = G^-T mu are the row-sum multipliers of the full mechanism LP's
-    dual whose chain bound (certified_bound, exact) is sum(mu) when every column cost is
+    dual whose chain bound (candidate_bound: rigorous floats) is sum(mu) when every column cost is
     non-negative on the DP cone, not only on the cone of G's columns. That is what GS
     Theorem 1 (GRS for Bayes) says happens for a monotone loss; whether it does is checked
     exactly, so the bound holds for any loss. None when G has no inverse (alpha = 1)."""
@@ -312,7 +340,7 @@ def _certificate_side(loss: np.ndarray, exact_unit: Sequence[Sequence[Fraction]]
     weights = prior if prior is not None else q
     mu = (G.T @ (weights[:, None] * loss)).min(axis=1)
     nu = geometric_inverse(spec.alpha, spec.n).T @ mu
-    lower = certified_bound(spec, None if prior is not None else q, nu, exact_unit)
+    lower = candidate_bound(spec, None if prior is not None else q, nu, exact_unit)
     upper = bracket.upper
     lower = min(lower, upper)  # shown: the proven bound (the gap is the certificate's width)
     return _Bracket(lower, upper, lower), G @ T, q
