@@ -679,9 +679,9 @@ def falsify(problem: Problem | PathLike, *, protocols: int = 200, rounds: int = 
     from dpverify.errors import InputError, TimeLimitError
     from dpverify.filenames import make_directory
     from dpverify.research.falsify import SearchOptions
+    from dpverify.research.falsify import falsify as run
     from dpverify.runner.deadline import TimedOut, deadline
     from dpverify.runner.files import timeout_reason
-    from dpverify.research.falsify import falsify as run
     from dpverify.spec.count_model import CountSpec
     from dpverify.spec.protocol_model import ProtocolSpec
 

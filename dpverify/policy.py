@@ -51,6 +51,15 @@ FLOAT_LP_SECONDS = 20.0
 # about half a minute): a route whose estimated seconds exceed the time left in the run
 # is not started (its refusal names the run's limit and --timeout).
 ORBIT_WORK_PER_SECOND = 1_500_000
+# Count problems (benchmarks/bench_count.py): HiGHS's interior point method on the
+# optimal-mechanism LP takes about COUNT_LP_SECONDS x (non-zeros / 1e5)^2.5 seconds (n = 100,
+# 61,000 non-zeros: 3.9 s; n = 200, 242,000: 135 s, load 3.5; the constant is half that fit,
+# so that only an LP clearly beyond the time left is refused); an LP whose estimate
+# exceeds the time left in the run is not built (its refusal names --timeout).
+COUNT_LP_SECONDS = 7.0
+# The least favourable prior's LP (count problems) at its last round of constraint
+# generation: about this many rows per answer, |S| + 1 non-zeros each (6.8 to 7.6 at n = 200)
+COUNT_PRIOR_ROWS = 8
 
 # -- exact or interval arithmetic first -------------------------------------------------------
 # The reduced (orbit) LP of a worst-case certificate on all inputs is dense, about

@@ -496,7 +496,8 @@ def test_a_gap_is_left_to_the_mechanism_lp():
 
 def test_the_certificate_bound_is_weak_duality_whatever_the_multipliers():
     """certified_bound of any q and nu is at most the optimum (the repair makes it valid),
-    candidate_bound (floats) too, and close to it for G's multipliers; a wrong q (not least favourable) leaves it below: it never closes by itself."""
+    candidate_bound (floats) too, and close to it for G's multipliers; a wrong q (not
+    least favourable) leaves it below: it never closes by itself."""
     spec = spec_of(8, "1/2", '"square"')
     units = count_module.loss_units(spec)
     optimum = result_of(spec, VerifyOptions(method="lp")).mechanism_optimum
@@ -520,3 +521,26 @@ def test_the_certificate_bound_is_weak_duality_whatever_the_multipliers():
     mech = count_module._certificate_side(units.unit, units.exact, spec, None, G,
                                           (bracket, found.post_processing, np.full(9, 1 / 9)))
     assert mech is not None and units.user(mech[0].lower) < optimum - 1e-3
+
+
+def test_an_lp_that_cannot_finish_in_the_time_left_is_refused_before_it_is_built():
+    """The time-aware guard (check_time, policy.COUNT_LP_SECONDS): the optimal-mechanism
+    LP at n = 150 (about 15 s estimated) in a run with 2 s left is refused at once, naming
+    --timeout; the control: with no limit (and with time enough) it is not refused."""
+    from dpverify import clock
+    from dpverify.errors import SizeLimitError
+
+    spec = spec_of(150, "0.9", '"abs"')
+
+    def never(lp, *a, **k):
+        raise AssertionError("an LP was solved")
+
+    options = VerifyOptions(method="lp", max_nonzeros=10**7, solve_with=never)
+    assert count_module.lp_seconds(estimate_nonzeros(spec, options)) > 2
+    refusal = r"s left \(raise it with --timeout"
+    with clock.within(2.0), pytest.raises(SizeLimitError, match=refusal):
+        verify_count(spec, options)
+    side = count_module.SIDES[spec.setting]
+    count_module.check_time(spec, side)  # no run limit: nothing refused
+    with clock.within(10_000.0):
+        count_module.check_time(spec, side)

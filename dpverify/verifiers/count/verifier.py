@@ -25,9 +25,12 @@ from typing import Any
 
 import numpy as np
 
+from dpverify import clock
 from dpverify.defaults import LpForm, Method
+from dpverify.errors import SizeLimitError
 from dpverify.lp import LinearProgram, LpSolution
 from dpverify.lp.highs import SMALL_MATRIX_VALUE
+from dpverify.policy import COUNT_LP_SECONDS, COUNT_PRIOR_ROWS
 from dpverify.reasons import ReasonCode
 from dpverify.spec.count_model import CountSpec
 from dpverify.spec.losses import loss_table
@@ -90,11 +93,14 @@ from dpverify.verifiers.result import Bracket, ProblemResult, Verdict
 
 
 def estimate_nonzeros(spec: CountSpec, options: VerifyOptions) -> int:
-    """Non-zeros of the optimal-mechanism LP, the largest LP the verifier always builds,
-    computed without building. The best post-processing is found through small LPs over
-    priors (about |S| + 1 non-zeros per generated row); the direct LP over T is only a
+    """Non-zeros of the largest LP the verifier may build, computed without building: the
+    optimal-mechanism LP (built when the candidate's certificate does not decide), or the
+    least favourable prior's LP at its last round (|S| + 1 non-zeros per generated row,
+    about policy.COUNT_PRIOR_ROWS rows per answer). The direct LP over T is only a
     fallback, built when it fits (`post_processing_nonzeros`)."""
-    return SIDES[spec.setting].nonzeros(spec)
+    prior_lp = (COUNT_PRIOR_ROWS * (spec.n + 1) * (len(spec.side_information) + 1)
+                if spec.model == "minimax" else 0)
+    return max(SIDES[spec.setting].nonzeros(spec), prior_lp)
 
 
 def _pure_nonzeros(spec: CountSpec) -> int:
@@ -121,6 +127,24 @@ def post_processing_nonzeros(spec: CountSpec, options: VerifyOptions) -> int:
 def check_size(spec: CountSpec, options: VerifyOptions) -> int:
     """Refuse (SizeLimitError, exit 3) before building anything too large."""
     return check_limit(spec.source, estimate_nonzeros(spec, options), options, f"n = {spec.n}")
+
+
+def lp_seconds(nonzeros: int) -> float:
+    """The optimal-mechanism LP's time, estimated from its size (policy.COUNT_LP_SECONDS)."""
+    return COUNT_LP_SECONDS * (nonzeros / 1e5) ** 2.5
+
+
+def check_time(spec: CountSpec, side: CountSide) -> None:
+    """Refuse (SizeLimitError, exit 3) the optimal-mechanism LP when its estimated time
+    exceeds the time left in the run (--timeout; dpverify/clock.py), before building it."""
+    left = clock.current().remaining()
+    nonzeros = side.nonzeros(spec)
+    seconds = lp_seconds(nonzeros)
+    if left is not None and seconds > left:
+        raise SizeLimitError(
+            f"{spec.source}: the optimal-mechanism LP (about {nonzeros:.3g} non-zeros, "
+            f"n = {spec.n}) needs about {seconds:.3g} s, and the run has {left:.3g} s left "
+            "(raise it with --timeout)")
 
 
 # --------------------------------------------------------------------------------------
@@ -386,6 +410,29 @@ def _geometric_side(loss: np.ndarray, spec: CountSpec, prior: np.ndarray | None,
     return _Bracket(min(lower, upper), upper, upper), found.T, found.q
 
 
+Geometric = tuple[_Bracket, np.ndarray, np.ndarray] | str
+
+
+def _both_sides(unit: np.ndarray, exact_unit: Sequence[Sequence[Fraction]], spec: CountSpec,
+                prior: np.ndarray | None, G: np.ndarray, options: VerifyOptions,
+                side: CountSide) -> tuple[MechanismSide, Geometric | None]:
+    """The two sides: the candidate and its own certificate first (pure DP, unless
+    --method lp), and the optimal-mechanism LP only when that does not decide (then the
+    candidate again, with the LP's least favourable prior as its hint). A string: the
+    side's failure (the geometric side is None after a failed mechanism side)."""
+    if side.certificate and options.method is not Method.LP:
+        geo = _geometric_side(unit, spec, prior, G, options)
+        if not isinstance(geo, str):
+            mech = _certificate_side(unit, exact_unit, spec, prior, G, geo)
+            if mech is not None and _closes(mech, geo, options.tol):
+                return mech, geo
+    check_time(spec, side)
+    mech = side.mechanism(unit, exact_unit, spec, prior, options)
+    if isinstance(mech, str):
+        return mech, None
+    return mech, _geometric_side(unit, spec, prior, G, options, mech[2])
+
+
 def _verify_consumer(spec: CountSpec, options: VerifyOptions, side: CountSide) -> CountResult:
     start = time.perf_counter()
     exact_loss = loss_table(spec)
@@ -406,22 +453,11 @@ def _verify_consumer(spec: CountSpec, options: VerifyOptions, side: CountSide) -
         user = loss.user(v)
         return v if user is None else user
 
-    mech: MechanismSide | None = None
-    geo: tuple[_Bracket, np.ndarray, np.ndarray] | str | None = None
-    if side.certificate and options.method is not Method.LP:
-        geo = _geometric_side(unit, spec, prior, G, options)
-        if not isinstance(geo, str):
-            mech = _certificate_side(unit, exact_unit, spec, prior, G, geo)
-            if mech is not None and not _closes(mech, geo, options.tol):
-                mech = None  # not decided by the certificate: the mechanism LP decides
-    if mech is None:
-        mech = side.mechanism(unit, exact_unit, spec, prior, options)
-        if isinstance(mech, str):
-            return failed(mech)
-        # with the LP's least favourable prior as the hint, as without the certificate
-        geo = _geometric_side(unit, spec, prior, G, options, mech[2])
-    if isinstance(geo, str):
-        return failed(geo, units(mech[0].value))
+    mech, geo = _both_sides(unit, exact_unit, spec, prior, G, options, side)
+    if isinstance(mech, str):
+        return failed(mech)
+    if geo is None or isinstance(geo, str):
+        return failed(geo or "", units(mech[0].value))
     sides = _Sides(mech[0], geo[0], mech[1], geo[1], geo[2])
     verdict, reason, code = decide(sides.mechanism, sides.geometric, options.tol)
     m = sides.mechanism
