@@ -60,6 +60,11 @@ COUNT_LP_SECONDS = 7.0
 # The least favourable prior's LP (count problems) at its last round of constraint
 # generation: about this many rows per answer, |S| + 1 non-zeros each (6.8 to 7.6 at n = 200)
 COUNT_PRIOR_ROWS = 8
+# Without the optimal-mechanism LP's least favourable prior as a hint, that generation gets
+# this many rounds before the direct LP over T is solved instead: abs and square losses
+# converge in 9 to 13 rounds at n = 200; the indicator at epsilon = 0.1 zigzags (50 rounds
+# at n = 50), while its direct LP takes 2.3 s at n = 100 and 26 s at n = 200 (load 4.5).
+COUNT_GENERATION_ROUNDS = 16
 
 # -- exact or interval arithmetic first -------------------------------------------------------
 # The reduced (orbit) LP of a worst-case certificate on all inputs is dense, about

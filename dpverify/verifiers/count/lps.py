@@ -278,14 +278,17 @@ def _near_minima(scores: np.ndarray, rel: float) -> set[tuple[int, int]]:
 
 
 def best_post_processing(G: np.ndarray, loss: np.ndarray, side, solve_lp,
-                         q_hint: np.ndarray | None = None) -> PostProcessing:
+                         q_hint: np.ndarray | None = None, rounds: int = MAX_ROUNDS
+                         ) -> PostProcessing:
     """The minimax consumer's best post-processing of G, by constraint generation on the
     dual LP (prior_lp). The first rows are each k's best answers under the uniform prior
     and under `q_hint` (a distribution on 0..n, e.g. the optimal mechanism's least
     favourable prior: by complementary slackness the optimal T uses only answers that are
     best under an optimal q); then each round adds, for every k whose bound v_k the
     solution violates, its best answer, until none is violated. T[k, r] is the dual of row
-    (k, r) (the v_k column makes every row of T sum to 1). `solve_lp(lp)` -> LpSolution."""
+    (k, r) (the v_k column makes every row of T sum to 1). `solve_lp(lp)` -> LpSolution.
+    With fewer `rounds` than MAX_ROUNDS, a generation that has not converged by then
+    gives up (T and q None: the caller solves the direct LP instead)."""
     S = np.asarray(side, dtype=np.int64)
     N = G.shape[0]
     M = G[S][:, :, None] * loss[S][:, None, :]  # M[i, k, r] = G[i,k] l(i,r), i in S
@@ -296,7 +299,7 @@ def best_post_processing(G: np.ndarray, loss: np.ndarray, side, solve_lp,
         active |= _near_minima(np.tensordot(q_hint[S] / q_hint[S].sum(), M, 1), 1e-9)
     rows = sorted(active)
     sol = None
-    for _ in range(MAX_ROUNDS):
+    for _ in range(rounds):
         sol = solve_lp(prior_lp(M, rows, S))
         if not sol.optimal:
             return PostProcessing(None, None, sol)
@@ -309,6 +312,10 @@ def best_post_processing(G: np.ndarray, loss: np.ndarray, side, solve_lp,
             break
         active |= fresh
         rows = sorted(active)
+    else:
+        if rounds < MAX_ROUNDS:
+            assert sol is not None
+            return PostProcessing(None, None, sol)
     assert sol is not None
     T = np.zeros((N, N))
     duals = -np.asarray(sol.row_duals[:len(rows)])  # d objective / d bound of `<=` rows

@@ -30,7 +30,7 @@ from dpverify.defaults import LpForm, Method
 from dpverify.errors import SizeLimitError
 from dpverify.lp import LinearProgram, LpSolution
 from dpverify.lp.highs import SMALL_MATRIX_VALUE
-from dpverify.policy import COUNT_LP_SECONDS, COUNT_PRIOR_ROWS
+from dpverify.policy import COUNT_GENERATION_ROUNDS, COUNT_LP_SECONDS, COUNT_PRIOR_ROWS
 from dpverify.reasons import ReasonCode
 from dpverify.spec.count_model import CountSpec
 from dpverify.spec.losses import loss_table
@@ -74,6 +74,7 @@ from dpverify.verifiers.count.approximate import (
     float_upper,
 )
 from dpverify.verifiers.count.lps import (
+    MAX_ROUNDS,
     ColumnGroups,
     PostProcessing,
     best_post_processing,
@@ -392,7 +393,9 @@ def _geometric_side(loss: np.ndarray, spec: CountSpec, prior: np.ndarray | None,
         T = np.zeros((N, N))
         T[np.arange(N), remap] = 1.0
         return _Bracket(float(value), float(value), float(value)), T, prior
-    found = best_post_processing(G, loss, side, lambda lp: _solve(lp, options), q_hint)
+    found = best_post_processing(G, loss, side, lambda lp: _solve(lp, options), q_hint,
+                                 rounds=MAX_ROUNDS if q_hint is not None
+                                 else COUNT_GENERATION_ROUNDS)
     if found.T is None or found.q is None:  # the direct LP over T (GS section 4.2) instead
         if post_processing_nonzeros(spec, options) > options.max_nonzeros:
             return _undecided("post-processing", found.solution)
