@@ -447,3 +447,18 @@ def test_interval_products_enclose_every_product():
         for s in np.linspace(0, 1, 7):
             p = (a_lo + t * (a_hi - a_lo)) * (b_lo + s * (b_hi - b_lo))
             assert (lo <= p).all() and (p <= hi).all()
+
+
+def test_the_exact_chain_bound_stops_at_the_run_s_deadline():
+    """The exact repair checks the deadline once per column (the control: no deadline)."""
+    import time
+
+    from dpverify import clock
+    from dpverify.theory.count.bounds import chain_dual_bound
+
+    costs = [[Fraction(1)] * 4 for _ in range(4)]
+    assert chain_dual_bound(costs, [Fraction(0)] * 4, Fraction(1, 2))[0] == 0
+    with clock.within(1e-3):
+        time.sleep(0.01)
+        with pytest.raises(clock.TimedOut):
+            chain_dual_bound(costs, [Fraction(0)] * 4, Fraction(1, 2))

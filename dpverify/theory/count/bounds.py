@@ -29,6 +29,8 @@ from fractions import Fraction
 import numpy as np
 from flint import fmpq
 
+from dpverify import clock
+
 
 def _q(v) -> fmpq:
     v = Fraction(v)
@@ -72,6 +74,7 @@ def chain_dual_bound(costs: Sequence[Sequence[Fraction]], nu: Sequence[Fraction]
     q_nu = [_q(v) for v in nu]
     q_costs = [[_q(c) for c in row] for row in costs]
     for r in range(len(costs[0])):
+        clock.check()  # the run's deadline, once per column (dpverify/clock.py)
         psi = chain_minima([q_costs[i][r] - q_nu[i] for i in range(N)], a)
         if psi[0] < 0:  # infeasible: every psi_j < 0; repair where the least is needed
             j = max(range(N), key=lambda i: psi[i])
@@ -87,7 +90,8 @@ def column_costs_ok(costs: Sequence[Sequence[Fraction]], nu: Sequence[Fraction],
     if alpha == 0:
         return all(costs[i][r] >= nu[i] for i in range(N) for r in range(len(costs[0])))
     a = _q(alpha)
-    return all(chain_minima([_q(costs[i][r]) - _q(nu[i]) for i in range(N)], a)[0] >= 0
+    return all(clock.check() is None
+               and chain_minima([_q(costs[i][r]) - _q(nu[i]) for i in range(N)], a)[0] >= 0
                for r in range(len(costs[0])))
 
 
