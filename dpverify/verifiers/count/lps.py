@@ -287,8 +287,9 @@ def best_post_processing(G: np.ndarray, loss: np.ndarray, side, solve_lp,
     best under an optimal q); then each round adds, for every k whose bound v_k the
     solution violates, its best answer, until none is violated. T[k, r] is the dual of row
     (k, r) (the v_k column makes every row of T sum to 1). `solve_lp(lp)` -> LpSolution.
-    With fewer `rounds` than MAX_ROUNDS, a generation that has not converged by then
-    gives up (T and q None: the caller solves the direct LP instead)."""
+    With fewer `rounds` than MAX_ROUNDS, a generation that has not converged by then, or
+    whose gap (the LP's bound minus its q's value) has not halved in four rounds, gives up
+    (T and q None: the caller solves the direct LP instead)."""
     S = np.asarray(side, dtype=np.int64)
     N = G.shape[0]
     M = G[S][:, :, None] * loss[S][:, None, :]  # M[i, k, r] = G[i,k] l(i,r), i in S
@@ -299,6 +300,7 @@ def best_post_processing(G: np.ndarray, loss: np.ndarray, side, solve_lp,
         active |= _near_minima(np.tensordot(q_hint[S] / q_hint[S].sum(), M, 1), 1e-9)
     rows = sorted(active)
     sol = None
+    gaps: list[float] = []  # the LP's bound minus the value of its q, per round
     for _ in range(rounds):
         sol = solve_lp(prior_lp(M, rows, S))
         if not sol.optimal:
@@ -310,6 +312,9 @@ def best_post_processing(G: np.ndarray, loss: np.ndarray, side, solve_lp,
         fresh = {(k, r) for k, r in _near_minima(scores, 1e-12) if violated[k]} - active
         if not fresh:
             break
+        gaps.append(-sol.objective - math.fsum(scores.min(axis=1).tolist()))
+        if rounds < MAX_ROUNDS and len(gaps) > 4 and not gaps[-1] <= gaps[-5] / 2:
+            return PostProcessing(None, None, sol)  # zigzag: q jumps between point masses
         active |= fresh
         rows = sorted(active)
     else:
