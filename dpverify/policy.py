@@ -57,9 +57,6 @@ ORBIT_WORK_PER_SECOND = 1_500_000
 # so that only an LP clearly beyond the time left is refused); an LP whose estimate
 # exceeds the time left in the run is not built (its refusal names --timeout).
 COUNT_LP_SECONDS = 7.0
-# The least favourable prior's LP (count problems) at its last round of constraint
-# generation: about this many rows per answer, |S| + 1 non-zeros each (6.8 to 7.6 at n = 200)
-COUNT_PRIOR_ROWS = 8
 # Without the optimal-mechanism LP's least favourable prior as a hint, that generation gets
 # this many rounds before the direct LP over T is solved instead: abs and square losses
 # converge in 9 to 13 rounds at n = 200; the indicator at epsilon = 0.1 zigzags (50 rounds

@@ -554,15 +554,17 @@ def test_a_zigzagging_generation_gives_up_for_the_direct_lp():
     from dpverify.policy import COUNT_GENERATION_ROUNDS
     from dpverify.verifiers.count.lps import MAX_ROUNDS
 
-    def found(loss, rounds):
+    def found(loss, rounds, max_rows=None):
         spec = loads(f'[problem]\nkind = "count"\nn = 30\nepsilon = 0.1\n[consumer]\n'
                      f'loss = "{loss}"\n')
         units = count_module.loss_units(spec)
         return best_post_processing(geometric_matrix(spec.alpha, 30), units.unit,
-                                    spec.side_information, solve, rounds=rounds)
+                                    spec.side_information, solve, rounds=rounds,
+                                    max_rows=max_rows)
 
     assert found("indicator", COUNT_GENERATION_ROUNDS).T is None
     assert found("abs", COUNT_GENERATION_ROUNDS).T is not None
+    assert found("abs", COUNT_GENERATION_ROUNDS, max_rows=40).T is None  # the size guard
     assert found("indicator", MAX_ROUNDS).T is not None
     names, fake = _recording()
     r = result_of(loads('[problem]\nkind = "count"\nn = 30\nepsilon = 0.1\n[consumer]\n'

@@ -278,8 +278,8 @@ def _near_minima(scores: np.ndarray, rel: float) -> set[tuple[int, int]]:
 
 
 def best_post_processing(G: np.ndarray, loss: np.ndarray, side, solve_lp,
-                         q_hint: np.ndarray | None = None, rounds: int = MAX_ROUNDS
-                         ) -> PostProcessing:
+                         q_hint: np.ndarray | None = None, rounds: int = MAX_ROUNDS,
+                         max_rows: int | None = None) -> PostProcessing:
     """The minimax consumer's best post-processing of G, by constraint generation on the
     dual LP (prior_lp). The first rows are each k's best answers under the uniform prior
     and under `q_hint` (a distribution on 0..n, e.g. the optimal mechanism's least
@@ -289,7 +289,8 @@ def best_post_processing(G: np.ndarray, loss: np.ndarray, side, solve_lp,
     (k, r) (the v_k column makes every row of T sum to 1). `solve_lp(lp)` -> LpSolution.
     With fewer `rounds` than MAX_ROUNDS, a generation that has not converged by then, or
     whose gap (the LP's bound minus its q's value) has not halved in four rounds, gives up
-    (T and q None: the caller solves the direct LP instead)."""
+    (T and q None: the caller solves the direct LP instead); so does one whose LP would
+    grow beyond `max_rows` rows (the size guard, --max-nonzeros)."""
     S = np.asarray(side, dtype=np.int64)
     N = G.shape[0]
     M = G[S][:, :, None] * loss[S][:, None, :]  # M[i, k, r] = G[i,k] l(i,r), i in S
@@ -298,7 +299,7 @@ def best_post_processing(G: np.ndarray, loss: np.ndarray, side, solve_lp,
     active = _near_minima(np.tensordot(np.full(S.size, 1.0 / S.size), M, 1), 0.0)
     if q_hint is not None and q_hint[S].sum() > 0:
         active |= _near_minima(np.tensordot(q_hint[S] / q_hint[S].sum(), M, 1), 1e-9)
-    rows = sorted(active)
+    rows = sorted(active)  # at most about 3 (n + 1) rows: within the mechanism LP's guard
     sol = None
     gaps: list[float] = []  # the LP's bound minus the value of its q, per round
     for _ in range(rounds):
@@ -317,6 +318,8 @@ def best_post_processing(G: np.ndarray, loss: np.ndarray, side, solve_lp,
             return PostProcessing(None, None, sol)  # zigzag: q jumps between point masses
         active |= fresh
         rows = sorted(active)
+        if max_rows is not None and len(rows) + 1 > max_rows:
+            return PostProcessing(None, None, sol)
     else:
         if rounds < MAX_ROUNDS:
             assert sol is not None

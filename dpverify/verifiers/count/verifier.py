@@ -30,7 +30,7 @@ from dpverify.defaults import LpForm, Method
 from dpverify.errors import SizeLimitError
 from dpverify.lp import LinearProgram, LpSolution
 from dpverify.lp.highs import SMALL_MATRIX_VALUE
-from dpverify.policy import COUNT_GENERATION_ROUNDS, COUNT_LP_SECONDS, COUNT_PRIOR_ROWS
+from dpverify.policy import COUNT_GENERATION_ROUNDS, COUNT_LP_SECONDS
 from dpverify.reasons import ReasonCode
 from dpverify.spec.count_model import CountSpec
 from dpverify.spec.losses import loss_table
@@ -94,14 +94,17 @@ from dpverify.verifiers.result import Bracket, ProblemResult, Verdict
 
 
 def estimate_nonzeros(spec: CountSpec, options: VerifyOptions) -> int:
-    """Non-zeros of the largest LP the verifier may build, computed without building: the
-    optimal-mechanism LP (built when the candidate's certificate does not decide), or the
-    least favourable prior's LP at its last round (|S| + 1 non-zeros per generated row,
-    about policy.COUNT_PRIOR_ROWS rows per answer). The direct LP over T is only a
-    fallback, built when it fits (`post_processing_nonzeros`)."""
-    prior_lp = (COUNT_PRIOR_ROWS * (spec.n + 1) * (len(spec.side_information) + 1)
-                if spec.model == "minimax" else 0)
-    return max(SIDES[spec.setting].nonzeros(spec), prior_lp)
+    """Non-zeros of the optimal-mechanism LP, the largest LP the verifier may build (when
+    the candidate's certificate does not decide), computed without building. The best
+    post-processing is found through LPs over priors whose rows are generated (|S| + 1
+    non-zeros each), kept within --max-nonzeros as they grow (`prior_rows`); the direct LP
+    over T is only a fallback, built when it fits (`post_processing_nonzeros`)."""
+    return SIDES[spec.setting].nonzeros(spec)
+
+
+def prior_rows(spec: CountSpec, options: VerifyOptions) -> int:
+    """The most rows the least favourable prior's LP may grow to within --max-nonzeros."""
+    return max(1, options.max_nonzeros // (len(spec.side_information) + 1))
 
 
 def _pure_nonzeros(spec: CountSpec) -> int:
@@ -395,7 +398,8 @@ def _geometric_side(loss: np.ndarray, spec: CountSpec, prior: np.ndarray | None,
         return _Bracket(float(value), float(value), float(value)), T, prior
     found = best_post_processing(G, loss, side, lambda lp: _solve(lp, options), q_hint,
                                  rounds=MAX_ROUNDS if q_hint is not None
-                                 else COUNT_GENERATION_ROUNDS)
+                                 else COUNT_GENERATION_ROUNDS,
+                                 max_rows=prior_rows(spec, options))
     if found.T is None or found.q is None:  # the direct LP over T (GS section 4.2) instead
         if post_processing_nonzeros(spec, options) > options.max_nonzeros:
             return _undecided("post-processing", found.solution)
