@@ -547,25 +547,24 @@ def test_an_lp_that_cannot_finish_in_the_time_left_is_refused_before_it_is_built
 
 
 def test_a_zigzagging_generation_gives_up_for_the_direct_lp():
-    """Without a hint the prior generation stops when its gap does not halve (indicator
-    loss at epsilon 0.1: q jumps between point masses), and the direct LP over T decides;
-    the control: under the abs loss it converges, and with the full budget it never gives
-    up."""
+    """Without a hint the prior generation stops when no q of positive value turns up
+    (indicator loss at epsilon 0.1: q jumps between point masses), and the direct LP over
+    T decides; the controls: under the abs loss it converges, and without patience it
+    never gives up."""
     from dpverify.policy import COUNT_GENERATION_ROUNDS
-    from dpverify.verifiers.count.lps import MAX_ROUNDS
 
-    def found(loss, rounds, max_rows=None):
+    def found(loss, patience, max_rows=None):
         spec = loads(f'[problem]\nkind = "count"\nn = 30\nepsilon = 0.1\n[consumer]\n'
                      f'loss = "{loss}"\n')
         units = count_module.loss_units(spec)
         return best_post_processing(geometric_matrix(spec.alpha, 30), units.unit,
-                                    spec.side_information, solve, rounds=rounds,
+                                    spec.side_information, solve, patience=patience,
                                     max_rows=max_rows)
 
     assert found("indicator", COUNT_GENERATION_ROUNDS).T is None
     assert found("abs", COUNT_GENERATION_ROUNDS).T is not None
     assert found("abs", COUNT_GENERATION_ROUNDS, max_rows=40).T is None  # the size guard
-    assert found("indicator", MAX_ROUNDS).T is not None
+    assert found("indicator", None).T is not None
     names, fake = _recording()
     r = result_of(loads('[problem]\nkind = "count"\nn = 30\nepsilon = 0.1\n[consumer]\n'
                         'loss = "indicator"\n'), VerifyOptions(solve_with=fake))

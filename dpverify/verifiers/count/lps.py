@@ -278,7 +278,7 @@ def _near_minima(scores: np.ndarray, rel: float) -> set[tuple[int, int]]:
 
 
 def best_post_processing(G: np.ndarray, loss: np.ndarray, side, solve_lp,
-                         q_hint: np.ndarray | None = None, rounds: int = MAX_ROUNDS,
+                         q_hint: np.ndarray | None = None, patience: int | None = None,
                          max_rows: int | None = None) -> PostProcessing:
     """The minimax consumer's best post-processing of G, by constraint generation on the
     dual LP (prior_lp). The first rows are each k's best answers under the uniform prior
@@ -287,9 +287,9 @@ def best_post_processing(G: np.ndarray, loss: np.ndarray, side, solve_lp,
     best under an optimal q); then each round adds, for every k whose bound v_k the
     solution violates, its best answer, until none is violated. T[k, r] is the dual of row
     (k, r) (the v_k column makes every row of T sum to 1). `solve_lp(lp)` -> LpSolution.
-    With fewer `rounds` than MAX_ROUNDS, a generation that has not converged by then, or
-    whose gap (the LP's bound minus its q's value) has not halved in four rounds, gives up
-    (T and q None: the caller solves the direct LP instead); so does one whose LP would
+    With `patience`, a generation whose q has had no positive value for that many rounds
+    (q jumping from point mass to point mass: the indicator loss at small epsilon) gives
+    up (T and q None: the caller solves the direct LP instead); so does one whose LP would
     grow beyond `max_rows` rows (the size guard, --max-nonzeros)."""
     S = np.asarray(side, dtype=np.int64)
     N = G.shape[0]
@@ -301,8 +301,8 @@ def best_post_processing(G: np.ndarray, loss: np.ndarray, side, solve_lp,
         active |= _near_minima(np.tensordot(q_hint[S] / q_hint[S].sum(), M, 1), 1e-9)
     rows = sorted(active)  # at most about 3 (n + 1) rows: within the mechanism LP's guard
     sol = None
-    gaps: list[float] = []  # the LP's bound minus the value of its q, per round
-    for _ in range(rounds):
+    best = 0.0  # the best value of a q found (sum_k min_r M_q[k, r])
+    for round_ in range(MAX_ROUNDS):
         sol = solve_lp(prior_lp(M, rows, S))
         if not sol.optimal:
             return PostProcessing(None, None, sol)
@@ -313,16 +313,12 @@ def best_post_processing(G: np.ndarray, loss: np.ndarray, side, solve_lp,
         fresh = {(k, r) for k, r in _near_minima(scores, 1e-12) if violated[k]} - active
         if not fresh:
             break
-        gaps.append(-sol.objective - math.fsum(scores.min(axis=1).tolist()))
-        if rounds < MAX_ROUNDS and len(gaps) > 4 and not gaps[-1] <= gaps[-5] / 2:
+        best = max(best, math.fsum(scores.min(axis=1).tolist()))
+        if patience is not None and round_ + 1 >= patience and not best > 0:
             return PostProcessing(None, None, sol)  # zigzag: q jumps between point masses
         active |= fresh
         rows = sorted(active)
         if max_rows is not None and len(rows) + 1 > max_rows:
-            return PostProcessing(None, None, sol)
-    else:
-        if rounds < MAX_ROUNDS:
-            assert sol is not None
             return PostProcessing(None, None, sol)
     assert sol is not None
     T = np.zeros((N, N))

@@ -74,7 +74,6 @@ from dpverify.verifiers.count.approximate import (
     float_upper,
 )
 from dpverify.verifiers.count.lps import (
-    MAX_ROUNDS,
     ColumnGroups,
     PostProcessing,
     best_post_processing,
@@ -397,7 +396,7 @@ def _geometric_side(loss: np.ndarray, spec: CountSpec, prior: np.ndarray | None,
         T[np.arange(N), remap] = 1.0
         return _Bracket(float(value), float(value), float(value)), T, prior
     found = best_post_processing(G, loss, side, lambda lp: _solve(lp, options), q_hint,
-                                 rounds=MAX_ROUNDS if q_hint is not None
+                                 patience=None if q_hint is not None
                                  else COUNT_GENERATION_ROUNDS,
                                  max_rows=prior_rows(spec, options))
     if found.T is None or found.q is None:  # the direct LP over T (GS section 4.2) instead
