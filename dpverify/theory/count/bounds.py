@@ -90,9 +90,11 @@ def column_costs_ok(costs: Sequence[Sequence[Fraction]], nu: Sequence[Fraction],
     if alpha == 0:
         return all(costs[i][r] >= nu[i] for i in range(N) for r in range(len(costs[0])))
     a = _q(alpha)
-    return all(clock.check() is None
-               and chain_minima([_q(costs[i][r]) - _q(nu[i]) for i in range(N)], a)[0] >= 0
-               for r in range(len(costs[0])))
+    for r in range(len(costs[0])):
+        clock.check()  # the run's deadline, once per column
+        if chain_minima([_q(costs[i][r]) - _q(nu[i]) for i in range(N)], a)[0] < 0:
+            return False
+    return True
 
 
 # -- the same bound in floating point, rigorous by directed rounding ---------------------------
