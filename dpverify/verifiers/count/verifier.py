@@ -1,15 +1,18 @@
 """The count-query verifier: is the geometric mechanism universally optimal?
 
 Gupte-Sundararajan (GS, PODS 2010, Theorem 1) for minimax consumers and Ghosh-Roughgarden-
-Sundararajan (GRS, STOC 2009) for Bayesian consumers (theory.md section 2). Two independent
-computations per problem, and `optimal` only when both succeed and agree within the
-tolerance:
+Sundararajan (GRS, STOC 2009) for Bayesian consumers (theory.md section 2). Two sides per
+problem, and `optimal` only when a proven lower bound on the first meets the second within
+the tolerance:
 
-* the optimal alpha-DP oblivious mechanism for the consumer: an LP over x[i, r]
-  (`mechanism_optimum`: the least loss any alpha-DP mechanism can have);
 * the candidate: the geometric mechanism G followed by the consumer's best post-processing
   (minimax: an LP over randomised T, GS section 4.2; Bayes: the best deterministic remap,
-  computed directly, GRS), evaluated on the mechanism G T it induces (`geometric_value`).
+  computed directly, GRS), evaluated on the mechanism G T it induces (`geometric_value`);
+* the optimal alpha-DP oblivious mechanism for the consumer (`mechanism_optimum`: the least
+  loss any alpha-DP mechanism can have), bounded below first by the candidate's own dual
+  certificate, checked on the whole DP cone in safely rounded floats (`_certificate_side`;
+  a proof by weak duality, whatever produced it), and otherwise (or with --method lp) by
+  its LP over x[i, r] with rigorous brackets, an independent computation.
 
 Losses are minimised, so `gap = geometric_value - mechanism_optimum >= 0` up to rounding.
 """
