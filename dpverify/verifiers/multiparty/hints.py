@@ -47,6 +47,7 @@ from dpverify.theory.certificates import (
     trivial_orbits,
 )
 from dpverify.theory.exact_rows import clean_distribution, clean_stochastic, has_mass
+from dpverify.theory.worst_candidates import best_candidate
 from dpverify.theory.worst_ipm import MAX_DENSE_INPUTS, DenseWorst, dense_worst, float_bracket
 from dpverify.theory.worst_lp import WorstLp, solve_float
 from dpverify.verifiers.options import VerifyOptions
@@ -201,7 +202,8 @@ def dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list,
     """Hints on all inputs from the dense interior-point method (theory/worst_ipm.py), for
     a worst case without symmetry on DENSE_FROM_INPUTS to MAX_DENSE_INPUTS inputs, or at
     an extreme level (beyond_floats); when it stalls, HiGHS's dense LP's better ends up
-    to policy.DENSE_FALLBACK_INPUTS inputs."""
+    to policy.DENSE_FALLBACK_INPUTS inputs; and a deterministic rule (a constant one, the
+    prior's Bayes rule: theory/worst_candidates.py) when it is better."""
     solve_ = options.solver().tight(1e-10)  # the polish's small LPs
     out = {}
     for b in bits:
@@ -210,6 +212,10 @@ def dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list,
         found = dense_worst(lp, solve=solve_)
         if found.width > DENSE_FALLBACK_WIDTH and lp.channel.columns <= DENSE_FALLBACK_INPUTS:
             found = better_ends(lp, found, options)
+        if found.width > DENSE_FALLBACK_WIDTH:  # a deterministic rule may meet the bound
+            better = best_candidate(lp, found.prior, found.lower)
+            if better is not None:
+                found = replace(found, lower=better[0], rule=better[1])
         out[b] = WorstHint(rule=found.rule, prior=found.prior, x_orbits=lp.rows)
     return out
 
