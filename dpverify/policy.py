@@ -103,6 +103,12 @@ ORBIT_EXACT_SIMPLEX_ORBITS = 64
 # dense interior-point method, and `verify` tries the interval certificate first
 # (measured at k = 7 with epsilons up to 27 or 30: 48-63 s, then about a second; issue 25)
 EXTREME_ENTRY = 1e-6
+# At an extreme level the worst case's hints come first from the sub-cubes over the parties
+# below EXTREME_ENTRY (at most this many of them, the most extreme first: 2^this
+# sub-problems; theory/worst_candidates.py), where the dense method on all inputs stalled
+# (an observer at k = 9 with epsilons 15-27 beside 0.1: a bracket of 2e-5 after 7 s and
+# HiGHS's fallback 11 s; the sub-cubes close it in 2 s)
+SPLIT_PARTIES = 6
 # The dense method's bracket (gains in [0, 1]) wider than this is compared with HiGHS's
 # solve of the dense LP (tiny entries dropped) up to this many inputs and seconds: the
 # dense method stalled at 1.5e-5 on a 9-party worst case with epsilons from 2.6 to 29,

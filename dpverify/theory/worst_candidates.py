@@ -26,7 +26,8 @@ from dpverify.theory.worst_lp import WorstLp
 
 WORK = np.longdouble
 
-__all__ = ["best_candidate", "candidate_rules", "rule_worst"]
+__all__ = ["best_candidate", "best_ends", "candidate_rules", "rule_worst", "split_parties",
+           "split_worst", "sub_cubes"]
 
 
 def rule_worst(lp: WorstLp, rule: np.ndarray) -> float:
@@ -69,3 +70,102 @@ def best_candidate(lp: WorstLp, prior: np.ndarray | None, lower: float
         if value > lower and (best is None or value > best[0]):
             best = (value, rule)
     return best
+
+
+# ------------------------------------------------------------------ sub-cubes of the inputs
+
+
+def split_parties(lambdas, entry: float, most: int) -> list[int]:
+    """The parties whose corner entry 1/(1 + lambda) is below `entry`, the most extreme
+    first, at most `most` of them."""
+    deltas = [1.0 / (1.0 + float(lam)) for lam in lambdas]
+    chosen = sorted((d, i) for i, d in enumerate(deltas) if d < entry)
+    return sorted(i for _, i in chosen[:most])
+
+
+def _index(rows: np.ndarray, k: int, parties: list[int]) -> np.ndarray:
+    """The sub-input index of each row over `parties` (big-endian, in their order)."""
+    out = np.zeros(rows.size, dtype=np.int64)
+    for i in parties:
+        out = (out << 1) | ((rows >> (k - 1 - i)) & 1)
+    return out
+
+
+def sub_cubes(lp: WorstLp, lambdas, fixed: list[int], solve_block
+              ) -> tuple[np.ndarray, np.ndarray] | None:
+    """A prior and a rule of the block from its sub-cubes {x : x_E = b} (E = `fixed`).
+
+    A prior supported on one sub-cube has F(pi) equal to the sub-problem's on the other
+    parties N (with the function at x_E = b): z[tau, y] carries the common factor
+    P_E[b, tau_E], which leaves the max over y and sums to 1 over tau_E. So the
+    sub-cube of least value gives an upper bound, exactly. The rule decides tau as the
+    sub-cube b = tau_E would: its worst case is at least prod_E (1 - 1/(1 + lambda)) times
+    the least sub-cube value (gains in [0, 1]), so it meets the bound up to the levels of
+    E. `solve_block(sub_lp)` returns (prior on the sub-LP's rows, rule on its columns,
+    its upper bound); None when E is empty or every party."""
+    k = len(lambdas)
+    free = [i for i in range(k) if i not in fixed]
+    if not fixed or not free:
+        return None
+    rows = np.asarray(lp.rows, dtype=np.int64)
+    e_idx, n_idx = _index(rows, k, fixed), _index(rows, k, free)
+    n_sub, m = 1 << len(free), lp.m
+    gain = np.asarray(lp.gain, dtype=np.float64)
+    sub_lambdas = [lambdas[i] for i in free]
+    rules: dict[int, np.ndarray] = {}
+    best: tuple[float, np.ndarray, np.ndarray] | None = None
+    for b in np.unique(e_idx):
+        sel = np.flatnonzero(e_idx == b)
+        sel = sel[np.argsort(n_idx[sel], kind="stable")]
+        table = np.zeros((n_sub, m))
+        table[n_idx[sel]] = gain[sel]
+        relevant = np.zeros(n_sub, dtype=bool)
+        relevant[n_idx[sel]] = True
+        prior, rule, upper = solve_block(WorstLp.over_inputs(sub_lambdas, table, relevant))
+        rules[int(b)] = rule
+        if best is None or upper < best[0]:
+            best = (upper, sel, prior)
+    assert best is not None
+    _, sel, prior = best
+    full_prior = np.zeros(rows.size)
+    full_prior[sel] = prior
+    taus = np.arange(lp.channel.columns, dtype=np.int64)
+    t_e, t_n = _index(taus, k, fixed), _index(taus, k, free)
+    fallback = rules[min(rules)]
+    full_rule = np.empty((taus.size, m))
+    for b in np.unique(t_e):
+        at = np.flatnonzero(t_e == b)
+        full_rule[at] = rules.get(int(b), fallback)[t_n[at]]
+    return full_prior, full_rule
+
+
+def split_worst(lp: WorstLp, lambdas, entry: float, most: int, solve=None):
+    """The worst case of the block from its sub-cubes over the parties whose corner entry is
+    below `entry` (`sub_cubes`, each sub-problem by the dense method), with the candidate
+    rules: a DenseWorst with its float bracket, or None when no party is that extreme (or
+    every one is)."""
+    from dpverify.theory.worst_ipm import DenseWorst, dense_worst, float_bracket
+
+    def block(sub: WorstLp):
+        found = dense_worst(sub, solve=solve)
+        return found.prior, found.rule, found.upper
+
+    got = sub_cubes(lp, lambdas, split_parties(lambdas, entry, most), block)
+    if got is None:
+        return None
+    prior, rule = got
+    lower, upper = float_bracket(lp, prior, rule)
+    better = best_candidate(lp, prior, lower)
+    if better is not None:
+        lower, rule = better
+    return DenseWorst(prior, rule, lower, upper, 0)
+
+
+def best_ends(a, b):
+    """The better rule and the better prior of two DenseWorst results."""
+    from dataclasses import replace
+
+    rule = (a.lower, a.rule) if a.lower >= b.lower else (b.lower, b.rule)
+    prior = (a.upper, a.prior) if a.upper <= b.upper else (b.upper, b.prior)
+    return replace(a, lower=rule[0], rule=rule[1], upper=prior[0], prior=prior[1],
+                   iterations=a.iterations + b.iterations)

@@ -35,6 +35,7 @@ from dpverify.policy import (
     DENSE_FROM_INPUTS,
     EXTREME_ENTRY,
     REDUCED_FACTOR,
+    SPLIT_PARTIES,
 )
 from dpverify.spec.model import AgentSpec, AgentTable, MultipartySpec
 from dpverify.theory.certificates import (
@@ -47,7 +48,7 @@ from dpverify.theory.certificates import (
     trivial_orbits,
 )
 from dpverify.theory.exact_rows import clean_distribution, clean_stochastic, has_mass
-from dpverify.theory.worst_candidates import best_candidate
+from dpverify.theory.worst_candidates import best_candidate, best_ends, split_worst
 from dpverify.theory.worst_ipm import MAX_DENSE_INPUTS, DenseWorst, dense_worst, float_bracket
 from dpverify.theory.worst_lp import WorstLp, solve_float
 from dpverify.verifiers.options import VerifyOptions
@@ -201,15 +202,22 @@ def dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list,
                 options: VerifyOptions) -> dict:
     """Hints on all inputs from the dense interior-point method (theory/worst_ipm.py), for
     a worst case without symmetry on DENSE_FROM_INPUTS to MAX_DENSE_INPUTS inputs, or at
-    an extreme level (beyond_floats); when it stalls, HiGHS's dense LP's better ends up
-    to policy.DENSE_FALLBACK_INPUTS inputs; and a deterministic rule (a constant one, the
-    prior's Bayes rule: theory/worst_candidates.py) when it is better."""
+    an extreme level (beyond_floats: then first from the sub-cubes over the extreme
+    parties, theory/worst_candidates.py, and the dense method on all inputs only when
+    they leave the bracket wider than policy.DENSE_FALLBACK_WIDTH); when it stalls,
+    HiGHS's dense LP's better ends up to policy.DENSE_FALLBACK_INPUTS inputs; and a
+    deterministic rule (a constant one, the prior's Bayes rule) when it is better."""
     solve_ = options.solver().tight(1e-10)  # the polish's small LPs
     out = {}
     for b in bits:
         relevant = None if b is None else own_bits(spec.parties, party) == b
         lp = WorstLp.over_inputs(spec.lambdas, gain, relevant)
-        found = dense_worst(lp, solve=solve_)
+        found = None
+        if beyond_floats(spec.lambdas):  # sub-cubes over the extreme parties first
+            found = split_worst(lp, spec.lambdas, EXTREME_ENTRY, SPLIT_PARTIES, solve_)
+        if found is None or found.width > DENSE_FALLBACK_WIDTH:
+            dense = dense_worst(lp, solve=solve_)
+            found = dense if found is None else best_ends(found, dense)
         if found.width > DENSE_FALLBACK_WIDTH and lp.channel.columns <= DENSE_FALLBACK_INPUTS:
             found = better_ends(lp, found, options)
         if found.width > DENSE_FALLBACK_WIDTH:  # a deterministic rule may meet the bound
