@@ -139,18 +139,29 @@ def sub_cubes(lp: WorstLp, lambdas, fixed: list[int], solve_block
     return full_prior, full_rule
 
 
-def split_worst(lp: WorstLp, lambdas, entry: float, most: int, solve=None):
+def split_worst(lp: WorstLp, lambdas, entry: float, most: int, solve):
     """The worst case of the block from its sub-cubes over the parties whose corner entry is
-    below `entry` (`sub_cubes`, each sub-problem by the dense method), with the candidate
-    rules: a DenseWorst with its float bracket, or None when no party is that extreme (or
-    every one is)."""
-    from dpverify.theory.worst_ipm import DenseWorst, dense_worst, float_bracket
+    below `entry` (`sub_cubes`; each sub-problem's dense LP by `solve`, a float LP
+    solver, rows scaled and entries it cannot keep dropped: only hints), with the
+    candidate rules: a DenseWorst with its float bracket, or None when no party is that
+    extreme (or every one is), or a sub-problem's LP fails."""
+    from dpverify.theory.worst_ipm import DenseWorst, float_bracket
+    from dpverify.theory.worst_lp import solve_float
+
+    class _Failed(Exception):
+        pass
 
     def block(sub: WorstLp):
-        found = dense_worst(sub, solve=solve)
-        return found.prior, found.rule, found.upper
+        found = solve_float(sub, solve, scale_rows=True, drop_tiny=True, name="rr-worst-cube")
+        if not found.ok:
+            raise _Failed
+        prior = clean_distribution(found.masses)
+        return prior, found.rule, float_bracket(sub, prior, found.rule)[1]
 
-    got = sub_cubes(lp, lambdas, split_parties(lambdas, entry, most), block)
+    try:
+        got = sub_cubes(lp, lambdas, split_parties(lambdas, entry, most), block)
+    except _Failed:
+        return None
     if got is None:
         return None
     prior, rule = got
