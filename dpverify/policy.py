@@ -104,11 +104,19 @@ ORBIT_EXACT_SIMPLEX_ORBITS = 64
 # (measured at k = 7 with epsilons up to 27 or 30: 48-63 s, then about a second; issue 25)
 EXTREME_ENTRY = 1e-6
 # At an extreme level the worst case's hints come first from the sub-cubes over the parties
-# below EXTREME_ENTRY (at most this many of them, the most extreme first: 2^this
-# sub-problems; theory/worst_candidates.py), where the dense method on all inputs stalled
-# (an observer at k = 9 with epsilons 15-27 beside 0.1: a bracket of 2e-5 after 7 s and
-# HiGHS's fallback 11 s; the sub-cubes close it in 2 s)
+# whose corner entry is below each of these in turn (at most SPLIT_PARTIES of them, the
+# most extreme first: 2^SPLIT_PARTIES sub-problems; theory/worst_candidates.py), where the
+# dense method on all inputs stalled (an observer at k = 9 with epsilons 15-27 beside 0.1:
+# a bracket of 2e-5 after 7 s and HiGHS's fallback 11 s; the sub-cubes close it in 2 s).
+# The sub-cubes' rule is off by about the fixed parties' entries: the larger entry first
+# (more parties fixed, smaller sub-problems: the observer above), then the smaller (a party
+# at k = 9 with epsilons 18 and 22.5 among 0.1-12: 8e-9 at 1e-6, 2e-10 at 1e-8 in 0.2 s).
+# A sub-problem's LP gets at most SPLIT_SECONDS (the simplex spent 11 s on sub-cubes of 256
+# inputs with levels of 15-18 in them); then HiGHS's dense LP (DENSE_FALLBACK_*), and the
+# dense method only when the bracket is still open.
+SPLIT_ENTRIES = (EXTREME_ENTRY, 1e-8)
 SPLIT_PARTIES = 6
+SPLIT_SECONDS = 1.0
 # The dense method's bracket (gains in [0, 1]) wider than this is compared with HiGHS's
 # solve of the dense LP (tiny entries dropped) up to this many inputs and seconds: the
 # dense method stalled at 1.5e-5 on a 9-party worst case with epsilons from 2.6 to 29,

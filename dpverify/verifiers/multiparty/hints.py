@@ -35,7 +35,9 @@ from dpverify.policy import (
     DENSE_FROM_INPUTS,
     EXTREME_ENTRY,
     REDUCED_FACTOR,
+    SPLIT_ENTRIES,
     SPLIT_PARTIES,
+    SPLIT_SECONDS,
 )
 from dpverify.spec.model import AgentSpec, AgentTable, MultipartySpec
 from dpverify.theory.certificates import (
@@ -203,23 +205,42 @@ def dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list,
     """Hints on all inputs from the dense interior-point method (theory/worst_ipm.py), for
     a worst case without symmetry on DENSE_FROM_INPUTS to MAX_DENSE_INPUTS inputs, or at
     an extreme level (beyond_floats: then first from the sub-cubes over the extreme
-    parties, theory/worst_candidates.py, and the dense method on all inputs only when
-    they leave the bracket wider than policy.DENSE_FALLBACK_WIDTH); when it stalls,
+    parties, theory/worst_candidates.py, at each of policy.SPLIT_ENTRIES, and the dense
+    method on all inputs only when they leave the bracket wider than a quarter of the
+    tolerance); when it stalls,
     HiGHS's dense LP's better ends up to policy.DENSE_FALLBACK_INPUTS inputs; and a
     deterministic rule (a constant one, the prior's Bayes rule) when it is better."""
     solve_ = options.solver().tight(1e-10)  # the polish's small LPs
+
+    def simplex(program):  # the sub-cubes' dense LPs: the simplex ends the closer
+        return cube_solve(replace(program, solver="simplex"))
+
+    cube_solve = solve_.at_most(SPLIT_SECONDS)
+
+    # the sub-cubes' bracket that spares the dense method (a quarter of the tolerance,
+    # gains in [0, 1]; at most DENSE_FALLBACK_WIDTH after it)
+    enough = max(DENSE_FALLBACK_WIDTH, float(options.tol) / 4)
     out = {}
     for b in bits:
         relevant = None if b is None else own_bits(spec.parties, party) == b
         lp = WorstLp.over_inputs(spec.lambdas, gain, relevant)
         found = None
         if beyond_floats(spec.lambdas):  # sub-cubes over the extreme parties first
-            found = split_worst(lp, spec.lambdas, EXTREME_ENTRY, SPLIT_PARTIES, solve_)
-        if found is None or found.width > DENSE_FALLBACK_WIDTH:
+            for entry in SPLIT_ENTRIES:
+                cube = split_worst(lp, spec.lambdas, entry, SPLIT_PARTIES, simplex)
+                if cube is not None:
+                    found = cube if found is None else best_ends(found, cube)
+                if found is not None and found.width <= enough:
+                    break
+            if found is not None and found.width > enough and \
+                    lp.channel.columns <= DENSE_FALLBACK_INPUTS:
+                found = better_ends(lp, found, options)  # before the dense method stalls
+        if found is None or found.width > enough:
             dense = dense_worst(lp, solve=solve_)
             found = dense if found is None else best_ends(found, dense)
-        if found.width > DENSE_FALLBACK_WIDTH and lp.channel.columns <= DENSE_FALLBACK_INPUTS:
-            found = better_ends(lp, found, options)
+            if found.width > DENSE_FALLBACK_WIDTH and \
+                    lp.channel.columns <= DENSE_FALLBACK_INPUTS:
+                found = better_ends(lp, found, options)
         if found.width > DENSE_FALLBACK_WIDTH:  # a deterministic rule may meet the bound
             better = best_candidate(lp, found.prior, found.lower)
             if better is not None:
@@ -231,17 +252,25 @@ def dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list,
 def better_ends(lp: WorstLp, found: DenseWorst, options: VerifyOptions) -> DenseWorst:
     """The dense result with each end replaced by HiGHS's solve of the dense LP (rows
     scaled, entries below what HiGHS keeps dropped: any rule and prior are still bounded
-    exactly) when better (policy.DENSE_FALLBACK_WIDTH)."""
+    exactly) when better (policy.DENSE_FALLBACK_WIDTH): by the interior-point method
+    and, while the bracket is still wider, by the simplex (which closed brackets the
+    interior point left at 4e-9 among levels of 14 to 27, to 3e-11 in a second)."""
     solve_ = options.solver().at_most(DENSE_FALLBACK_SECONDS).tight(1e-10)
-    other = solve_float(lp, solve_, form=LpForm.DENSE, scale_rows=True, drop_tiny=True,
-                        name="rr-worst-fallback")
-    if not other.ok:
-        return found
-    lower, upper = float_bracket(lp, other.masses, other.rule)
-    rule = clean_stochastic(other.rule) if lower > found.lower else found.rule
-    prior = clean_distribution(other.masses) if upper < found.upper else found.prior
-    return replace(found, rule=rule, prior=prior, lower=max(lower, found.lower),
-                   upper=min(upper, found.upper))
+    for method in ("", "simplex"):
+        if found.width <= DENSE_FALLBACK_WIDTH:
+            break
+        solve_with = solve_ if not method else (
+            lambda program, how=method: solve_(replace(program, solver=how)))
+        other = solve_float(lp, solve_with, form=LpForm.DENSE, scale_rows=True,
+                            drop_tiny=True, name="rr-worst-fallback")
+        if not other.ok:
+            continue
+        lower, upper = float_bracket(lp, other.masses, other.rule)
+        rule = clean_stochastic(other.rule) if lower > found.lower else found.rule
+        prior = clean_distribution(other.masses) if upper < found.upper else found.prior
+        found = replace(found, rule=rule, prior=prior, lower=max(lower, found.lower),
+                        upper=min(upper, found.upper))
+    return found
 
 
 def normalised(p: np.ndarray | None) -> np.ndarray | None:
