@@ -109,21 +109,28 @@ EXTREME_ENTRY = 1e-6
 # dense method on all inputs stalled (an observer at k = 9 with epsilons 15-27 beside 0.1:
 # a bracket of 2e-5 after 7 s and HiGHS's fallback 11 s; the sub-cubes close it in 2 s).
 # The sub-cubes' rule is off by about the fixed parties' entries: the larger entry first
-# (more parties fixed, smaller sub-problems: the observer above), then the smaller (a party
-# at k = 9 with epsilons 18 and 22.5 among 0.1-12: 8e-9 at 1e-6, 2e-10 at 1e-8 in 0.2 s).
+# (more parties fixed, smaller sub-problems: the observer above), then the smaller ones (a
+# party at k = 9 with epsilons 18 and 22.5 among 0.1-12: 8e-9 at 1e-6, 2e-10 at 1e-8 in
+# 0.2 s; an observer with 20, 25 and 30 among 0.5-10: 9.3e-10 at 1e-6 and 1e-8).
 # A sub-problem's LP gets at most SPLIT_SECONDS (the simplex spent 11 s on sub-cubes of 256
 # inputs with levels of 15-18 in them); then HiGHS's dense LP (DENSE_FALLBACK_*), and the
 # dense method only when the bracket is still open.
-SPLIT_ENTRIES = (EXTREME_ENTRY, 1e-8)
-SPLIT_PARTIES = 6
+SPLIT_ENTRIES = (EXTREME_ENTRY, 1e-8, 1e-10)
+SPLIT_PARTIES = 10
 SPLIT_SECONDS = 1.0
+# ... and the dense method is spared when the sub-cubes' float bracket is within this
+# fraction of the tolerance (the interval certificate's rounding adds about 1e-16; a
+# wider bracket is decided by the slower routes after it, never guessed)
+SPLIT_MARGIN = 0.9
 # The dense method's bracket (gains in [0, 1]) wider than this is compared with HiGHS's
-# solve of the dense LP (tiny entries dropped) up to this many inputs and seconds: the
+# solve of the dense LP (tiny entries dropped) up to this many inputs and seconds (a
+# method: the interior point, then the simplex; 15 s for both on a 9-party observer
+# at levels 0.5-30 at 10 s each, whose sub-cubes had closed the bracket to 9e-10): the
 # dense method stalled at 1.5e-5 on a 9-party worst case with epsilons from 2.6 to 29,
 # where HiGHS closes to 6e-12 in 0.1 s (issue 25's families)
 DENSE_FALLBACK_WIDTH = 1e-10
 DENSE_FALLBACK_INPUTS = 512
-DENSE_FALLBACK_SECONDS = 10.0
+DENSE_FALLBACK_SECONDS = 3.0
 # The exact simplex on a protocol's transcripts solves a dense rows x rows system per
 # pivot: used up to this many rows (live transcripts + inputs of the block;
 # benchmarks/bench_falsify.py)

@@ -139,12 +139,14 @@ def sub_cubes(lp: WorstLp, lambdas, fixed: list[int], solve_block
     return full_prior, full_rule
 
 
-def split_worst(lp: WorstLp, lambdas, entry: float, most: int, solve):
+def split_worst(lp: WorstLp, lambdas, entry: float, most: int, solve,
+                largest: int | None = None):
     """The worst case of the block from its sub-cubes over the parties whose corner entry is
     below `entry` (`sub_cubes`; each sub-problem's dense LP by `solve`, a float LP
     solver, rows scaled and entries it cannot keep dropped: only hints), with the
     candidate rules: a DenseWorst with its float bracket, or None when no party is that
-    extreme (or every one is), or a sub-problem's LP fails."""
+    extreme (or every one is), a sub-cube has more than `largest` inputs, or a
+    sub-problem's LP fails."""
     from dpverify.theory.worst_ipm import DenseWorst, float_bracket
     from dpverify.theory.worst_lp import solve_float
 
@@ -158,8 +160,11 @@ def split_worst(lp: WorstLp, lambdas, entry: float, most: int, solve):
         prior = clean_distribution(found.masses)
         return prior, found.rule, float_bracket(sub, prior, found.rule)[1]
 
+    fixed = split_parties(lambdas, entry, most)
+    if largest is not None and 1 << (len(lambdas) - len(fixed)) > largest:
+        return None
     try:
-        got = sub_cubes(lp, lambdas, split_parties(lambdas, entry, most), block)
+        got = sub_cubes(lp, lambdas, fixed, block)
     except _Failed:
         return None
     if got is None:

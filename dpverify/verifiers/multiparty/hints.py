@@ -37,6 +37,7 @@ from dpverify.policy import (
     REDUCED_FACTOR,
     SPLIT_ENTRIES,
     SPLIT_PARTIES,
+    SPLIT_MARGIN,
     SPLIT_SECONDS,
 )
 from dpverify.spec.model import AgentSpec, AgentTable, MultipartySpec
@@ -50,7 +51,12 @@ from dpverify.theory.certificates import (
     trivial_orbits,
 )
 from dpverify.theory.exact_rows import clean_distribution, clean_stochastic, has_mass
-from dpverify.theory.worst_candidates import best_candidate, best_ends, split_worst
+from dpverify.theory.worst_candidates import (
+    best_candidate,
+    best_ends,
+    split_parties,
+    split_worst,
+)
 from dpverify.theory.worst_ipm import MAX_DENSE_INPUTS, DenseWorst, dense_worst, float_bracket
 from dpverify.theory.worst_lp import WorstLp, solve_float
 from dpverify.verifiers.options import VerifyOptions
@@ -140,12 +146,14 @@ class WorstPlan:
         DENSE_FROM_INPUTS inputs; SizeLimitError beyond --max-nonzeros): solved once."""
         n = self.spec.num_inputs
         unit = self.problem.units.unit
-        if self.orbits.count == n and n <= MAX_DENSE_INPUTS and (
-                n >= DENSE_FROM_INPUTS or beyond_floats(self.spec.lambdas)):
-            # extreme levels too (policy.EXTREME_ENTRY): the dense method keeps every entry
+        extreme = beyond_floats(self.spec.lambdas)
+        if self.orbits.count == n and (n <= MAX_DENSE_INPUTS or extreme) and (
+                n >= DENSE_FROM_INPUTS or extreme):
+            # extreme levels too (policy.EXTREME_ENTRY): the dense method keeps every entry;
+            # beyond its inputs, the sub-cubes over the extreme parties alone
             return self.hints.once(("dense-worst", self.party),
                                    lambda: dense_hints(self.spec, unit, self.party, self.bits,
-                                                       self.problem.options))
+                                                       self.problem.options, self.too_large))
         if not self.fits:
             raise self.too_large
         found = self.hints.once(("rr-worst", self.party, self.orbits.count),
@@ -201,15 +209,18 @@ def beyond_floats(lambdas: Sequence[float]) -> bool:
 
 
 def dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list,
-                options: VerifyOptions) -> dict:
+                options: VerifyOptions, too_large: SizeLimitError | None = None) -> dict:
     """Hints on all inputs from the dense interior-point method (theory/worst_ipm.py), for
     a worst case without symmetry on DENSE_FROM_INPUTS to MAX_DENSE_INPUTS inputs, or at
     an extreme level (beyond_floats: then first from the sub-cubes over the extreme
     parties, theory/worst_candidates.py, at each of policy.SPLIT_ENTRIES, and the dense
-    method on all inputs only when they leave the bracket wider than a quarter of the
-    tolerance); when it stalls,
-    HiGHS's dense LP's better ends up to policy.DENSE_FALLBACK_INPUTS inputs; and a
-    deterministic rule (a constant one, the prior's Bayes rule) when it is better."""
+    method on all inputs only when they leave the bracket wider than policy.SPLIT_MARGIN
+    times the tolerance);
+    when it stalls, HiGHS's dense LP's better ends up to policy.DENSE_FALLBACK_INPUTS
+    inputs; and a deterministic rule (a constant one, the prior's Bayes rule) when it is
+    better.
+    Beyond MAX_DENSE_INPUTS inputs only the sub-cubes are tried: `too_large` (or the dense
+    method's SizeLimitError) when they leave the bracket wider than the tolerance."""
     solve_ = options.solver().tight(1e-10)  # the polish's small LPs
 
     def simplex(program):  # the sub-cubes' dense LPs: the simplex ends the closer
@@ -217,17 +228,23 @@ def dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list,
 
     cube_solve = solve_.at_most(SPLIT_SECONDS)
 
-    # the sub-cubes' bracket that spares the dense method (a quarter of the tolerance,
-    # gains in [0, 1]; at most DENSE_FALLBACK_WIDTH after it)
-    enough = max(DENSE_FALLBACK_WIDTH, float(options.tol) / 4)
+    # the sub-cubes' bracket that spares the dense method: within the tolerance (gains in
+    # [0, 1]) with a margin far above the interval certificate's rounding (about 1e-16)
+    enough = max(DENSE_FALLBACK_WIDTH, SPLIT_MARGIN * float(options.tol))
     out = {}
     for b in bits:
         relevant = None if b is None else own_bits(spec.parties, party) == b
         lp = WorstLp.over_inputs(spec.lambdas, gain, relevant)
-        found = None
+        found, fallen_back = None, False
         if beyond_floats(spec.lambdas):  # sub-cubes over the extreme parties first
+            tried: set[tuple[int, ...]] = set()
             for entry in SPLIT_ENTRIES:
-                cube = split_worst(lp, spec.lambdas, entry, SPLIT_PARTIES, simplex)
+                fixed = tuple(split_parties(spec.lambdas, entry, SPLIT_PARTIES))
+                if fixed in tried:
+                    continue
+                tried.add(fixed)
+                cube = split_worst(lp, spec.lambdas, entry, SPLIT_PARTIES, simplex,
+                                   DENSE_FALLBACK_INPUTS)
                 if cube is not None:
                     found = cube if found is None else best_ends(found, cube)
                 if found is not None and found.width <= enough:
@@ -235,10 +252,15 @@ def dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list,
             if found is not None and found.width > enough and \
                     lp.channel.columns <= DENSE_FALLBACK_INPUTS:
                 found = better_ends(lp, found, options)  # before the dense method stalls
-        if found is None or found.width > enough:
+                fallen_back = True
+        if lp.channel.columns > MAX_DENSE_INPUTS:  # the sub-cubes alone
+            if found is None or found.width > float(options.tol):
+                raise too_large or SizeLimitError(
+                    f"the dense worst-case method takes at most {MAX_DENSE_INPUTS} inputs")
+        elif found is None or found.width > enough:
             dense = dense_worst(lp, solve=solve_)
             found = dense if found is None else best_ends(found, dense)
-            if found.width > DENSE_FALLBACK_WIDTH and \
+            if found.width > DENSE_FALLBACK_WIDTH and not fallen_back and \
                     lp.channel.columns <= DENSE_FALLBACK_INPUTS:
                 found = better_ends(lp, found, options)
         if found.width > DENSE_FALLBACK_WIDTH:  # a deterministic rule may meet the bound
