@@ -122,7 +122,8 @@ SPLIT_SECONDS = 1.0
 # fraction of the tolerance (the interval certificate's rounding adds about 1e-16; a
 # wider bracket is decided by the slower routes after it, never guessed)
 SPLIT_MARGIN = 0.9
-# The dense method's bracket (gains in [0, 1]) wider than this is compared with HiGHS's
+# The dense method's bracket (gains in [0, 1]) wider than this (and than SPLIT_MARGIN of
+# the tolerance) is compared with HiGHS's
 # solve of the dense LP (tiny entries dropped) up to this many inputs and seconds (a
 # method: the interior point, then the simplex; 15 s for both on a 9-party observer
 # at levels 0.5-30 at 10 s each, whose sub-cubes had closed the bracket to 9e-10): the

@@ -228,8 +228,9 @@ def dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list,
 
     cube_solve = solve_.at_most(SPLIT_SECONDS)
 
-    # the sub-cubes' bracket that spares the dense method: within the tolerance (gains in
-    # [0, 1]) with a margin far above the interval certificate's rounding (about 1e-16)
+    # the bracket that spares the dense method (after the sub-cubes) and HiGHS's fallback:
+    # within the tolerance (gains in [0, 1]) by a margin far above the interval
+    # certificate's rounding (about 1e-16)
     enough = max(DENSE_FALLBACK_WIDTH, SPLIT_MARGIN * float(options.tol))
     out = {}
     for b in bits:
@@ -251,7 +252,7 @@ def dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list,
                     break
             if found is not None and found.width > enough and \
                     lp.channel.columns <= DENSE_FALLBACK_INPUTS:
-                found = better_ends(lp, found, options)  # before the dense method stalls
+                found = better_ends(lp, found, options, enough)  # before the dense one
                 fallen_back = True
         if lp.channel.columns > MAX_DENSE_INPUTS:  # the sub-cubes alone
             if found is None or found.width > float(options.tol):
@@ -260,9 +261,9 @@ def dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list,
         elif found is None or found.width > enough:
             dense = dense_worst(lp, solve=solve_)
             found = dense if found is None else best_ends(found, dense)
-            if found.width > DENSE_FALLBACK_WIDTH and not fallen_back and \
+            if found.width > enough and not fallen_back and \
                     lp.channel.columns <= DENSE_FALLBACK_INPUTS:
-                found = better_ends(lp, found, options)
+                found = better_ends(lp, found, options, enough)
         if found.width > DENSE_FALLBACK_WIDTH:  # a deterministic rule may meet the bound
             better = best_candidate(lp, found.prior, found.lower)
             if better is not None:
@@ -271,15 +272,16 @@ def dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list,
     return out
 
 
-def better_ends(lp: WorstLp, found: DenseWorst, options: VerifyOptions) -> DenseWorst:
+def better_ends(lp: WorstLp, found: DenseWorst, options: VerifyOptions,
+                good: float = DENSE_FALLBACK_WIDTH) -> DenseWorst:
     """The dense result with each end replaced by HiGHS's solve of the dense LP (rows
     scaled, entries below what HiGHS keeps dropped: any rule and prior are still bounded
-    exactly) when better (policy.DENSE_FALLBACK_WIDTH): by the interior-point method
-    and, while the bracket is still wider, by the simplex (which closed brackets the
+    exactly) when better: by the interior-point method and, while the bracket is still
+    wider than `good`, by the simplex (which closed brackets the
     interior point left at 4e-9 among levels of 14 to 27, to 3e-11 in a second)."""
     solve_ = options.solver().at_most(DENSE_FALLBACK_SECONDS).tight(1e-10)
     for method in ("", "simplex"):
-        if found.width <= DENSE_FALLBACK_WIDTH:
+        if found.width <= good:
             break
         solve_with = solve_ if not method else (
             lambda program, how=method: solve_(replace(program, solver=how)))
