@@ -3,7 +3,8 @@ against the old one (`--method lp`) where the old route still exists; and famili
 problems (issue 25), where the bar is the slowest member, not an example.
 
 Usage: python benchmarks/bench_speed.py [--cases a,b,...] [--old] [--timeout S]
-       python benchmarks/bench_speed.py --families [symmetric,nonsymmetric] [--members 6]
+       python benchmarks/bench_speed.py --families [symmetric,nonsymmetric,nonsymmetric-worst]
+              [--members 6]
               [--ks 10,20,30,40] [--seed 0] [--bar 5] [--ratio 5] [--timeout S] [--list]
 
 Each case writes its problem files into a temporary directory, runs `dpverify` as a user

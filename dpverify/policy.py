@@ -62,6 +62,10 @@ REDUCED_FACTOR = 16
 # k = 12) rather than HiGHS on the chain-form LP (14 s at k = 10, minutes at k = 11;
 # benchmarks/bench_worst12.py)
 DENSE_FROM_INPUTS = 512
+# ... on one BLAS thread up to this many inputs (k <= 10): its products are small there, and
+# a second thread waiting for a core another process holds made a 9-party worst case four
+# times slower (10-12 s against 2.8 s at load 8; issue 25's families)
+ONE_THREAD_INPUTS = 1024
 # The exact certificate on all 2^k inputs solves RR's worst-case LP in floats for hints;
 # its LP may be larger than the verifier's own (it runs once per agent;
 # benchmarks/bench_certify.py)

@@ -147,3 +147,30 @@ def test_an_observer_among_extreme_levels_is_decided(tmp_path, gain):
     table = np.random.default_rng(22).integers(0, 3, 512).tolist()
     found = _verify(tmp_path, OBSERVER_9.format(table=table, gain=gain))
     assert found["verdict"] == "optimal", found
+
+
+K13 = ('[problem]\nname = "x"\nparties = 13\nepsilon = {epsilons}\naccuracy = "worst"\n\n'
+       '{agent}\nfunction = {{ table = {table} }}\n')
+EXTREME_13 = [25, 0.5, 30, 1.2, 22, 0.8, 27, 2.0, 24, 0.3, 21, 1.5, 28]
+
+
+def test_beyond_the_dense_method_a_worst_case_without_extreme_levels_is_refused(tmp_path):
+    # 2^13 inputs: the dense method stops at 2^12 and the chain-form LP is past the
+    # non-zeros' limit; the refusal names both (exit 3), at once
+    table = np.random.default_rng(23).integers(0, 3, 1 << 13).tolist()
+    path = tmp_path / "p.toml"
+    path.write_text(K13.format(epsilons=[0.5 + 0.1 * i for i in range(13)],
+                               agent="[observer]", table=table), encoding="utf-8")
+    result = CliRunner().invoke(main, ["verify", str(path), "--json"])
+    assert result.exit_code == 3, result.output[-800:]
+    reason = json.loads(result.output)[0]["results"][0]["reason"]
+    assert "--max-nonzeros" in reason and "4096 inputs" in reason
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("agent", ["[observer]", "[[party]]\nindex = 2"])
+def test_beyond_the_dense_method_extreme_levels_are_decided_by_sub_cubes(tmp_path, agent):
+    # six levels of 21-30 among 0.3-2: refused before (the same limits), 4-8 s now
+    table = np.random.default_rng(24).integers(0, 3, 1 << 13).tolist()
+    found = _verify(tmp_path, K13.format(epsilons=EXTREME_13, agent=agent, table=table))
+    assert found["verdict"] == "optimal", found

@@ -19,7 +19,9 @@ without symmetry, else on all inputs in chain form.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -34,6 +36,7 @@ from dpverify.policy import (
     DENSE_FALLBACK_WIDTH,
     DENSE_FROM_INPUTS,
     EXTREME_ENTRY,
+    ONE_THREAD_INPUTS,
     REDUCED_FACTOR,
     SPLIT_ENTRIES,
     SPLIT_PARTIES,
@@ -259,7 +262,8 @@ def dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list,
                 raise too_large or SizeLimitError(
                     f"the dense worst-case method takes at most {MAX_DENSE_INPUTS} inputs")
         elif found is None or found.width > enough:
-            dense = dense_worst(lp, solve=solve_)
+            with blas_threads(lp.channel.columns):
+                dense = dense_worst(lp, solve=solve_)
             found = dense if found is None else best_ends(found, dense)
             if found.width > enough and not fallen_back and \
                     lp.channel.columns <= DENSE_FALLBACK_INPUTS:
@@ -270,6 +274,20 @@ def dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list,
                 found = replace(found, lower=better[0], rule=better[1])
         out[b] = WorstHint(rule=found.rule, prior=found.prior, x_orbits=lp.rows)
     return out
+
+
+def blas_threads(inputs: int) -> AbstractContextManager:
+    """One BLAS thread for the dense method up to policy.ONE_THREAD_INPUTS inputs (its
+    matrices are small there, and a second thread waiting for a busy core made a 9-party
+    worst case 4x slower: 10-12 s against 2.8 s at load 8), else the BLAS default."""
+    if inputs > ONE_THREAD_INPUTS:
+        return contextlib.nullcontext()
+    # lazy (heavy to import); scipy's BLAS (a library of its own) loaded first, so that
+    # the limit reaches it too
+    import scipy.linalg.blas  # noqa: F401
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1, user_api="blas")
 
 
 def better_ends(lp: WorstLp, found: DenseWorst, options: VerifyOptions,
