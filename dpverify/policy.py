@@ -117,11 +117,11 @@ EXTREME_ENTRY = 1e-6
 # party at k = 9 with epsilons 18 and 22.5 among 0.1-12: 8e-9 at 1e-6, 2e-10 at 1e-8 in
 # 0.2 s; an observer with 20, 25 and 30 among 0.5-10: 9.3e-10 at 1e-6 and 1e-8).
 # A sub-problem's LP gets at most SPLIT_SECONDS (the simplex spent 11 s on sub-cubes of 256
-# inputs with levels of 15-18 in them); then HiGHS's dense LP (DENSE_FALLBACK_*), and the
-# dense method only when the bracket is still open.
+# inputs with levels of 15-18 in them; the useful ones take 0.1 s); then the dense method
+# when the bracket is still open, and HiGHS's dense LP (DENSE_FALLBACK_*) after it.
 SPLIT_ENTRIES = (EXTREME_ENTRY, 1e-8, 1e-10)
 SPLIT_PARTIES = 10
-SPLIT_SECONDS = 1.0
+SPLIT_SECONDS = 0.5
 # ... and the dense method is spared when the sub-cubes' float bracket is within this
 # fraction of the tolerance (the interval certificate's rounding adds about 1e-16; a
 # wider bracket is decided by the slower routes after it, never guessed)

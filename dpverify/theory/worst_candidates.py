@@ -1,19 +1,24 @@
-"""Deterministic candidate rules for RR's worst-case LP on all inputs (theory/worst_lp.py,
-`over_inputs`; docs/theory.md, "The worst case without symmetry").
+"""Cheap hints for RR's worst-case LP on all inputs (theory/worst_lp.py, `over_inputs`;
+docs/theory.md 3.4): deterministic candidate rules, and the sub-cubes over the extreme
+parties. The dense interior-point method (theory/worst_ipm.py) stalls among extreme levels
+(brackets of 1e-6 to 2e-5 at k = 9 with epsilons of 15-30), and it ends at the centre of
+the optimal face, so its rule is fractional on many columns and accurate only to its last
+step.
 
-An interior-point method ends at the centre of the optimal face, so its rule is
-fractional on many columns and accurate only to its last step. Where the optimum is
-reached by a deterministic rule, that rule is exact at once: a constant rule (every tau
-decides the same output y, so acc(x) = w(x, y) whatever the channel: a party whose gains
-make one guess safe, such as -square on {0, 1, 2} guessing 1), or the Bayes rule of the
-best prior (tau decides an output of largest z[tau, y]; KOV 2015, eq. 2 with that prior).
-Measured: a party at k = 7 with epsilons up to 25 under -square, where the dense method's
-rule stalled 2e-6 below the prior's bound and the exact simplex then took 136 s, while
-the constant rule meets the bound.
+* Candidate rules: a constant rule (every tau decides the same output y, so acc(x) =
+  w(x, y) whatever the channel: a party whose gains make one guess safe, such as -square
+  on {0, 1, 2} guessing 1), and the Bayes rule of the best prior (tau decides an output of
+  largest z[tau, y]; KOV 2015, eq. 2 with that prior). Measured: a party at k = 7 with
+  epsilons up to 25 under -square, where the dense method's rule stalled 2e-6 below the
+  prior's bound and the exact simplex then took 136 s, while the constant rule meets it.
+* Sub-cubes (`sub_cubes`, `split_worst`): fix the bits x_E of the extreme parties E. A
+  prior on one sub-cube {x : x_E = b} is bounded exactly by the worst-case LP of the other
+  parties on that sub-cube, and a rule that decodes tau as the sub-cube b = tau_E would
+  loses at most the extreme parties' corner entries (see `sub_cubes`).
 
-Only floats here: a candidate replaces the method's rule when its own worst case, in
-extended precision, is higher; the verdict rests on the exact or enclosed bounds of
-whatever is kept.
+Only floats here: a candidate replaces an end when its own float bound, in extended
+precision, is better; the verdict rests on the exact or enclosed bounds of whatever is
+kept.
 """
 
 from __future__ import annotations

@@ -239,7 +239,7 @@ def dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list,
     for b in bits:
         relevant = None if b is None else own_bits(spec.parties, party) == b
         lp = WorstLp.over_inputs(spec.lambdas, gain, relevant)
-        found, fallen_back = None, False
+        found = None
         if beyond_floats(spec.lambdas):  # sub-cubes over the extreme parties first
             tried: set[tuple[int, ...]] = set()
             for entry in SPLIT_ENTRIES:
@@ -253,10 +253,6 @@ def dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list,
                     found = cube if found is None else best_ends(found, cube)
                 if found is not None and found.width <= enough:
                     break
-            if found is not None and found.width > enough and \
-                    lp.channel.columns <= DENSE_FALLBACK_INPUTS:
-                found = better_ends(lp, found, options, enough)  # before the dense one
-                fallen_back = True
         if lp.channel.columns > MAX_DENSE_INPUTS:  # the sub-cubes alone
             if found is None or found.width > float(options.tol):
                 raise too_large or SizeLimitError(
@@ -265,8 +261,7 @@ def dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list,
             with blas_threads(lp.channel.columns):
                 dense = dense_worst(lp, solve=solve_)
             found = dense if found is None else best_ends(found, dense)
-            if found.width > enough and not fallen_back and \
-                    lp.channel.columns <= DENSE_FALLBACK_INPUTS:
+            if found.width > enough and lp.channel.columns <= DENSE_FALLBACK_INPUTS:
                 found = better_ends(lp, found, options, enough)
         if found.width > DENSE_FALLBACK_WIDTH:  # a deterministic rule may meet the bound
             better = best_candidate(lp, found.prior, found.lower)
@@ -294,11 +289,11 @@ def better_ends(lp: WorstLp, found: DenseWorst, options: VerifyOptions,
                 good: float = DENSE_FALLBACK_WIDTH) -> DenseWorst:
     """The dense result with each end replaced by HiGHS's solve of the dense LP (rows
     scaled, entries below what HiGHS keeps dropped: any rule and prior are still bounded
-    exactly) when better: by the interior-point method and, while the bracket is still
-    wider than `good`, by the simplex (which closed brackets the
-    interior point left at 4e-9 among levels of 14 to 27, to 3e-11 in a second)."""
+    exactly) when better: by the simplex (which closed brackets HiGHS's interior point
+    left at 4e-9 among levels of 14 to 27, to 3e-11 in a second) and, while the bracket is
+    still wider than `good`, by the interior point."""
     solve_ = options.solver().at_most(DENSE_FALLBACK_SECONDS).tight(1e-10)
-    for method in ("", "simplex"):
+    for method in ("simplex", ""):
         if found.width <= good:
             break
         solve_with = solve_ if not method else (
