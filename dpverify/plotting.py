@@ -99,6 +99,16 @@ class Style:
     legend_columns: int
     min_width: float = 0.0
     lines: float = 1.0  # the scale of line widths and small markers
+    stacked: int = 0  # up to this many panels in `columns` a row; more: `wide_columns`
+    wide_columns: int = 0
+
+    def columns_for(self, panels: int) -> int:
+        """Panels a row for a figure of `panels` panels: the paper style stacks one or two
+        panels in its column and spreads more over two columns (a figure spanning the page's
+        two columns, 6.6 in, within the 7 in text width of IEEE's and ACM's two-column
+        layouts), so that four panels are 6.4 in tall, not 11.9 in (taller than a page)."""
+        wide = self.wide_columns if self.stacked and panels > self.stacked else self.columns
+        return max(1, min(wide, panels))
 
     def draw(self, base: dict[str, Any]) -> dict[str, Any]:
         """A line style (the STYLE dicts above) at this style's scale."""
@@ -120,9 +130,11 @@ STYLES = {
     "screen": Style("screen", width=5.2, height=3.0, gap_height=1.3, columns=2, font=9,
                     titles=True, markers=1.0, legend_columns=4, min_width=7.5),
     # a journal column: 3.3 in wide, 8 pt text (9 pt is the most a caption-sized figure
-    # takes), no title (the caption says it), panels stacked, the legend below the axes
+    # takes), no title (the caption says it), one or two panels stacked (more: two columns,
+    # Style.columns_for), the legend below the axes
     "paper": Style("paper", width=3.3, height=1.9, gap_height=0.85, columns=1, font=8,
-                   titles=False, markers=0.45, legend_columns=2, lines=0.6),
+                   titles=False, markers=0.45, legend_columns=2, lines=0.6, stacked=2,
+                   wide_columns=2),
 }
 
 
@@ -438,7 +450,7 @@ class _Layout:
         self.style = style
         self.groups = merge_panels(sweep, rows) if rows else [[NO_RESULTS]]
         n = len(self.groups)
-        self.ncols = min(style.columns, n)
+        self.ncols = style.columns_for(n)
         self.nrows = math.ceil(n / self.ncols)
         width = max(style.width * self.ncols, style.min_width)
         height = (style.height + style.gap_height) * self.nrows + \
@@ -787,7 +799,7 @@ def plot_profiles(profiles: Sequence[Profile], path: str | os.PathLike[str] | No
     from matplotlib.lines import Line2D
 
     with matplotlib.rc_context(chosen.rc()):
-        ncols = min(chosen.columns, len(profiles))
+        ncols = chosen.columns_for(len(profiles))
         nrows = math.ceil(len(profiles) / ncols)
         default = (max(chosen.width * ncols, chosen.min_width),
                    chosen.height * 1.2 * nrows + (1.0 if chosen.name == "screen" else 0.7))
@@ -855,7 +867,7 @@ def plot_survey(report: Any, path: str | os.PathLike[str] | None = None, *,
     deltas = sorted({r["delta"] for r in rows})
     top = max((r["largest_gap"] for r in rows), default=0.0) or 1.0
     with matplotlib.rc_context(chosen.rc()):
-        ncols = min(chosen.columns, len(panels))
+        ncols = chosen.columns_for(len(panels))
         nrows = math.ceil(len(panels) / ncols)
         default = (max(chosen.width * ncols, chosen.min_width),
                    chosen.height * 1.1 * nrows + 0.8)

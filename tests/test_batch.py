@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 from inline import InlineExecutor
 
-from dpverify.cli import main
+from dpverify.cli import every_command, main
 from dpverify.errors import InputError
 from dpverify.reasons import ReasonCode
 from dpverify.runner import Store, run_batch
@@ -356,8 +356,8 @@ def test_commands_have_help() -> None:
     runner = CliRunner()
     for name in ("batch", "results", "check"):
         res = runner.invoke(main, [name, "--help"])
-        assert res.exit_code == 0 and len(main.commands[name].help or "") > 40
-        for param in main.commands[name].params:
+        assert res.exit_code == 0 and len(every_command()[name].help or "") > 40
+        for param in every_command()[name].params:
             if isinstance(param, __import__("click").Option):
                 assert param.help, f"{name} {param.name} has no help"
 

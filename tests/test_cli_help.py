@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from dpverify.cli import main
+from dpverify.cli import every_command, main
 
 ROOT = Path(__file__).resolve().parents[1]
-WITH_TOL = sorted(name for name, command in main.commands.items()
+WITH_TOL = sorted(name for name, command in every_command().items()
                   if any("--tol" in p.opts for p in command.params))
 
 

@@ -473,17 +473,17 @@ def test_every_command_calls_the_api_function_of_its_name():
     """The command line and the API are one front end: each command has its function in
     dpverify.api, and its module calls it."""
     from dpverify import api
-    from dpverify.cli import main
+    from dpverify.cli import every_command
 
     function = {"verify": "verify_paths", "certify": "certify_paths",
                 "check-cert": "check_cert", "audit": "audit_paths", "batch": "batch",
                 "results": "results", "check": "check", "sweep": "sweep", "derive": "derive",
                 "release": "release", "new": "new", "falsify": "falsify", "survey": "survey",
                 "examples": "examples"}
-    assert sorted(main.commands) == sorted(function)
+    assert sorted(every_command()) == sorted(function)
     for command, name in function.items():
         assert callable(getattr(api, name)) and name in api.__all__, name
-        callback = main.commands[command].callback
+        callback = every_command()[command].callback
         source = Path(sys.modules[callback.__module__].__file__).read_text(encoding="utf-8")
         assert f"api.{name}(" in source, (command, name)
 

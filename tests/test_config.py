@@ -13,7 +13,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from dpverify.cli import main
+from dpverify.cli import every_command, main
 from dpverify.cli.config import option_named
 from dpverify.errors import SpecError
 from dpverify.runner.config import APPLIES, KEYS, find_config, load_config
@@ -61,8 +61,8 @@ def test_every_key_is_the_option_of_its_name_on_its_commands() -> None:
     assert set(APPLIES) == set(KEYS)
     for key, commands in APPLIES.items():
         for name in commands:
-            assert option_named(main.commands[name], f"--{key}") is not None, (key, name)
-        having = {name for name, command in main.commands.items()
+            assert option_named(every_command()[name], f"--{key}") is not None, (key, name)
+        having = {name for name, command in every_command().items()
                   if option_named(command, f"--{key}") is not None}
         assert having - set(commands) <= ({"derive"} if key == "tol" else set()), key
 
@@ -254,6 +254,6 @@ def test_diff_applies_with_git_as_update_writes(tmp_path: Path, monkeypatch, end
 def test_the_edge_does_not_touch_click_declarations() -> None:
     """The defaults reach click by the context's default_map: the declared defaults of the
     options stay what they are (the project's values exist only in a run)."""
-    check = main.commands["check"]
+    check = every_command()["check"]
     jobs = option_named(check, "--jobs")
     assert isinstance(jobs, click.Option) and jobs.default is None

@@ -4,7 +4,11 @@ claimed, 1 a finding against the claim (`suboptimal` included), 2 bad input, 3 u
 
 from __future__ import annotations
 
+import errno
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,7 +16,7 @@ from click.testing import CliRunner
 
 import dpverify.console
 import dpverify.spec.templates
-from dpverify.cli import main
+from dpverify.cli import every_command, main
 from dpverify.status import (
     EXIT_STATUS_RULE,
     ExitStatus,
@@ -60,7 +64,7 @@ def test_suboptimal_ranks_below_undecided_and_bad_input() -> None:
 
 
 # -- --help ----------------------------------------------------------------------------------
-COMMANDS = sorted(main.commands)
+COMMANDS = sorted(every_command())
 
 
 def test_every_command_is_covered() -> None:
@@ -162,3 +166,39 @@ def test_out_of_memory_is_undecided_not_a_bug(tmp_path: Path, monkeypatch) -> No
     monkeypatch.setattr(dpverify.console, "make_console", no_memory)
     run = CliRunner().invoke(main, runs(tmp_path)["verify"])
     assert run.exit_code == 3 and "out of memory" in run.stderr
+
+
+# -- an output the system cannot take is 2 -----------------------------------------------------
+@pytest.mark.parametrize("command", sorted(runs(Path("."))))
+def test_an_output_that_cannot_be_written_exits_2(tmp_path: Path, monkeypatch,
+                                                   command: str) -> None:
+    """No space left (or a quota, a file too large, an I/O error) while writing: one line
+    naming the output and exit 2, as an unwritable `-o`; another OSError is still a bug
+    (exit 4: the control that the rule is not a blanket catch)."""
+    args = runs(tmp_path)[command]
+    if command == "results":
+        assert CliRunner().invoke(main, runs(tmp_path)["batch"]).exit_code == 0
+    monkeypatch.delenv("DPVERIFY_DEBUG", raising=False)
+    for code, status in ((errno.ENOSPC, 2), (errno.ENOTCONN, 4)):
+        def full(*args, code=code, **kwargs):
+            raise OSError(code, os.strerror(code))
+
+        monkeypatch.setattr(dpverify.console, "make_console", full)
+        run = CliRunner().invoke(main, args)
+        assert run.exit_code == status, (code, run.exit_code, run.output)
+        assert "Traceback" not in run.output and len(run.stderr.strip().splitlines()) == 1
+        if status == 2:
+            assert run.stderr == f"dpverify: the output: cannot write: {os.strerror(code)}\n"
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full on this system")
+@pytest.mark.parametrize("flags", [[], ["--json"]])
+def test_verify_into_a_full_device_exits_2(flags: list[str]) -> None:
+    command = [sys.executable, "-m", "dpverify", "verify", str(PROBLEMS / "xor-2.toml"), *flags]
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(command, stdout=full, stderr=subprocess.PIPE, text=True,
+                              timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == "dpverify: the output: cannot write: No space left on device\n"
+    with open(os.devnull, "w") as null:  # the control: the same run into a sink that takes it
+        assert subprocess.run(command, stdout=null, timeout=120).returncode == 0

@@ -108,6 +108,21 @@ def test_the_paper_style_fits_a_column_with_8_to_9_pt_text_and_no_title(xor, par
         assert any(ax.get_title() for ax in screen.axes)
 
 
+def test_the_paper_style_spreads_four_panels_over_two_columns_within_a_page(xor, and3):
+    """Four panels stacked in one 3.3 in column made an 11.9 in tall figure, taller than a
+    page; beyond two panels the paper style takes two columns (6.6 in, within a two-column
+    layout's 7 in text width), and one or two panels keep the single column (control)."""
+    four = and3.plot(style="paper")
+    width, height = four.get_size_inches()
+    assert width == pytest.approx(6.6) and height <= 7.0, (width, height)
+    drawn(four)
+    tops = [ax for ax in four.axes if (ax.get_gid() or "").startswith("panel|")]
+    assert len(tops) == 4 and len({round(ax.get_position().x0, 3) for ax in tops}) == 2
+    assert STYLES["paper"].columns_for(4) == 2 and STYLES["paper"].columns_for(2) == 1
+    assert xor.plot(style="paper").get_size_inches()[0] == pytest.approx(3.3)
+    assert and3.plot().get_size_inches()[0] == pytest.approx(10.4)  # the screen style
+
+
 def test_legends_lie_outside_every_axes(xor, parity):
     for sweep in (xor, parity):
         for style in STYLES:
@@ -237,9 +252,13 @@ def test_the_y_label_comes_from_the_gain_or_the_loss(xor, parity):
     assert y_labels(abs_count.plot()) == ["expected loss |i − r|"]
 
 
-def test_identical_panels_are_drawn_once_and_others_are_not(xor):
+@pytest.fixture(scope="module")
+def and3():
+    return sweep_of(PROBLEMS / "and-3.toml", "0.5,1")  # its average and worst differ
+
+
+def test_identical_panels_are_drawn_once_and_others_are_not(xor, and3):
     assert [len(g) for g in merge_panels(xor, xor.rows())] == [2]  # average = worst
-    and3 = sweep_of(PROBLEMS / "and-3.toml", "0.5,1")  # its average and worst differ
     groups = merge_panels(and3, and3.rows())
     assert all(len(g) == 1 for g in groups) and len(groups) == 4
     figure = and3.plot()

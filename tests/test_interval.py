@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from dpverify.checker import check_certificate
+from dpverify.reasons import ReasonCode
 from dpverify.spec import loads
 from dpverify.spec.model import Accuracy
 from dpverify.theory.certificates.interval import FORMAT, ORBIT_FORMAT
@@ -230,6 +231,7 @@ def test_verify_takes_symmetric_problems_beyond_the_exact_work():
     assert ORBIT.fits(AgentProblem(spec, spec.agents[0], Accuracy.AVERAGE, options)) is None
     r = verify_orbit_agent(spec, spec.agents[0], Accuracy.AVERAGE, options)
     assert r.verdict is Verdict.OPTIMAL and "interval orbit certificate" in r.reason
+    assert r.code in (ReasonCode.PROVED, ReasonCode.BRACKETED)
     assert r.proof is not None and r.proof.bracket is not None
     assert r.proof.bracket.method is BracketMethod.INTERVAL and r.proof.bracket.checked
     assert r.rr_value == pytest.approx(float(xor_closed_form(600, Fraction(2))), abs=1e-12)
@@ -260,6 +262,7 @@ gain = {{ expr = "2 if f == y else (0 if y == 0 else -1)" }}
 """)
     r = verify_orbit_agent(spec, spec.agents[0], Accuracy.WORST, OPTIONS)
     assert r.verdict is Verdict.OPTIMAL and "interval orbit certificate" in r.reason
+    assert r.code in (ReasonCode.PROVED, ReasonCode.BRACKETED)
     assert r.rr_value <= 0.8 + 1e-15 and abs(r.rr_value - 0.8) < 1e-12
     assert r.relaxed_optimum >= 0.8 and r.relaxed_optimum - r.rr_value < 1e-12
 

@@ -526,6 +526,7 @@ def test_solver_failure_is_settled_by_the_exact_certificate(monkeypatch) -> None
     assert result.verdict is Verdict.OPTIMAL
     for r in result.results:
         assert r.method == "proof" and "did not solve" in r.reason
+        assert r.code in (ReasonCode.PROVED, ReasonCode.BRACKETED)
         assert ("exact certificate" in r.reason or "interval certificate" in r.reason) \
             and r.to_json()["method"] == "proof"
         if r.agent == "observer":
@@ -550,7 +551,7 @@ def test_candidate_lp_failure_is_settled_or_error(monkeypatch) -> None:
         assert r.verdict is Verdict.OPTIMAL
         assert (r.method == "proof") == (r.accuracy == "worst")
         if r.accuracy == "worst":
-            assert "time limit" in r.reason
+            assert "time limit" in r.reason and r.code in (ReasonCode.PROVED, ReasonCode.BRACKETED)
     _no_exact_path(monkeypatch)
     for r in by_lp(loads(XOR3), options).results:
         if r.accuracy == "worst":
@@ -569,6 +570,7 @@ def test_bogus_optimal_zero_from_a_solver_is_never_trusted(monkeypatch) -> None:
     (r,) = by_lp(spec, options).results
     assert r.verdict is Verdict.OPTIMAL and r.method == "proof"
     assert "below randomized response" in r.reason
+    assert r.code in (ReasonCode.PROVED, ReasonCode.BRACKETED)
     assert r.relaxed_optimum == pytest.approx(xor_closed_form(3, math.e), abs=TOL)
     _no_exact_path(monkeypatch)
     (r,) = by_lp(spec, options).results
@@ -707,5 +709,6 @@ def test_a_float_lp_past_its_time_limit_is_settled_exactly(monkeypatch):
     result = run(spec, Options(method="lp", solve_with=out_of_time)).results[0]
     assert result.verdict.value == "optimal" and result.method == "proof"
     assert "time limit" in result.reason
+    assert result.code in (ReasonCode.PROVED, ReasonCode.BRACKETED)
     # the time policy (verifiers/solving.py): a corner LP gets FLOAT_LP_SECONDS
     assert calls == [FLOAT_LP_SECONDS]  # the relaxed LP only: no RR LP, no tight pass

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from dpverify import clock
-from dpverify.cli import main
+from dpverify.cli import every_command, main
 from dpverify.errors import OptionError
 from dpverify.lp import LpSolution, LpStatus
 from dpverify.lp.builder import LpBuilder
@@ -228,7 +228,7 @@ def test_the_click_options_are_made_from_the_descriptions():
     # the commands that verify take the verifiers' options; `falsify` and `survey` take
     # --tol only (their --seed seeds their own searches, `derive --tol` compares floats)
     verifying = {"verify", "batch", "check", "sweep", "certify", "audit"}
-    for command in main.commands.values():
+    for command in every_command().values():
         for param in command.params:
             if not isinstance(param, click.Option) or param.name not in described:
                 continue

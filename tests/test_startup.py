@@ -1,14 +1,20 @@
-"""Start-up (issue 19, point 4): `dpverify --help`, `--version` and a command's `--help`
-import nothing heavy, so they answer in a blink; a command that works imports what it
-needs (the control)."""
+"""Start-up (issue 19, point 4; issue 25, point 5): `dpverify --help`, `--version` and a
+command's `--help` import nothing heavy, so they answer in a blink; a command that works
+imports what its route needs and nothing more (with controls that show the probes see
+what a route loads); `verify` ends at once with all its output and its status; the
+commands' modules are loaded lazily from a complete table. The timings are in
+benchmarks/bench_startup.py, not here."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
 
 HEAVY = ("numpy", "scipy", "highspy", "cvxpy", "flint", "rich", "matplotlib", "tomlkit",
          "distributed", "dask")
@@ -58,3 +64,164 @@ def test_a_route_that_needs_scipy_still_loads_it(tmp_path):
     path.write_text('[problem]\nparties = 3\nepsilon = [25, 0.5, 1.5]\naccuracy = "worst"\n'
                     '[observer]\nfunction = { table = [0, 1, 2, 0, 1, 1, 2, 0] }\n')
     assert "scipy" in set(loaded(["verify", str(path)]))
+
+
+# -- issue 25, point 5: the modules a small verification does not need -------------------
+NOT_NEEDED = ("scipy", "flint", "cvxpy", "rich", "matplotlib", "pandas", "dask", "sqlite3",
+              "multiprocessing", "dpverify.runner.batch", "dpverify.runner.store",
+              "dpverify.runner.executors", "dpverify.cli.audit", "dpverify.cli.batch",
+              "dpverify.cli.certify", "dpverify.spec.count_loader",
+              "dpverify.spec.protocol_loader", "dpverify.checker.intervals")
+MODULES = """
+import json, sys
+from click.testing import CliRunner
+from dpverify.cli import main
+result = CliRunner().invoke(main, json.loads(sys.argv[1]))
+assert result.exit_code in (0, 1), (result.exit_code, result.output)
+wanted = json.loads(sys.argv[2])
+print(json.dumps(sorted(w for w in wanted if any(m == w or m.startswith(w + ".")
+                                                 for m in sys.modules))))
+"""
+
+
+def loaded_of(args: list[str], wanted=NOT_NEEDED) -> list[str]:
+    done = subprocess.run([sys.executable, "-c", MODULES, json.dumps(args), json.dumps(wanted)],
+                          capture_output=True, text=True, check=True, timeout=120)
+    return json.loads(done.stdout)
+
+
+def write(tmp_path, name: str, text: str) -> str:
+    path = tmp_path / f"{name}.toml"
+    path.write_text(text)
+    return str(path)
+
+
+ONE = '[problem]\nparties = 1\nlambda = "3"\n[observer]\nfunction = "bit:1"\n'
+THREE_AVERAGE = ('[problem]\nparties = 3\nlambda = "2"\naccuracy = "average"\n'
+                 '[observer]\nfunction = "majority"\n')
+
+
+@pytest.mark.parametrize("text", [ONE, THREE_AVERAGE], ids=["one-party", "three-average"])
+def test_a_small_verification_loads_only_its_route(tmp_path, text):
+    """`verify --json` of a one-party problem (and of three parties, the average) proves
+    its verdicts exactly (the exact certificate and the independent checker) without
+    scipy, python-flint (lambda is rational, no system is solved), rich (JSON output: the
+    tables' control is test_a_real_command_does_import_them), the batch runner, the other
+    commands, the other kinds' parsers or the interval checker."""
+    assert loaded_of(["verify", write(tmp_path, "p", text), "--json"]) == []
+
+
+def test_the_probe_sees_what_a_route_needs(tmp_path):
+    """Negative controls: the worst case of three parties solves a rational system with
+    python-flint (theory/certificates/repair.py), an epsilon's e^eps is bracketed by arb
+    balls in the checker, and `batch` runs the batch machinery; the probe reports them."""
+    three = write(tmp_path, "three", THREE_AVERAGE.replace('accuracy = "average"\n', ""))
+    assert loaded_of(["verify", three, "--json"]) == ["flint"]
+    eps = write(tmp_path, "eps", ONE.replace('lambda = "3"', "epsilon = 1"))
+    assert "flint" in loaded_of(["verify", eps, "--json"])
+    batch = loaded_of(["batch", write(tmp_path, "one", ONE), "--no-store", "--jobs", "1"])
+    assert {"dpverify.runner.batch", "dpverify.cli.batch", "multiprocessing"} <= set(batch)
+
+
+def test_every_command_s_module_is_in_the_lazy_table():
+    """cli/app.py COMMANDS names each command's module (the commands are imported when
+    used): importing every module of dpverify/cli registers exactly those commands, each
+    from the module the table names."""
+    import importlib
+    import pkgutil
+
+    import dpverify.cli
+    from dpverify.cli.app import COMMANDS, main
+
+    for info in pkgutil.iter_modules(dpverify.cli.__path__):
+        importlib.import_module(f"dpverify.cli.{info.name}")
+    assert sorted(main.commands) == sorted(COMMANDS)
+    for name, command in main.commands.items():
+        assert command.callback is not None
+        assert command.callback.__module__ == f"dpverify.cli.{COMMANDS[name]}", name
+
+
+# -- the end of a verification: at once, after atexit and the flush ----------------------
+ENDING = r"""
+import atexit, os, sys, threading
+from pathlib import Path
+marker = Path(sys.argv[2])
+atexit.register(lambda: print("atexit ran", file=sys.stderr))
+
+
+class TornDown:  # its __del__ runs when the interpreter tears __main__ down
+    def __del__(self, write=os.write):
+        write(2, b"torn down\n")
+
+
+witness = TornDown()
+if sys.argv[3] == "thread":  # a non-daemon thread that works on until the main thread ends
+    threading.Thread(target=lambda: (threading.main_thread().join(),
+                                     marker.write_text("done"))).start()
+sys.argv = ["dpverify", "verify", sys.argv[1], "--json"]
+from dpverify.cli import main
+main(prog_name="dpverify")
+"""
+
+
+@pytest.mark.parametrize("mode", ["alone", "thread"])
+def test_verify_ends_with_all_its_output_and_status(tmp_path, mode):
+    """`verify` run as the program ends by os._exit (no module-by-module teardown) after
+    the atexit functions and the flush: the JSON is complete, the atexit function ran, the
+    status is the verdict's, and __main__ is not torn down; with a non-daemon thread alive
+    it exits as usual (the control: the thread finishes, writing its marker file, and the
+    teardown runs)."""
+    problems = [write(tmp_path, f"p{i}", ONE.replace("[problem]", f'[problem]\nname = "p{i}"'))
+                for i in range(30)]
+    marker = tmp_path / "marker"
+    done = subprocess.run([sys.executable, "-c", ENDING, str(tmp_path), str(marker), mode],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    results = json.loads(done.stdout)
+    assert len(results) == len(problems) and {r["verdict"] for r in results} == {"optimal"}
+    assert "atexit ran" in done.stderr
+    assert ("torn down" in done.stderr) == (mode == "thread")  # the teardown skipped alone
+    assert marker.exists() == (mode == "thread")
+
+
+def test_a_finding_keeps_its_status_at_the_quick_end():
+    """The status of a gap (1) survives the quick end as a success's 0 does."""
+    path = ROOT / "problems" / "count" / "parity-gap-6.toml"
+    done = subprocess.run([sys.executable, "-m", "dpverify", "verify", str(path), "--json"],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert json.loads(done.stdout)[0]["verdict"] == "gap" and done.returncode == 1
+
+
+# -- batch: how many workers by default --------------------------------------------------
+@pytest.mark.parametrize(("cpus", "load", "tasks", "workers"), [
+    (2, 0.0, 40, 2), (2, 0.4, 40, 2), (2, 0.6, 40, 1), (2, 3.6, 40, 1), (2, 0.0, 1, 1),
+    (8, 2.2, 40, 6), (8, 0.0, 3, 3), (1, 0.0, 40, 1)])
+def test_the_default_is_a_worker_per_idle_cpu(monkeypatch, cpus, load, tasks, workers):
+    """runner/executors/base.py default_workers: one worker per idle CPU (the CPUs less
+    the 1-minute load average, rounded), at most one per task, at least one: on the 2-core
+    machine with a core busy a second worker made a batch slower (docs/benchmarks.md)."""
+    import os
+
+    from dpverify.runner.executors import base
+
+    monkeypatch.setattr(base, "usable_cpus", lambda: cpus)
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
+    assert base.default_workers(tasks) == workers
+
+
+def test_a_batch_without_jobs_runs_on_the_default(tmp_path, monkeypatch):
+    """The default reaches the pool: with the machine's load above its CPUs, one worker."""
+    import os
+
+    from dpverify.runner import run_batch
+    from dpverify.verifiers.options import VerifyOptions
+
+    for i in range(3):
+        write(tmp_path, f"p{i}", ONE.replace("[problem]", f'[problem]\nname = "p{i}"'))
+    monkeypatch.setattr(os, "getloadavg", lambda: (99.0, 99.0, 99.0))
+    report = run_batch([tmp_path], VerifyOptions(), store=None)
+    assert report.workers == 1 and len(report.items) == 3
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    from dpverify.runner.executors.base import usable_cpus
+
+    assert run_batch([tmp_path], VerifyOptions(), store=None).workers == min(3, usable_cpus())

@@ -4,28 +4,19 @@ docs/format.md, the certificate formats; docs/architecture.md, "The trusted base
 Every format is read into one representation and checked by one core (checker/core.py):
 a grid of inputs (one axis per party or per class of parties, orbit masses), per-axis ray
 matrices (checker/factors.py) and the inequality (C) of theory.md 2.1 for every product of
-rays; a protocol's channels and rules and its exact accuracy. A format is a reader into it,
-with at most a small check of its own:
+rays; a protocol's channels and rules and its exact accuracy. A format is a reader into it:
+`dpverify-certificate/1` (all 2^k inputs on bits, checker/bits.py: orbits of one party),
+`dpverify-orbit-certificate/1` (checker/orbits.py), `dpverify-mary-certificate/1` (more
+than two symbols, checker/symbols.py: each party's DP cone's extreme rays, DP channels),
+`dpverify-delta-certificate/1` (the four-ray bound with delta > 0, checker/delta.py:
+hockey-stick rows are more terms of (C)), `dpverify-envelope-certificate/1` (checker/
+envelope.py: b per product of rays is one more term of (C), its chords checked), and the
+two interval formats (checker/intervals.py: the same sums in outward-rounded arithmetic).
 
-* `dpverify-certificate/1`, all 2^k inputs of a problem on bits (checker/bits.py): the
-  orbit format with classes of one party;
-* `dpverify-orbit-certificate/1`, orbits of classes of parties (checker/orbits.py);
-* `dpverify-mary-certificate/1`, more than two symbols (checker/symbols.py): the extreme
-  rays of each party's DP cone; its channels must be DP;
-* `dpverify-delta-certificate/1`, the four-ray bound with delta > 0 (checker/delta.py): the
-  hockey-stick rows are more terms of (C);
-* `dpverify-envelope-certificate/1`, the envelope bound with delta > 0
-  (checker/envelope.py): b per product of rays is one more term of (C), and its chords are
-  the format's own check;
-* `dpverify-interval-certificate/1` and `dpverify-orbit-interval-certificate/1`
-  (checker/intervals.py): the same right-hand sides in outward-rounded arithmetic.
-
-The package imports only the standard library, python-flint (exact integers and
-polynomials, `arb` balls) and dpverify.spec (the file formats: the problem's functions and
-gains, tabulated afresh by checker/tabulation.py), nothing of the solvers or the
-construction, and caches nothing: a check keeps no state between certificates, so the
-answers do not depend on what was checked before (tests/test_checker_independence.py,
-tests/test_codebase.py for the import closure).
+It imports only the standard library, python-flint (where used: big polynomials, `arb`
+balls) and dpverify.spec (the problem's functions and gains, tabulated afresh by
+checker/tabulation.py), nothing of the solvers or the construction (tests/test_codebase.py)
+and caches nothing: answers do not depend on what was checked before (test_checker_independence).
 """
 
 from __future__ import annotations
@@ -50,7 +41,6 @@ from dpverify.checker.claim import (
 from dpverify.checker.delta import check_delta
 from dpverify.checker.envelope import check_envelope
 from dpverify.checker.fields import CertificateFormatError, Json
-from dpverify.checker.intervals import check_interval, check_orbit_interval
 from dpverify.checker.orbits import check_orbits
 from dpverify.checker.symbols import check_symbols
 from dpverify.spec.model import MultipartySpec
@@ -61,9 +51,17 @@ __all__ = ["DELTA_FORMAT", "ENVELOPE_FORMAT", "FORMAT", "INTERVAL_FORMAT", "MARY
            "CheckFailed", "CheckResult", "check_certificate", "read_certificate"]
 
 Checker = Callable[[MultipartySpec, Json], CheckResult]
+
+
+def check_intervals(spec: MultipartySpec, cert: Json) -> CheckResult:
+    from dpverify.checker import intervals  # imported when used: `arb` balls load flint
+    return (intervals.check_orbit_interval if cert["format"] == ORBIT_INTERVAL_FORMAT
+            else intervals.check_interval)(spec, cert)
+
+
 CHECKERS: dict[str, Checker] = {
     FORMAT: check_bits, ORBIT_FORMAT: check_orbits, MARY_FORMAT: check_symbols,
-    INTERVAL_FORMAT: check_interval, ORBIT_INTERVAL_FORMAT: check_orbit_interval,
+    INTERVAL_FORMAT: check_intervals, ORBIT_INTERVAL_FORMAT: check_intervals,
     DELTA_FORMAT: check_delta, ENVELOPE_FORMAT: check_envelope}
 
 

@@ -13,8 +13,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from flint import arb, ctx, fmpq
-
 from dpverify.checker.fields import (
     CertificateFormatError,
     Json,
@@ -101,6 +99,8 @@ def compare_exp(r: Fraction, eps: Fraction) -> int | None:
     precision; None if still undecided at 4096 bits (e^eps is irrational for eps != 0)."""
     if eps == 0:
         return (r > 1) - (r < 1)
+    from flint import arb, ctx, fmpq  # python-flint's balls only where e^eps is irrational
+
     old = ctx.prec
     try:
         for prec in (128, 512, 4096):

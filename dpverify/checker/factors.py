@@ -16,9 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from fractions import Fraction
+from math import comb
 from typing import Any, Protocol, TypeVar
-
-from flint import fmpz_poly
 
 T = TypeVar("T")
 
@@ -94,10 +93,11 @@ class ClassOrbits:
     def __init__(self, n: int, lam: Fraction):
         self.n, self.p, self.q = n, lam.numerator, lam.denominator
         self.points = self.size = n + 1
-        self.scale = (self.p + self.q) ** n
-        up, down = fmpz_poly([self.q, self.p]), fmpz_poly([self.p, self.q])
-        self.rows = [coefficients(up ** a * down ** (n - a), n) for a in range(n + 1)] \
-            if n <= SMALL_CLASS else []
+        self.scale, p, q = (self.p + self.q) ** n, self.p, self.q
+        # [z^t]: sum_j C(a, j) p^j q^(a-j) C(n-a, t-j) q^(t-j) p^(n-a-t+j), binomial theorem
+        self.rows = [[sum(comb(a, j) * comb(n - a, t - j) * p ** (n - a - t + 2 * j)
+                          * q ** (a + t - 2 * j) for j in range(max(0, t + a - n), min(a, t) + 1))
+                      for t in range(n + 1)] for a in range(n + 1)] if n <= SMALL_CLASS else []
 
     def mix(self, chunks: list[list[Any]]) -> list[list[Any]]:
         if self.rows:
@@ -107,7 +107,9 @@ class ClassOrbits:
 
     def horner(self, y: list[int]) -> list[int]:
         """The coefficients of sum_a y_a (p z + q)^a (p + q z)^(n - a): D_0 = y_0,
-        D_a = (p + q z) D_(a-1) + y_a (p z + q)^a."""
+        D_a = (p + q z) D_(a-1) + y_a (p z + q)^a (python-flint's polynomials)."""
+        from flint import fmpz_poly
+
         up, down = fmpz_poly([self.q, self.p]), fmpz_poly([self.p, self.q])
         total, power = fmpz_poly([y[0]]), fmpz_poly([1])
         for value in y[1:]:

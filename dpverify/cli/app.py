@@ -4,11 +4,16 @@ one line on stderr and spec.md's exit status here, at the edge, never a tracebac
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import errno
 import functools
+import importlib
 import io
 import os
 import sys
+import threading
+from typing import NoReturn
 
 import click
 
@@ -53,20 +58,38 @@ def handle_errors(fn):
         except DpverifyError as exc:
             click.echo(f"dpverify: {exc}", err=True)
             sys.exit(exc.exit_code)
+        except OSError as exc:  # an output that cannot be written (`> /dev/full`, a full disk)
+            if exc.errno not in UNWRITABLE:
+                raise_internal(exc)
+            where = f"{exc.filename}: " if exc.filename else "the output: "
+            _silence_stdout()
+            click.echo(f"dpverify: {where}cannot write: {exc.strerror}", err=True)
+            sys.exit(ExitStatus.BAD_INPUT)
         except MemoryError:
             click.echo("dpverify: out of memory (try a smaller problem)", err=True)
             sys.exit(ExitStatus.UNDECIDED)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise  # click reports these itself (a bad command line is exit 2)
         except Exception as exc:  # a bug: exit 4 (an internal error), never a pass
-            if os.environ.get("DPVERIFY_DEBUG"):
-                raise
-            click.echo(f"dpverify: internal error: {type(exc).__name__}: {exc} "
-                       "(a bug in dpverify: please report it; set DPVERIFY_DEBUG=1 for the "
-                       "traceback)", err=True)
-            sys.exit(ExitStatus.INTERNAL)
+            raise_internal(exc)
 
     return wrapper
+
+
+# The errors of an output the system cannot take (exit 2, as an unwritable -o): no space,
+# over a quota, a file too large, an I/O error of the device.
+UNWRITABLE = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+
+
+def raise_internal(exc: Exception) -> NoReturn:
+    """A bug: one line and exit 4 (an internal error), never a pass; the traceback with
+    DPVERIFY_DEBUG=1."""
+    if os.environ.get("DPVERIFY_DEBUG"):
+        raise exc
+    click.echo(f"dpverify: internal error: {type(exc).__name__}: {exc} "
+               "(a bug in dpverify: please report it; set DPVERIFY_DEBUG=1 for the "
+               "traceback)", err=True)
+    sys.exit(ExitStatus.INTERNAL)
 
 
 def _quiet_broken_pipe(method):
@@ -94,10 +117,77 @@ class _Command(click.Command):
         super().__init__(*args, **kwargs)
 
 
+# The module of each command (dpverify/cli/<module>.py, which registers it with `main`).
+# A command's module is imported when the command is run or its help shown (click's lazy
+# loading of subcommands: `get_command`, `list_commands`), so that `dpverify verify`
+# loads cli/verify.py and none of the other commands' modules and what they import.
+COMMANDS = {"audit": "audit", "batch": "batch", "results": "batch", "check": "batch",
+            "certify": "certify", "check-cert": "certify", "derive": "count",
+            "release": "count", "examples": "examples", "falsify": "falsify", "new": "new",
+            "survey": "survey", "sweep": "sweep", "verify": "verify"}
+
+
+class Finished(SystemExit):
+    """A command's end when all it made is written and closed (`finish`)."""
+
+
+def finish(status: int) -> NoReturn:
+    """End a command that has written and closed all it made (its files, its output) with
+    `status`. As the program (`main()` from the command line) the process then ends at
+    once, not module by module: the interpreter's teardown of numpy, highspy and the ~100
+    modules of a verification is about 30 ms of CPU, an eighth of `verify` of a small
+    problem (benchmarks/bench_startup.py). Called from a test (`main([...])`), SystemExit."""
+    raise Finished(status)
+
+
+def _end_now(status: int) -> None:
+    """os._exit(status) after what the interpreter's own exit does that anyone sees: the
+    atexit functions (multiprocessing's finalizers, weakref.finalize, logging) and the
+    flush of stdout and stderr. Returns (for the usual exit) while another non-daemon
+    thread runs, or when a flush fails (a closed pipe: handled as every command does)."""
+    main_thread = threading.main_thread()
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not main_thread):
+        return
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        return
+    atexit._run_exitfuncs()
+    with contextlib.suppress(OSError, ValueError):  # what the atexit functions printed
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os._exit(status)
+
+
 class _Group(click.Group):
     command_class = _Command
     parse_args = _quiet_broken_pipe(click.Group.parse_args)
     invoke = _quiet_broken_pipe(click.Group.invoke)
+
+    def main(self, args=None, *more, **kwargs):  # type: ignore[override]
+        try:
+            return super().main(args, *more, **kwargs)
+        except Finished as done:
+            if args is None and kwargs.get("standalone_mode", True):  # the program itself
+                _end_now(int(done.code or 0))
+            raise
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in COMMANDS and cmd_name not in self.commands:
+            importlib.import_module(f"dpverify.cli.{COMMANDS[cmd_name]}")
+        return super().get_command(ctx, cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+
+def every_command() -> dict[str, click.Command]:
+    """Every command of `main` by name, each module imported (`main.commands` holds only
+    those imported so far)."""
+    ctx = click.Context(main)
+    return {name: command for name in main.list_commands(ctx)
+            if (command := main.get_command(ctx, name)) is not None}
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]},
@@ -134,6 +224,9 @@ def _configure(ctx: click.Context) -> None:
     except DpverifyError as exc:
         click.echo(f"dpverify: {exc}", err=True)
         ctx.exit(exc.exit_code)
-    if isinstance(ctx.command, click.Group):
-        ctx.default_map = {**default_map(ctx.command, config), **(ctx.default_map or {})}
+    if isinstance(ctx.command, click.Group) and ctx.invoked_subcommand is not None:
+        name = ctx.invoked_subcommand
+        command = ctx.command.get_command(ctx, name)
+        configured = default_map({name: command} if command else {}, config)
+        ctx.default_map = {**configured, **(ctx.default_map or {})}
     ctx.meta["dpverify.config"] = config

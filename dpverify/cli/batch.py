@@ -52,7 +52,8 @@ STORE_OPTIONS = [  # the results store of a run (batch, sweep, survey)
 ]
 RUN_OPTIONS = [
     click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
-                 help="Worker processes (default: the number of CPUs). With --scheduler local, "
+                 help="Worker processes (default: one per idle CPU, the CPUs less the load "
+                      "average, at most one per problem, at least one). With --scheduler local, "
                       "the number of Dask workers."),
     *STORE_OPTIONS[:2],
     click.option("--timeout", type=click.FloatRange(min=0), default=DEFAULT_TIMEOUT,

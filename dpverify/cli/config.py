@@ -7,6 +7,7 @@ as a default. `--help` shows the configured defaults."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import click
@@ -20,12 +21,14 @@ def option_named(command: click.Command, flag: str) -> click.Option | None:
     return None
 
 
-def default_map(group: click.Group, config: Any) -> dict[str, dict[str, Any]]:
-    """{command: {parameter name: default}} for every command of `group` that an option of
-    `config` applies to (`config.for_command`). A key whose command lacks the option is a
-    bug in dpverify (the table of the configuration and the commands disagree)."""
+def default_map(commands: Mapping[str, click.Command], config: Any
+                ) -> dict[str, dict[str, Any]]:
+    """{command: {parameter name: default}} for each of `commands` (by name: the command
+    being run, or every command) that an option of `config` applies to
+    (`config.for_command`). A key whose command lacks the option is a bug in dpverify (the
+    table of the configuration and the commands disagree)."""
     out: dict[str, dict[str, Any]] = {}
-    for name, command in group.commands.items():
+    for name, command in commands.items():
         for key, value in config.for_command(name).items():
             option = option_named(command, f"--{key}")
             if option is None or option.name is None:

@@ -136,12 +136,13 @@ def chosen(ctx: click.Context, **values: Any) -> dict[str, Any]:
                              if ctx.get_parameter_source(name) is not ParameterSource.DEFAULT})
 
 
-def consoles(no_color: bool) -> tuple[Any, Any]:
-    """The consoles of stdout and stderr (dpverify.console.make_console)."""
+def consoles(no_color: bool, *, lazy: bool = False) -> tuple[Any, Any]:
+    """The consoles of stdout and stderr (dpverify.console.make_console); with `lazy`,
+    each made at its first use (console.LazyConsole: JSON output then imports no rich)."""
     from dpverify import console
 
-    return (console.make_console(no_color=no_color),
-            console.make_console(stderr=True, no_color=no_color))
+    make = console.LazyConsole if lazy else console.make_console
+    return make(no_color=no_color), make(stderr=True, no_color=no_color)
 
 
 def given(ctx: click.Context, name: str) -> bool:

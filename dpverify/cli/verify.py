@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 from dpverify import api
-from dpverify.cli.app import handle_errors, main
+from dpverify.cli.app import finish, handle_errors, main
 from dpverify.cli.options import (
     CROSS_CHECK,
     EXCLUDE,
@@ -62,7 +60,7 @@ def verify(ctx, paths, tol, backend, max_nonzeros, lp_form, method, max_orbit_wo
                      lp_form=lp_form, grid=grid, samples=samples, seed=seed, certify=certify,
                      method=method, max_orbit_work=max_orbit_work, restarts=restarts,
                      witness_dir=witness_dir, cross_check=cross_check)
-    out, err = consoles(no_color)
+    out, err = consoles(no_color, lazy=as_json and not show_rules)
     with VerifyView(out, err, as_json=as_json, quiet=quiet, show_rules=show_rules,
                     show_proof=certify, show_grid=bool(grid or samples)) as view:
         report = api.verify_paths(paths, on_start=view.started, on_result=view.finished,
@@ -72,4 +70,4 @@ def verify(ctx, paths, tol, backend, max_nonzeros, lp_form, method, max_orbit_wo
     # options that do not apply to some files, files skipped: the library's notes
     for line in report.notes:
         note(str(line))
-    sys.exit(report.exit_status())
+    finish(report.exit_status())  # witness files and stdout written and closed

@@ -6,35 +6,59 @@ predictable; colour off when NO_COLOR is set or output is not a terminal).
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from collections.abc import Mapping
-from typing import Any
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 from dpverify.console.numbers import fmt, fmt_gap
 from dpverify.verdict import Category, ExitClass, Verdict
 
-__all__ = ["CATEGORY_STYLE", "PASSING", "PIPE_WIDTH", "VERDICT_STYLE", "counted", "fmt",
-           "fmt_gap", "make_console", "print_json"]
+if TYPE_CHECKING:
+    from rich.console import Console
+
+__all__ = ["CATEGORY_STYLE", "PASSING", "PIPE_WIDTH", "VERDICT_STYLE", "LazyConsole",
+           "counted", "fmt", "fmt_gap", "make_console", "print_json"]
 
 PIPE_WIDTH = 10_000  # a pipe or a file has no width to fit: full-width plain text
 
 
-class _Console(Console):
-    def on_broken_pipe(self) -> None:
-        """Rich exits with status 1 on a closed pipe, which reads as "a gap": let the CLI
-        end it as every command does (quietly, exit 141)."""
-        raise BrokenPipeError
+@functools.cache
+def _console_class() -> type[Console]:
+    """rich's Console, imported at the first console made (JSON output needs none)."""
+    from rich.console import Console
+
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            """Rich exits with status 1 on a closed pipe, which reads as "a gap": let the
+            CLI end it as every command does (quietly, exit 141)."""
+            raise BrokenPipeError
+
+    return _Console
 
 
 def make_console(*, stderr: bool = False, no_color: bool = False) -> Console:
-    console = _Console(stderr=stderr, markup=False, highlight=False,
-                       no_color=no_color or None, soft_wrap=False)
+    console = _console_class()(stderr=stderr, markup=False, highlight=False,
+                               no_color=no_color or None, soft_wrap=False)
     if not console.is_terminal:
         console.width = PIPE_WIDTH
     return console
+
+
+class LazyConsole:
+    """`make_console(**options)` made at its first use: a command whose output is JSON
+    uses its consoles only for a line about a file it could not do, and so imports rich
+    only then (`verify --json`: ~15 ms of a small problem's start-up)."""
+
+    def __init__(self, **options: Any) -> None:
+        self._options = options
+        self._console: Console | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._console is None:
+            self._console = make_console(**self._options)
+        return getattr(self._console, name)
 
 
 def print_json(obj: Any, *, stream=None, lines: bool = False) -> None:

@@ -11,11 +11,12 @@ the results are printed (`stop`, or leaving the `with` block). Batches show thei
 from __future__ import annotations
 
 import time
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
-from rich.console import Console
-from rich.status import Status
-from rich.text import Text
+if TYPE_CHECKING:  # rich is imported when a line is drawn (never for JSON output)
+    from rich.console import Console
+    from rich.status import Status
+    from rich.text import Text
 
 
 class _Line:
@@ -27,6 +28,8 @@ class _Line:
         self.since = time.monotonic()
 
     def __rich__(self) -> Text:
+        from rich.text import Text
+
         # the seconds first and the stage before the file: a narrow terminal cuts the path
         line = Text(no_wrap=True, overflow="ellipsis")
         line.append(f"{time.monotonic() - self.since:3.0f} s", style="dim")

@@ -7,15 +7,17 @@ finishes and, on a terminal only, shows a progress line while a problem is being
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Self
-
-from rich.console import Console
-from rich.table import Table
+from typing import TYPE_CHECKING, Any, Self
 
 from dpverify.console import counted, print_json
 from dpverify.console.progress import Activity
-from dpverify.console.tables import compact, print_table
-from dpverify.console.views import BITS, result_json, view_of
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+# console/tables.py and console/views.py (rich's tables) are imported by the functions that
+# make a table, so that JSON output (`VerifyView(as_json=True)`) imports no rich.
 
 
 def problem_table(result: Any, *, show_proof: bool = False, show_grid: bool = False,
@@ -23,6 +25,8 @@ def problem_table(result: Any, *, show_proof: bool = False, show_grid: bool = Fa
     """One problem's results, by the view of their type (console/views.py); `seconds`,
     `gap_digits` and `method` let a narrow terminal drop the least useful columns and
     digits first (see `problem_tables`)."""
+    from dpverify.console.views import view_of
+
     return view_of(result).table(result, seconds=seconds, gap_digits=gap_digits,
                                  method=method, show_proof=show_proof, show_grid=show_grid)
 
@@ -30,6 +34,8 @@ def problem_table(result: Any, *, show_proof: bool = False, show_grid: bool = Fa
 def common_method(result: Any) -> str | None:
     """The method of every result of a problem when they share one (alphabets > 2:
     always `rays`) and its view has a method column, else None."""
+    from dpverify.console.views import view_of
+
     if not view_of(result).method_column:
         return None
     methods = {str(r.method) for r in result.results}
@@ -41,6 +47,8 @@ def problem_tables(result: Any, **kw: Any) -> list[Table]:
     with a one-digit gap, compact (no cell padding), and compact without the method column
     when every result has the same method (`print_problem` then names it under the table).
     Numbers are never cut and keep every digit (dpverify.console.tables)."""
+    from dpverify.console.tables import compact
+
     def narrow(**more: Any) -> Table:
         return problem_table(result, seconds=False, gap_digits=0, **more, **kw)
 
@@ -52,6 +60,9 @@ def problem_tables(result: Any, **kw: Any) -> list[Table]:
 
 
 def print_problem(console: Console, result: Any, **kw: Any) -> None:
+    from dpverify.console.tables import print_table
+    from dpverify.console.views import view_of
+
     shown = print_table(console, problem_tables(result, **kw))
     method = common_method(result)
     if method and "method" not in {str(c.header) for c in shown.columns}:
@@ -81,11 +92,15 @@ def summary_line(report: Any) -> str:
 # -- decision rules ---------------------------------------------------------------------------
 def rules_table(result: Any, k: int) -> list[Table]:
     """The decision rules of a problem's results, by their view (console/views.py)."""
+    from dpverify.console.views import view_of
+
     return view_of(result).rules(result, k)
 
 
 def rule_json(agent_result: Any) -> dict[str, Any] | None:
     """A multi-party result's decision rule as JSON (BitsView.rule_json)."""
+    from dpverify.console.views import BITS
+
     return BITS.rule_json(agent_result)
 
 
@@ -102,7 +117,7 @@ class VerifyView:
         self.out, self.err = out, err
         self.as_json, self.quiet, self.show_rules = as_json, quiet, show_rules
         self.table_options = {"show_proof": show_proof, "show_grid": show_grid}
-        self.activity = Activity(out, enabled=out.is_terminal and not (as_json or quiet))
+        self.activity = Activity(out, enabled=not (as_json or quiet) and out.is_terminal)
 
     def __enter__(self) -> Self:
         return self
@@ -133,6 +148,8 @@ class VerifyView:
             return
         print_problem(self.out, result, **self.table_options)
         if self.show_rules:
+            from dpverify.console.tables import print_table
+
             for table in rules_table(result, getattr(file_result.spec, "parties", 0)):
                 print_table(self.out, table)
                 self.out.print()
@@ -140,7 +157,11 @@ class VerifyView:
     def report(self, report: Any) -> None:
         """The end of the run: the JSON array of every file's result, or the summary."""
         self.__exit__()
-        if self.as_json:
-            print_json([result_json(f, rules=self.show_rules) for f in report.files])
+        if self.as_json and self.show_rules:  # the rules by their views (and rich's tables)
+            from dpverify.console.views import result_json
+
+            print_json([result_json(f, rules=True) for f in report.files])
+        elif self.as_json:  # views.result_json without rules: the result objects alone
+            print_json([f.to_json() for f in report.files])
         else:
             self.out.print(summary_line(report))

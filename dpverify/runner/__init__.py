@@ -3,10 +3,32 @@
 results store with its claims, and `check`'s comparison with `[expect]` tables.
 
 No printing here: callers pass callbacks or a listener and print what they are told.
+
+Each name below is imported when first used (as in dpverify/__init__.py), so that
+`dpverify verify` of one file (runner/files.py) loads no batch machinery: no SQLite, no
+process pool, no claims.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from dpverify.defaults import DEFAULT_STORE
-from dpverify.runner.batch import BatchItem, BatchReport, BatchResult, run_batch
-from dpverify.runner.store import Store
+
+if TYPE_CHECKING:
+    from dpverify.runner.batch import BatchItem, BatchReport, BatchResult, run_batch
+    from dpverify.runner.store import Store
 
 __all__ = ["DEFAULT_STORE", "BatchItem", "BatchReport", "BatchResult", "Store", "run_batch"]
+
+HOMES = {"BatchItem": "batch", "BatchReport": "batch", "BatchResult": "batch",
+         "run_batch": "batch", "Store": "store"}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in HOMES:
+        raise AttributeError(f"module 'dpverify.runner' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"dpverify.runner.{HOMES[name]}"), name)
+    globals()[name] = value
+    return value

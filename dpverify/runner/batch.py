@@ -20,6 +20,7 @@ from dpverify.notebook import Notebook
 from dpverify.reasons import ReasonCode
 from dpverify.runner.claims import StoreGate
 from dpverify.runner.exclude import Exclusions
+from dpverify.runner.executors.base import default_workers
 from dpverify.runner.executors.local import (
     Executor,
     Outcome,
@@ -337,7 +338,8 @@ def run_problems(
     own = executor is None
     try:
         if tasks and executor is None:
-            executor = make_executor(jobs, scheduler)
+            executor = make_executor(jobs or (None if scheduler else default_workers(len(tasks))),
+                                     scheduler)
         report.workers = executor.workers if executor is not None else 0
         report.executor = executor.name if executor is not None else ""
         listener.started(report.total, report.skipped, report.workers)

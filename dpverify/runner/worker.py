@@ -125,14 +125,20 @@ def _exit_with_parent() -> None:
     threading.Thread(target=watch, name="dpverify-parent-watch", daemon=True).start()
 
 
-# What a worker imports before its first task (warm_up): the verifier of every kind, each
-# imported lazily by verifiers/dispatch.py, and the independent checker. Without them the
-# first task on each fresh worker carried one to three seconds of imports on its clock
-# (numpy's, scipy's and HiGHS's included), enough to time out a trivial problem under a
-# short --timeout on a loaded machine. tests/test_batch.py checks that after warm_up no
-# verification imports a module of dpverify, scipy or highspy.
+# What a worker imports before its first task (warm_up): the parser and the verifier of
+# every kind, each imported lazily by spec/loader.py and verifiers/dispatch.py, and the
+# independent checker. Without them the first task on each fresh worker carried one to
+# three seconds of imports on its clock (numpy's and HiGHS's included), enough to time out
+# a trivial problem under a short --timeout on a loaded machine. tests/test_batch.py checks
+# that after warm_up no verification of a small problem of each kind imports a module of
+# dpverify, scipy or highspy. scipy is not warmed: of a worker's start-up (0.6 s of CPU with
+# it, 0.3 s without) it was half, and only the dense worst-case method and the orbit
+# method's game use it (problems that are not trivial), which import it on first use.
 WARM_MODULES = (
     "dpverify.runner.files",
+    "dpverify.spec.multiparty_loader",
+    "dpverify.spec.count_loader",
+    "dpverify.spec.protocol_loader",
     "dpverify.verifiers.multiparty.planner",
     "dpverify.verifiers.multisymbol.verifier",
     "dpverify.verifiers.approximate.problem",
@@ -140,10 +146,8 @@ WARM_MODULES = (
     "dpverify.verifiers.audit.protocol",
     "dpverify.checker",
     "highspy",  # imported by lp/highs.py at the first solve (no HiGHS instance made here)
-    # imported where they are used (a single `verify` of a small problem loads neither):
-    # scipy's BLAS by the dense worst-case method, its linprog by the orbit method's game,
-    # python-flint by the exact and arb routines
-    "scipy.linalg", "scipy.optimize", "threadpoolctl", "flint",
+    "numpy.ma",  # imported by numpy.unique at its first call
+    "flint",  # imported where used: the exact and arb routines
 )
 
 

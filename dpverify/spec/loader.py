@@ -8,24 +8,27 @@ whose message names the file, the key, the bad value and what is allowed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from dpverify.errors import SpecError
-from dpverify.spec.count_loader import parse_count
-from dpverify.spec.count_model import CountSpec
-from dpverify.spec.model import Kind, MultipartySpec
-from dpverify.spec.multiparty_loader import parse_multiparty
-from dpverify.spec.protocol_loader import parse_protocol
-from dpverify.spec.protocol_model import ProtocolSpec
+from dpverify.spec.model import Kind
 from dpverify.spec.reader import Table, parse_toml, read_text
 
-Spec = MultipartySpec | CountSpec | ProtocolSpec
+if TYPE_CHECKING:
+    from dpverify.spec.count_model import CountSpec
+    from dpverify.spec.model import MultipartySpec
+    from dpverify.spec.protocol_model import ProtocolSpec
 
-# One parser per kind: the kind is dispatched here, once.
-PARSERS: dict[Kind, Callable[..., Spec]] = {
-    Kind.MULTIPARTY: parse_multiparty, Kind.COUNT: parse_count, Kind.PROTOCOL: parse_protocol}
+Spec: TypeAlias = "MultipartySpec | CountSpec | ProtocolSpec"
+
+# One parser per kind, (module, function): the kind is dispatched here, once, and only the
+# parser of the file's kind is imported (a multi-party file loads no count or protocol parser).
+PARSERS: dict[Kind, tuple[str, str]] = {
+    Kind.MULTIPARTY: ("multiparty_loader", "parse_multiparty"),
+    Kind.COUNT: ("count_loader", "parse_count"),
+    Kind.PROTOCOL: ("protocol_loader", "parse_protocol")}
 
 
 def load(path: str | Path) -> Spec:
@@ -40,7 +43,9 @@ def loads(text: str, *, source: str = "<string>", default_name: str = "problem")
     root = Table(document, source, "")
     problem = root.table("problem")
     kind = Kind(problem.string("kind", "multiparty", choices=tuple(k.value for k in PARSERS)))
-    return PARSERS[kind](root, problem, default_name=default_name)
+    module, parser = PARSERS[kind]
+    parse = getattr(importlib.import_module(f"dpverify.spec.{module}"), parser)
+    return parse(root, problem, default_name=default_name)
 
 
 # Top-level tables of dpverify's own files: problem files of every kind, mechanism files.
