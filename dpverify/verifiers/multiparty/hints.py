@@ -39,8 +39,8 @@ from dpverify.policy import (
     ONE_THREAD_INPUTS,
     REDUCED_FACTOR,
     SPLIT_ENTRIES,
-    SPLIT_PARTIES,
     SPLIT_MARGIN,
+    SPLIT_PARTIES,
     SPLIT_SECONDS,
 )
 from dpverify.spec.model import AgentSpec, AgentTable, MultipartySpec
@@ -241,18 +241,7 @@ def dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list,
         lp = WorstLp.over_inputs(spec.lambdas, gain, relevant)
         found = None
         if beyond_floats(spec.lambdas):  # sub-cubes over the extreme parties first
-            tried: set[tuple[int, ...]] = set()
-            for entry in SPLIT_ENTRIES:
-                fixed = tuple(split_parties(spec.lambdas, entry, SPLIT_PARTIES))
-                if fixed in tried:
-                    continue
-                tried.add(fixed)
-                cube = split_worst(lp, spec.lambdas, entry, SPLIT_PARTIES, simplex,
-                                   DENSE_FALLBACK_INPUTS)
-                if cube is not None:
-                    found = cube if found is None else best_ends(found, cube)
-                if found is not None and found.width <= enough:
-                    break
+            found = cube_hints(lp, spec.lambdas, simplex, enough)
         if lp.channel.columns > MAX_DENSE_INPUTS:  # the sub-cubes alone
             if found is None or found.width > float(options.tol):
                 raise too_large or SizeLimitError(
@@ -269,6 +258,26 @@ def dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list,
                 found = replace(found, lower=better[0], rule=better[1])
         out[b] = WorstHint(rule=found.rule, prior=found.prior, x_orbits=lp.rows)
     return out
+
+
+def cube_hints(lp: WorstLp, lambdas: Sequence[float], solve: Callable, enough: float
+               ) -> DenseWorst | None:
+    """The best ends of the sub-cubes over the extreme parties at each of
+    policy.SPLIT_ENTRIES (each set of parties once), until the bracket is within `enough`;
+    None when no party is extreme enough (theory/worst_candidates.py)."""
+    found = None
+    tried: set[tuple[int, ...]] = set()
+    for entry in SPLIT_ENTRIES:
+        fixed = tuple(split_parties(lambdas, entry, SPLIT_PARTIES))
+        if fixed in tried:
+            continue
+        tried.add(fixed)
+        cube = split_worst(lp, lambdas, entry, SPLIT_PARTIES, solve, DENSE_FALLBACK_INPUTS)
+        if cube is not None:
+            found = cube if found is None else best_ends(found, cube)
+        if found is not None and found.width <= enough:
+            break
+    return found
 
 
 def blas_threads(inputs: int) -> AbstractContextManager:
