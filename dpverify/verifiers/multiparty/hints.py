@@ -14,7 +14,9 @@ The hint choice of the worst case on all inputs (`WorstPlan`): the verifier's ow
 when it gave them (RR's float rule, the relaxed LP's prior), else RR's worst-case LP: on
 the orbits of the problem's symmetries when they reduce it enough (a symmetric XOR at
 k = 10 has 11 orbits), by the dense interior-point method from DENSE_FROM_INPUTS inputs
-without symmetry, else on all inputs in chain form.
+without symmetry (at an extreme level from the sub-cubes over the extreme parties first,
+and beyond the dense method's inputs from them alone: `dense_hints`), else on all inputs
+in chain form.
 """
 
 from __future__ import annotations
@@ -213,17 +215,19 @@ def beyond_floats(lambdas: Sequence[float]) -> bool:
 
 def dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list,
                 options: VerifyOptions, too_large: SizeLimitError | None = None) -> dict:
-    """Hints on all inputs from the dense interior-point method (theory/worst_ipm.py), for
-    a worst case without symmetry on DENSE_FROM_INPUTS to MAX_DENSE_INPUTS inputs, or at
-    an extreme level (beyond_floats: then first from the sub-cubes over the extreme
-    parties, theory/worst_candidates.py, at each of policy.SPLIT_ENTRIES, and the dense
-    method on all inputs only when they leave the bracket wider than policy.SPLIT_MARGIN
-    times the tolerance);
-    when it stalls, HiGHS's dense LP's better ends up to policy.DENSE_FALLBACK_INPUTS
-    inputs; and a deterministic rule (a constant one, the prior's Bayes rule) when it is
-    better.
-    Beyond MAX_DENSE_INPUTS inputs only the sub-cubes are tried: `too_large` (or the dense
-    method's SizeLimitError) when they leave the bracket wider than the tolerance."""
+    """Hints on all inputs for a worst case without symmetry on DENSE_FROM_INPUTS to
+    MAX_DENSE_INPUTS inputs, or at an extreme level (beyond_floats), each end the best of:
+
+    * at an extreme level, the sub-cubes over the extreme parties (`cube_hints`,
+      theory/worst_candidates.py), first;
+    * while the bracket is wider than policy.SPLIT_MARGIN of the tolerance, the dense
+      interior-point method (theory/worst_ipm.py), then HiGHS's dense LP
+      (`better_ends`, up to policy.DENSE_FALLBACK_INPUTS inputs);
+    * a deterministic rule (a constant one, the prior's Bayes rule) when it is better.
+
+    Beyond MAX_DENSE_INPUTS inputs only the sub-cubes are tried: `too_large` (or a
+    SizeLimitError naming the dense method's limit) when they leave the bracket wider than
+    the tolerance."""
     solve_ = options.solver().tight(1e-10)  # the polish's small LPs
 
     def simplex(program):  # the sub-cubes' dense LPs: the simplex ends the closer
