@@ -62,10 +62,6 @@ REDUCED_FACTOR = 16
 # k = 12) rather than HiGHS on the chain-form LP (14 s at k = 10, minutes at k = 11;
 # benchmarks/bench_worst12.py)
 DENSE_FROM_INPUTS = 512
-# ... on one BLAS thread up to this many inputs (k <= 10): its products are small there, and
-# a second thread waiting for a core another process holds made a 9-party worst case four
-# times slower (10-12 s against 2.8 s at load 8; issue 25's families)
-ONE_THREAD_INPUTS = 1024
 # The exact certificate on all 2^k inputs solves RR's worst-case LP in floats for hints;
 # its LP may be larger than the verifier's own (it runs once per agent;
 # benchmarks/bench_certify.py)
@@ -129,13 +125,12 @@ SPLIT_MARGIN = 0.9
 # The dense method's bracket (gains in [0, 1]) wider than this (and than SPLIT_MARGIN of
 # the tolerance) is compared with HiGHS's
 # solve of the dense LP (tiny entries dropped) up to this many inputs and seconds (a
-# method: the interior point, then the simplex; 15 s for both on a 9-party observer
-# at levels 0.5-30 at 10 s each, whose sub-cubes had closed the bracket to 9e-10): the
+# method: the interior point, then the simplex while the bracket is still open): the
 # dense method stalled at 1.5e-5 on a 9-party worst case with epsilons from 2.6 to 29,
 # where HiGHS closes to 6e-12 in 0.1 s (issue 25's families)
 DENSE_FALLBACK_WIDTH = 1e-10
 DENSE_FALLBACK_INPUTS = 512
-DENSE_FALLBACK_SECONDS = 3.0
+DENSE_FALLBACK_SECONDS = 10.0
 # The exact simplex on a protocol's transcripts solves a dense rows x rows system per
 # pivot: used up to this many rows (live transcripts + inputs of the block;
 # benchmarks/bench_falsify.py)

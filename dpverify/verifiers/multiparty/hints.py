@@ -21,9 +21,7 @@ in chain form.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -38,7 +36,6 @@ from dpverify.policy import (
     DENSE_FALLBACK_WIDTH,
     DENSE_FROM_INPUTS,
     EXTREME_ENTRY,
-    ONE_THREAD_INPUTS,
     REDUCED_FACTOR,
     SPLIT_ENTRIES,
     SPLIT_MARGIN,
@@ -251,8 +248,7 @@ def dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list,
                 raise too_large or SizeLimitError(
                     f"the dense worst-case method takes at most {MAX_DENSE_INPUTS} inputs")
         elif found is None or found.width > enough:
-            with blas_threads(lp.channel.columns):
-                dense = dense_worst(lp, solve=solve_)
+            dense = dense_worst(lp, solve=solve_)
             found = dense if found is None else best_ends(found, dense)
             if found.width > enough and lp.channel.columns <= DENSE_FALLBACK_INPUTS:
                 found = better_ends(lp, found, options, enough)
@@ -284,29 +280,15 @@ def cube_hints(lp: WorstLp, lambdas: Sequence[float], solve: Callable, enough: f
     return found
 
 
-def blas_threads(inputs: int) -> AbstractContextManager:
-    """One BLAS thread for the dense method up to policy.ONE_THREAD_INPUTS inputs (its
-    matrices are small there, and a second thread waiting for a busy core made a 9-party
-    worst case 4x slower: 10-12 s against 2.8 s at load 8), else the BLAS default."""
-    if inputs > ONE_THREAD_INPUTS:
-        return contextlib.nullcontext()
-    # lazy (heavy to import); scipy's BLAS (a library of its own) loaded first, so that
-    # the limit reaches it too
-    import scipy.linalg.blas  # noqa: F401
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(limits=1, user_api="blas")
-
-
 def better_ends(lp: WorstLp, found: DenseWorst, options: VerifyOptions,
                 good: float = DENSE_FALLBACK_WIDTH) -> DenseWorst:
     """The dense result with each end replaced by HiGHS's solve of the dense LP (rows
     scaled, entries below what HiGHS keeps dropped: any rule and prior are still bounded
-    exactly) when better: by the simplex (which closed brackets HiGHS's interior point
-    left at 4e-9 among levels of 14 to 27, to 3e-11 in a second) and, while the bracket is
-    still wider than `good`, by the interior point."""
+    exactly) when better: by the interior point and, while the bracket is still wider than
+    `good`, by the simplex (which closed brackets the interior point left at 4e-9 among
+    levels of 14 to 27, to 3e-11 in a second)."""
     solve_ = options.solver().at_most(DENSE_FALLBACK_SECONDS).tight(1e-10)
-    for method in ("simplex", ""):
+    for method in ("", "simplex"):
         if found.width <= good:
             break
         solve_with = solve_ if not method else (
