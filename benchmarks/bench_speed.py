@@ -3,8 +3,8 @@ against the old one (`--method lp`) where the old route still exists; and famili
 problems (issue 25), where the bar is the slowest member, not an example.
 
 Usage: python benchmarks/bench_speed.py [--cases a,b,...] [--old] [--timeout S]
-       python benchmarks/bench_speed.py --families [symmetric,nonsymmetric,nonsymmetric-worst]
-              [--members 6]
+       python benchmarks/bench_speed.py --families
+              [symmetric,nonsymmetric,nonsymmetric-worst,count] [--members 6]
               [--ks 10,20,30,40] [--seed 0] [--bar 5] [--ratio 5] [--timeout S] [--list]
 
 Each case writes its problem files into a temporary directory, runs `dpverify` as a user
@@ -204,6 +204,7 @@ class Family:
     title: str
     ks: tuple[int, ...]
     member: Callable[[random.Random, int], tuple[str, str]]  # (description, problem text)
+    args: tuple[str, ...] = ()  # more `dpverify verify` arguments
     bar: float = 5.0  # seconds, every member (--bar overrides)
 
 
@@ -290,6 +291,36 @@ def nonsymmetric_worst_member(rng: random.Random, k: int) -> tuple[str, str]:
     return nonsymmetric_member(rng, k, ('"worst"',))
 
 
+COUNT_LOSSES = ('"abs"', '"square"', '"indicator"', '{ expr = "2 * (r - i) if r > i else i - r" }',
+                '{ expr = "min(abs(i - r), 5)" }')
+
+
+def count_member(rng: random.Random, n: int) -> tuple[str, str]:
+    """Count queries at n (the family's k): a minimax consumer (no side information, a
+    random range, or a random set) or a Bayesian one (binomial or uniform prior), losses
+    abs / square / indicator / asymmetric / truncated abs, epsilon or an exact alpha."""
+    loss = rng.choice(COUNT_LOSSES)
+    exact = rng.random() < 0.3
+    level = (f'alpha = "{rng.choice(("1/2", "2/3", "9/10", "19/20"))}"' if exact
+             else f"epsilon = {rng.choice((0.05, 0.1, 0.3, 0.5, 1.0, 2.0))}")
+    bayes = rng.random() < 0.3
+    lines = [f"loss = {loss}"]
+    if bayes:
+        lines += ['model = "bayes"', 'prior = "uniform"']
+        what = "bayes uniform"
+    else:
+        side = rng.choice(("none", "range", "set"))
+        if side == "range":
+            a = rng.randint(0, n // 2)
+            lines.append(f"side_information = [{a}, {rng.randint(a + 1, n)}]")
+        elif side == "set":
+            lines.append(f"side_information = {{ set = {sorted(rng.sample(range(n + 1), 5))} }}")
+        what = f"minimax side {side}"
+    text = (f'[problem]\nname = "member"\nkind = "count"\nn = {n}\n{level}\n\n'
+            "[consumer]\n" + "\n".join(lines) + "\n")
+    return f"{what}, loss {loss}, {level}", text
+
+
 FAMILIES = [
     Family("symmetric", "symmetric worst case (2-4 classes, random sizes)", (10, 20, 30, 40),
            symmetric_member),
@@ -297,6 +328,9 @@ FAMILIES = [
            (5, 7, 9), nonsymmetric_member),
     Family("nonsymmetric-worst", "the worst case without symmetry at k = 13", (13,),
            nonsymmetric_worst_member, bar=60.0),
+    # k is n here; the LPs at n = 200 are above the default --max-nonzeros
+    Family("count", "count queries, minimax and Bayes consumers (k = n)", (50, 100, 200),
+           count_member, ("--max-nonzeros", "1000000")),
 ]
 
 
@@ -333,7 +367,8 @@ def run_families(args) -> int:
                 with tempfile.TemporaryDirectory() as tmp:
                     path = Path(tmp) / "member.toml"
                     path.write_text(text, encoding="utf-8")
-                    seconds, found, status = run(["verify", str(path), "--json"], args.timeout)
+                    seconds, found, status = run(["verify", str(path), "--json",
+                                                  *family.args], args.timeout)
                 member = Member(family.name, k, what, seconds, found, status)
                 members.append(member)
                 print(f"| {family.name} | {k} | {what} | {seconds:.2f} | {found} |", flush=True)
@@ -409,7 +444,7 @@ def main() -> int:
     parser.add_argument("--cases", default=",".join(c.name for c in CASES))
     parser.add_argument("--old", action="store_true", help="also time --method lp")
     parser.add_argument("--timeout", type=float, default=600.0)
-    parser.add_argument("--families", nargs="?", const="symmetric,nonsymmetric", default=None,
+    parser.add_argument("--families", nargs="?", const="symmetric,nonsymmetric,count", default=None,
                         help="run the families (comma-separated names) instead of the cases")
     parser.add_argument("--members", type=int, default=6, help="members per family and k")
     parser.add_argument("--ks", default="", help="the k of every family (default its own)")

@@ -132,10 +132,11 @@ def make_options(**options: Unpack[VerifyKwargs]) -> VerifyOptions:
 def option_descriptions() -> dict[str, tuple[Option, Any]]:
     """Every option of `verify` by its name, with its description (flag, help, values,
     whether it enters the store's key) and its default: what the command line's shared
-    options are made from (dpverify.verifiers.options, VerifyOptions' field metadata)."""
-    from dpverify.verifiers.options import described_options
+    options are made from (dpverify.verifiers.options, VerifyOptions' field metadata, and
+    the run's time limit `timeout`, taken beside the options)."""
+    from dpverify.verifiers.options import RUN_LIMITS, described_options
 
-    return described_options()
+    return {**described_options(), **RUN_LIMITS}
 
 
 def option_problem(name: str, value: object) -> str | None:
@@ -667,16 +668,20 @@ def falsify(problem: Problem | PathLike, *, protocols: int = 200, rounds: int = 
             messages: int = 2, seed: int = 0, climb: int = 100,
             save_best: PathLike | None = None, counterexamples: PathLike = ".",
             tol: float = DEFAULT_TOL,
-            on_progress: Callable[[int, int], None] | None = None) -> Campaign:
+            on_progress: Callable[[int, int], None] | None = None,
+            timeout: float | None = None) -> Campaign:
     """Search for protocols that beat the relaxed bound of a multi-party problem (or a
     protocol file, for its claimed levels and agents), as `dpverify falsify` does: random
     interactive protocols, hill climbing, RR; a protocol above the bound by more than
     `tol` is a counterexample, written into `counterexamples`. `on_progress(done,
-    total)`; `.exit_status()` is the command's."""
-    from dpverify.errors import InputError
+    total)`; `.exit_status()` is the command's. Past `timeout` seconds (None: no limit),
+    TimeLimitError."""
+    from dpverify.errors import InputError, TimeLimitError
     from dpverify.filenames import make_directory
     from dpverify.research.falsify import SearchOptions
     from dpverify.research.falsify import falsify as run
+    from dpverify.runner.deadline import TimedOut, deadline
+    from dpverify.runner.files import timeout_reason
     from dpverify.spec.count_model import CountSpec
     from dpverify.spec.protocol_model import ProtocolSpec
 
@@ -688,10 +693,15 @@ def falsify(problem: Problem | PathLike, *, protocols: int = 200, rounds: int = 
     if isinstance(spec, ProtocolSpec):
         spec = spec.claimed()
     directory = make_directory(counterexamples)
-    return run(spec, loaded.document(), SearchOptions(protocols, rounds, messages, seed, climb),
-               make_options(tol=tol), counterexample_dir=directory,
-               save_best=Path(save_best) if save_best is not None else None,
-               on_progress=on_progress)
+    try:
+        with deadline(timeout):
+            return run(spec, loaded.document(),
+                       SearchOptions(protocols, rounds, messages, seed, climb),
+                       make_options(tol=tol), counterexample_dir=directory,
+                       save_best=Path(save_best) if save_best is not None else None,
+                       on_progress=on_progress)
+    except TimedOut:
+        raise TimeLimitError(f"{loaded.source}: {timeout_reason(timeout)}") from None
 
 
 def survey_epsilons(text: str) -> tuple[Fraction, ...]:
@@ -728,15 +738,17 @@ def survey(*, alphabet: int, parties: int, epsilon: str | Iterable[Fraction | fl
            restarts: int = DEFAULT_RESTARTS, seed: int = 0, tol: float = DEFAULT_TOL,
            on_result: Callable[[CaseResult, int, int], None] | None = None,
            delta: str | Iterable[Fraction | float | str] | None = None,
-           store: PathLike | Store | None = None, force: bool = False) -> SurveyReport:
+           store: PathLike | Store | None = None, force: bool = False,
+           timeout: float | None = DEFAULT_TIMEOUT) -> SurveyReport:
     """What `dpverify survey` does: the observer's accuracy for many functions on
     {0..m-1}^k (`alphabet` m, `parties` k; `functions` "all" or "random:N" with `values`
     values), verified at each `epsilon` (and with `delta`, on bits, at each delta: the
     approximate survey), gain and accuracy, one function per class of relabellings unless
     `symmetry` is False; gap, interaction-helps and open instances saved into `save_dir`
     (None: not saved); with `store` (a path or an open Store) the results are read from
-    (unless `force`) and saved to it, so that a survey run again resumes. `on_result(result, done,
-    total)`; `.exit_status()` is the command's."""
+    (unless `force`) and saved to it, so that a survey run again resumes. Each instance
+    within `timeout` seconds (None: no limit; past it `error`, reason `timeout`).
+    `on_result(result, done, total)`; `.exit_status()` is the command's."""
     from dpverify.research.survey import SurveyPlan, run_survey
 
     levels = (survey_epsilons(epsilon) if isinstance(epsilon, str)
@@ -751,7 +763,7 @@ def survey(*, alphabet: int, parties: int, epsilon: str | Iterable[Fraction | fl
     with _opened(store) as opened:
         return run_survey(plan, options, jobs=jobs or os.cpu_count() or 1,
                           save_dir=Path(save_dir) if save_dir is not None else None,
-                          on_result=on_result, store=opened, force=force)
+                          on_result=on_result, store=opened, force=force, timeout=timeout)
 
 
 # -- installed users -------------------------------------------------------------------------

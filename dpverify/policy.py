@@ -51,6 +51,19 @@ FLOAT_LP_SECONDS = 20.0
 # about half a minute): a route whose estimated seconds exceed the time left in the run
 # is not started (its refusal names the run's limit and --timeout).
 ORBIT_WORK_PER_SECOND = 1_500_000
+# Count problems (benchmarks/bench_count.py): HiGHS's interior point method on the
+# optimal-mechanism LP takes about COUNT_LP_SECONDS x (non-zeros / 1e5)^2.5 seconds (n = 100,
+# 61,000 non-zeros: 3.9 s; n = 200, 242,000: 135 s, load 3.5; the constant is half that fit,
+# so that only an LP clearly beyond the time left is refused); an LP whose estimate
+# exceeds the time left in the run is not built (its refusal names --timeout).
+COUNT_LP_SECONDS = 7.0
+# Without the optimal-mechanism LP's least favourable prior as a hint, that generation
+# gives up for the direct LP over T when no q of positive value has been found in this many
+# rounds: abs and square losses converge in 9 to 13 rounds at n = 200, min(|i - r|, 5) at
+# epsilon 1 in 40 (its q of positive value from round 13; its direct LP takes 420 s); the
+# indicator at epsilon = 0.1 jumps between point masses (value 0) for all 60 rounds, while
+# its direct LP takes 2.3 s at n = 100 and 26 to 54 s at n = 200 (load 4.5 to 7).
+COUNT_GENERATION_ROUNDS = 16
 
 # -- exact or interval arithmetic first -------------------------------------------------------
 # The reduced (orbit) LP of a worst-case certificate on all inputs is dense, about

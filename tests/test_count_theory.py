@@ -382,3 +382,83 @@ def test_bayes_remap_is_the_best_deterministic_remap(alpha):
         T = np.zeros((n + 1, n + 1), dtype=int)
         T[np.arange(n + 1), remap] = 1
         assert bayes_loss(exact_matmul(G, as_exact_array(T.tolist())), loss, prior) == value
+
+
+# --------------------------------------------------------------------------------------
+# The DP-chain bound in floats, rigorous by directed rounding (bounds.chain_bound_below)
+
+
+def _random_costs(rng, N):
+    return [[Fraction(int(rng.integers(0, 50)), int(rng.integers(1, 9))) for _ in range(N)]
+            for _ in range(N)]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_float_chain_bound_is_below_the_exact_one_and_close(seed):
+    """For any costs and multipliers the float bound is at most the exact chain bound (both
+    repair nu; the float one all columns at once, so it may repair more far from
+    feasibility); near feasibility (the exact repair's nu, nudged up) within 1e-9 of it; a
+    control: nu raised far beyond feasibility is repaired down, never taken as it is."""
+    from dpverify.theory.count.bounds import (
+        chain_bound_below,
+        chain_dual_bound,
+        float_bounds,
+    )
+
+    rng = np.random.default_rng(seed)
+    N = int(rng.integers(2, 12))
+    alpha = Fraction(int(rng.integers(1, 9)), 10)
+    costs = _random_costs(rng, N)
+    nu = rng.normal(size=N) * 3
+    exact, _ = chain_dual_bound(costs, [Fraction(v) for v in nu.tolist()], alpha)
+    lo, hi = float_bounds(costs)
+    below = chain_bound_below(lo, hi, nu, float(np.nextafter(float(alpha), 0)))
+    assert below <= exact
+    _, feasible = chain_dual_bound(costs, [Fraction(v) for v in nu.tolist()], alpha)
+    near = np.array([float(v) for v in feasible]) * (1 + 1e-13) + 1e-13
+    exact, _ = chain_dual_bound(costs, [Fraction(v) for v in near.tolist()], alpha)
+    below = chain_bound_below(lo, hi, near, float(np.nextafter(float(alpha), 0)))
+    assert float(exact) - 1e-9 * max(1.0, abs(float(exact))) <= below <= exact
+    big = nu + 1e6
+    assert chain_bound_below(lo, hi, big, float(alpha) * (1 - 1e-15)) <= float(
+        chain_dual_bound(costs, [Fraction(v) for v in big.tolist()], alpha)[0])
+
+
+def test_the_float_chain_bound_of_a_feasible_nu_keeps_it_and_refuses_bad_input():
+    """nu = 0 under non-negative costs needs no repair (bound 0, rounded down); alpha outside
+    (0, 1) and non-finite nu give -inf (the exact route decides those)."""
+    from dpverify.theory.count.bounds import chain_bound_below
+
+    costs = np.ones((5, 5))
+    assert -1e-300 < chain_bound_below(costs, costs, np.zeros(5), 0.5) <= 0.0
+    for alpha in (0.0, 1.0):
+        assert chain_bound_below(costs, costs, np.zeros(5), alpha) == -math.inf
+    assert chain_bound_below(costs, costs, np.array([0, 0, math.nan, 0, 0]), 0.5) == -math.inf
+
+
+def test_interval_products_enclose_every_product():
+    from dpverify.theory.count.bounds import interval_products
+
+    rng = np.random.default_rng(1)
+    a_lo, b_lo = rng.normal(size=50), rng.normal(size=50)
+    a_hi, b_hi = a_lo + rng.random(50), b_lo + rng.random(50)
+    lo, hi = interval_products(a_lo, a_hi, b_lo, b_hi)
+    for t in np.linspace(0, 1, 7):
+        for s in np.linspace(0, 1, 7):
+            p = (a_lo + t * (a_hi - a_lo)) * (b_lo + s * (b_hi - b_lo))
+            assert (lo <= p).all() and (p <= hi).all()
+
+
+def test_the_exact_chain_bound_stops_at_the_run_s_deadline():
+    """The exact repair checks the deadline once per column (the control: no deadline)."""
+    import time
+
+    from dpverify import clock
+    from dpverify.theory.count.bounds import chain_dual_bound
+
+    costs = [[Fraction(1)] * 4 for _ in range(4)]
+    assert chain_dual_bound(costs, [Fraction(0)] * 4, Fraction(1, 2))[0] == 0
+    with clock.within(1e-3):
+        time.sleep(0.01)
+        with pytest.raises(clock.TimedOut):
+            chain_dual_bound(costs, [Fraction(0)] * 4, Fraction(1, 2))

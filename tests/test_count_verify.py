@@ -352,7 +352,7 @@ def test_ill_conditioned_instances_decide():
 
 def _fake(status=LpStatus.OPTIMAL, objective=None):
     """A fake LP backend (VerifyOptions(solve_with=...)): the first LP (the optimal
-    mechanism's) fails with `status` or reports `objective(true optimum)`."""
+    mechanism's, with method lp) fails with `status` or reports `objective(true optimum)`."""
     from dpverify.lp.solve import solve as real
 
     calls = {"n": 0}
@@ -375,7 +375,8 @@ def _fake(status=LpStatus.OPTIMAL, objective=None):
 @pytest.mark.parametrize("status", [LpStatus.ERROR, LpStatus.TIME_LIMIT, LpStatus.UNKNOWN,
                                     LpStatus.INFEASIBLE])
 def test_a_failed_solve_is_an_error(status):
-    r = result_of(spec_of(4, "1/2", '"abs"'), VerifyOptions(solve_with=_fake(status)))
+    r = result_of(spec_of(4, "1/2", '"abs"'),
+                  VerifyOptions(solve_with=_fake(status), method="lp"))
     assert r.verdict is Verdict.ERROR and r.code is ReasonCode.SOLVER_FAILED
     assert "optimal-mechanism LP" in r.reason
     assert r.to_json()["verdict"] == "error"
@@ -409,7 +410,7 @@ def test_an_optimum_reported_wrongly_is_an_error(shift):
     """If the mechanism LP's objective disagrees with the bracket its own solution and duals
     prove, the solve was inaccurate: `error`, never `optimal` beside a wrong value."""
     r = result_of(spec_of(4, "1/2", '"abs"'),
-                  VerifyOptions(solve_with=_fake(objective=lambda v: v + shift)))
+                  VerifyOptions(solve_with=_fake(objective=lambda v: v + shift), method="lp"))
     assert r.verdict is Verdict.ERROR and r.code is ReasonCode.NUMERICAL
 
 
@@ -444,3 +445,128 @@ def test_failed_result_json_has_nulls():
     obj = r.to_json()
     assert obj["mechanism_optimum"] is None and obj["gap"] is None and obj["reason"] == "x"
     json.dumps(obj, allow_nan=False)
+
+
+# --------------------------------------------------------------------------------------
+# The candidate's own certificate (verifier._certificate_side): the optimal mechanism's LP
+# is solved only when the certificate does not decide
+
+
+def _recording():
+    from dpverify.lp.solve import solve as real
+
+    names: list[str] = []
+
+    def fake(lp, backend="highs", **kw):
+        names.append(lp.name)
+        return real(lp, backend, **kw)
+
+    return names, fake
+
+
+@pytest.mark.parametrize("loss,side,prior", [
+    ('"abs"', None, None), ('"square"', "[2, 9]", None), ('"indicator"', "{ set = [0, 3, 7] }",
+                                                           None),
+    ('"abs"', None, [1, 2, 3, 4, 5, 6, 5, 4, 3, 2, 1])])
+@pytest.mark.parametrize("alpha", ["1/3", "4/5", "0.97"])
+def test_the_certificate_decides_monotone_losses_as_the_mechanism_lp_does(loss, side, prior,
+                                                                          alpha):
+    """Two computations: the certificate route (no mechanism LP built) and the mechanism
+    LP (method lp) give the same verdict and, within tol, the same optimum."""
+    spec = spec_of(10, alpha, loss, side=side, prior=prior)
+    names, fake = _recording()
+    by_certificate = result_of(spec, VerifyOptions(solve_with=fake))
+    assert "count-mechanism" not in names
+    names.clear()
+    by_lp = result_of(spec, VerifyOptions(solve_with=fake, method="lp"))
+    assert names[0] == "count-mechanism"
+    assert by_certificate.verdict is by_lp.verdict is Verdict.OPTIMAL
+    assert by_certificate.mechanism_optimum == pytest.approx(by_lp.mechanism_optimum, abs=1e-9)
+    assert dp_violations(by_certificate.mechanism, float(Fraction(alpha)), tol=1e-12) == []
+
+
+def test_a_gap_is_left_to_the_mechanism_lp():
+    """Negative control: where G T is not optimal (parity loss) the certificate cannot
+    close, and the mechanism LP finds the gap (confirmed exactly)."""
+    names, fake = _recording()
+    r = result_of(spec_of(6, "1/2", '{ expr = "abs(i - r) % 2" }'),
+                  VerifyOptions(solve_with=fake))
+    assert r.verdict is Verdict.GAP and "count-mechanism" in names
+
+
+def test_the_certificate_bound_is_weak_duality_whatever_the_multipliers():
+    """certified_bound of any q and nu is at most the optimum (the repair makes it valid),
+    candidate_bound (floats) too, and close to it for G's multipliers; a wrong q (not
+    least favourable) leaves it below: it never closes by itself."""
+    spec = spec_of(8, "1/2", '"square"')
+    units = count_module.loss_units(spec)
+    optimum = result_of(spec, VerifyOptions(method="lp")).mechanism_optimum
+    rng = np.random.default_rng(3)
+    G = geometric_matrix(0.5, 8)
+    for _ in range(20):
+        q = rng.random(9) ** 3
+        q /= q.sum()
+        nu = rng.normal(size=9) * rng.choice([1e-3, 1.0, 10.0])
+        bound = count_module.certified_bound(spec, q, nu, units.exact)
+        assert units.user(bound) <= optimum + 1e-12
+        fast = count_module.candidate_bound(spec, q, nu, units.exact)
+        assert units.user(fast) <= optimum + 1e-12
+        mu = (G.T @ (q[:, None] * units.unit)).min(axis=1)
+        nu = np.linalg.solve(G.T, mu)
+        exact = count_module.certified_bound(spec, q, nu, units.exact)
+        assert units.user(exact) <= optimum + 1e-12
+        assert exact - 1e-12 <= count_module.candidate_bound(spec, q, nu, units.exact) <= exact
+    found = result_of(spec)
+    bracket = count_module._Bracket(0.0, 1.0, 1.0)  # a candidate whose q is uniform
+    mech = count_module._certificate_side(units.unit, units.exact, spec, None, G,
+                                          (bracket, found.post_processing, np.full(9, 1 / 9)))
+    assert mech is not None and units.user(mech[0].lower) < optimum - 1e-3
+
+
+def test_an_lp_that_cannot_finish_in_the_time_left_is_refused_before_it_is_built():
+    """The time-aware guard (check_time, policy.COUNT_LP_SECONDS): the optimal-mechanism
+    LP at n = 150 (about 15 s estimated) in a run with 2 s left is refused at once, naming
+    --timeout; the control: with no limit (and with time enough) it is not refused."""
+    from dpverify import clock
+    from dpverify.errors import SizeLimitError
+
+    spec = spec_of(150, "0.9", '"abs"')
+
+    def never(lp, *a, **k):
+        raise AssertionError("an LP was solved")
+
+    options = VerifyOptions(method="lp", max_nonzeros=10**7, solve_with=never)
+    assert count_module.lp_seconds(estimate_nonzeros(spec, options)) > 2
+    refusal = r"s left \(raise it with --timeout"
+    with clock.within(2.0), pytest.raises(SizeLimitError, match=refusal):
+        verify_count(spec, options)
+    side = count_module.SIDES[spec.setting]
+    count_module.check_time(spec, side)  # no run limit: nothing refused
+    with clock.within(10_000.0):
+        count_module.check_time(spec, side)
+
+
+def test_a_zigzagging_generation_gives_up_for_the_direct_lp():
+    """Without a hint the prior generation stops when no q of positive value turns up
+    (indicator loss at epsilon 0.1: q jumps between point masses), and the direct LP over
+    T decides; the controls: under the abs loss it converges, and without patience it
+    never gives up."""
+    from dpverify.policy import COUNT_GENERATION_ROUNDS
+
+    def found(loss, patience, max_rows=None):
+        spec = loads(f'[problem]\nkind = "count"\nn = 30\nepsilon = 0.1\n[consumer]\n'
+                     f'loss = "{loss}"\n')
+        units = count_module.loss_units(spec)
+        return best_post_processing(geometric_matrix(spec.alpha, 30), units.unit,
+                                    spec.side_information, solve, patience=patience,
+                                    max_rows=max_rows)
+
+    assert found("indicator", COUNT_GENERATION_ROUNDS).T is None
+    assert found("abs", COUNT_GENERATION_ROUNDS).T is not None
+    assert found("abs", COUNT_GENERATION_ROUNDS, max_rows=40).T is None  # the size guard
+    assert found("indicator", None).T is not None
+    names, fake = _recording()
+    r = result_of(loads('[problem]\nkind = "count"\nn = 30\nepsilon = 0.1\n[consumer]\n'
+                        'loss = "indicator"\n'), VerifyOptions(solve_with=fake))
+    assert r.verdict is Verdict.OPTIMAL and "count-post-processing" in names
+    assert "count-mechanism" not in names

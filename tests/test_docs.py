@@ -633,12 +633,13 @@ def test_update_rewrites_only_what_differs(tmp_path: Path) -> None:
 
 def test_the_old_readmes_count_example_is_caught(tmp_path: Path) -> None:
     """The README's count example before this test existed (issue 18): its gap
-    (5.77e-15; real 1.33e-15), a missing reason line and summary line had drifted."""
+    (1.33e-15 here, no longer the real width), a missing reason line and
+    summary line had drifted."""
     stale = (ROOT / "tests" / "data" / "stale-count.md").read_text(encoding="utf-8")
     page = _page(tmp_path, stale)
     assert len(page.mismatches) == 1
     message = page.mismatches[0].message
-    assert "-consumer │ minimax │     2.75930521092 │   2.75930521092 │ 5.77e-15" in message
+    assert "-consumer │ minimax │     2.75930521092 │   2.75930521092 │ 1.33e-15" in message
     assert "+2 problems: 1 optimal, 1 gap, 0 error" in message
 
 

@@ -157,7 +157,7 @@ def test_the_least_favourable_prior_sums_to_exactly_one(monkeypatch):
     for n, loss in ((9, "abs"), (12, "square"), (7, "indicator")):
         spec = loads(f'[problem]\nkind = "count"\nn = {n}\nalpha = "2/3"\n[consumer]\n'
                      f'loss = "{loss}"\n')
-        (r,) = count_module.verify_count(spec, VerifyOptions()).results
+        (r,) = count_module.verify_count(spec, VerifyOptions(method="lp")).results
         assert r.verdict is Verdict.OPTIMAL, r.reason
         unit = count_module.loss_units(spec).exact
         # q_i = costs[i][r] / l'(i, r) at any r with l'(i, r) != 0

@@ -148,7 +148,8 @@ def xor_file(tmp_path):
     return path
 
 
-@pytest.mark.parametrize("command", ["verify", "audit-protocol", "certify", "derive"])
+@pytest.mark.parametrize("command", ["verify", "audit-protocol", "certify", "derive",
+                                     "falsify", "verify-count"])
 def test_every_command_takes_a_timeout_and_says_it_ran_out(command, xor_file, tmp_path):
     """A run past --timeout is undecided (exit 3) and names the limit and the option; the
     same command with time enough succeeds (the control)."""
@@ -159,15 +160,60 @@ def test_every_command_takes_a_timeout_and_says_it_ran_out(command, xor_file, tm
     mechanism = tmp_path / "m.toml"
     mechanism.write_text('[mechanism]\nalpha = "1/2"\nmatrix = [["2/3", "1/3"], '
                          '["1/3", "2/3"]]\n', encoding="utf-8")
+    count = tmp_path / "count.toml"
+    count.write_text('[problem]\nkind = "count"\nn = 30\nepsilon = 0.2\n[consumer]\n'
+                     'loss = "abs"\n', encoding="utf-8")
     args = {"verify": ["verify", str(xor_file)],
             "audit-protocol": ["audit", str(protocol)],
             "certify": ["certify", str(xor_file), "-o", str(tmp_path / "c")],
-            "derive": ["derive", str(mechanism)]}[command]
+            "derive": ["derive", str(mechanism)],
+            "falsify": ["falsify", str(xor_file), "--protocols", "3", "--climb", "2",
+                        "--counterexamples", str(tmp_path)],
+            "verify-count": ["verify", str(count)]}[command]
     ok = CliRunner().invoke(main, [*args, "--timeout", "600"])
     assert ok.exit_code in (0, 1), ok.output
     late = CliRunner().invoke(main, [*args, "--timeout", "1e-6"])
     assert late.exit_code == 3, late.output
     assert "timeout" in late.output and "--timeout" in late.output
+
+
+def test_a_survey_takes_a_timeout_per_instance(tmp_path):
+    """Every instance past --timeout is `error`, reason `timeout` naming the option (exit
+    3); the control with time enough decides them all."""
+    args = ["survey", "--alphabet", "3", "--parties", "2", "--epsilon", "1", "--functions",
+            "random:2", "--no-store", "--save", str(tmp_path), "-j", "1", "--json"]
+    ok = CliRunner().invoke(main, [*args, "--timeout", "600"])
+    assert ok.exit_code in (0, 1), ok.output
+    late = CliRunner().invoke(main, [*args, "--timeout", "1e-6"])
+    assert late.exit_code == 3, late.output
+    assert "--timeout" in late.stdout
+
+
+LONG_RUNNING = {"verify", "certify", "audit", "check-cert", "derive", "batch", "check",
+                "sweep", "survey", "falsify"}
+
+
+def test_every_command_that_can_run_long_has_the_one_timeout_option():
+    """--timeout is made from one description (verifiers/options.py, TIMEOUT): the same
+    default, type and check everywhere; the commands without it run bounded by their sizes
+    (release, new, examples, results, figures)."""
+    import click
+
+    from dpverify.verifiers.options import RUN_LIMITS
+
+    option, default = RUN_LIMITS["timeout"]
+    having = set()
+    for command in main.commands.values():
+        for param in command.params:
+            if isinstance(param, click.Option) and param.name == "timeout":
+                having.add(command.name)
+                assert param.default == default == 600.0, command.name
+                assert param.help.endswith("0: no limit."), command.name
+                assert param.opts == [option.flag]
+    assert having == LONG_RUNNING
+    bad = CliRunner().invoke(main, ["survey", "--alphabet", "3", "--parties", "2", "--epsilon",
+                                    "1", "--timeout", "-1"])
+    assert bad.exit_code == 2 and "must be a finite number >= 0" in bad.output
 
 
 def test_check_cert_takes_a_timeout(xor_file, tmp_path):

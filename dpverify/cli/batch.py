@@ -24,8 +24,9 @@ from dpverify.cli.options import (
     given,
     json_option,
     note,
+    timeout_option,
 )
-from dpverify.defaults import DEFAULT_CHECK_TOL, DEFAULT_STORE, DEFAULT_TIMEOUT, MEMORY_STORE
+from dpverify.defaults import DEFAULT_CHECK_TOL, DEFAULT_STORE, MEMORY_STORE
 from dpverify.errors import InputError
 from dpverify.status import ExitStatus
 
@@ -56,10 +57,8 @@ RUN_OPTIONS = [
                       "average, at most one per problem, at least one). With --scheduler local, "
                       "the number of Dask workers."),
     *STORE_OPTIONS[:2],
-    click.option("--timeout", type=click.FloatRange(min=0), default=DEFAULT_TIMEOUT,
-                 show_default=True,
-                 help="Seconds per problem (0: none); past it the verdict is `error`, reason "
-                      "`timeout`, and the worker is replaced."),
+    timeout_option("Seconds per problem; past it the verdict is `error`, reason `timeout`, "
+                   "and the worker is replaced."),
     STORE_OPTIONS[2],
     click.option("--scheduler", metavar="ADDRESS", default=None, callback=_scheduler,
                  help="Run on a Dask cluster: `local` for a LocalCluster, or a scheduler "

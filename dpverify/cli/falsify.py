@@ -8,7 +8,15 @@ import click
 
 from dpverify import api
 from dpverify.cli.app import handle_errors, main
-from dpverify.cli.options import NO_COLOR, QUIET, TOL, add_options, consoles, json_option
+from dpverify.cli.options import (
+    NO_COLOR,
+    QUIET,
+    TOL,
+    add_options,
+    consoles,
+    json_option,
+    timeout_option,
+)
 
 
 @main.command(short_help="Search for protocols that beat the bound (random, hill climbing).")
@@ -30,11 +38,13 @@ from dpverify.cli.options import NO_COLOR, QUIET, TOL, add_options, consoles, js
 @click.option("--counterexamples", type=click.Path(file_okay=False), default=".",
               show_default=True, help="Directory for counterexample protocol files.")
 @add_options([TOL])
+@timeout_option("Seconds for the search; a search still running then is undecided (exit "
+                "status 3).")
 @json_option("Print one JSON array (one object per agent and accuracy), nothing else.")
 @add_options([QUIET, NO_COLOR])
 @handle_errors
 def falsify(problem, protocols, rounds, messages, seed, climb, save_best, counterexamples,
-            tol, as_json, quiet, no_color):
+            tol, timeout, as_json, quiet, no_color):
     """Search for protocols that beat the relaxed bound of PROBLEM (a multi-party problem,
     or a protocol file for its claimed levels and agents).
 
@@ -46,7 +56,7 @@ def falsify(problem, protocols, rounds, messages, seed, climb, save_best, counte
     as a protocol file.
 
     Exit status: 0 no counterexample; 1 a counterexample; 2 bad input; 3 the bound could
-    not be decided.
+    not be decided, or the search ran out of time.
     """
     from dpverify.console import print_json
     from dpverify.console.falsify import SearchProgress, print_campaign
@@ -56,7 +66,7 @@ def falsify(problem, protocols, rounds, messages, seed, climb, save_best, counte
         campaign = api.falsify(problem, protocols=protocols, rounds=rounds, messages=messages,
                                seed=seed, climb=climb, save_best=save_best or None,
                                counterexamples=counterexamples, tol=tol,
-                               on_progress=progress.update)
+                               on_progress=progress.update, timeout=timeout or None)
     if as_json:
         print_json([r.to_json() for r in campaign.results])
     elif quiet:

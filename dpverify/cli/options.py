@@ -14,7 +14,6 @@ import click
 from click.core import ParameterSource
 
 from dpverify import api
-from dpverify.defaults import DEFAULT_TIMEOUT
 
 Decorator = Callable[[Any], Any]
 
@@ -31,14 +30,15 @@ def _checked(name: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
     return check
 
 
-def shared_option(name: str, extra: str = "") -> Decorator:
+def shared_option(name: str, extra: str = "", help_text: str | None = None) -> Decorator:
     """The click option of the verifiers' option `name`, made from its description
-    (verifiers/options.py, `VerifyOptions`' field metadata: flag, help, values, default),
-    so that every command gives an option the same flag, help, default and check; `extra`
-    words after its help for a command that also uses it elsewhere."""
+    (verifiers/options.py, `VerifyOptions`' field metadata and the run's limits: flag,
+    help, values, default), so that every command gives an option the same flag, help,
+    default and check; `extra` words after its help for a command that also uses it
+    elsewhere, or `help_text` in place of it for a command whose run is another."""
     described, default = api.option_descriptions()[name]
     assert described.flag is not None, f"{name} is an option of the API only"
-    text = described.help + (f" {extra}" if extra else "")
+    text = (described.help if help_text is None else help_text) + (f" {extra}" if extra else "")
     kind = described.values.value
     if kind == "flag":
         return click.option(described.flag, is_flag=True, help=text)
@@ -83,15 +83,10 @@ EXCLUDE = click.option("--exclude", "exclude", metavar="PATTERN", multiple=True,
                             "the configuration's `exclude`.")
 
 
-TIMEOUT_HELP = ("Seconds per problem file; a problem still running then has verdict `error`, "
-                "reason `timeout` (exit status 3).")
-
-
-def timeout_option(help_text: str = TIMEOUT_HELP) -> Decorator:
-    """`--timeout`: every run bounded (one definition for every command that has it; the
-    run is what `help_text` says)."""
-    return click.option("--timeout", type=click.FloatRange(min=0), default=DEFAULT_TIMEOUT,
-                        show_default=True, help=f"{help_text} 0: no limit.")
+def timeout_option(help_text: str | None = None) -> Decorator:
+    """`--timeout`: every run bounded, made from one description (verifiers/options.py,
+    TIMEOUT) for every command that has it; `help_text` says what the run is."""
+    return shared_option("timeout", "0: no limit.", help_text)
 
 
 QUIET = click.option("--quiet", "-q", is_flag=True, help="Print only the summary.")

@@ -18,6 +18,7 @@ from dpverify.cli.options import (
     add_options,
     consoles,
     json_option,
+    timeout_option,
 )
 from dpverify.defaults import DEFAULT_RESTARTS, NAMED_GAINS
 from dpverify.errors import OptionError
@@ -98,13 +99,15 @@ def _choices(allowed: tuple[str, ...], what: str):
                    f"or .pdf. Needs {api.install_hint('plot')}.")
 @add_options(FIGURE_OPTIONS)
 @add_options([TOL])
+@timeout_option("Seconds per instance; an instance still running then is `error`, reason "
+                "`timeout` (exit status 3).")
 @json_option("Print one JSON object (rows, counts, saved files) and nothing else.")
 @add_options([QUIET, NO_COLOR])
 @click.pass_context
 @handle_errors
 def survey(ctx, alphabet, parties, epsilon, delta, functions, values, gains, accuracy, jobs,
            save_dir, no_symmetry, restarts, seed, store_path, no_store, force, plot_path,
-           plot_style, figsize, plot_title, tol, as_json, quiet, no_color):
+           plot_style, figsize, plot_title, tol, timeout, as_json, quiet, no_color):
     """Verify the observer's accuracy for many functions on {0..m-1}^k (`verify` on each
     instance): with more than two symbols m-ary randomized response against the
     ray-product bound, with the protocol search in between; with --delta, on bits,
@@ -136,7 +139,7 @@ def survey(ctx, alphabet, parties, epsilon, delta, functions, values, gains, acc
                             accuracy=accuracy, jobs=jobs, save_dir=save_dir,
                             symmetry=not no_symmetry, restarts=restarts, seed=seed, tol=tol,
                             on_result=lambda result, done, total: progress.update(done, total),
-                            delta=delta, store=store, force=force)
+                            delta=delta, store=store, force=force, timeout=timeout or None)
     if as_json:
         print_json(report.to_json())
     elif quiet:

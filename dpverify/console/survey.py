@@ -73,6 +73,8 @@ def print_survey(console: Console, report: Any, save_dir: str | None) -> None:
     console.print(f"{len(report.results)} verifications ({symmetry}) in "
                   f"{report.seconds:.1f} s" + (f"; {len(saved)} {kinds} instances "
                                                 f"saved in {save_dir}" if saved else ""))
+    for reason, n in report.errors().items():
+        console.print(f"{n} error: {reason}", markup=False)
 
 
 def summary_line(report: Any) -> str:

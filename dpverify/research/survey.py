@@ -38,6 +38,7 @@ from dpverify.defaults import DEFAULT_TIMEOUT
 from dpverify.errors import InputError, OptionError
 from dpverify.filenames import file_stem, make_directory, output_path, write_output
 from dpverify.notebook import Notebook
+from dpverify.reasons import ReasonCode
 from dpverify.spec.documents import number, toml_text
 from dpverify.spec.numbers import NumberError, parse_exact
 from dpverify.spec.setting import Setting
@@ -235,16 +236,28 @@ class SurveyReport(Notebook):
         helps), 3 open or an error."""
         return verdict_status(r.verdict for r in self.results)
 
+    def errors(self) -> dict[str, int]:
+        """Why instances ended `error` (a timeout naming --timeout, a refusal naming its
+        limit): each reason with its number of verifications."""
+        out: dict[str, int] = {}
+        for r in self.results:
+            if r.verdict == "error":
+                out[r.reason or "error"] = out.get(r.reason or "error", 0) + 1
+        return out
+
     def to_json(self) -> dict[str, Any]:
         plan = self.plan
         out: dict[str, Any] = {"alphabet": plan.alphabet, "parties": plan.parties}
         if plan.kind.with_delta:
             out["deltas"] = [float(d) for d in plan.deltas]
+        errors = [{"reason": reason, "verifications": n}
+                  for reason, n in self.errors().items()]
         return {**out,
                 "functions": self.functions, "classes": self.classes,
                 "symmetry": plan.symmetry, "seconds": round(self.seconds, 2),
                 "rows": self.rows(),
-                "saved": [r.saved for r in self.results if r.saved]}
+                "saved": [r.saved for r in self.results if r.saved],
+                **({"errors": errors} if errors else {})}
 
 
 def _name(case: Case) -> str:
@@ -378,6 +391,7 @@ def run_survey(plan: SurveyPlan, options: Any, *, jobs: int = 1,
 
     from dpverify.runner.batch import problem_text as problem_file
     from dpverify.runner.batch import run_problems
+    from dpverify.runner.files import timeout_reason
 
     start = time.perf_counter()
     todo, count = cases(plan)
@@ -393,6 +407,8 @@ def run_survey(plan: SurveyPlan, options: Any, *, jobs: int = 1,
 
         def finished(self, item: Any) -> None:
             result = case_result(by_source[item.source], item.result, item.seconds)
+            if item.result.code is ReasonCode.TIMEOUT:  # the limit and the option
+                result.reason = timeout_reason(timeout)
             result.stored = bool(getattr(item, "cached", False))
             if save_dir is not None and result.verdict in SAVED:
                 result.saved = save_case(plan, result, save_dir)

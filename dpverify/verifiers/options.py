@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from dpverify.defaults import (
     DEFAULT_RESTARTS,
+    DEFAULT_TIMEOUT,
     DEFAULT_TOL,
     DEFAULT_WITNESS_DIR,
     SELECTABLE,
@@ -224,6 +225,15 @@ class VerifyOptions:
 _ENUMS: dict[str, type[enum.StrEnum]] = {"backend": Backend, "form": LpForm, "method": Method}
 
 
+# The run's time limit (dpverify/clock.py): described as the options are, so that every
+# command's --timeout is made from one description, but taken beside them (api.verify(...,
+# timeout=...)), not a field: it bounds a run and never changes its result.
+TIMEOUT = Option("timeout", "--timeout", "Seconds per problem file; a problem still running "
+                 "then has verdict `error`, reason `timeout` (exit status 3).", Values.NUMBER,
+                 key=Key.NEVER, optional=True)
+RUN_LIMITS: dict[str, tuple[Option, Any]] = {"timeout": (TIMEOUT, DEFAULT_TIMEOUT)}
+
+
 def described_options() -> dict[str, tuple[Option, Any]]:
     """Every option by its API name: its description and its default (the command line's
     shared options and the API's keyword types are made from these)."""
@@ -279,7 +289,7 @@ def value_problem(option: Option, value: object) -> str | None:
 def option_problem(name: str, value: object) -> str | None:
     """Why `value` is not valid for the option `name` (an API name; None when it is): the
     one check of an option's value, for the API and the command line's callbacks alike."""
-    described = described_options().get(name)
+    described = {**described_options(), **RUN_LIMITS}.get(name)
     if described is None:
         return None
     return value_problem(described[0], value)

@@ -278,14 +278,19 @@ def _near_minima(scores: np.ndarray, rel: float) -> set[tuple[int, int]]:
 
 
 def best_post_processing(G: np.ndarray, loss: np.ndarray, side, solve_lp,
-                         q_hint: np.ndarray | None = None) -> PostProcessing:
+                         q_hint: np.ndarray | None = None, patience: int | None = None,
+                         max_rows: int | None = None) -> PostProcessing:
     """The minimax consumer's best post-processing of G, by constraint generation on the
     dual LP (prior_lp). The first rows are each k's best answers under the uniform prior
     and under `q_hint` (a distribution on 0..n, e.g. the optimal mechanism's least
     favourable prior: by complementary slackness the optimal T uses only answers that are
     best under an optimal q); then each round adds, for every k whose bound v_k the
     solution violates, its best answer, until none is violated. T[k, r] is the dual of row
-    (k, r) (the v_k column makes every row of T sum to 1). `solve_lp(lp)` -> LpSolution."""
+    (k, r) (the v_k column makes every row of T sum to 1). `solve_lp(lp)` -> LpSolution.
+    With `patience`, a generation whose q has had no positive value for that many rounds
+    (q jumping from point mass to point mass: the indicator loss at small epsilon) gives
+    up (T and q None: the caller solves the direct LP instead); so does one whose LP would
+    grow beyond `max_rows` rows (the size guard, --max-nonzeros)."""
     S = np.asarray(side, dtype=np.int64)
     N = G.shape[0]
     M = G[S][:, :, None] * loss[S][:, None, :]  # M[i, k, r] = G[i,k] l(i,r), i in S
@@ -294,9 +299,10 @@ def best_post_processing(G: np.ndarray, loss: np.ndarray, side, solve_lp,
     active = _near_minima(np.tensordot(np.full(S.size, 1.0 / S.size), M, 1), 0.0)
     if q_hint is not None and q_hint[S].sum() > 0:
         active |= _near_minima(np.tensordot(q_hint[S] / q_hint[S].sum(), M, 1), 1e-9)
-    rows = sorted(active)
+    rows = sorted(active)  # at most about 3 (n + 1) rows: within the mechanism LP's guard
     sol = None
-    for _ in range(MAX_ROUNDS):
+    best = 0.0  # the best value of a q found (sum_k min_r M_q[k, r])
+    for round_ in range(MAX_ROUNDS):
         sol = solve_lp(prior_lp(M, rows, S))
         if not sol.optimal:
             return PostProcessing(None, None, sol)
@@ -307,8 +313,13 @@ def best_post_processing(G: np.ndarray, loss: np.ndarray, side, solve_lp,
         fresh = {(k, r) for k, r in _near_minima(scores, 1e-12) if violated[k]} - active
         if not fresh:
             break
+        best = max(best, math.fsum(scores.min(axis=1).tolist()))
+        if patience is not None and round_ + 1 >= patience and not best > 0:
+            return PostProcessing(None, None, sol)  # zigzag: q jumps between point masses
         active |= fresh
         rows = sorted(active)
+        if max_rows is not None and len(rows) + 1 > max_rows:
+            return PostProcessing(None, None, sol)
     assert sol is not None
     T = np.zeros((N, N))
     duals = -np.asarray(sol.row_duals[:len(rows)])  # d objective / d bound of `<=` rows

@@ -1,15 +1,18 @@
 """The count-query verifier: is the geometric mechanism universally optimal?
 
 Gupte-Sundararajan (GS, PODS 2010, Theorem 1) for minimax consumers and Ghosh-Roughgarden-
-Sundararajan (GRS, STOC 2009) for Bayesian consumers (theory.md section 2). Two independent
-computations per problem, and `optimal` only when both succeed and agree within the
-tolerance:
+Sundararajan (GRS, STOC 2009) for Bayesian consumers (theory.md section 2). Two sides per
+problem, and `optimal` only when a proven lower bound on the first meets the second within
+the tolerance:
 
-* the optimal alpha-DP oblivious mechanism for the consumer: an LP over x[i, r]
-  (`mechanism_optimum`: the least loss any alpha-DP mechanism can have);
 * the candidate: the geometric mechanism G followed by the consumer's best post-processing
   (minimax: an LP over randomised T, GS section 4.2; Bayes: the best deterministic remap,
-  computed directly, GRS), evaluated on the mechanism G T it induces (`geometric_value`).
+  computed directly, GRS), evaluated on the mechanism G T it induces (`geometric_value`);
+* the optimal alpha-DP oblivious mechanism for the consumer (`mechanism_optimum`: the least
+  loss any alpha-DP mechanism can have), bounded below first by the candidate's own dual
+  certificate, checked on the whole DP cone in safely rounded floats (`_certificate_side`;
+  a proof by weak duality, whatever produced it), and otherwise (or with --method lp) by
+  its LP over x[i, r] with rigorous brackets, an independent computation.
 
 Losses are minimised, so `gap = geometric_value - mechanism_optimum >= 0` up to rounding.
 """
@@ -25,15 +28,24 @@ from typing import Any
 
 import numpy as np
 
+from dpverify import clock
 from dpverify.defaults import LpForm, Method
+from dpverify.errors import SizeLimitError
 from dpverify.lp import LinearProgram, LpSolution
 from dpverify.lp.highs import SMALL_MATRIX_VALUE
+from dpverify.policy import COUNT_GENERATION_ROUNDS, COUNT_LP_SECONDS
 from dpverify.reasons import ReasonCode
 from dpverify.spec.count_model import CountSpec
 from dpverify.spec.losses import loss_table
 from dpverify.spec.numbers import rational_text
 from dpverify.spec.setting import Setting
-from dpverify.theory.count.bounds import chain_dual_bound, column_costs_ok
+from dpverify.theory.count.bounds import (
+    chain_bound_below,
+    chain_dual_bound,
+    column_costs_ok,
+    float_bounds,
+    interval_products,
+)
 from dpverify.theory.count.exact import (
     exact_dp_mechanism,
     geometric_lower,
@@ -44,6 +56,7 @@ from dpverify.theory.count.exact import (
 from dpverify.theory.count.geometric import (
     bayes_loss,
     bayes_remap,
+    geometric_inverse,
     geometric_matrix,
     minimax_loss,
     monotonicity_violation,
@@ -83,11 +96,17 @@ from dpverify.verifiers.result import Bracket, ProblemResult, Verdict
 
 
 def estimate_nonzeros(spec: CountSpec, options: VerifyOptions) -> int:
-    """Non-zeros of the optimal-mechanism LP, the largest LP the verifier always builds,
-    computed without building. The best post-processing is found through small LPs over
-    priors (about |S| + 1 non-zeros per generated row); the direct LP over T is only a
-    fallback, built when it fits (`post_processing_nonzeros`)."""
+    """Non-zeros of the optimal-mechanism LP, the largest LP the verifier may build (when
+    the candidate's certificate does not decide), computed without building. The best
+    post-processing is found through LPs over priors whose rows are generated (|S| + 1
+    non-zeros each), kept within --max-nonzeros as they grow (`prior_rows`); the direct LP
+    over T is only a fallback, built when it fits (`post_processing_nonzeros`)."""
     return SIDES[spec.setting].nonzeros(spec)
+
+
+def prior_rows(spec: CountSpec, options: VerifyOptions) -> int:
+    """The most rows the least favourable prior's LP may grow to within --max-nonzeros."""
+    return max(1, options.max_nonzeros // (len(spec.side_information) + 1))
 
 
 def _pure_nonzeros(spec: CountSpec) -> int:
@@ -114,6 +133,24 @@ def post_processing_nonzeros(spec: CountSpec, options: VerifyOptions) -> int:
 def check_size(spec: CountSpec, options: VerifyOptions) -> int:
     """Refuse (SizeLimitError, exit 3) before building anything too large."""
     return check_limit(spec.source, estimate_nonzeros(spec, options), options, f"n = {spec.n}")
+
+
+def lp_seconds(nonzeros: int) -> float:
+    """The optimal-mechanism LP's time, estimated from its size (policy.COUNT_LP_SECONDS)."""
+    return COUNT_LP_SECONDS * (nonzeros / 1e5) ** 2.5
+
+
+def check_time(spec: CountSpec, side: CountSide) -> None:
+    """Refuse (SizeLimitError, exit 3) the optimal-mechanism LP when its estimated time
+    exceeds the time left in the run (--timeout; dpverify/clock.py), before building it."""
+    left = clock.current().remaining()
+    nonzeros = side.nonzeros(spec)
+    seconds = lp_seconds(nonzeros)
+    if left is not None and seconds > left:
+        raise SizeLimitError(
+            f"{spec.source}: the optimal-mechanism LP (about {nonzeros:.3g} non-zeros, "
+            f"n = {spec.n}) needs about {seconds:.3g} s, and the run has {left:.3g} s left "
+            "(raise it with --timeout)")
 
 
 # --------------------------------------------------------------------------------------
@@ -259,12 +296,21 @@ def _least_favourable(spec: CountSpec, sol: LpSolution) -> np.ndarray | None:
 def _chain_bound(spec: CountSpec, sol: LpSolution, q_float: np.ndarray | None,
                  exact_unit: Sequence[Sequence[Fraction]]) -> float:
     """The rigorous lower bound of theory/count/bounds.py from the mechanism LP's duals:
-    q (the least favourable prior, minimax; the prior, Bayes), nu from the row sums (the
-    first N rows), repaired and checked exactly at alpha_lo <= alpha (the DP cone only
-    grows as alpha falls, so the bound holds at alpha)."""
+    q (the least favourable prior, minimax; the prior, Bayes) and nu from the row sums (the
+    first N rows)."""
+    duals = np.asarray(sol.row_duals[:spec.n + 1], dtype=np.float64)
+    return certified_bound(spec, q_float, duals, exact_unit)
+
+
+def certified_bound(spec: CountSpec, q_float: np.ndarray | None, nu_float: np.ndarray,
+                    exact_unit: Sequence[Sequence[Fraction]]) -> float:
+    """The chain bound (theory/count/bounds.py) of float multipliers: q (a distribution on
+    S, minimax; None: the prior, Bayes) and nu of the row sums, repaired and checked
+    exactly at alpha_lo <= alpha (the DP cone only grows as alpha falls, so the bound
+    holds at alpha); -inf when they are not usable. Valid whatever q and nu are (weak
+    duality): how good it is depends on them."""
     N = spec.n + 1
-    duals = np.asarray(sol.row_duals[:N], dtype=np.float64)
-    if not np.isfinite(duals).all():
+    if not np.isfinite(nu_float).all():
         return -math.inf
     total = Fraction(1)
     if q_float is not None:
@@ -275,12 +321,59 @@ def _chain_bound(spec: CountSpec, sol: LpSolution, q_float: np.ndarray | None,
         q, total = exact_distribution(q_float), exact_total(q_float)
     else:
         q = list(spec.prior or ())
-    nu = [Fraction(v) / total for v in duals.tolist()]
-    costs = [[q[i] * v for v in exact_unit[i]] for i in range(N)]
+    nu = [Fraction(v) / total for v in nu_float.tolist()]
+    costs = [[q[i] * v for v in exact_unit[i]] if q[i] else [Fraction(0)] * N
+             for i in range(N)]
     bound, repaired = chain_dual_bound(costs, nu, _alpha_bracket(spec)[0])
     if not column_costs_ok(costs, repaired, _alpha_bracket(spec)[0]):  # cannot happen
         return -math.inf
     return math.nextafter(float(bound), -math.inf)
+
+
+def candidate_bound(spec: CountSpec, q_float: np.ndarray | None, nu: np.ndarray,
+                    exact_unit: Sequence[Sequence[Fraction]]) -> float:
+    """certified_bound in floats, rigorous by directed rounding (theory/count/bounds.py,
+    chain_bound_below): minimax, q made a sub-distribution rounded down (the minimax loss
+    is at least any such weighted mean of the non-negative normalised losses); Bayes, the
+    prior within floats; the costs q_i l(i, r) as float intervals around the exact ones;
+    alpha rounded down from alpha_lo. -inf where it does not apply (alpha 0 or 1)."""
+    l_lo, l_hi = float_bounds(exact_unit)
+    if q_float is None:
+        w_lo, w_hi = float_bounds(list(spec.prior or ()))
+    else:
+        q = np.clip(np.nan_to_num(np.asarray(q_float, dtype=np.float64), nan=0.0, posinf=0.0),
+                    0.0, None)
+        total = float(np.nextafter(math.fsum(q.tolist()), math.inf))
+        if not total > 0:
+            return -math.inf
+        w_lo = w_hi = np.nextafter(q / total, -math.inf).clip(0.0, None)
+    cost_lo, cost_hi = interval_products(w_lo[:, None], w_hi[:, None], l_lo, l_hi)
+    alpha = float(np.nextafter(float(_alpha_bracket(spec)[0]), -math.inf))
+    return chain_bound_below(cost_lo, cost_hi, nu, alpha)
+
+
+def _certificate_side(loss: np.ndarray, exact_unit: Sequence[Sequence[Fraction]],
+                      spec: CountSpec, prior: np.ndarray | None, G: np.ndarray,
+                      geo: tuple[_Bracket, np.ndarray, np.ndarray]) -> MechanismSide | None:
+    """The optimal mechanism bracketed without its LP, from the candidate itself: G T is
+    an alpha-DP mechanism (post-processing keeps privacy), so its loss bounds the optimum
+    above; and with q the candidate's least favourable prior (the prior, Bayes) and
+    mu_k = min_r sum_i q_i G[i,k] l(i,r) (the dual of the best post-processing,
+    GS section 4.2), nu = G^-T mu are the row-sum multipliers of the full mechanism LP's
+    dual whose chain bound (candidate_bound: rigorous floats) is sum(mu) when every column cost is
+    non-negative on the DP cone, not only on the cone of G's columns. That is what GS
+    Theorem 1 (GRS for Bayes) says happens for a monotone loss; whether it does is checked
+    exactly, so the bound holds for any loss. None when G has no inverse (alpha = 1)."""
+    if spec.alpha == 1 and spec.n > 0:
+        return None
+    bracket, T, q = geo
+    weights = prior if prior is not None else q
+    mu = (G.T @ (weights[:, None] * loss)).min(axis=1)
+    nu = geometric_inverse(spec.alpha, spec.n).T @ mu
+    lower = candidate_bound(spec, None if prior is not None else q, nu, exact_unit)
+    upper = bracket.upper
+    lower = min(lower, upper)  # shown: the proven bound (the gap is the certificate's width)
+    return _Bracket(lower, upper, lower), G @ T, q
 
 
 def geometric_bound(G: np.ndarray, loss: np.ndarray, weights: np.ndarray) -> float:
@@ -305,7 +398,10 @@ def _geometric_side(loss: np.ndarray, spec: CountSpec, prior: np.ndarray | None,
         T = np.zeros((N, N))
         T[np.arange(N), remap] = 1.0
         return _Bracket(float(value), float(value), float(value)), T, prior
-    found = best_post_processing(G, loss, side, lambda lp: _solve(lp, options), q_hint)
+    found = best_post_processing(G, loss, side, lambda lp: _solve(lp, options), q_hint,
+                                 patience=None if q_hint is not None
+                                 else COUNT_GENERATION_ROUNDS,
+                                 max_rows=prior_rows(spec, options))
     if found.T is None or found.q is None:  # the direct LP over T (GS section 4.2) instead
         if post_processing_nonzeros(spec, options) > options.max_nonzeros:
             return _undecided("post-processing", found.solution)
@@ -321,6 +417,29 @@ def _geometric_side(loss: np.ndarray, spec: CountSpec, prior: np.ndarray | None,
     upper = float(minimax_loss(G @ found.T, loss, side))
     lower = geometric_bound(G, loss, found.q) if found.q.sum() > 0 else 0.0
     return _Bracket(min(lower, upper), upper, upper), found.T, found.q
+
+
+Geometric = tuple[_Bracket, np.ndarray, np.ndarray] | str
+
+
+def _both_sides(unit: np.ndarray, exact_unit: Sequence[Sequence[Fraction]], spec: CountSpec,
+                prior: np.ndarray | None, G: np.ndarray, options: VerifyOptions,
+                side: CountSide) -> tuple[MechanismSide, Geometric | None]:
+    """The two sides: the candidate and its own certificate first (pure DP, unless
+    --method lp), and the optimal-mechanism LP only when that does not decide (then the
+    candidate again, with the LP's least favourable prior as its hint). A string: the
+    side's failure (the geometric side is None after a failed mechanism side)."""
+    if side.certificate and options.method is not Method.LP:
+        geo = _geometric_side(unit, spec, prior, G, options)
+        if not isinstance(geo, str):
+            mech = _certificate_side(unit, exact_unit, spec, prior, G, geo)
+            if mech is not None and _closes(mech, geo, options.tol):
+                return mech, geo
+    check_time(spec, side)
+    mech = side.mechanism(unit, exact_unit, spec, prior, options)
+    if isinstance(mech, str):
+        return mech, None
+    return mech, _geometric_side(unit, spec, prior, G, options, mech[2])
 
 
 def _verify_consumer(spec: CountSpec, options: VerifyOptions, side: CountSide) -> CountResult:
@@ -343,12 +462,11 @@ def _verify_consumer(spec: CountSpec, options: VerifyOptions, side: CountSide) -
         user = loss.user(v)
         return v if user is None else user
 
-    mech = side.mechanism(unit, exact_unit, spec, prior, options)
+    mech, geo = _both_sides(unit, exact_unit, spec, prior, G, options, side)
     if isinstance(mech, str):
         return failed(mech)
-    geo = _geometric_side(unit, spec, prior, G, options, mech[2])
-    if isinstance(geo, str):
-        return failed(geo, units(mech[0].value))
+    if geo is None or isinstance(geo, str):
+        return failed(geo or "", units(mech[0].value))
     sides = _Sides(mech[0], geo[0], mech[1], geo[1], geo[2])
     verdict, reason, code = decide(sides.mechanism, sides.geometric, options.tol)
     m = sides.mechanism
@@ -378,6 +496,13 @@ def _verify_consumer(spec: CountSpec, options: VerifyOptions, side: CountSide) -
                        post_processing=sides.T, note=note,
                        mechanism_bounds=bounds if shown else None,
                        code=code if reason else None, **side.fields(spec, verdict))
+
+
+def _closes(mech: MechanismSide, geo: tuple[_Bracket, np.ndarray, np.ndarray], tol: float
+            ) -> bool:
+    """Whether the candidate's own certificate decides `optimal` (decide's rule)."""
+    assert not isinstance(mech, str)
+    return decide(mech[0], geo[0], tol)[0] is Verdict.OPTIMAL
 
 
 # Float rounding of the brackets: sums of at most a few thousand non-negative terms in
@@ -502,13 +627,14 @@ class CountSide:
     confirm: Callable[..., tuple[Verdict, str, ReasonCode]]
     note: Callable[[Verdict, tuple[int, int] | None, CountSpec], str]
     fields: Callable[[CountSpec, Verdict], dict[str, Any]]
+    certificate: bool = False  # the candidate's own dual certificate first (pure DP)
 
 
 # The mechanism side of each setting of a count problem (tests/test_codebase.py checks that
 # it covers them).
 SIDES: dict[Setting, CountSide] = {
     Setting.PURE: CountSide(_pure_nonzeros, _mechanism_side, _confirm_gap, _pure_note,
-                            _pure_fields),
+                            _pure_fields, certificate=True),
     Setting.DELTA: CountSide(_delta_nonzeros, _delta_mechanism_side, _confirm_delta_gap,
                              _delta_note, _delta_fields),
 }
