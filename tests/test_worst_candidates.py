@@ -179,3 +179,25 @@ def test_beyond_the_dense_method_extreme_levels_are_decided_by_sub_cubes(tmp_pat
     table = np.random.default_rng(24).integers(0, 3, 1 << 13).tolist()
     found = _verify(tmp_path, K13.format(epsilons=EXTREME_13, agent=agent, table=table))
     assert found["verdict"] == "optimal", found
+
+
+# a member of bench_speed's family (seed 8, k = 9, member 2): an observer, a 4-valued table,
+# levels 14.8, 16.8 and 18.2 among 0.3-9.5; `error` on main after 61 s (the dense method
+# stalled at 1.8e-9 on two BLAS threads, HiGHS's dense LP ran out of time)
+STALLED_9 = ('[problem]\nname = "x"\nparties = 9\nepsilon = [0.9797, 0.286, 18.227, 6.4652, '
+             '14.8145, 8.8213, 2.6167, 16.826, 9.4584]\naccuracy = "worst"\n\n'
+             '[observer]\nfunction = {{ table = {table} }}\n')
+STALLED_9_TABLE = [int(c) for c in (
+    "32221320001311101233113233010301230320002132032001313123322222011321022013213311"
+    "32202131301000121031322310333203123203003121211221002300201311312122020133211331"
+    "30221003010113120200312003132233220312331003313210110202013120111221130212031030"
+    "12121330023311210220333023113021112000323313213323012221220111232001330130101311"
+    "31202202322210021212012100311112320030302030322312001210213331001111032021322332"
+    "20001011001111330202030223122302130301300330010102121121223020231213111001202003"
+    "21101222323200211302130003311032")]
+
+
+@pytest.mark.slow
+def test_a_stalled_dense_method_is_run_again_on_one_thread(tmp_path):
+    found = _verify(tmp_path, STALLED_9.format(table=STALLED_9_TABLE))
+    assert found["verdict"] == "optimal", found
