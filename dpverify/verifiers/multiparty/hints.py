@@ -251,10 +251,11 @@ def dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list,
         elif found is None or found.width > enough:
             dense = dense_worst(lp, solve=solve_)
             found = dense if found is None else best_ends(found, dense)
-            if found.width > enough:  # stalled: once more, rounded otherwise
-                found = best_ends(found, on_one_thread(partial(dense_worst, lp, solve=solve_)))
             if found.width > enough and lp.channel.columns <= DENSE_FALLBACK_INPUTS:
-                found = better_ends(lp, found, options, enough)
+                # stalled: once more, rounded otherwise (a second at k = 9), then HiGHS
+                found = best_ends(found, on_one_thread(partial(dense_worst, lp, solve=solve_)))
+                if found.width > enough:
+                    found = better_ends(lp, found, options, enough)
         if found.width > DENSE_FALLBACK_WIDTH:  # a deterministic rule may meet the bound
             better = best_candidate(lp, found.prior, found.lower)
             if better is not None:
