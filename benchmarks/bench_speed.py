@@ -3,7 +3,8 @@ against the old one (`--method lp`) where the old route still exists; and famili
 problems (issue 25), where the bar is the slowest member, not an example.
 
 Usage: python benchmarks/bench_speed.py [--cases a,b,...] [--old] [--timeout S]
-       python benchmarks/bench_speed.py --families [symmetric,nonsymmetric,count] [--members 6]
+       python benchmarks/bench_speed.py --families
+              [symmetric,nonsymmetric,nonsymmetric-worst,count] [--members 6]
               [--ks 10,20,30,40] [--seed 0] [--bar 5] [--ratio 5] [--timeout S] [--list]
 
 Each case writes its problem files into a temporary directory, runs `dpverify` as a user
@@ -15,7 +16,8 @@ With `--families`, each family draws `--members` random members at every k of `-
 own default sizes otherwise): class sizes, levels, gains, functions and agents drawn from
 `--seed`, one `dpverify verify --json` per member, one member at a time. It prints every
 member, then per family and k the fastest and slowest member and their ratio, and checks
-the bars: every member answers (a verdict, not `error`) within `--bar` seconds, and the
+the bars: every member answers (a verdict, not `error`) within `--bar` seconds (the
+family's own by default: 5 s, the worst case at k = 13 60 s), and the
 slowest member at equal k is at most `--ratio` times the fastest. `--list` writes the
 members' files into ./bench-families and runs nothing. Exits 1 when a bar is missed.
 """
@@ -204,6 +206,7 @@ class Family:
     ks: tuple[int, ...]
     member: Callable[[random.Random, int], tuple[str, str]]  # (description, problem text)
     args: tuple[str, ...] = ()  # more `dpverify verify` arguments
+    bar: float = 5.0  # seconds, every member (--bar overrides)
 
 
 def _split(rng: random.Random, k: int, classes: int) -> list[int]:
@@ -235,31 +238,58 @@ def symmetric_member(rng: random.Random, k: int) -> tuple[str, str]:
     return what, text
 
 
-def nonsymmetric_member(rng: random.Random, k: int) -> tuple[str, str]:
-    """Without symmetry: distinct epsilons from 0 to 30 (uniform, mixed with small ones,
-    or extreme beside tiny ones), a random table of 2-4 values, both accuracies or one;
-    the observer or a party."""
-    mode = rng.choice(("uniform", "mixed", "extreme"))
+NAMED = ("xor", "and", "or", "majority", "sum", "bit:1")
+NONSYMMETRIC_GAINS = ('"indicator"', '"-abs"', '"-square"')
+# the levels of issue 25's families: 0 and 0.01 beside extreme ones (20-30), each nudged
+# by up to 0.01 half the time so that no two parties share a level by chance
+LEVELS = (0, 0.01, 0.1, 0.5, 1, 2, 5, 10, 20, 25, 30)
+
+
+def _levels(rng: random.Random, k: int) -> list[float]:
+    mode = rng.choice(("pool", "uniform", "mixed", "extreme"))
     epsilons = []
     for _ in range(k):
-        if mode == "uniform":
+        if mode == "pool":
+            e = rng.choice(LEVELS) + (rng.random() * 0.01 if rng.random() < 0.5 else 0)
+        elif mode == "uniform":
             e = rng.uniform(0, 30)
         elif mode == "mixed":
             e = rng.choice((rng.uniform(0, 3), rng.uniform(0, 30)))
         else:
             e = rng.choice((rng.uniform(20, 30), rng.uniform(0, 0.05), rng.uniform(0.5, 3)))
-        epsilons.append(round(e, 2))
-    values = rng.choice((2, 3, 4))
-    table = [rng.randrange(values) for _ in range(2 ** k)]
-    accuracy = rng.choice(('"worst"', '"average"', '["average", "worst"]'))
+        epsilons.append(round(e, 4))
+    return epsilons
+
+
+def nonsymmetric_member(rng: random.Random, k: int, accuracies: tuple[str, ...] = (
+        '"worst"', '"average"', '["average", "worst"]')) -> tuple[str, str]:
+    """Without symmetry: epsilons from 0 to 30 (a pool with 0, 0.01 and 20-30, uniform,
+    mixed with small ones, or extreme beside tiny ones), a random table of 2-4 values or a
+    named function (xor, and, or, majority, sum, bit:1), gains indicator / -abs / -square,
+    either accuracy or both; the observer or a party."""
+    epsilons = _levels(rng, k)
+    if rng.random() < 0.5:
+        values = rng.choice((2, 3, 4))
+        function = "{ table = " + str([rng.randrange(values) for _ in range(2 ** k)]) + " }"
+        named = f"{values}-valued table"
+    else:
+        named = rng.choice(NAMED)
+        function = f'"{named}"'
+    gain = rng.choice(NONSYMMETRIC_GAINS)
+    accuracy = rng.choice(accuracies)
     party = rng.random() < 0.5
     index = rng.randint(1, k)
     agent = f"[[party]]\nindex = {index}" if party else "[observer]"
     text = (f'[problem]\nname = "member"\nparties = {k}\nepsilon = {epsilons}\n'
-            f'accuracy = {accuracy}\n\n{agent}\nfunction = {{ table = {table} }}\n')
-    what = (f"{f'party {index}' if party else 'observer'}, {values}-valued table, "
-            f"{accuracy}, epsilons {mode} {min(epsilons):g}..{max(epsilons):g}")
+            f'accuracy = {accuracy}\n\n{agent}\nfunction = {function}\ngain = {gain}\n')
+    what = (f"{f'party {index}' if party else 'observer'}, {named}, {gain.strip(chr(34))}, "
+            f"{accuracy}, epsilons {min(epsilons):g}..{max(epsilons):g}")
     return what, text
+
+
+def nonsymmetric_worst_member(rng: random.Random, k: int) -> tuple[str, str]:
+    """The non-symmetric worst case alone (issue 25, point 6: k = 13 within 60 s)."""
+    return nonsymmetric_member(rng, k, ('"worst"',))
 
 
 COUNT_LOSSES = ('"abs"', '"square"', '"indicator"', '{ expr = "2 * (r - i) if r > i else i - r" }',
@@ -297,6 +327,8 @@ FAMILIES = [
            symmetric_member),
     Family("nonsymmetric", "no symmetry, epsilons 0 to 30, observer and parties",
            (5, 7, 9), nonsymmetric_member),
+    Family("nonsymmetric-worst", "the worst case without symmetry at k = 13", (13,),
+           nonsymmetric_worst_member, bar=60.0),
     # k is n here; the LPs at n = 200 are above the default --max-nonzeros
     Family("count", "count queries, minimax and Bayes consumers (k = n)", (50, 100, 200),
            count_member, ("--max-nonzeros", "1000000")),
@@ -343,10 +375,11 @@ def run_families(args) -> int:
                 print(f"| {family.name} | {k} | {what} | {seconds:.2f} | {found} |", flush=True)
     if args.list:
         return 0
-    return report_families(members, args.bar, args.ratio)
+    bars = {f.name: f.bar if args.bar is None else args.bar for f in chosen}
+    return report_families(members, bars, args.ratio)
 
 
-def report_families(members: list[Member], bar: float, ratio: float) -> int:
+def report_families(members: list[Member], bars: dict[str, float], ratio: float) -> int:
     """Per family and k: the fastest and slowest member and their ratio, against the bars."""
     print()
     print("| family | k | members | fastest (s) | slowest (s) | slowest / fastest | "
@@ -361,7 +394,7 @@ def report_families(members: list[Member], bar: float, ratio: float) -> int:
         slowest = max(m.seconds for m in group)
         spread = slowest / fastest if fastest > 0 else float("inf")
         unanswered = sum(not m.answered for m in group)
-        ok = unanswered == 0 and slowest <= bar and spread <= ratio
+        ok = unanswered == 0 and slowest <= bars[family] and spread <= ratio
         missed += not ok
         print(f"| {family} | {k} | {len(group)} | {fastest:.2f} | {slowest:.2f} | "
               f"{spread:.1f}x | {unanswered} | {'met' if ok else 'missed'} |", flush=True)
@@ -417,7 +450,8 @@ def main() -> int:
     parser.add_argument("--members", type=int, default=6, help="members per family and k")
     parser.add_argument("--ks", default="", help="the k of every family (default its own)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--bar", type=float, default=5.0, help="seconds, every member")
+    parser.add_argument("--bar", type=float, default=None,
+                        help="seconds, every member (default: the family's, 5 s; 60 s at k = 13)")
     parser.add_argument("--ratio", type=float, default=5.0,
                         help="slowest / fastest member at equal k")
     parser.add_argument("--list", action="store_true",

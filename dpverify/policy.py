@@ -116,8 +116,29 @@ ORBIT_EXACT_SIMPLEX_ORBITS = 64
 # dense interior-point method, and `verify` tries the interval certificate first
 # (measured at k = 7 with epsilons up to 27 or 30: 48-63 s, then about a second; issue 25)
 EXTREME_ENTRY = 1e-6
-# The dense method's bracket (gains in [0, 1]) wider than this is compared with HiGHS's
-# solve of the dense LP (tiny entries dropped) up to this many inputs and seconds: the
+# At an extreme level the worst case's hints come first from the sub-cubes over the parties
+# whose corner entry is below each of these in turn (at most SPLIT_PARTIES of them, the
+# most extreme first: 2^SPLIT_PARTIES sub-problems; theory/worst_candidates.py), where the
+# dense method on all inputs stalled (an observer at k = 9 with epsilons 15-27 beside 0.1:
+# a bracket of 2e-5 after 7 s and HiGHS's fallback 11 s; the sub-cubes close it in 2 s).
+# The sub-cubes' rule is off by about the fixed parties' entries: the larger entry first
+# (more parties fixed, smaller sub-problems: the observer above), then the smaller ones (a
+# party at k = 9 with epsilons 18 and 22.5 among 0.1-12: 8e-9 at 1e-6, 2e-10 at 1e-8 in
+# 0.2 s; an observer with 20, 25 and 30 among 0.5-10: 9.3e-10 at 1e-6 and 1e-8).
+# A sub-problem's LP gets at most SPLIT_SECONDS (the simplex spent 11 s on sub-cubes of 256
+# inputs with levels of 15-18 in them; the useful ones take 0.1 s); then the dense method
+# when the bracket is still open, and HiGHS's dense LP (DENSE_FALLBACK_*) after it.
+SPLIT_ENTRIES = (EXTREME_ENTRY, 1e-8, 1e-10)
+SPLIT_PARTIES = 10
+SPLIT_SECONDS = 0.5
+# ... and the dense method is spared when the sub-cubes' float bracket is within this
+# fraction of the tolerance (the interval certificate's rounding adds about 1e-16; a
+# wider bracket is decided by the slower routes after it, never guessed)
+SPLIT_MARGIN = 0.9
+# The dense method's bracket (gains in [0, 1]) wider than this (and than SPLIT_MARGIN of
+# the tolerance) is compared with HiGHS's
+# solve of the dense LP (tiny entries dropped) up to this many inputs and seconds (a
+# method: the interior point, then the simplex while the bracket is still open): the
 # dense method stalled at 1.5e-5 on a 9-party worst case with epsilons from 2.6 to 29,
 # where HiGHS closes to 6e-12 in 0.1 s (issue 25's families)
 DENSE_FALLBACK_WIDTH = 1e-10

@@ -59,10 +59,12 @@ def test_a_small_verification_imports_no_scipy(tmp_path):
 
 def test_a_route_that_needs_scipy_still_loads_it(tmp_path):
     """Control: the dense interior-point method (theory/worst_ipm.py) imports scipy's
-    BLAS when it runs (a worst case without symmetry at an extreme level)."""
+    BLAS when it runs (a worst case without symmetry on 2^9 inputs; at a small k with an
+    extreme level the sub-cubes of theory/worst_candidates.py now decide without it)."""
     path = tmp_path / "x.toml"
-    path.write_text('[problem]\nparties = 3\nepsilon = [25, 0.5, 1.5]\naccuracy = "worst"\n'
-                    '[observer]\nfunction = { table = [0, 1, 2, 0, 1, 1, 2, 0] }\n')
+    table = [(7 * i + i // 3 + i // 17) % 3 for i in range(512)]
+    path.write_text('[problem]\nparties = 9\nepsilon = [0.5, 0.7, 0.9, 1.1, 1.3, 0.6, 0.8, 1.0, '
+                    f'1.2]\naccuracy = "worst"\n[observer]\nfunction = {{ table = {table} }}\n')
     assert "scipy" in set(loaded(["verify", str(path)]))
 
 

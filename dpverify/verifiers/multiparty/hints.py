@@ -14,7 +14,9 @@ The hint choice of the worst case on all inputs (`WorstPlan`): the verifier's ow
 when it gave them (RR's float rule, the relaxed LP's prior), else RR's worst-case LP: on
 the orbits of the problem's symmetries when they reduce it enough (a symmetric XOR at
 k = 10 has 11 orbits), by the dense interior-point method from DENSE_FROM_INPUTS inputs
-without symmetry, else on all inputs in chain form.
+without symmetry (at an extreme level from the sub-cubes over the extreme parties first,
+and beyond the dense method's inputs from them alone: `dense_hints`), else on all inputs
+in chain form.
 """
 
 from __future__ import annotations
@@ -35,6 +37,10 @@ from dpverify.policy import (
     DENSE_FROM_INPUTS,
     EXTREME_ENTRY,
     REDUCED_FACTOR,
+    SPLIT_ENTRIES,
+    SPLIT_MARGIN,
+    SPLIT_PARTIES,
+    SPLIT_SECONDS,
 )
 from dpverify.spec.model import AgentSpec, AgentTable, MultipartySpec
 from dpverify.theory.certificates import (
@@ -47,6 +53,12 @@ from dpverify.theory.certificates import (
     trivial_orbits,
 )
 from dpverify.theory.exact_rows import clean_distribution, clean_stochastic, has_mass
+from dpverify.theory.worst_candidates import (
+    best_candidate,
+    best_ends,
+    split_parties,
+    split_worst,
+)
 from dpverify.theory.worst_ipm import MAX_DENSE_INPUTS, DenseWorst, dense_worst, float_bracket
 from dpverify.theory.worst_lp import WorstLp, solve_float
 from dpverify.verifiers.options import VerifyOptions
@@ -136,12 +148,14 @@ class WorstPlan:
         DENSE_FROM_INPUTS inputs; SizeLimitError beyond --max-nonzeros): solved once."""
         n = self.spec.num_inputs
         unit = self.problem.units.unit
-        if self.orbits.count == n and n <= MAX_DENSE_INPUTS and (
-                n >= DENSE_FROM_INPUTS or beyond_floats(self.spec.lambdas)):
-            # extreme levels too (policy.EXTREME_ENTRY): the dense method keeps every entry
+        extreme = beyond_floats(self.spec.lambdas)
+        if self.orbits.count == n and (n <= MAX_DENSE_INPUTS or extreme) and (
+                n >= DENSE_FROM_INPUTS or extreme):
+            # extreme levels too (policy.EXTREME_ENTRY): the dense method keeps every entry;
+            # beyond its inputs, the sub-cubes over the extreme parties alone
             return self.hints.once(("dense-worst", self.party),
                                    lambda: dense_hints(self.spec, unit, self.party, self.bits,
-                                                       self.problem.options))
+                                                       self.problem.options, self.too_large))
         if not self.fits:
             raise self.too_large
         found = self.hints.once(("rr-worst", self.party, self.orbits.count),
@@ -197,37 +211,100 @@ def beyond_floats(lambdas: Sequence[float]) -> bool:
 
 
 def dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list,
-                options: VerifyOptions) -> dict:
-    """Hints on all inputs from the dense interior-point method (theory/worst_ipm.py), for
-    a worst case without symmetry on DENSE_FROM_INPUTS to MAX_DENSE_INPUTS inputs, or at
-    an extreme level (beyond_floats); when it stalls, HiGHS's dense LP's better ends up
-    to policy.DENSE_FALLBACK_INPUTS inputs."""
+                options: VerifyOptions, too_large: SizeLimitError | None = None) -> dict:
+    """Hints on all inputs for a worst case without symmetry on DENSE_FROM_INPUTS to
+    MAX_DENSE_INPUTS inputs, or at an extreme level (beyond_floats), each end the best of:
+
+    * at an extreme level, the sub-cubes over the extreme parties (`cube_hints`,
+      theory/worst_candidates.py), first;
+    * while the bracket is wider than policy.SPLIT_MARGIN of the tolerance, the dense
+      interior-point method (theory/worst_ipm.py), then HiGHS's dense LP
+      (`better_ends`, up to policy.DENSE_FALLBACK_INPUTS inputs);
+    * a deterministic rule (a constant one, the prior's Bayes rule) when it is better.
+
+    Beyond MAX_DENSE_INPUTS inputs only the sub-cubes are tried: `too_large` (or a
+    SizeLimitError naming the dense method's limit) when they leave the bracket wider than
+    the tolerance."""
     solve_ = options.solver().tight(1e-10)  # the polish's small LPs
+
+    def simplex(program):  # the sub-cubes' dense LPs: the simplex ends the closer
+        return cube_solve(replace(program, solver="simplex"))
+
+    cube_solve = solve_.at_most(SPLIT_SECONDS)
+
+    # the bracket that spares the dense method (after the sub-cubes) and HiGHS's fallback:
+    # within the tolerance (gains in [0, 1]) by a margin far above the interval
+    # certificate's rounding (about 1e-16)
+    enough = max(DENSE_FALLBACK_WIDTH, SPLIT_MARGIN * float(options.tol))
     out = {}
     for b in bits:
         relevant = None if b is None else own_bits(spec.parties, party) == b
         lp = WorstLp.over_inputs(spec.lambdas, gain, relevant)
-        found = dense_worst(lp, solve=solve_)
-        if found.width > DENSE_FALLBACK_WIDTH and lp.channel.columns <= DENSE_FALLBACK_INPUTS:
-            found = better_ends(lp, found, options)
+        found = None
+        if beyond_floats(spec.lambdas):  # sub-cubes over the extreme parties first
+            found = cube_hints(lp, spec.lambdas, simplex, enough)
+        if lp.channel.columns > MAX_DENSE_INPUTS:  # the sub-cubes alone
+            if found is None or found.width > float(options.tol):
+                raise too_large or SizeLimitError(
+                    f"the dense worst-case method takes at most {MAX_DENSE_INPUTS} inputs")
+        elif found is None or found.width > enough:
+            # one BLAS thread, and again on every thread when it stalls (its stalls follow
+            # its rounding: theory/worst_ipm.py, dense_worst), the better ends kept
+            dense = dense_worst(lp, solve=solve_)
+            found = dense if found is None else best_ends(found, dense)
+            if found.width > enough and lp.channel.columns <= DENSE_FALLBACK_INPUTS:
+                found = better_ends(lp, found, options, enough)  # then HiGHS's dense LP
+        if found.width > DENSE_FALLBACK_WIDTH:  # a deterministic rule may meet the bound
+            better = best_candidate(lp, found.prior, found.lower)
+            if better is not None:
+                found = replace(found, lower=better[0], rule=better[1])
         out[b] = WorstHint(rule=found.rule, prior=found.prior, x_orbits=lp.rows)
     return out
 
 
-def better_ends(lp: WorstLp, found: DenseWorst, options: VerifyOptions) -> DenseWorst:
+def cube_hints(lp: WorstLp, lambdas: Sequence[float], solve: Callable, enough: float
+               ) -> DenseWorst | None:
+    """The best ends of the sub-cubes over the extreme parties at each of
+    policy.SPLIT_ENTRIES (each set of parties once), until the bracket is within `enough`;
+    None when no party is extreme enough (theory/worst_candidates.py)."""
+    found = None
+    tried: set[tuple[int, ...]] = set()
+    for entry in SPLIT_ENTRIES:
+        fixed = tuple(split_parties(lambdas, entry, SPLIT_PARTIES))
+        if fixed in tried:
+            continue
+        tried.add(fixed)
+        cube = split_worst(lp, lambdas, entry, SPLIT_PARTIES, solve, DENSE_FALLBACK_INPUTS)
+        if cube is not None:
+            found = cube if found is None else best_ends(found, cube)
+        if found is not None and found.width <= enough:
+            break
+    return found
+
+
+def better_ends(lp: WorstLp, found: DenseWorst, options: VerifyOptions,
+                good: float = DENSE_FALLBACK_WIDTH) -> DenseWorst:
     """The dense result with each end replaced by HiGHS's solve of the dense LP (rows
     scaled, entries below what HiGHS keeps dropped: any rule and prior are still bounded
-    exactly) when better (policy.DENSE_FALLBACK_WIDTH)."""
+    exactly) when better: by the interior point and, while the bracket is still wider than
+    `good`, by the simplex (which closed brackets the interior point left at 4e-9 among
+    levels of 14 to 27, to 3e-11 in a second)."""
     solve_ = options.solver().at_most(DENSE_FALLBACK_SECONDS).tight(1e-10)
-    other = solve_float(lp, solve_, form=LpForm.DENSE, scale_rows=True, drop_tiny=True,
-                        name="rr-worst-fallback")
-    if not other.ok:
-        return found
-    lower, upper = float_bracket(lp, other.masses, other.rule)
-    rule = clean_stochastic(other.rule) if lower > found.lower else found.rule
-    prior = clean_distribution(other.masses) if upper < found.upper else found.prior
-    return replace(found, rule=rule, prior=prior, lower=max(lower, found.lower),
-                   upper=min(upper, found.upper))
+    for method in ("", "simplex"):
+        if found.width <= good:
+            break
+        solve_with = solve_ if not method else (
+            lambda program, how=method: solve_(replace(program, solver=how)))
+        other = solve_float(lp, solve_with, form=LpForm.DENSE, scale_rows=True,
+                            drop_tiny=True, name="rr-worst-fallback")
+        if not other.ok:
+            continue
+        lower, upper = float_bracket(lp, other.masses, other.rule)
+        rule = clean_stochastic(other.rule) if lower > found.lower else found.rule
+        prior = clean_distribution(other.masses) if upper < found.upper else found.prior
+        found = replace(found, rule=rule, prior=prior, lower=max(lower, found.lower),
+                        upper=min(upper, found.upper))
+    return found
 
 
 def normalised(p: np.ndarray | None) -> np.ndarray | None:
