@@ -104,7 +104,8 @@ class VerifyKwargs(TypedDict, total=False):
 
     tol: float  # verdict tolerance, relative to the range of the gains; default 1e-9
     backend: Literal["highs", "cvxpy"]
-    max_nonzeros: int  # size guard: larger LPs are refused (SizeLimitError)
+    max_nonzeros: int | None  # size guard: larger LPs are refused (SizeLimitError); unset
+    # (None), each kind's own guard (policy.py, COUNT_MAX_BYTES)
     lp_form: Literal["auto", "chain", "dense"]  # defaults.LpForm: auto (dense for small
     # problems, else chain), chain, dense
     grid: int  # interior rank-one points on an m-point grid (0: off, else >= 2)

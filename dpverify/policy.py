@@ -34,6 +34,19 @@ DEFAULT_MAX_NONZEROS = 70_000
 # k = 1000 in one class with two outputs is about 6e6 (a few seconds); 5e7 is about half
 # a minute.
 DEFAULT_MAX_ORBIT_WORK = 50_000_000
+# The size guard is one rule (docs/cli.md, --max-nonzeros): --max-nonzeros, when given,
+# refuses every LP estimated above it, of every kind. Unset, each kind is guarded by what
+# sets its cost: an LP of parties by DEFAULT_MAX_NONZEROS above (the corner LP's time);
+# a count problem, whose LPs are sparse and fast for their size (n = 200: ~250,000
+# non-zeros, seconds), by its estimated memory (COUNT_MAX_BYTES: the loss's exact tables,
+# G, the prior LP's products and its largest LP; verifiers/count/verifier.py, check_size)
+# and, before the optimal-mechanism LP is built, by its estimated time against the time
+# left in the run (COUNT_LP_SECONDS below, --timeout).
+COUNT_MAX_BYTES = 2 << 30
+# ... and, --max-nonzeros unset, the least favourable prior's LP (|S| + 1 non-zeros a row)
+# grows to at most this many rows per answer 0..n (n = 200, epsilon 0.1 and 1: abs and
+# square end with 5 to 8 rows per answer, the indicator 4 to 16, min(|i - r|, 5) 9 to 33)
+COUNT_PRIOR_ROWS = 64
 # The memory of an LP per non-zero (COO build, CSC copy and HiGHS's own copies, measured
 # roughly with benchmarks/bench_xor.py): what a size refusal quotes.
 BYTES_PER_NONZERO = 80

@@ -129,7 +129,7 @@ def test_fits_refusals_name_their_limits():
     big = spec_of(12, 'lambda = "2"', '[observer]\nfunction = "xor"\n')
     why = fits(LP, big, big.agents[0], Accuracy.WORST, OPTIONS)
     assert why is not None and "non-zeros" in why and "--max-nonzeros" in why
-    assert f"{OPTIONS.max_nonzeros:,}" in why
+    assert f"{OPTIONS.nonzero_limit:,}" in why
     huge = spec_of(21, 'lambda = "2"', OBSERVER_MAJORITY)
     assert "2^21 inputs are too many" in fits(LP, huge, huge.agents[0], Accuracy.WORST, OPTIONS)
     assert "at most 20 parties" in fits(PROOF, huge, huge.agents[0], Accuracy.WORST, OPTIONS)

@@ -28,6 +28,7 @@ from dpverify.defaults import (
 from dpverify.policy import (
     ALL_INPUTS_PARTIES,
     BYTES_PER_NONZERO,
+    COUNT_MAX_BYTES,
     DEFAULT_MAX_NONZEROS,
     DEFAULT_MAX_ORBIT_WORK,
     DENSE_BELOW_PARTIES,
@@ -38,20 +39,21 @@ if TYPE_CHECKING:
 
 
 def check_limit(source: str, estimate: int, options: VerifyOptions, size: str) -> int:
-    """Refuse (SizeLimitError, exit 3) an LP estimated above `options.max_nonzeros`,
+    """Refuse (SizeLimitError, exit 3) an LP estimated above `options.nonzero_limit`,
     before anything is built; `size` names the problem's size (e.g. "parties = 12")."""
     from dpverify.errors import SizeLimitError
 
-    if estimate > options.max_nonzeros:
+    if estimate > options.nonzero_limit:
         raise SizeLimitError(
             f"{source}: too large: the LP would have about {estimate:.3g} non-zeros "
-            f"(~{_bytes(estimate * BYTES_PER_NONZERO)}) with {size}; "
-            f"the limit is {options.max_nonzeros:,} non-zeros (raise it with --max-nonzeros)"
+            f"(~{show_bytes(estimate * BYTES_PER_NONZERO)}) with {size}; "
+            f"the limit is {options.nonzero_limit:,} non-zeros (raise it with --max-nonzeros)"
         )
     return estimate
 
 
-def _bytes(n: float) -> str:
+def show_bytes(n: float) -> str:
+    """A number of bytes, for a message (`1,024 MiB`)."""
     for unit in ("B", "KiB", "MiB", "GiB"):
         if n < 1024:
             return f"{n:,.0f} {unit}"
@@ -96,6 +98,8 @@ class Option:
     optional: bool = False  # None allowed (no limit, the solver's own choice)
     show_default: bool = True
     cli_default: Any = None  # the command line's default when it differs (witness_dir)
+    key_unset: Any = None  # its value in the store's key when unset (None): the default
+    # it had before it could be unset, so that the keys of results stored then stay the same
 
 
 def _meta(option: Option) -> dict[str, Option]:
@@ -105,6 +109,11 @@ def _meta(option: Option) -> dict[str, Option]:
 TOL_HELP = ("Verdict tolerance, relative to the range of the agent's gains (of the loss, "
             "for count problems): `optimal` when the bound and the value differ by at most "
             "tol x (max gain - min gain).")
+MAX_NONZEROS_HELP = (
+    "Refuse LPs estimated to have more non-zeros (exit 3), for every kind of problem. Unset, "
+    f"an LP of parties is refused above {DEFAULT_MAX_NONZEROS:,}, and a count problem above "
+    f"{COUNT_MAX_BYTES >> 30} GiB of estimated memory (or past --timeout by its estimated "
+    "time) instead.")
 METHOD_HELP = ("How to verify: the full corner LP (lp), the symmetry-reduced exact orbit "
                "method (orbit), the exact certificate on all inputs (proof), or auto: the "
                "exact routes first (proof, then orbit; orbit first for a symmetric problem "
@@ -126,9 +135,10 @@ class VerifyOptions:
         "lp_form", "--lp-form", "How the corner points enter the LP (the same LP every way): "
         f"dense, chain, or auto: dense below {DENSE_BELOW_PARTIES} parties when it fits "
         "--max-nonzeros, else chain.", Values.CHOICE, choices=tuple(f.value for f in LpForm))))
-    max_nonzeros: int = field(default=DEFAULT_MAX_NONZEROS, metadata=_meta(Option(
-        "max_nonzeros", "--max-nonzeros", "Refuse LPs estimated to have more non-zeros "
-        "(exit 3).", Values.COUNT, low=1)))
+    # None (the default): each kind's own guard (MAX_NONZEROS_HELP; `nonzero_limit`)
+    max_nonzeros: int | None = field(default=None, metadata=_meta(Option(
+        "max_nonzeros", "--max-nonzeros", MAX_NONZEROS_HELP, Values.COUNT, low=1,
+        optional=True, show_default=False, key_unset=DEFAULT_MAX_NONZEROS)))
     threads: int | None = field(default=None, metadata=_meta(Option(
         "threads", None, "HiGHS threads (None: the solver's choice).", Values.COUNT,
         key=Key.NEVER, low=1, optional=True)))
@@ -201,8 +211,17 @@ class VerifyOptions:
             value = getattr(self, f.name)
             if described.key is Key.UNLESS_DEFAULT and value == f.default:
                 continue
+            if value is None and described.key_unset is not None:
+                value = described.key_unset
             out[f.name] = value.value if isinstance(value, enum.Enum) else value
         return out
+
+    @property
+    def nonzero_limit(self) -> int:
+        """The non-zeros an LP of parties may have: --max-nonzeros, or unset
+        policy.DEFAULT_MAX_NONZEROS (count problems have their own guard when it is unset:
+        verifiers/count/verifier.py, `check_size`)."""
+        return DEFAULT_MAX_NONZEROS if self.max_nonzeros is None else self.max_nonzeros
 
     def solver(self) -> Solver:
         """The run's one solving context (verifiers/solving.py): the backend, threads,

@@ -33,7 +33,13 @@ from dpverify.defaults import LpForm, Method
 from dpverify.errors import SizeLimitError
 from dpverify.lp import LinearProgram, LpSolution
 from dpverify.lp.highs import SMALL_MATRIX_VALUE
-from dpverify.policy import COUNT_GENERATION_ROUNDS, COUNT_LP_SECONDS
+from dpverify.policy import (
+    BYTES_PER_NONZERO,
+    COUNT_GENERATION_ROUNDS,
+    COUNT_LP_SECONDS,
+    COUNT_MAX_BYTES,
+    COUNT_PRIOR_ROWS,
+)
 from dpverify.reasons import ReasonCode
 from dpverify.spec.count_model import CountSpec
 from dpverify.spec.losses import loss_table
@@ -87,7 +93,7 @@ from dpverify.verifiers.count.lps import (
     t_range,
 )
 from dpverify.verifiers.count.result import CountResult
-from dpverify.verifiers.options import VerifyOptions, check_limit, lp_form
+from dpverify.verifiers.options import VerifyOptions, check_limit, lp_form, show_bytes
 from dpverify.verifiers.progress import stage
 from dpverify.verifiers.result import Bracket, ProblemResult, Verdict
 
@@ -96,17 +102,56 @@ from dpverify.verifiers.result import Bracket, ProblemResult, Verdict
 
 
 def estimate_nonzeros(spec: CountSpec, options: VerifyOptions) -> int:
-    """Non-zeros of the optimal-mechanism LP, the largest LP the verifier may build (when
-    the candidate's certificate does not decide), computed without building. The best
+    """Non-zeros of the optimal-mechanism LP, the LP the verifier builds when the
+    candidate's certificate does not decide, computed without building. The best
     post-processing is found through LPs over priors whose rows are generated (|S| + 1
-    non-zeros each), kept within --max-nonzeros as they grow (`prior_rows`); the direct LP
-    over T is only a fallback, built when it fits (`post_processing_nonzeros`)."""
+    non-zeros each), kept within the size guard as they grow (`prior_rows`); the direct LP
+    over T is only a fallback (`post_processing_nonzeros`)."""
     return SIDES[spec.setting].nonzeros(spec)
 
 
+# The memory of one exact rational entry of the loss's tables (a Fraction and its list
+# slot; tracemalloc at n = 200: the loss's table and its normalised units together hold
+# 120 bytes an entry for abs and min(|i - r|, 5), 195 for square, at peak 210 and 290),
+# how many such tables of (n + 1)^2 entries a count problem holds at once (the loss's,
+# its normalised units, the certificate's costs), and its float (n + 1)^2 arrays (G, the
+# loss, its units, G T, T and the optimal mechanism)
+EXACT_ENTRY_BYTES = 150
+EXACT_TABLES = 3
+FLOAT_TABLES = 6
+
+
+def estimate_bytes(spec: CountSpec, options: VerifyOptions) -> int:
+    """The memory a count problem needs at most (the guard of `check_size`; tracemalloc's
+    peak at n = 200 is 50 to 75% of it without the prior LP's term, 35 to 50% with it):
+    its exact and float tables, the minimax consumer's products G[i, k] l(i, r) over i in
+    S and the least favourable prior's LP at its most rows (count/lps.py,
+    best_post_processing), and the larger of its other LPs (the optimal-mechanism LP, the
+    direct post-processing LP)."""
+    N = spec.n + 1
+    s = len(spec.side_information)
+    tables = N * N * (EXACT_TABLES * EXACT_ENTRY_BYTES + FLOAT_TABLES * 8)
+    minimax = spec.model != "bayes"
+    products = 8 * s * N * N + prior_rows(spec, options) * (s + 1) * BYTES_PER_NONZERO \
+        if minimax else 0
+    lp = max(estimate_nonzeros(spec, options),
+             post_processing_nonzeros(spec, options) if minimax else 0)
+    return tables + products + lp * BYTES_PER_NONZERO
+
+
+def memory_limit(options: VerifyOptions) -> int:
+    """The memory a count problem may take (policy.COUNT_MAX_BYTES; a larger --max-nonzeros
+    allows its non-zeros' worth, at policy.BYTES_PER_NONZERO each)."""
+    given = 0 if options.max_nonzeros is None else options.max_nonzeros * BYTES_PER_NONZERO
+    return max(COUNT_MAX_BYTES, given)
+
+
 def prior_rows(spec: CountSpec, options: VerifyOptions) -> int:
-    """The most rows the least favourable prior's LP may grow to within --max-nonzeros."""
-    return max(1, options.max_nonzeros // (len(spec.side_information) + 1))
+    """The most rows the least favourable prior's LP may grow to: within --max-nonzeros
+    when given, else policy.COUNT_PRIOR_ROWS per answer (counted in `estimate_bytes`)."""
+    if options.max_nonzeros is not None:
+        return max(1, options.max_nonzeros // (len(spec.side_information) + 1))
+    return COUNT_PRIOR_ROWS * (spec.n + 1)
 
 
 def _pure_nonzeros(spec: CountSpec) -> int:
@@ -131,8 +176,20 @@ def post_processing_nonzeros(spec: CountSpec, options: VerifyOptions) -> int:
 
 
 def check_size(spec: CountSpec, options: VerifyOptions) -> int:
-    """Refuse (SizeLimitError, exit 3) before building anything too large."""
-    return check_limit(spec.source, estimate_nonzeros(spec, options), options, f"n = {spec.n}")
+    """Refuse (SizeLimitError, exit 3) before building anything too large (the rule of
+    policy.py, COUNT_MAX_BYTES): with --max-nonzeros given, the optimal-mechanism LP above
+    it, as every kind's LPs; always, an estimated memory above `memory_limit`. (The
+    optimal-mechanism LP's time is checked before it is built: `check_time`.)"""
+    nonzeros = estimate_nonzeros(spec, options)
+    if options.max_nonzeros is not None:
+        check_limit(spec.source, nonzeros, options, f"n = {spec.n}")
+    need, limit = estimate_bytes(spec, options), memory_limit(options)
+    if need > limit:
+        raise SizeLimitError(
+            f"{spec.source}: too large: n = {spec.n} needs about {show_bytes(need)} of "
+            f"memory; the limit is {show_bytes(limit)} (raise it with --max-nonzeros, "
+            f"{BYTES_PER_NONZERO} bytes a non-zero)")
+    return nonzeros
 
 
 def lp_seconds(nonzeros: int) -> float:
@@ -403,7 +460,8 @@ def _geometric_side(loss: np.ndarray, spec: CountSpec, prior: np.ndarray | None,
                                  else COUNT_GENERATION_ROUNDS,
                                  max_rows=prior_rows(spec, options))
     if found.T is None or found.q is None:  # the direct LP over T (GS section 4.2) instead
-        if post_processing_nonzeros(spec, options) > options.max_nonzeros:
+        if options.max_nonzeros is not None \
+                and post_processing_nonzeros(spec, options) > options.max_nonzeros:
             return _undecided("post-processing", found.solution)
         lp = post_processing_lp(loss, spec.alpha, side, lp_form(options))
         sol = _solve(lp, options)

@@ -186,7 +186,7 @@ class ProofRoute:
         start = time.perf_counter()
         options = problem.options
         budget = problem.with_options(replace(
-            options, max_nonzeros=max(options.max_nonzeros, PROOF_HINT_NONZEROS)))
+            options, max_nonzeros=max(options.nonzero_limit, PROOF_HINT_NONZEROS)))
         own = hints.with_lp(None)
         agent, accuracy, table = problem.agent, problem.accuracy, problem.table
 

@@ -85,7 +85,7 @@ def lp_form(spec: MultipartySpec, agent: AgentSpec, options: VerifyOptions, m: i
     if options.form != LpForm.AUTO:
         return LpForm(options.form)
     if spec.parties < DENSE_BELOW_PARTIES and \
-            form_nonzeros(spec, agent, options, m, LpForm.DENSE) <= options.max_nonzeros:
+            form_nonzeros(spec, agent, options, m, LpForm.DENSE) <= options.nonzero_limit:
         return LpForm.DENSE
     return LpForm.CHAIN
 
@@ -341,9 +341,9 @@ class LpRoute:
         if spec.parties > MAX_TABULATED_PARTIES:
             return f"2^{spec.parties} inputs are too many for the full LP"
         estimate = agent_nonzeros(spec, agent, options, num_outputs(spec, agent))
-        if estimate > options.max_nonzeros:
+        if estimate > options.nonzero_limit:
             return (f"the full LP would have about {estimate:.3g} non-zeros (the limit is "
-                    f"{options.max_nonzeros:,} non-zeros; raise it with --max-nonzeros)")
+                    f"{options.nonzero_limit:,} non-zeros; raise it with --max-nonzeros)")
         return None
 
     def run(self, problem: AgentProblem, hints: Hints) -> Outcome:

@@ -141,7 +141,7 @@ class WorstPlan:
 
     @property
     def fits(self) -> bool:
-        return self.estimate <= self.problem.options.max_nonzeros
+        return self.estimate <= self.problem.options.nonzero_limit
 
     def solved(self) -> dict:
         """RR's worst-case LP's hints per sub-problem (the dense IPM without symmetry from
@@ -178,7 +178,7 @@ def worst_plan(problem: AgentProblem, hints: Hints) -> WorstPlan:
     estimate = estimate_worst_nonzeros(spec, agent, orbits, table)
     too_large = SizeLimitError(
         f"{spec.source}: the worst-case certificate of {agent.name} needs an LP with "
-        f"about {estimate:.3g} non-zeros; the limit is {problem.options.max_nonzeros:,} "
+        f"about {estimate:.3g} non-zeros; the limit is {problem.options.nonzero_limit:,} "
         f"(raise it with --max-nonzeros), and the dense method takes at most "
         f"{MAX_DENSE_INPUTS} inputs without symmetry")
     given = None
