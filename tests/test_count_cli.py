@@ -112,6 +112,26 @@ def test_verify_refuses_a_large_count_problem(runner, write_toml):
     assert "too large" in result.output
 
 
+def test_verify_answers_a_count_problem_past_the_parties_default(runner, write_toml):
+    """n = 120 (its optimal-mechanism LP about 100,000 non-zeros) is answered with
+    --max-nonzeros unset, and refused when a smaller limit is given (it binds)."""
+    path = write_toml('[problem]\nkind = "count"\nn = 120\nalpha = "9/10"\n[consumer]\n'
+                      'loss = "square"\n')
+    assert run(runner, "verify", path, "--json").exit_code == 0
+    refused = run(runner, "verify", path, "--max-nonzeros", "70000")
+    assert refused.exit_code == 3 and "70,000 non-zeros" in refused.output
+    assert "--max-nonzeros" in refused.output
+
+
+def test_verify_refuses_a_huge_count_problem_in_one_line(runner, write_toml):
+    path = write_toml('[problem]\nkind = "count"\nn = 5000\nalpha = "9/10"\n[consumer]\n'
+                      'loss = "abs"\n')
+    result = CliRunner().invoke(main, ["verify", str(path)])
+    assert result.exit_code == 3
+    lines = [line for line in result.stderr.splitlines() if "too large" in line]
+    assert len(lines) == 1 and "of memory" in lines[0] and "--max-nonzeros" in lines[0]
+
+
 def test_verify_bad_count_file_is_exit_2(runner, write_toml):
     path = write_toml('[problem]\nkind = "count"\nn = 3\nalpha = 0.5\n[consumer]\n'
                       'loss = "abss"\n')

@@ -18,6 +18,7 @@ import pytest
 
 from dpverify.errors import SizeLimitError
 from dpverify.lp import LpSolution, LpStatus, solve
+from dpverify.policy import BYTES_PER_NONZERO, COUNT_MAX_BYTES, DEFAULT_MAX_NONZEROS
 from dpverify.reasons import ReasonCode
 from dpverify.spec import loads
 from dpverify.spec.losses import loss_table, named_loss
@@ -38,6 +39,7 @@ from dpverify.verifiers.count.verifier import (
     CountResult,
     _note,
     check_size,
+    estimate_bytes,
     estimate_nonzeros,
     post_processing_nonzeros,
     verify_count,
@@ -570,3 +572,59 @@ def test_a_zigzagging_generation_gives_up_for_the_direct_lp():
                         'loss = "indicator"\n'), VerifyOptions(solve_with=fake))
     assert r.verdict is Verdict.OPTIMAL and "count-post-processing" in names
     assert "count-mechanism" not in names
+
+
+def test_count_problems_past_the_parties_limit_answer_by_default():
+    """The size guard's rule (policy.py, COUNT_MAX_BYTES): --max-nonzeros unset, a count
+    problem is guarded by its memory and time, not by the 70,000 non-zeros of an LP of
+    parties. n = 120 (its optimal-mechanism LP about 100,000 non-zeros; refused by default
+    before) answers; the same limit given explicitly still binds (the control)."""
+    spec = spec_of(120, "9/10", '"square"')
+    assert estimate_nonzeros(spec, VerifyOptions()) > DEFAULT_MAX_NONZEROS
+    assert result_of(spec, VerifyOptions()).verdict is Verdict.OPTIMAL
+    with pytest.raises(SizeLimitError,
+                       match=f"limit is {DEFAULT_MAX_NONZEROS:,} non-zeros.*--max-nonzeros"):
+        verify_count(spec, VerifyOptions(max_nonzeros=DEFAULT_MAX_NONZEROS))
+
+
+def test_a_huge_count_problem_is_refused_at_once(monkeypatch):
+    """n = 5000 by default: refused by its estimated memory before any table or LP is
+    built, in one line naming the limit and the option that raises it; a limit above the
+    estimate lets it through (the estimate, not n, refuses)."""
+    spec = spec_of(5000, "9/10", '"abs"')
+
+    def boom(*a, **k):
+        raise AssertionError("built before the guard")
+
+    for name in ("loss_table", "geometric_matrix", "mechanism_lp"):
+        monkeypatch.setattr(count_module, name, boom)
+    with pytest.raises(SizeLimitError) as refused:
+        verify_count(spec, VerifyOptions())
+    message = str(refused.value)
+    assert "n = 5000" in message and "of memory" in message and "\n" not in message
+    assert f"the limit is {COUNT_MAX_BYTES >> 30} GiB" in message and "--max-nonzeros" in message
+    need = estimate_bytes(spec, VerifyOptions())
+    assert need > COUNT_MAX_BYTES
+    check_size(spec, VerifyOptions(max_nonzeros=need // BYTES_PER_NONZERO + 1))
+    with pytest.raises(SizeLimitError, match="of memory"):
+        check_size(spec, VerifyOptions(max_nonzeros=need // BYTES_PER_NONZERO - 1))
+
+
+def test_the_memory_estimate_bounds_the_memory_used():
+    """estimate_bytes is an upper bound on what Python allocates (tracemalloc's peak: the
+    tables, numpy's arrays, the LPs' matrices), for a loss that ends in the direct LP over
+    T (the indicator) and one that does not; and it grows with n as it should."""
+    import tracemalloc
+
+    for loss in ('"indicator"', '"abs"'):
+        spec = spec_of(40, "9/10", loss)
+        result_of(spec, VerifyOptions())  # imports and caches outside the measure
+        tracemalloc.start()
+        try:
+            result_of(spec, VerifyOptions())
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak <= estimate_bytes(spec, VerifyOptions()), loss
+    sizes = [estimate_bytes(spec_of(n, "9/10"), VerifyOptions()) for n in (50, 100, 200)]
+    assert sizes[0] < sizes[1] < sizes[2] and sizes[2] > 4 * sizes[1] > 16 * sizes[0]

@@ -147,11 +147,13 @@ def memory_limit(options: VerifyOptions) -> int:
 
 
 def prior_rows(spec: CountSpec, options: VerifyOptions) -> int:
-    """The most rows the least favourable prior's LP may grow to: within --max-nonzeros
-    when given, else policy.COUNT_PRIOR_ROWS per answer (counted in `estimate_bytes`)."""
+    """The most rows the least favourable prior's LP may grow to (counted in
+    `estimate_bytes`): policy.COUNT_PRIOR_ROWS per answer, and within --max-nonzeros when
+    it is given."""
+    rows = COUNT_PRIOR_ROWS * (spec.n + 1)
     if options.max_nonzeros is not None:
-        return max(1, options.max_nonzeros // (len(spec.side_information) + 1))
-    return COUNT_PRIOR_ROWS * (spec.n + 1)
+        return max(1, min(rows, options.max_nonzeros // (len(spec.side_information) + 1)))
+    return rows
 
 
 def _pure_nonzeros(spec: CountSpec) -> int:
