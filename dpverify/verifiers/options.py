@@ -99,7 +99,8 @@ class Option:
     show_default: bool = True
     cli_default: Any = None  # the command line's default when it differs (witness_dir)
     key_unset: Any = None  # its value in the store's key when unset (None): the default
-    # it had before it could be unset, so that the keys of results stored then stay the same
+    # it had before it could be unset, so that the keys of results stored then stay the
+    # same (a store serves only results, never refusals, which are retried)
 
 
 def _meta(option: Option) -> dict[str, Option]:
