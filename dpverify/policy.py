@@ -77,6 +77,16 @@ COUNT_LP_SECONDS = 7.0
 # indicator at epsilon = 0.1 jumps between point masses (value 0) for all 60 rounds, while
 # its direct LP takes 2.3 s at n = 100 and 26 to 54 s at n = 200 (load 4.5 to 7).
 COUNT_GENERATION_ROUNDS = 16
+# From n = COUNT_BAND_FROM_N the generation's first rows also hold the answers within
+# COUNT_BAND of each k (count/lps.py, best_post_processing's `band`): no q then zigzags
+# between point masses, and fewer rounds are needed (benchmarks/bench_speed.py --families
+# count; n = 200, epsilon 0.1 and 1, load 4.5: abs 5.8 and 1.9 s without it, 5.9 and
+# 0.2 s with it; square 4.2, 3.4 -> 2.7, 0.2; the indicator 7.3, 1.5 s and then the direct
+# LP over T (13 to 47 s) -> 1.0, 0.7; min(|i - r|, 5) 136, 5.3 -> 7.0, 0.4). Below, the
+# generation takes a few rounds of small LPs without it, and its results (equal up to
+# rounding) stay as they were.
+COUNT_BAND = 2
+COUNT_BAND_FROM_N = 100
 
 # -- exact or interval arithmetic first -------------------------------------------------------
 # The reduced (orbit) LP of a worst-case certificate on all inputs is dense, about

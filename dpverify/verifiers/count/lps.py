@@ -279,7 +279,7 @@ def _near_minima(scores: np.ndarray, rel: float) -> set[tuple[int, int]]:
 
 def best_post_processing(G: np.ndarray, loss: np.ndarray, side, solve_lp,
                          q_hint: np.ndarray | None = None, patience: int | None = None,
-                         max_rows: int | None = None) -> PostProcessing:
+                         max_rows: int | None = None, band: int = 0) -> PostProcessing:
     """The minimax consumer's best post-processing of G, by constraint generation on the
     dual LP (prior_lp). The first rows are each k's best answers under the uniform prior
     and under `q_hint` (a distribution on 0..n, e.g. the optimal mechanism's least
@@ -290,7 +290,10 @@ def best_post_processing(G: np.ndarray, loss: np.ndarray, side, solve_lp,
     With `patience`, a generation whose q has had no positive value for that many rounds
     (q jumping from point mass to point mass: the indicator loss at small epsilon) gives
     up (T and q None: the caller solves the direct LP instead); so does one whose LP would
-    grow beyond `max_rows` rows (the size guard, --max-nonzeros)."""
+    grow beyond `max_rows` rows (the size guard, --max-nonzeros). With `band`, the first
+    rows also hold every answer r within `band` of k: a prior q on a single point i then
+    has a positive value (the answers near a k far from i are wrong for i), so q need not
+    visit the points of S one by one before it mixes (the indicator and truncated losses)."""
     S = np.asarray(side, dtype=np.int64)
     N = G.shape[0]
     M = G[S][:, :, None] * loss[S][:, None, :]  # M[i, k, r] = G[i,k] l(i,r), i in S
@@ -299,7 +302,11 @@ def best_post_processing(G: np.ndarray, loss: np.ndarray, side, solve_lp,
     active = _near_minima(np.tensordot(np.full(S.size, 1.0 / S.size), M, 1), 0.0)
     if q_hint is not None and q_hint[S].sum() > 0:
         active |= _near_minima(np.tensordot(q_hint[S] / q_hint[S].sum(), M, 1), 1e-9)
-    rows = sorted(active)  # at most about 3 (n + 1) rows: within the mechanism LP's guard
+    if band:
+        k, r = np.meshgrid(np.arange(N), np.arange(N), indexing="ij")
+        near = np.abs(k - r) <= band
+        active |= set(zip(k[near].tolist(), r[near].tolist(), strict=True))
+    rows = sorted(active)  # at most about (3 + 2 band) (n + 1) rows
     sol = None
     best = 0.0  # the best value of a q found (sum_k min_r M_q[k, r])
     for round_ in range(MAX_ROUNDS):

@@ -37,6 +37,8 @@ from dpverify.policy import (
     BYTES_PER_NONZERO,
     COUNT_GENERATION_ROUNDS,
     COUNT_LP_SECONDS,
+    COUNT_BAND,
+    COUNT_BAND_FROM_N,
     COUNT_MAX_BYTES,
     COUNT_PRIOR_ROWS,
 )
@@ -460,7 +462,8 @@ def _geometric_side(loss: np.ndarray, spec: CountSpec, prior: np.ndarray | None,
     found = best_post_processing(G, loss, side, lambda lp: _solve(lp, options), q_hint,
                                  patience=None if q_hint is not None
                                  else COUNT_GENERATION_ROUNDS,
-                                 max_rows=prior_rows(spec, options))
+                                 max_rows=prior_rows(spec, options),
+                                 band=COUNT_BAND if spec.n >= COUNT_BAND_FROM_N else 0)
     if found.T is None or found.q is None:  # the direct LP over T (GS section 4.2) instead
         if options.max_nonzeros is not None \
                 and post_processing_nonzeros(spec, options) > options.max_nonzeros:
