@@ -41,6 +41,7 @@ from dpverify.verifiers.count.verifier import (
     check_size,
     estimate_bytes,
     estimate_nonzeros,
+    loss_units,
     post_processing_nonzeros,
     verify_count,
 )
@@ -628,3 +629,27 @@ def test_the_memory_estimate_bounds_the_memory_used():
         assert peak <= estimate_bytes(spec, VerifyOptions()), loss
     sizes = [estimate_bytes(spec_of(n, "9/10"), VerifyOptions()) for n in (50, 100, 200)]
     assert sizes[0] < sizes[1] < sizes[2] and sizes[2] > 4 * sizes[1] > 16 * sizes[0]
+
+
+@pytest.mark.parametrize("loss", ['"indicator"', '{ expr = "min(abs(i - r), 5)" }'])
+def test_a_band_of_answers_stops_the_zigzag(loss):
+    """The indicator at alpha = 9/10 and n = 40: from the best answers alone the prior q
+    jumps between point masses (value 0) until the generation gives up (the control:
+    T None); with a band of answers near each k among the first rows it converges, to the
+    direct LP's value (a band changes the first rows, never what the generation proves)."""
+    spec = spec_of(40, "9/10", loss)
+    unit = loss_units(spec).unit
+    G = geometric_matrix(0.9, 40)
+
+    def solve_tight(lp):
+        return solve(lp, feasibility_tol=1e-10)
+
+    found = best_post_processing(G, unit, spec.side_information, solve_tight, band=2)
+    assert found.T is not None
+    direct = solve_tight(post_processing_lp(unit, 0.9, spec.side_information))
+    assert minimax_loss(G @ found.T, unit, spec.side_information) == pytest.approx(
+        direct.objective, abs=1e-9)
+    if loss == '"indicator"':
+        zigzag = best_post_processing(G, unit, spec.side_information, solve_tight,
+                                      patience=16)
+        assert zigzag.T is None
