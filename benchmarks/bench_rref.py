@@ -6,12 +6,13 @@ verification should not load python-flint for a system of a few unknowns).
 Usage: python benchmarks/bench_rref.py [--repeat 5] [--seed 1] [--problems problems]
 
 The systems that `verify` of the shipped problems solves (problems/*.toml, recorded as the
-repair solves them), by size; then random systems like the repair's (rows x (unknowns + 1) entries: rationals over a common
-denominator (1 + lambda)^k, about half of them zero, and rows of 0/1 for the rules' sums),
-square and with fewer rows than unknowns; for each, the best of `--repeat` runs of each
-path (python-flint already loaded, as in a process that has imported it), checked to give
-the same reduced rows. Also prints what importing python-flint costs a fresh process (the
-median of 9): the Fractions are worth keeping while a system costs them less than that.
+repair solves them), by size; then random systems like the repair's (rows x (unknowns + 1)
+entries: rationals over a common denominator, about half of them zero, and rows of 0/1 for
+the rules' sums), square and with fewer rows than unknowns; for each, the best of
+`--repeat` runs of each path (python-flint already loaded, as in a process that has
+imported it), checked to give the same reduced rows. Also prints what importing
+python-flint costs a fresh process (the median of 9): the Fractions are worth keeping while a
+system costs them less than that.
 """
 
 from __future__ import annotations

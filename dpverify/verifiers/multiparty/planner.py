@@ -67,8 +67,9 @@ if TYPE_CHECKING:
     from dpverify.theory.certificates.format import Certificate
     from dpverify.verifiers.multiparty.hints import Hints
 
-__all__ = ["LP", "ORBIT", "PROOF", "Plan", "certificate_for", "certificate_routes", "choose_method", "plan",
-           "proof_for", "verify_by_lp", "verify_problem", "verify_routes"]
+__all__ = ["LP", "ORBIT", "PROOF", "Plan", "certificate_for", "certificate_routes",
+           "choose_method", "plan", "proof_for", "verify_by_lp", "verify_problem",
+           "verify_routes"]
 
 
 # The routes (routes.py), imported when first asked: the proof on all inputs, the orbit

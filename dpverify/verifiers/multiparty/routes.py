@@ -57,7 +57,9 @@ class Outcome:
 class Route(Protocol):
     """A method of verifying one agent and accuracy of a multi-party problem on bits."""
 
-    method: Method
+    @property
+    def method(self) -> Method:
+        ...
 
     def fits(self, problem: AgentProblem) -> str | None:
         """None when this method can take the agent and accuracy, else why not (with the
@@ -72,7 +74,9 @@ class CertificateMaker(Protocol):
     """A route whose verdict rests on an exact certificate, which it also builds for
     `certify` and for settling the LP's verdicts."""
 
-    method: Method
+    @property
+    def method(self) -> Method:
+        ...
 
     def fits(self, problem: AgentProblem) -> str | None:
         ...
