@@ -271,3 +271,21 @@ def test_a_batch_without_jobs_runs_on_the_default(tmp_path, monkeypatch):
     from dpverify.runner.executors.base import usable_cpus
 
     assert run_batch([tmp_path], VerifyOptions(), store=None).workers == min(3, usable_cpus())
+
+
+def test_a_survey_without_jobs_takes_the_batch_default(monkeypatch):
+    """`survey` without --jobs leaves the choice to batch's default (one worker per idle
+    CPU), as batch, check and sweep do; --jobs given is passed on (the control)."""
+    import dpverify
+    import dpverify.runner.batch as batch_runner
+
+    seen = []
+
+    def spy(files, options, *, jobs=None, **kwargs):
+        seen.append(jobs)
+
+    monkeypatch.setattr(batch_runner, "run_problems", spy)
+    common = dict(alphabet=3, parties=1, epsilon="1", functions="random:1", save_dir=None)
+    dpverify.survey(**common)
+    dpverify.survey(**common, jobs=2)
+    assert seen == [None, 2]
