@@ -17,9 +17,9 @@ from typing import NoReturn
 
 import click
 
+from dpverify.api import __version__
 from dpverify.errors import DpverifyError
 from dpverify.status import EXIT_STATUS_RULE, ExitStatus
-from dpverify.version import __version__
 
 
 def _silence_stdout() -> None:
