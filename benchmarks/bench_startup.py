@@ -8,7 +8,7 @@ The problems (written to a temporary directory; the observer only, both accuraci
 
 * `one`: one party at lambda = 3, the observer wants x_1 (no python-flint on its route);
 * `three`: three parties at lambda = 2, majority (the worst case's exact prior solves a
-  rational system with python-flint: theory/certificates/repair.py);
+  rational system of 6 entries: in Fractions, policy.FLINT_RREF_ENTRIES, not python-flint);
 * `three-average`: the same, the average accuracy only (no python-flint).
 
 The plain script builds the relaxed corner LP of theory.md 1.7 for each accuracy (average:

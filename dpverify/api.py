@@ -762,7 +762,7 @@ def survey(*, alphabet: int, parties: int, epsilon: str | Iterable[Fraction | fl
                       deltas=deltas)
     options = make_options(tol=tol, seed=seed, restarts=restarts)
     with _opened(store) as opened:
-        return run_survey(plan, options, jobs=jobs or os.cpu_count() or 1,
+        return run_survey(plan, options, jobs=jobs,
                           save_dir=Path(save_dir) if save_dir is not None else None,
                           on_result=on_result, store=opened, force=force, timeout=timeout)
 

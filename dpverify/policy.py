@@ -187,3 +187,13 @@ SEARCH_SECONDS_MORE = 4.0
 # the flow's whole schedule beyond FLOW_LP_PARTIES (the same benchmark).
 GREEDY_PARTIES = 3
 FLOW_LP_PARTIES = 5
+
+# -- exact linear algebra ---------------------------------------------------------------------
+# The repair of float hints (theory/certificates/repair.py) solves its complementary-
+# slackness systems exactly, in Fractions up to this many entries (rows x (unknowns + 1)),
+# by python-flint beyond it or once python-flint is loaded (the reduced rows are unique: the
+# same either way). Importing python-flint costs a process 20-28 ms; the shipped problems'
+# systems of up to 40 entries take 0.02-0.35 ms in Fractions (python-flint 0.02-0.09 ms),
+# from 42 entries 0.5-13 ms (python-flint 0.1-1.4 ms), so a small verification does not
+# load python-flint and a larger one pays its import once (benchmarks/bench_rref.py)
+FLINT_RREF_ENTRIES = 40

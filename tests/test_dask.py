@@ -96,7 +96,7 @@ def test_dask_timeout_restarts_the_worker(cluster, tmp_path: Path) -> None:
     report = run_batch([folder], VerifyOptions(max_nonzeros=10**9, method="lp"), store=None,
                        executor=cluster, timeout=2)
     by_name = {Path(i.source).name: i for i in report.items}
-    assert by_name.pop("slow.toml").reason == "timeout"
+    assert by_name.pop("slow.toml").reason == "timeout: no verdict within 2 s (--timeout)"
     assert all(i.verdict == "optimal" for i in by_name.values())
     # The cluster still has two workers and still works.
     again = run_batch([folder / "p01.toml"], VerifyOptions(), store=None, executor=cluster)

@@ -139,7 +139,8 @@ def test_the_loop_hands_each_route_the_hints_of_the_one_before(monkeypatch):
     monkeypatch.setattr(LP, "run", recorded)
     spec = loads(MAJORITY6)
     chosen = plan(spec, spec.agents[0], Accuracy.WORST, VerifyOptions(grid=3))
-    assert [r.method for r, _ in chosen.routes] == ["lp", "proof", "orbit"]  # LP first
+    order = [chosen.first[0], *chosen.later]
+    assert [r.method for r in order] == ["lp", "proof", "orbit"]  # LP first
     result = verify_agent(chosen)
     assert result.method == "lp" and len(seen) == 1
     assert tuple(m.method for m in seen[0].makers) == ("proof", "orbit")  # what settles
@@ -149,7 +150,8 @@ def test_method_is_read_in_one_place_and_refuses_what_it_does_not_know():
     spec = loads(MAJORITY6)
     makers = certificate_routes(spec)
     assert wanted(makers, Method.AUTO) == list(makers)
-    assert wanted(makers, Method.ORBIT) == [ORBIT]
+    assert [m.method for m in wanted(makers, Method.ORBIT)] == [Method.ORBIT]
+    assert wanted(makers, Method.ORBIT)[0].route is ORBIT  # the lazy reference's route
     assert wanted(makers, Method.LP) == list(makers)  # certify: the makers, auto's order
     with pytest.raises(ValueError, match="no route is the method"):
         wanted(makers, Method.RAYS)

@@ -7,6 +7,7 @@ benchmarks/bench_startup.py, not here."""
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -73,7 +74,10 @@ NOT_NEEDED = ("scipy", "flint", "cvxpy", "rich", "matplotlib", "pandas", "dask",
               "multiprocessing", "dpverify.runner.batch", "dpverify.runner.store",
               "dpverify.runner.executors", "dpverify.cli.audit", "dpverify.cli.batch",
               "dpverify.cli.certify", "dpverify.spec.count_loader",
-              "dpverify.spec.protocol_loader", "dpverify.checker.intervals")
+              "dpverify.spec.protocol_loader", "dpverify.checker.intervals",
+              "dpverify.verifiers.multiparty.corner_lp", "dpverify.verifiers.multiparty.lps",
+              "dpverify.verifiers.multiparty.settle", "dpverify.verifiers.multiparty.orbit",
+              "dpverify.verifiers.multiparty.orbit_worst", "rich._emoji_codes")
 MODULES = """
 import json, sys
 from click.testing import CliRunner
@@ -101,24 +105,64 @@ def write(tmp_path, name: str, text: str) -> str:
 ONE = '[problem]\nparties = 1\nlambda = "3"\n[observer]\nfunction = "bit:1"\n'
 THREE_AVERAGE = ('[problem]\nparties = 3\nlambda = "2"\naccuracy = "average"\n'
                  '[observer]\nfunction = "majority"\n')
+THREE = THREE_AVERAGE.replace('accuracy = "average"\n', "")
 
 
-@pytest.mark.parametrize("text", [ONE, THREE_AVERAGE], ids=["one-party", "three-average"])
+@pytest.mark.parametrize("text", [ONE, THREE_AVERAGE, THREE],
+                         ids=["one-party", "three-average", "three"])
 def test_a_small_verification_loads_only_its_route(tmp_path, text):
-    """`verify --json` of a one-party problem (and of three parties, the average) proves
-    its verdicts exactly (the exact certificate and the independent checker) without
-    scipy, python-flint (lambda is rational, no system is solved), rich (JSON output: the
-    tables' control is test_a_real_command_does_import_them), the batch runner, the other
-    commands, the other kinds' parsers or the interval checker."""
+    """`verify --json` of a one-party problem (and of three parties, both accuracies)
+    proves its verdicts exactly (the exact certificate and the independent checker) by
+    the route `proof` without the other routes' code (the corner LP, the orbit method:
+    the planner names them lazily), scipy, python-flint (lambda is rational, and the
+    worst case's one system of 6 entries is solved in Fractions: policy.
+    FLINT_RREF_ENTRIES), rich (JSON output: the tables' control is
+    test_a_real_command_does_import_them), the batch runner, the other commands, the other
+    kinds' parsers or the interval checker."""
     assert loaded_of(["verify", write(tmp_path, "p", text), "--json"]) == []
 
 
+def test_the_table_prints_emoji_codes_as_written(tmp_path):
+    """The tables' console has rich's emoji codes off (console/__init__.py make_console):
+    a problem named `a:smile:b` prints as written, and rich's emoji table (7 ms) is not
+    imported; the control, a rich console with emoji codes on, replaces the code."""
+    from rich.console import Console
+
+    path = write(tmp_path, "p", ONE.replace("[problem]", '[problem]\nname = "a:smile:b"'))
+    done = subprocess.run([sys.executable, "-m", "dpverify", "verify", path],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0 and "a:smile:b" in done.stdout, done.stdout
+    assert "rich._emoji_codes" not in loaded_of(["verify", path], ("rich._emoji_codes",))
+    control = Console(file=io.StringIO(), emoji=True, markup=False, highlight=False)
+    control.print("a:smile:b")
+    assert "a:smile:b" not in control.file.getvalue()
+
+
+def test_the_planner_names_its_routes_without_importing_them():
+    """Importing the planner imports none of the routes' code; asking a route whether it
+    fits (the control) imports its module and no other route's."""
+    routes = ["dpverify.verifiers.multiparty.all_inputs", "dpverify.verifiers.multiparty.orbit",
+              "dpverify.verifiers.multiparty.corner_lp"]
+    code = ("import json, sys\nfrom dpverify.verifiers.multiparty import planner\n"
+            "seen = lambda: [r for r in json.loads(sys.argv[1]) if r in sys.modules]\n"
+            "before = seen()\nplanner.PROOF.route\nprint(json.dumps([before, seen()]))")
+    done = subprocess.run([sys.executable, "-c", code, json.dumps(routes)],
+                          capture_output=True, text=True, check=True, timeout=60)
+    assert json.loads(done.stdout) == [[], routes[:1]]
+
+
 def test_the_probe_sees_what_a_route_needs(tmp_path):
-    """Negative controls: the worst case of three parties solves a rational system with
-    python-flint (theory/certificates/repair.py), an epsilon's e^eps is bracketed by arb
-    balls in the checker, and `batch` runs the batch machinery; the probe reports them."""
-    three = write(tmp_path, "three", THREE_AVERAGE.replace('accuracy = "average"\n', ""))
-    assert loaded_of(["verify", three, "--json"]) == ["flint"]
+    """Negative controls: `--method lp` runs the corner LP's code (and settles by the
+    certificate makers: settle.py); a worst case whose complementary-slackness systems are
+    large (six parties, a function mod 3: systems of up to 870 entries) solves them with
+    python-flint; an epsilon's e^eps is bracketed by arb balls in the checker, and `batch`
+    runs the batch machinery; the probe reports them."""
+    lp = loaded_of(["verify", write(tmp_path, "one", ONE), "--json", "--method", "lp"])
+    assert {"dpverify.verifiers.multiparty.corner_lp",
+            "dpverify.verifiers.multiparty.settle"} <= set(lp)
+    assert "dpverify.verifiers.multiparty.orbit" not in lp
+    large = loaded_of(["verify", str(ROOT / "problems" / "count-mod3-6.toml"), "--json"])
+    assert "flint" in large
     eps = write(tmp_path, "eps", ONE.replace('lambda = "3"', "epsilon = 1"))
     assert "flint" in loaded_of(["verify", eps, "--json"])
     batch = loaded_of(["batch", write(tmp_path, "one", ONE), "--no-store", "--jobs", "1"])
@@ -227,3 +271,21 @@ def test_a_batch_without_jobs_runs_on_the_default(tmp_path, monkeypatch):
     from dpverify.runner.executors.base import usable_cpus
 
     assert run_batch([tmp_path], VerifyOptions(), store=None).workers == min(3, usable_cpus())
+
+
+def test_a_survey_without_jobs_takes_the_batch_default(monkeypatch):
+    """`survey` without --jobs leaves the choice to batch's default (one worker per idle
+    CPU), as batch, check and sweep do; --jobs given is passed on (the control)."""
+    import dpverify
+    import dpverify.runner.batch as batch_runner
+
+    seen = []
+
+    def spy(files, options, *, jobs=None, **kwargs):
+        seen.append(jobs)
+
+    monkeypatch.setattr(batch_runner, "run_problems", spy)
+    common = dict(alphabet=3, parties=1, epsilon="1", functions="random:1", save_dir=None)
+    dpverify.survey(**common)
+    dpverify.survey(**common, jobs=2)
+    assert seen == [None, 2]

@@ -81,7 +81,7 @@ def _choices(allowed: tuple[str, ...], what: str):
               callback=_choices(("average", "worst"), "accuracies"),
               help="Comma-separated accuracies.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
-              help="Worker processes (default: the number of CPUs).")
+              help="Worker processes (default: one per idle CPU, as batch).")
 @click.option("--save", "save_dir", type=click.Path(file_okay=False),
               default=".dpverify/survey", show_default=True,
               help="Where gap, interaction-helps and open instances are saved as problem "

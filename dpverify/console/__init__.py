@@ -1,7 +1,8 @@
 """Everything the user sees: rich tables, progress, JSON. The only package that imports rich.
 
-One console wrapper owns the style decisions (markup and highlighting off, so output is
-predictable; colour off when NO_COLOR is set or output is not a terminal).
+One console wrapper owns the style decisions (markup, highlighting and emoji codes off, so
+output is predictable: a name with `:smile:` in it prints as written; colour off when
+NO_COLOR is set or output is not a terminal).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ def _console_class() -> type[Console]:
 
 
 def make_console(*, stderr: bool = False, no_color: bool = False) -> Console:
-    console = _console_class()(stderr=stderr, markup=False, highlight=False,
+    console = _console_class()(stderr=stderr, markup=False, highlight=False, emoji=False,
                                no_color=no_color or None, soft_wrap=False)
     if not console.is_terminal:
         console.width = PIPE_WIDTH

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from numpy.typing import ArrayLike
 
 from dpverify.lp.model import CscMatrix, LinearProgram
+
+if TYPE_CHECKING:  # annotations only (numpy.typing: 0.5 ms to import)
+    from numpy.typing import ArrayLike
 
 
 class LpBuilder:

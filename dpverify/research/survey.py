@@ -373,13 +373,14 @@ def save_case(plan: SurveyPlan, result: CaseResult, directory: Path) -> str:
     return str(path)
 
 
-def run_survey(plan: SurveyPlan, options: Any, *, jobs: int = 1,
+def run_survey(plan: SurveyPlan, options: Any, *, jobs: int | None = 1,
                save_dir: Path | None = None,
                on_result: Callable[[CaseResult, int, int], None] | None = None,
                timeout: float | None = DEFAULT_TIMEOUT, store: Any = None,
                force: bool = False) -> SurveyReport:
     """Every case of the plan, through the batch runner (runner/batch.py: spawned workers,
-    a time limit per case, dead workers and Ctrl-C handled as in `batch`; with a `store`,
+    a time limit per case, dead workers and Ctrl-C handled as in `batch`; `jobs` None:
+    batch's default, one worker per idle CPU, runner/executors/base.py; with a `store`,
     the cases it holds are read from it, unless `force`, and the others stored as they
     finish: a survey run again resumes); the gap, interaction-helps and open ones saved
     into `save_dir`.

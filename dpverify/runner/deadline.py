@@ -21,7 +21,14 @@ from collections.abc import Iterator
 
 from dpverify.clock import TimedOut, within
 
-__all__ = ["TimedOut", "deadline"]
+__all__ = ["TimedOut", "deadline", "timeout_reason"]
+
+
+def timeout_reason(seconds: float | None) -> str:
+    """The reason of a problem that ran out of time, naming the limit and the option that
+    raises it (in `verify`, a batch worker and its runner alike); bare `timeout` without
+    a limit in seconds."""
+    return f"timeout: no verdict within {seconds:g} s (--timeout)" if seconds else "timeout"
 
 
 def _can_time() -> bool:

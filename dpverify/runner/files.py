@@ -32,7 +32,7 @@ from dpverify.errors import (
 )
 from dpverify.notebook import Notebook
 from dpverify.reasons import ReasonCode
-from dpverify.runner.deadline import TimedOut, deadline
+from dpverify.runner.deadline import TimedOut, deadline, timeout_reason
 from dpverify.runner.exclude import Exclusions
 from dpverify.runner.notes import Note, option_notes
 from dpverify.spec import Spec
@@ -287,11 +287,6 @@ ERROR_CODES: dict[type, ReasonCode] = {SizeLimitError: ReasonCode.SIZE_LIMIT,
                                        TimeLimitError: ReasonCode.TIMEOUT,
                                        SpecError: ReasonCode.INVALID,
                                        InputError: ReasonCode.INVALID}
-
-
-def timeout_reason(seconds: float | None) -> str:
-    """The reason of a problem that ran out of time: `timeout`, as in a batch."""
-    return f"timeout: no verdict within {seconds:g} s (--timeout)" if seconds else "timeout"
 
 
 def verify_source(text: str, source: str, options: VerifyOptions, *,

@@ -170,6 +170,7 @@ def run_task(task: Task) -> dict[str, Any]:
             _start_queue.put_nowait((task.id, os.getpid(), time.time()))
     start = time.perf_counter()
     worker = f"{socket.gethostname()}:{os.getpid()}"
+    from dpverify.runner.deadline import timeout_reason
     from dpverify.runner.files import FileStatus, verify_source
 
     def out(status: str, result: dict[str, Any], values=(), expect=()) -> dict[str, Any]:
@@ -189,7 +190,8 @@ def run_task(task: Task) -> dict[str, Any]:
     if outcome.status is FileStatus.INVALID:
         return out(INVALID, outcome.to_json())
     if outcome.timed_out:  # the worker's own deadline: as when the runner stops it
-        return out(TIMEOUT, error_result(task.source, "timeout", code=ReasonCode.TIMEOUT))
+        return out(TIMEOUT, error_result(task.source, timeout_reason(task.timeout),
+                                         code=ReasonCode.TIMEOUT))
     values = [(r.agent, r.accuracy, _finite(r.optimum)) for r in outcome.result.results]
     expect = [(e.agent, e.accuracy, float(e.value), e.verdict)
               for e in getattr(outcome.spec, "expect", ())]

@@ -9,14 +9,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING, Union
 
 from dpverify.errors import SizeLimitError, SolverError
 from dpverify.reasons import ReasonCode
 from dpverify.spec.model import MultipartySpec
 from dpverify.theory.certificates.format import BRACKET, PROVED, UNPROVED, Certificate
-from dpverify.theory.certificates.interval import Arithmetic, IntervalCertificate
 from dpverify.theory.exact import rational_string
 from dpverify.verifiers.result import Bracket, BracketMethod, Proof, Verdict
+
+if TYPE_CHECKING:  # the interval certificates are imported where they are made
+    from dpverify.theory.certificates.interval import IntervalCertificate
 
 
 def _float(v: Fraction) -> float:
@@ -26,12 +29,14 @@ def _float(v: Fraction) -> float:
         return float("inf") if v > 0 else float("-inf")
 
 
-AnyCertificate = Certificate | IntervalCertificate
+AnyCertificate = Union[Certificate, "IntervalCertificate"]  # noqa: UP007 (a forward name)
 
 
 def kind(cert: AnyCertificate) -> str:
-    """`exact` or `interval` (how the certificate's bracket was computed), for messages."""
-    return str(getattr(cert, "arithmetic", Arithmetic.EXACT))
+    """`exact` or `interval` (how the certificate's bracket was computed), for messages:
+    the certificate's `arithmetic` (theory/certificates/interval.py Arithmetic), `exact`
+    for the exact certificates, which have none."""
+    return str(getattr(cert, "arithmetic", "exact"))
 
 
 def certificate_bracket(cert: AnyCertificate, checked: bool = False) -> Bracket:

@@ -19,6 +19,7 @@ from typing import Any, Protocol, Self
 
 from dpverify.errors import InputError
 from dpverify.reasons import ReasonCode
+from dpverify.runner.deadline import timeout_reason
 from dpverify.runner.store import CRASHED, DONE, FAILED, TIMEOUT
 from dpverify.runner.worker import Outcome, Task, error_result, outcome_from
 from dpverify.verifiers.options import VerifyOptions
@@ -88,7 +89,8 @@ def within_limit(outcome: Outcome, timeout: float | None) -> Outcome:
         return outcome
     problem = outcome.result.get("problem")
     return replace(outcome, status=TIMEOUT, result=error_result(
-        str(outcome.result.get("source", "")), "timeout", code=ReasonCode.TIMEOUT,
+        str(outcome.result.get("source", "")), timeout_reason(timeout),
+        code=ReasonCode.TIMEOUT,
         problem=str(problem) if problem else None), values=(), expect=())
 
 
@@ -239,8 +241,8 @@ class Executor(ABC):
         if not late:
             return
         for flight in late:
-            yield Outcome(flight.task.id, TIMEOUT, error_result(flight.task.source, "timeout",
-                                                            code=ReasonCode.TIMEOUT),
+            yield Outcome(flight.task.id, TIMEOUT, error_result(
+                flight.task.source, timeout_reason(timeout), code=ReasonCode.TIMEOUT),
                           seconds=now - (flight.started or flight.submitted))
         lost = self._kill(late, state.flights)
         late_ids = {id(f) for f in late}

@@ -10,12 +10,14 @@ hints, which still give a valid, weaker certificate.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
+from dpverify.policy import FLINT_RREF_ENTRIES
 from dpverify.spec.symmetric import Orbits, lift_rule, orbit_members
 from dpverify.theory.certificates.bounds import (
     input_accuracies,
@@ -36,6 +38,7 @@ from dpverify.theory.rr import kron_apply, rr_channel
 SUPPORT_TOL = 1e-9  # float LP values below this (relative) are taken as exact zeros
 RATIONAL_DENOMINATOR = 10**9  # free variables are rationalised with at most this denominator
 MAX_REPAIR_ROUNDS = 12
+ZERO = Fraction(0)
 
 
 @dataclass(frozen=True, eq=False)
@@ -58,32 +61,65 @@ def _rat(x: float) -> Fraction:
 
 
 
-def _rref(rows: list[list[Fraction]], rhs: list[Fraction], width: int):
-    """The reduced row echelon form of [rows | rhs] (python-flint), and its rank."""
-    from flint import fmpq_mat  # lazy: python-flint only where a system is solved
+def _rref(rows: list[list], rhs: list, width: int) -> list[list[Fraction]]:
+    """The nonzero rows of the reduced row echelon form of [rows | rhs] (unique, so the
+    same in either arithmetic): in Fractions for a small system, by python-flint for a
+    large one (policy.FLINT_RREF_ENTRIES, benchmarks/bench_rref.py) or when python-flint
+    is loaded already (a verification that solves only small systems does not load it)."""
+    if len(rows) * (width + 1) > FLINT_RREF_ENTRIES or "flint" in sys.modules:
+        return rref_flint(rows, rhs, width)
+    return rref_fractions(rows, rhs, width)
+
+
+def rref_fractions(rows: list[list], rhs: list, width: int) -> list[list[Fraction]]:
+    """_rref by Gauss-Jordan elimination in Fractions."""
+    m = [[Fraction(v) for v in [*row, b]] for row, b in zip(rows, rhs, strict=True)]
+    rank = 0
+    for c in range(width + 1):
+        pivot = next((r for r in range(rank, len(m)) if m[r][c]), None)
+        if pivot is None:
+            continue
+        m[rank], m[pivot] = m[pivot], m[rank]
+        top = m[rank]
+        inverse = 1 / top[c]
+        top[c:] = [v * inverse for v in top[c:]]
+        for r, row in enumerate(m):
+            factor = row[c]
+            if r != rank and factor:
+                row[c:] = [v - factor * t for v, t in zip(row[c:], top[c:], strict=True)]
+        rank += 1
+        if rank == len(m):
+            break
+    return m[:rank]
+
+
+def rref_flint(rows: list[list], rhs: list, width: int) -> list[list[Fraction]]:
+    """_rref by python-flint's exact fmpq_mat."""
+    from flint import fmpq_mat  # lazy: python-flint only where a large system is solved
 
     entries = [to_fmpq(v) for row, b in zip(rows, rhs, strict=True) for v in [*row, b]]
-    return fmpq_mat(len(rows), width + 1, entries).rref()
+    reduced, rank = fmpq_mat(len(rows), width + 1, entries).rref()
+    return [[from_fmpq(reduced[r, c]) if reduced[r, c] != 0 else ZERO
+             for c in range(width + 1)] for r in range(rank)]
 
 
-def _solve_near(rows: list[list[Fraction]], rhs: list[Fraction],
+def _solve_near(rows: list[list], rhs: list,
                 guess: Sequence[float]) -> list[Fraction] | None:
     """An exact solution of rows @ z = rhs near `guess`: free variables take the guess
     (rationalised), pivot variables are solved exactly. None if inconsistent."""
     u = len(guess)
     if not rows:
         return [_rat(g) for g in guess]
-    R, rank = _rref(rows, rhs, u)
-    pivots = [next(c for c in range(u + 1) if R[r, c] != 0) for r in range(rank)]
+    reduced = _rref(rows, rhs, u)
+    pivots = [next(c for c, v in enumerate(row) if v) for row in reduced]
     if u in pivots:
         return None  # 0 = nonzero: inconsistent
     free = [c for c in range(u) if c not in set(pivots)]
-    z = [Fraction(0)] * u
+    z = [ZERO] * u
     for c in free:
         z[c] = _rat(float(guess[c]))
-    for r, c in enumerate(pivots):
-        z[c] = from_fmpq(R[r, u]) - sum((from_fmpq(R[r, f]) * z[f] for f in free
-                                         if R[r, f] != 0), Fraction(0))
+    for row, c in zip(reduced, pivots, strict=True):
+        z[c] = row[u] - sum((row[f] * z[f] for f in free if row[f]), ZERO)
     return z
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -34,12 +35,6 @@ from dpverify.theory.certificates import (
     worst_certificate,
 )
 from dpverify.theory.certificates.format import Certificate
-from dpverify.theory.certificates.interval import (
-    IntervalCertificate,
-    average_interval,
-    worst_interval,
-)
-from dpverify.theory.certificates.interval import prior_bound as interval_prior_bound
 from dpverify.theory.certificates.repair import rationalised_prior, rationalised_rule, uniform_prior
 from dpverify.theory.exact import coarse_brackets, lambda_brackets
 from dpverify.theory.orbits.certificates import OrbitCertificate
@@ -50,6 +45,9 @@ from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.proof import AnyCertificate, kind, unproved
 from dpverify.verifiers.result import AgentResult, Proof, Verdict
 
+if TYPE_CHECKING:
+    from dpverify.theory.certificates.interval import IntervalCertificate
+
 __all__ = ["PROOF", "ProofRoute", "float_rule"]
 
 
@@ -58,8 +56,8 @@ def float_rule(cert: AnyCertificate) -> np.ndarray | None:
     it has no row per input)."""
     if isinstance(cert, OrbitCertificate):
         return None
-    if isinstance(cert, IntervalCertificate):
-        return None if cert.classes is not None else cert.rule
+    if kind(cert) == "interval":  # an IntervalCertificate
+        return None if cert.classes is not None else cert.rule  # type: ignore[union-attr]
     return np.array(cert.decision, dtype=np.float64)
 
 
@@ -94,6 +92,8 @@ def interval_certificate(problem: AgentProblem, hints: Hints) -> IntervalCertifi
     exact certificates): at the fine brackets of e^eps (floats cost nothing more there);
     the average case directly; the worst case from the float hints (RR's worst-case LP:
     its rule, and the better of its prior and the uniform one), rationalised."""
+    from dpverify.theory.certificates.interval import average_interval  # lazy: where made
+
     spec, agent, table = problem.spec, problem.agent, problem.table
     lower, upper = lambda_brackets(spec.lambdas_exact, spec.epsilons_exact)
     if not problem.worst:
@@ -125,6 +125,9 @@ def all_inputs_interval_certificate(spec: MultipartySpec, agent: AgentSpec,
 def _interval_from_hints(plan: WorstPlan, given: dict, lower, upper
                          ) -> IntervalCertificate | None:
     """The rationalised hints' bracket in floats; None when a sub-problem has no hint."""
+    from dpverify.theory.certificates.interval import prior_bound as interval_prior_bound
+    from dpverify.theory.certificates.interval import worst_interval
+
     if any(given[b] is None for b in plan.bits):
         return None
     n = plan.spec.num_inputs

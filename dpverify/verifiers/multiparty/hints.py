@@ -53,12 +53,6 @@ from dpverify.theory.certificates import (
     trivial_orbits,
 )
 from dpverify.theory.exact_rows import clean_distribution, clean_stochastic, has_mass
-from dpverify.theory.worst_candidates import (
-    best_candidate,
-    best_ends,
-    split_parties,
-    split_worst,
-)
 from dpverify.theory.worst_ipm import MAX_DENSE_INPUTS, DenseWorst, dense_worst, float_bracket
 from dpverify.theory.worst_lp import WorstLp, solve_float
 from dpverify.verifiers.options import VerifyOptions
@@ -225,6 +219,8 @@ def dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list,
     Beyond MAX_DENSE_INPUTS inputs only the sub-cubes are tried: `too_large` (or a
     SizeLimitError naming the dense method's limit) when they leave the bracket wider than
     the tolerance."""
+    from dpverify.theory.worst_candidates import best_candidate, best_ends  # lazy: dense only
+
     solve_ = options.solver().tight(1e-10)  # the polish's small LPs
 
     def simplex(program):  # the sub-cubes' dense LPs: the simplex ends the closer
@@ -267,6 +263,8 @@ def cube_hints(lp: WorstLp, lambdas: Sequence[float], solve: Callable, enough: f
     """The best ends of the sub-cubes over the extreme parties at each of
     policy.SPLIT_ENTRIES (each set of parties once), until the bracket is within `enough`;
     None when no party is extreme enough (theory/worst_candidates.py)."""
+    from dpverify.theory.worst_candidates import best_ends, split_parties, split_worst
+
     found = None
     tried: set[tuple[int, ...]] = set()
     for entry in SPLIT_ENTRIES:

@@ -13,14 +13,17 @@ GainUnits reduction; the orbit route adds the Symmetry reduction):
    (`certificate_routes`); then the corner LP against RR's decision LPs (`lp`,
    corner_lp.LP). With interior points (--grid, --samples) the LP goes first, since they
    are checked on it. `--method lp|orbit|proof` takes that route alone (routes.wanted).
-2. **The plan** (`plan`): the routes that fit, each with why the ones before it did not
-   (routes.fitting: a problem is refused only when none fits, every limit named); with
-   `--cross-check`, a second route of the other kind.
+2. **The plan** (`plan`): the first route that fits, with why the ones before it did not
+   (routes.choose: a problem is refused only when none fits, every limit named), and the
+   routes after it; with `--cross-check`, a second route of the other kind. The routes
+   are `routes.Lazy` references: a route's code is imported when it is first asked
+   whether it fits, so a run imports the routes it reaches and no other.
 3. **The loop** (`verify_agent`): each route runs in turn with the hints of the ones
-   before it (hints.py) until one decides (a verdict other than `error`); the reason
-   names the routes passed over and why. The LP route settles what its floats cannot
-   decide by the certificate makers the planner hands it (`Hints.makers`, in the order of
-   `certificate_routes`; settle.py), sharing every float LP already solved.
+   before it (hints.py) until one decides (a verdict other than `error`), asking the
+   routes after the first whether they fit only when it comes to them (routes.in_turn);
+   the reason names the routes passed over and why. The LP route settles what its floats
+   cannot decide by the certificate makers the planner hands it (`Hints.makers`, in the
+   order of `certificate_routes`; settle.py), sharing every float LP already solved.
 
 `certify` (`certificate_for`) and the exact settling take the certificate makers in the
 same order, so they take the same method for the same agent. `--cross-check` verifies
@@ -33,26 +36,22 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from itertools import chain
+from typing import TYPE_CHECKING
 
 from dpverify.defaults import Method
 from dpverify.policy import ALL_INPUTS_PARTIES
 from dpverify.reasons import ReasonCode
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
-from dpverify.theory.certificates.format import Certificate
-from dpverify.verifiers.multiparty.all_inputs import PROOF
-from dpverify.verifiers.multiparty.corner_lp import LP, lp_result
-from dpverify.verifiers.multiparty.hints import Hints
-from dpverify.verifiers.multiparty.orbit import ORBIT
 from dpverify.verifiers.multiparty.reductions import AgentProblem
 from dpverify.verifiers.multiparty.routes import (
     ExactRoute,
+    Lazy,
     Route,
     choose,
-    fitting,
+    in_turn,
     wanted,
 )
-from dpverify.verifiers.multiparty.settle import certificate_of
-from dpverify.verifiers.multiparty.settle import proof_for as settled_proof
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.progress import stage
 from dpverify.verifiers.result import (
@@ -64,8 +63,20 @@ from dpverify.verifiers.result import (
     Verdict,
 )
 
-__all__ = ["Plan", "certificate_for", "certificate_routes", "choose_method", "plan",
-           "proof_for", "verify_by_lp", "verify_problem", "verify_routes"]
+if TYPE_CHECKING:
+    from dpverify.theory.certificates.format import Certificate
+    from dpverify.verifiers.multiparty.hints import Hints
+
+__all__ = ["LP", "ORBIT", "PROOF", "Plan", "certificate_for", "certificate_routes",
+           "choose_method", "plan", "proof_for", "verify_by_lp", "verify_problem",
+           "verify_routes"]
+
+
+# The routes (routes.py), imported when first asked: the proof on all inputs, the orbit
+# method, the corner LP.
+PROOF = Lazy(Method.PROOF, "dpverify.verifiers.multiparty.all_inputs", "PROOF")
+ORBIT = Lazy(Method.ORBIT, "dpverify.verifiers.multiparty.orbit", "ORBIT")
+LP = Lazy(Method.LP, "dpverify.verifiers.multiparty.corner_lp", "LP")
 
 
 def certificate_routes(spec: MultipartySpec) -> tuple[ExactRoute, ...]:
@@ -90,6 +101,8 @@ def verify_routes(spec: MultipartySpec, options: VerifyOptions) -> list[Route]:
 def hints_for(problem: AgentProblem) -> Hints:
     """Fresh hints of one agent and accuracy: the certificate makers `--method` allows,
     in the order that certifies (what the exact settling and --certify take)."""
+    from dpverify.verifiers.multiparty.hints import Hints
+
     makers = wanted(certificate_routes(problem.spec), problem.options.method)
     return Hints(makers=tuple(makers))
 
@@ -105,11 +118,13 @@ def choose_method(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
 
 @dataclass(frozen=True)
 class Plan:
-    """How one agent and accuracy is verified: the routes that fit, in order (each with why
-    the routes before it did not fit), and the second route of --cross-check."""
+    """How one agent and accuracy is verified: the first route that fits (with why the
+    routes before it did not fit), the routes after it (asked whether they fit when the
+    loop comes to them; none with --cross-check), and the second route of --cross-check."""
 
     problem: AgentProblem
-    routes: tuple[tuple[Route, str], ...]
+    first: tuple[Route, str]
+    later: tuple[Route, ...] = ()
     cross: Route | None = None
 
 
@@ -118,13 +133,13 @@ def plan(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
     """The plan (SizeLimitError, before any work, when no route fits; with --cross-check,
     when the second route does not fit)."""
     problem = AgentProblem(spec, agent, accuracy, options)
-    routes = tuple(fitting(verify_routes(spec, options), problem))
+    order = verify_routes(spec, options)
+    first, why = choose(order, problem)
     if not options.cross_check:
-        return Plan(problem, routes)
-    first = routes[0][0]
+        return Plan(problem, (first, why), tuple(order[order.index(first) + 1:]))
     second: Sequence[Route] = [LP] if first is not LP else list(certificate_routes(spec))
     other, _ = choose(second, problem)
-    return Plan(problem, routes[:1], other)
+    return Plan(problem, (first, why), cross=other)
 
 
 def verify_agent(chosen: Plan) -> AgentResult:
@@ -137,7 +152,8 @@ def verify_agent(chosen: Plan) -> AgentResult:
     passed: list[str] = []
     attempts: list[Attempt] = []
     result: AgentResult | None = None
-    for index, (route, why) in enumerate(chosen.routes):
+    first_why = chosen.first[1]
+    for route, why in chain([chosen.first], in_turn(chosen.later, problem, first_why)):
         stage(spec.name, agent.name, accuracy.value, route.method)
         outcome = route.run(problem, hints)
         hints, result = outcome.hints, outcome.result
@@ -147,10 +163,10 @@ def verify_agent(chosen: Plan) -> AgentResult:
             result = replace(result, reason="; ".join(
                 r for r in (f"{before}: method {route.method}", result.reason) if r),
                 code=result.code or ReasonCode.NOTE)
-        if outcome.decided or index == len(chosen.routes) - 1:
+        if outcome.decided:
             break
         passed.append(f"method {route.method} did not decide ({result.reason})")
-    assert result is not None  # fitting() returns at least one route
+    assert result is not None  # the plan has a first route
     return replace(result, attempts=tuple(attempts)) if len(attempts) > 1 else result
 
 
@@ -220,6 +236,8 @@ def certificate_for(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy |
     the fine brackets of e^eps (64 bits), or (not `fine`) the coarse ones the tolerance
     allows (theory/exact.py). SizeLimitError (a limit) or SolverError (a failed LP) when
     there is none. (Other settings: verifiers/certifiers.py.)"""
+    from dpverify.verifiers.multiparty.settle import certificate_of
+
     problem = AgentProblem(spec, agent, Accuracy(accuracy), options or VerifyOptions())
     return certificate_of(problem, hints_for(problem).with_lp(agent_result), fine=fine)
 
@@ -229,6 +247,8 @@ def proof_for(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy | str,
               options: VerifyOptions | None = None) -> Proof:
     """`verify --certify`: the proof of one result, never raising for a limit or a solver
     failure (those give `unproved` with the reason)."""
+    from dpverify.verifiers.multiparty.settle import proof_for as settled_proof
+
     problem = AgentProblem(spec, agent, Accuracy(accuracy), options or VerifyOptions())
     return settled_proof(problem, hints_for(problem).with_lp(agent_result))
 
@@ -237,5 +257,7 @@ def verify_by_lp(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy | st
                  options: VerifyOptions) -> AgentResult:
     """One agent and accuracy by the method `lp` alone (the corner LP, settled exactly by
     the certificate makers): what the protocol audit and falsify compare with."""
+    from dpverify.verifiers.multiparty.corner_lp import lp_result
+
     problem = AgentProblem(spec, agent, Accuracy(accuracy), options)
     return lp_result(problem, hints_for(problem))

@@ -21,9 +21,10 @@ makers, and what one hands to the next.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import importlib
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol, TypeVar
 
 from dpverify.defaults import Method
 from dpverify.errors import SizeLimitError
@@ -36,8 +37,8 @@ if TYPE_CHECKING:
     from dpverify.theory.certificates.interval import IntervalCertificate
     from dpverify.verifiers.multiparty.hints import Hints
 
-__all__ = ["CertificateMaker", "ExactRoute", "Outcome", "Route", "choose", "decided",
-           "first_fitting", "fitting", "wanted"]
+__all__ = ["CertificateMaker", "ExactRoute", "Lazy", "Outcome", "Route", "choose", "decided",
+           "first_fitting", "fitting", "in_turn", "wanted"]
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,9 @@ class Outcome:
 class Route(Protocol):
     """A method of verifying one agent and accuracy of a multi-party problem on bits."""
 
-    method: Method
+    @property
+    def method(self) -> Method:
+        ...
 
     def fits(self, problem: AgentProblem) -> str | None:
         """None when this method can take the agent and accuracy, else why not (with the
@@ -71,7 +74,9 @@ class CertificateMaker(Protocol):
     """A route whose verdict rests on an exact certificate, which it also builds for
     `certify` and for settling the LP's verdicts."""
 
-    method: Method
+    @property
+    def method(self) -> Method:
+        ...
 
     def fits(self, problem: AgentProblem) -> str | None:
         ...
@@ -94,6 +99,37 @@ class CertificateMaker(Protocol):
 
 class ExactRoute(Route, CertificateMaker, Protocol):
     """A route that is also a certificate maker (the proof and the orbit route)."""
+
+
+@dataclass(frozen=True)
+class Lazy:
+    """A route (and certificate maker) named by its module and name: the module is imported
+    when the route is first asked something (`fits`, `run`, a certificate), so that a run
+    imports the code of the routes it reaches and no other (issue 25, start-up: every
+    route's code is a quarter of a small verification's imports)."""
+
+    method: Method
+    module: str
+    name: str
+
+    @property
+    def route(self) -> Any:
+        return getattr(importlib.import_module(self.module), self.name)
+
+    def fits(self, problem: AgentProblem) -> str | None:
+        return self.route.fits(problem)  # type: ignore[no-any-return]
+
+    def run(self, problem: AgentProblem, hints: Hints) -> Outcome:
+        return self.route.run(problem, hints)  # type: ignore[no-any-return]
+
+    def use_interval(self, problem: AgentProblem) -> bool:
+        return self.route.use_interval(problem)  # type: ignore[no-any-return]
+
+    def interval(self, problem: AgentProblem, hints: Hints) -> IntervalCertificate:
+        return self.route.interval(problem, hints)  # type: ignore[no-any-return]
+
+    def exact(self, problem: AgentProblem, hints: Hints, *, fine: bool = True) -> Certificate:
+        return self.route.exact(problem, hints, fine=fine)  # type: ignore[no-any-return]
 
 
 def decided(maker: CertificateMaker, problem: AgentProblem, hints: Hints
@@ -136,31 +172,48 @@ def wanted(routes: Sequence[R], method: Method) -> list[R]:
     raise ValueError(f"no route is the method {method!r}")
 
 
+def in_turn(routes: Sequence[R], problem: AgentProblem, before: str = ""
+            ) -> Iterator[tuple[R, str]]:
+    """The routes that fit, in order, each with why the routes before it did not (after
+    `before`, the refusals ahead of `routes`): a route is asked whether it fits only when
+    the ones before it have been taken or passed over (a Lazy route's code is imported
+    then)."""
+    refusals = [before] if before else []
+    for route in routes:
+        why = route.fits(problem)
+        if why is None:
+            yield route, "; ".join(refusals)
+        else:
+            refusals.append(why)
+
+
 def fitting(routes: Sequence[R], problem: AgentProblem) -> list[tuple[R, str]]:
     """Every route that fits, in order, each with why the routes before it did not fit
     ("" for none); SizeLimitError, naming every limit, when none fits. The first is the
     choice (`choose`), the others what `auto` falls back on when it does not close."""
-    out: list[tuple[R, str]] = []
-    refusals: list[tuple[R, str]] = []
-    for route in routes:
-        why = route.fits(problem)
-        if why is None:
-            out.append((route, "; ".join(w for _, w in refusals)))
-        else:
-            refusals.append((route, why))
+    out = list(in_turn(routes, problem))
     if not out:
-        spec, agent = problem.spec, problem.agent
-        if len(refusals) == 1:
-            raise SizeLimitError(f"{spec.source}: {agent.name}: {refusals[0][1]}")
-        raise SizeLimitError(f"{spec.source}: {agent.name}: no method fits: " + "; ".join(
-            f"{route.method}: {why}" for route, why in refusals))
+        refused(routes, problem)
     return out
+
+
+def refused(routes: Sequence[R], problem: AgentProblem) -> NoReturn:
+    """SizeLimitError naming every route's limit (none of `routes` fits)."""
+    refusals = [(route, route.fits(problem)) for route in routes]
+    spec, agent = problem.spec, problem.agent
+    if len(refusals) == 1:
+        raise SizeLimitError(f"{spec.source}: {agent.name}: {refusals[0][1]}")
+    raise SizeLimitError(f"{spec.source}: {agent.name}: no method fits: " + "; ".join(
+        f"{route.method}: {why}" for route, why in refusals))
 
 
 def choose(routes: Sequence[R], problem: AgentProblem) -> tuple[R, str]:
     """The first route (in order) that fits, and why the ones before it did not ("" when
-    it is the first); SizeLimitError, naming every limit, when none fits."""
-    return fitting(routes, problem)[0]
+    it is the first); SizeLimitError, naming every limit, when none fits. Only the routes
+    up to the choice are asked whether they fit."""
+    for found in in_turn(routes, problem):
+        return found
+    refused(routes, problem)
 
 
 def first_fitting(makers: Sequence[tuple[R, str]], build: Callable[[R], T],
