@@ -303,9 +303,9 @@ def best_post_processing(G: np.ndarray, loss: np.ndarray, side, solve_lp,
     if q_hint is not None and q_hint[S].sum() > 0:
         active |= _near_minima(np.tensordot(q_hint[S] / q_hint[S].sum(), M, 1), 1e-9)
     if band:
-        k, r = np.meshgrid(np.arange(N), np.arange(N), indexing="ij")
-        near = np.abs(k - r) <= band
-        active |= set(zip(k[near].tolist(), r[near].tolist(), strict=True))
+        ks, rs = np.meshgrid(np.arange(N), np.arange(N), indexing="ij")
+        near = np.abs(ks - rs) <= band
+        active |= set(zip(ks[near].tolist(), rs[near].tolist(), strict=True))
     rows = sorted(active)  # at most about (3 + 2 band) (n + 1) rows
     sol = None
     best = 0.0  # the best value of a q found (sum_k min_r M_q[k, r])

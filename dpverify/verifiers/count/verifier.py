@@ -35,10 +35,10 @@ from dpverify.lp import LinearProgram, LpSolution
 from dpverify.lp.highs import SMALL_MATRIX_VALUE
 from dpverify.policy import (
     BYTES_PER_NONZERO,
-    COUNT_GENERATION_ROUNDS,
-    COUNT_LP_SECONDS,
     COUNT_BAND,
     COUNT_BAND_FROM_N,
+    COUNT_GENERATION_ROUNDS,
+    COUNT_LP_SECONDS,
     COUNT_MAX_BYTES,
     COUNT_PRIOR_ROWS,
 )
