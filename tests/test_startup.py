@@ -289,3 +289,18 @@ def test_a_survey_without_jobs_takes_the_batch_default(monkeypatch):
     dpverify.survey(**common)
     dpverify.survey(**common, jobs=2)
     assert seen == [None, 2]
+
+
+def test_a_profiled_verify_ends_as_usual_so_its_report_is_written(tmp_path):
+    """Under cProfile (or a tracer, or -X importtime) the quick end (os._exit) would drop
+    the report written at the interpreter's exit; there `verify` ends as usual and
+    cProfile's file is written. The control: the same run unmeasured skips the teardown
+    (test_verify_ends_with_all_its_output_and_status)."""
+    prof = tmp_path / "verify.prof"
+    done = subprocess.run([sys.executable, "-m", "cProfile", "-o", str(prof),
+                           str(ROOT / "dpverify" / "__main__.py"), "verify",
+                           str(ROOT / "problems" / "xor-2.toml"), "--json"],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)[0]["verdict"] == "optimal"
+    assert prof.exists() and prof.stat().st_size > 0

@@ -148,6 +148,8 @@ def _end_now(status: int) -> None:
     main_thread = threading.main_thread()
     if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not main_thread):
         return
+    if measured():  # a profiler, a tracer or -X importtime writes its report at the usual exit
+        return
     try:
         sys.stdout.flush()
         sys.stderr.flush()
@@ -158,6 +160,14 @@ def _end_now(status: int) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
     os._exit(status)
+
+
+def measured() -> bool:
+    """Whether the process is profiled (`python -m cProfile`), traced (coverage, a debugger)
+    or runs with `-X importtime`: their reports are written at the interpreter's own exit,
+    which os._exit would skip."""
+    return (sys.getprofile() is not None or sys.gettrace() is not None
+            or "importtime" in sys._xoptions)
 
 
 class _Group(click.Group):
