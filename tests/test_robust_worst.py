@@ -18,6 +18,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from worst_bounds import dense_bounds
 
 from dpverify.cli import main
 from dpverify.lp import solve
@@ -45,16 +46,6 @@ def _parity_orbits(sizes, epsilons=None, lambdas=None, gain="asymmetric"):
     return WorstLp.over_class_orbits(space, list(range(space.count)), table), space
 
 
-def _dense_bounds(lp, prior, rule):
-    """Both ends recomputed from the dense channel (no Kronecker products)."""
-    C, G = lp.channel.floats(), lp.gain
-    q = np.clip(rule, 0, None)
-    q = q / q.sum(axis=1, keepdims=True)
-    p = np.clip(prior, 0, None)
-    p = p / p.sum()
-    return float(((C @ q) * G).sum(axis=1).min()), float((C.T @ (p[:, None] * G)).max(1).sum())
-
-
 # --------------------------------------------------------------------------- the hints
 
 
@@ -64,7 +55,7 @@ def test_the_parity_cliff_orbit_lp_is_bracketed_by_the_dense_method():
     lp, _ = _parity_orbits((3, 9, 7), epsilons=(0.05, 1.0, 2.0))
     hints = dense_or_columns(lp, _solve)
     assert hints.ok and hints.how == DENSE
-    lower, upper = _dense_bounds(lp, hints.masses, hints.rule)
+    lower, upper = dense_bounds(lp, hints.masses, hints.rule)
     assert lower <= upper + 1e-15
     assert upper - lower < 1e-11  # the tolerance wants 1e-9 of the range
     assert lower > 0.6 + 5e-10  # the signal: above the zero-information value 0.6
@@ -76,11 +67,11 @@ def test_the_polish_closes_what_the_interior_point_leaves():
     # without an LP solver the rule's polish stops at its null space (t free: parity), so
     # this is the interior point's own rule
     found = dense_worst(lp, solve=None)
-    raw_lower, raw_upper = _dense_bounds(lp, found.prior, found.rule)
+    raw_lower, raw_upper = dense_bounds(lp, found.prior, found.rule)
     assert raw_upper - raw_lower > 1e-11  # what the polish is for
     rule = polish_rule(C, G, found.prior, _solve)
     assert rule is not None
-    lower, _ = _dense_bounds(lp, found.prior, rule)
+    lower, _ = dense_bounds(lp, found.prior, rule)
     assert lower >= raw_lower - 1e-15
     assert raw_upper - lower < 1e-11
     # negative control: the polish of a prior that is not the minimax one is no better
@@ -88,7 +79,7 @@ def test_the_polish_closes_what_the_interior_point_leaves():
     skewed = found.prior * np.linspace(0.5, 1.5, found.prior.size)
     other = polish_rule(C, G, skewed, _solve)
     if other is not None:
-        assert _dense_bounds(lp, found.prior, other)[0] <= raw_upper + 1e-13
+        assert dense_bounds(lp, found.prior, other)[0] <= raw_upper + 1e-13
 
 
 def test_exact_lambdas_on_81_orbits_against_the_exact_simplex():
@@ -120,7 +111,7 @@ def test_active_rows_bound_the_whole_block():
     table = np.array([[1.0, 0.0], [1 / 3, 1.0]])[majority]
     lp = WorstLp(lp.channel, lp.rows, lp.gain_rows, table)
     found = dense_worst(lp, solve=_solve)
-    lower, upper = _dense_bounds(lp, found.prior, found.rule)
+    lower, upper = dense_bounds(lp, found.prior, found.rule)
     assert abs(lower - found.lower) < 1e-12 and abs(upper - found.upper) < 1e-12
     assert upper - lower < 1e-10
     # (row generation on the active rows: tests/test_symmetric_family.py)
@@ -133,8 +124,8 @@ def test_polish_prior_needs_a_consistent_rule():
     prior = polish_prior(C, G, found.rule, _solve)
     assert prior is not None
     assert abs(prior.sum() - 1) < 1e-12 and prior.min() >= 0
-    _, upper = _dense_bounds(lp, prior, found.rule)
-    lower, _ = _dense_bounds(lp, found.prior, found.rule)
+    _, upper = dense_bounds(lp, prior, found.rule)
+    lower, _ = dense_bounds(lp, found.prior, found.rule)
     assert upper >= lower - 1e-13  # a bound is a bound: never below a rule's value
 
 

@@ -11,6 +11,7 @@ import json
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from worst_bounds import dense_bounds
 
 from dpverify.cli import main
 from dpverify.lp import solve
@@ -27,16 +28,6 @@ from dpverify.theory.worst_lp import WorstLp
 
 def _solve(lp):
     return solve(lp, "highs", feasibility_tol=1e-10)
-
-
-def _dense_bounds(lp, prior, rule):
-    """Both ends recomputed from the dense channel (no Kronecker products)."""
-    C, G = lp.channel.floats(), lp.gain
-    q = np.clip(rule, 0, None)
-    q = q / q.sum(axis=1, keepdims=True)
-    p = np.clip(prior, 0, None)
-    p = p / p.sum()
-    return float(((C @ q) * G).sum(axis=1).min()), float((C.T @ (p[:, None] * G)).max(1).sum())
 
 
 def _lp(epsilons, seed, m=3, relevant=None):
@@ -68,8 +59,8 @@ def test_a_prior_on_one_sub_cube_is_bounded_by_its_sub_problem():
         sub = WorstLp.over_inputs(sub_lambdas, gain[sel])
         prior = np.zeros(1 << k)
         prior[sel] = p
-        full = _dense_bounds(lp, prior, np.ones((1 << k, 3)))[1]
-        bounds.append((full, _dense_bounds(sub, p, np.ones((8, 3)))[1]))
+        full = dense_bounds(lp, prior, np.ones((1 << k, 3)))[1]
+        bounds.append((full, dense_bounds(sub, p, np.ones((8, 3)))[1]))
     assert split_parties(np.exp(EPSILONS), 1e-6, 6) == fixed
     for full, own in bounds:
         assert full == pytest.approx(own, abs=1e-12)
@@ -84,7 +75,7 @@ def test_the_sub_cube_hints_bracket_the_dense_optimum(relevant_bit):
     lp, _ = _lp(EPSILONS, 4, relevant=relevant)
     found = split_worst(lp, np.exp(EPSILONS), 1e-6, 6, _solve)
     assert found is not None
-    lower, upper = _dense_bounds(lp, found.prior, found.rule)
+    lower, upper = dense_bounds(lp, found.prior, found.rule)
     assert lower == pytest.approx(found.lower, abs=1e-12)
     assert upper == pytest.approx(found.upper, abs=1e-12)
     reference = dense_worst(lp)
@@ -108,7 +99,7 @@ def test_a_constant_rule_is_a_candidate_and_only_a_better_one_is_taken():
     # a constant rule on indicator gains reaches min_x [f(x) == y]: 0 unless f is constant
     found = best_candidate(lp, np.full(8, 1 / 8), -1.0)
     assert found is not None and found[0] == pytest.approx(
-        _dense_bounds(lp, np.full(8, 1 / 8), found[1])[0])
+        dense_bounds(lp, np.full(8, 1 / 8), found[1])[0])
     # negative control: nothing beats a rule already above every candidate
     assert best_candidate(lp, np.full(8, 1 / 8), 1.0) is None
 
