@@ -7,6 +7,7 @@ modules (`verify` of a count problem never imports the multi-party code).
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -113,40 +114,18 @@ def derivation(spec: MechanismSpec, tol: float) -> Any:
     return DERIVATIONS[("mechanism", spec.setting)](spec, tol)
 
 
-def _bits_result() -> type:
-    from dpverify.verifiers.result import AgentResult
-
-    return AgentResult
-
-
-def _symbols_result() -> type:
-    from dpverify.verifiers.result import SymbolResult
-
-    return SymbolResult
+def _type(module: str, name: str) -> Callable[[], type]:
+    """The class `name` of `module`, imported when first asked for (this module loads no
+    verifier that a run does not use)."""
+    return lambda: getattr(importlib.import_module(module), name)
 
 
-def _delta_result() -> type:
-    from dpverify.verifiers.approximate.result import ApproxResult
-
-    return ApproxResult
-
-
-def _count_result() -> type:
-    from dpverify.verifiers.count.result import CountResult
-
-    return CountResult
-
-
-def _audit_result() -> type:
-    from dpverify.verifiers.audit.result import AuditResult
-
-    return AuditResult
-
-
-def _mechanism_result() -> type:
-    from dpverify.verifiers.audit.result import MechanismResult
-
-    return MechanismResult
+_bits_result = _type("dpverify.verifiers.result", "AgentResult")
+_symbols_result = _type("dpverify.verifiers.result", "SymbolResult")
+_delta_result = _type("dpverify.verifiers.approximate.result", "ApproxResult")
+_count_result = _type("dpverify.verifiers.count.result", "CountResult")
+_audit_result = _type("dpverify.verifiers.audit.result", "AuditResult")
+_mechanism_result = _type("dpverify.verifiers.audit.result", "MechanismResult")
 
 
 # The type of the results of every (kind, setting), for reading them back from JSON
