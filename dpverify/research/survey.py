@@ -76,34 +76,31 @@ SAVED = ("gap", "interaction-helps", "open")
 MAX_EPSILON = 700  # e^epsilon must be a finite float
 
 
-def parse_deltas(text: str) -> tuple[Fraction, ...]:
-    """`--delta 1/20,1/10`: exact levels in (0, 1), each once, in order; OptionError
-    (exit 2) naming a bad item."""
+def exact_levels(text: str, within: Callable[[Fraction], bool], allowed: str
+                 ) -> tuple[Fraction, ...]:
+    """A comma-separated list of exact numbers, each once, in order; OptionError (exit 2)
+    naming a bad item and `allowed` (what `within` accepts)."""
     out: list[Fraction] = []
     for item in text.split(","):
         try:
-            delta = parse_exact(item.strip())
+            level = parse_exact(item.strip())
         except NumberError as exc:
             raise OptionError(f"{item.strip()!r}: {exc}") from None
-        if not 0 < delta < 1:
-            raise OptionError(f"{item.strip()!r}: delta must be in (0, 1)")
-        out.append(delta)
+        if not within(level):
+            raise OptionError(f"{item.strip()!r}: {allowed}")
+        out.append(level)
     return tuple(dict.fromkeys(out))
+
+
+def parse_deltas(text: str) -> tuple[Fraction, ...]:
+    """`--delta 1/20,1/10`: exact levels in (0, 1)."""
+    return exact_levels(text, lambda d: 0 < d < 1, "delta must be in (0, 1)")
 
 
 def parse_epsilons(text: str) -> tuple[Fraction, ...]:
-    """`--epsilon 0.5,1,2`: exact levels in 0..700, each once, in order; OptionError
-    (exit 2) naming a bad item."""
-    out: list[Fraction] = []
-    for item in text.split(","):
-        try:
-            eps = parse_exact(item.strip())
-        except NumberError as exc:
-            raise OptionError(f"{item.strip()!r}: {exc}") from None
-        if not 0 <= eps <= MAX_EPSILON:
-            raise OptionError(f"{item.strip()!r}: epsilon must be in 0..{MAX_EPSILON}")
-        out.append(eps)
-    return tuple(dict.fromkeys(out))
+    """`--epsilon 0.5,1,2`: exact levels in 0..700 (e^epsilon a finite float)."""
+    return exact_levels(text, lambda e: 0 <= e <= MAX_EPSILON,
+                        f"epsilon must be in 0..{MAX_EPSILON}")
 
 
 @dataclass(frozen=True)
