@@ -237,6 +237,29 @@ def test_verify_takes_symmetric_problems_beyond_the_exact_work():
     assert r.rr_value == pytest.approx(float(xor_closed_form(600, Fraction(2))), abs=1e-12)
 
 
+def test_a_bracket_left_wide_by_max_orbit_work_names_the_option():
+    """Issue 25: a worst case whose orbit LP is over --max-orbit-work keeps the uniform
+    prior's bracket; the reason says so, with the option that raises the limit, and the
+    code is size-limit (it said only "wider than --tol"). Control: within the limit the
+    same problem is decided, and the reason names no limit."""
+    eps = [0.5] * 4 + [1.0] * 4 + [2.0] * 4
+    spec = loads(f"""[problem]
+parties = 12
+epsilon = {eps}
+accuracy = "worst"
+[observer]
+function = "sum"
+gain = "-abs"
+""")
+    tight = verify_orbit_agent(spec, spec.agents[0], Accuracy.WORST,
+                               VerifyOptions(max_orbit_work=200_000))  # LP: 125^2 x 13
+    assert tight.verdict is Verdict.ERROR and tight.code is ReasonCode.SIZE_LIMIT
+    assert "wider than --tol" in tight.reason and "125 orbits" in tight.reason
+    assert "raise it with --max-orbit-work" in tight.reason
+    free = verify_orbit_agent(spec, spec.agents[0], Accuracy.WORST, OPTIONS)
+    assert free.verdict is Verdict.OPTIMAL and "--max-orbit-work" not in free.reason
+
+
 def test_certify_keeps_exact_certificates():
     """Where `verify` takes the interval route, `certify` still writes the exact
     certificate at the fine brackets of e^eps."""

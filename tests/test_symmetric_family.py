@@ -67,9 +67,9 @@ def _rounds(monkeypatch, active_all: float):
     seen: list[int] = []
     inner = worst_ipm._dense_block
 
-    def counted(lp, target, solve_):
+    def counted(lp, target, solve_, **kw):
         seen.append(int(lp.rows.size))
-        return inner(lp, target, solve_)
+        return inner(lp, target, solve_, **kw)
 
     monkeypatch.setattr(worst_ipm, "_dense_block", counted)
     monkeypatch.setattr(worst_ipm, "ACTIVE_ALL", active_all)
@@ -157,9 +157,9 @@ def test_a_wide_bracket_runs_again_and_keeps_the_better_end_of_each(monkeypatch)
     calls: list[int] = []
     inner = worst_ipm._dense_block
 
-    def counted(lp, target, solve_):
+    def counted(lp, target, solve_, **kw):
         calls.append(1)
-        return inner(lp, target, solve_)
+        return inner(lp, target, solve_, **kw)
 
     monkeypatch.setattr(worst_ipm, "_dense_block", counted)
     lp = WorstLp.over_class_orbits(OrbitSpace((2, 3), (Fraction(3, 2), Fraction(2))),

@@ -95,10 +95,13 @@ def exact_verdict(spec: MultipartySpec, cert: AnyCertificate, tol: Fraction) -> 
         return ExactVerdict(Verdict.OPTIMAL,
                             f"brackets the optimum within {_float(width):.3g}", proof, True,
                             ReasonCode.BRACKETED)
-    return ExactVerdict(Verdict.ERROR, (
-        f"brackets the optimum in [{_float(cert.value):.12g}, {_float(cert.bound):.12g}] "
-        f"(width {_float(width):.3g}), wider than --tol"), proof, True,
-        ReasonCode.BRACKET_TOO_WIDE)
+    how = (f"brackets the optimum in [{_float(cert.value):.12g}, {_float(cert.bound):.12g}] "
+           f"(width {_float(width):.3g}), wider than --tol")
+    limit = getattr(cert, "limit", None)  # the size limit that kept it wide, if one did
+    if limit is not None:
+        return ExactVerdict(Verdict.ERROR, f"{how}: {limit}", proof, True,
+                            ReasonCode.SIZE_LIMIT)
+    return ExactVerdict(Verdict.ERROR, how, proof, True, ReasonCode.BRACKET_TOO_WIDE)
 
 
 def first_deciding(spec: MultipartySpec,

@@ -83,6 +83,9 @@ class IntervalCertificate:
     classes: tuple[tuple[int, ...], ...] | None = None
     uniform_bit: int | None = None  # a worst case's uniform prior on this own bit (party)
     rule: np.ndarray | None = field(default=None, repr=False)
+    # the size limit that kept the bracket from narrowing, in words naming the option that
+    # raises it (the result's reason when the bracket is wider than --tol); not certified
+    limit: str | None = field(default=None, repr=False)
 
     arithmetic: ClassVar[Arithmetic] = Arithmetic.INTERVAL
 

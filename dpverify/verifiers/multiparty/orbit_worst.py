@@ -106,10 +106,11 @@ def orbit_worst_interval(agent: str, problem: OrbitProblem, lower, upper,
             return best
     count, m = lp_orbits(problem), len(problem.outputs)
     if count * count * m > options.max_orbit_work:
-        return replace(best, notes=(*best.notes, (
-            f"the worst-case LP on {count:,} orbits (about {count * count * m:.3g} "
-            f"coefficients) is over --max-orbit-work ({options.max_orbit_work:.3g}): the "
-            "uniform prior's bracket")))
+        limit = (f"the worst-case LP on {count:,} orbits (about {count * count * m:.3g} "
+                 f"coefficients) is over --max-orbit-work ({options.max_orbit_work:.3g}; "
+                 "raise it with --max-orbit-work)")
+        return replace(best, notes=(*best.notes, f"{limit}: the uniform prior's bracket"),
+                       limit=limit)
     gain = [list(row) for row in problem.units.exact]
     prior, rule, notes = float_hints(problem, gain, _relevant(problem), upper, options, hints)
     cert = worst_interval(agent, problem, lower, upper, prior, rule, notes)
