@@ -19,9 +19,11 @@ Two arithmetics, each an enclosure of the exact number:
   for every entry c of S v (`KRON_ROUNDINGS`). `upper_end` and `lower_end` invert this for
   a computed number, with the count of roundings along its way (`Budget`).
 * python-flint's arb balls (midpoint and radius, every operation outward rounded) for the
-  orbit transforms: the generating polynomials of theory/orbits/space.py multiplied by a
-  divide-and-conquer (`class_transform`), whose exponents never under- or overflow
-  (coefficients such as 3^-10000 keep their relative precision).
+  orbit transforms: the generating polynomials of theory/orbits/space.py, their products
+  as a class's matrix applied to every fiber at once by arb_mat (`class_matrix`), or for a
+  large class multiplied by a divide-and-conquer per fiber (`class_transform`); arb's
+  exponents never under- or overflow (coefficients such as 3^-10000 keep their relative
+  precision).
 
 Only brackets come out of here: the caller declares an upper end of the bound and a lower
 end of the value, and the independent checker (dpverify/checker/intervals.py) encloses
@@ -42,7 +44,7 @@ import numpy as np
 from dpverify.theory.exact import lambda_pq
 
 if TYPE_CHECKING:
-    from flint import arb, arb_poly
+    from flint import arb, arb_mat, arb_poly
 
 UNIT = Fraction(1, 1 << 53)  # the unit roundoff of IEEE double precision
 TINY = Fraction(1, 1 << 1074)  # bounds the absolute error of a product that underflows
@@ -219,30 +221,56 @@ def class_transform(p: int, q: int, n: int, y: Sequence[arb],
     return list(coeffs) + [arb(0)] * (n + 1 - len(coeffs))
 
 
+# A class of at most this many parties is mixed by its (n + 1) x (n + 1) matrix in one
+# arb_mat product over every fiber of every column; a larger one fiber by fiber by
+# class_transform (no matrix of (n + 1)^2 balls).
+MATRIX_PARTIES = 64
+
+
+def class_matrix(p: int, q: int, n: int) -> arb_mat:
+    """The matrix of class_transform: column j holds the coefficients of A^j B^(n - j)
+    (A, B of ArbPowers), so that class_matrix(...) * y = class_transform(..., y)."""
+    from flint import arb, arb_mat, arb_poly  # lazy: python-flint when used
+
+    pw = ArbPowers(p, q)
+    a_pows, b_pows = [arb_poly([1])], [arb_poly([1])]
+    for _ in range(n):
+        a_pows.append(a_pows[-1] * pw.A[1])
+        b_pows.append(b_pows[-1] * pw.B[1])
+    columns = []
+    for j in range(n + 1):
+        coeffs = list((a_pows[j] * b_pows[n - j]).coeffs())
+        columns.append(coeffs + [arb(0)] * (n + 1 - len(coeffs)))
+    return arb_mat(columns).transpose()
+
+
 def orbit_transform(sizes: Sequence[int], lambdas: Sequence[Fraction],
                     columns: list[list[arb]]) -> list[list[arb]]:
     """M applied to masses on orbits (mixed radix, first class first), class by class
-    along the axes of the orbit grid, for each column (a list of arb per orbit)."""
+    along the axes of the orbit grid, for each column (a list of arb per orbit): the
+    columns as one array of balls (numpy objects: axis 0 the column, then one axis per
+    class), each class's axis brought to the front and mixed at once (class_matrix), or
+    fiber by fiber (class_transform) for a class above MATRIX_PARTIES."""
+    from flint import arb_mat  # lazy: python-flint when used
+
     with precision(PRECISION):
-        dims = [n + 1 for n in sizes]
-        count = math.prod(dims)
-        out = [list(col) for col in columns]
-        stride = count
-        for n, lam in zip(sizes, lambdas, strict=True):
+        data = np.empty(len(columns) * math.prod(n + 1 for n in sizes), dtype=object)
+        data[:] = [v for col in columns for v in col]
+        data = data.reshape(len(columns), *(n + 1 for n in sizes))
+        for axis, (n, lam) in enumerate(zip(sizes, lambdas, strict=True), start=1):
             p, q = lambda_pq(lam)
-            block = stride // (n + 1)
-            stride = block
-            powers = ArbPowers(p, q)
-            starts = [s for s in range(count) if (s // block) % (n + 1) == 0]
-            for col in out:
-                for start in starts:
-                    fiber = [col[start + w * block] for w in range(n + 1)]
-                    if all(v == 0 for v in fiber):
-                        continue
-                    mixed = class_transform(p, q, n, fiber, powers)
-                    for w in range(n + 1):
-                        col[start + w * block] = mixed[w]
-        return out
+            front = np.moveaxis(data, axis, 0)
+            fibers = front.reshape(n + 1, -1)
+            if n <= MATRIX_PARTIES:
+                mixed = np.array((class_matrix(p, q, n) * arb_mat(fibers.tolist())).tolist(),
+                                 dtype=object)
+            else:
+                powers, mixed = ArbPowers(p, q), fibers.copy()
+                for f in range(fibers.shape[1]):
+                    if not all(v == 0 for v in fibers[:, f]):
+                        mixed[:, f] = class_transform(p, q, n, list(fibers[:, f]), powers)
+            data = np.moveaxis(mixed.reshape(front.shape), 0, axis)
+        return [list(col) for col in data.reshape(len(columns), -1)]
 
 
 class precision:
@@ -265,7 +293,7 @@ class precision:
         return False
 
 
-__all__ = ["KRON_ROUNDINGS", "PRECISION", "TINY", "UNIT", "ArbPowers", "Budget", "ball",
-           "ceil_to", "class_transform", "exact_sum", "floor_to", "kron_budget",
-           "kron_floats", "lower_end", "lower_of", "orbit_transform", "precision",
-           "rr_weights", "upper_end", "upper_of"]
+__all__ = ["KRON_ROUNDINGS", "MATRIX_PARTIES", "PRECISION", "TINY", "UNIT", "ArbPowers",
+           "Budget", "ball", "ceil_to", "class_matrix", "class_transform", "exact_sum",
+           "floor_to", "kron_budget", "kron_floats", "lower_end", "lower_of",
+           "orbit_transform", "precision", "rr_weights", "upper_end", "upper_of"]

@@ -89,8 +89,19 @@ def _json_output(y: Fraction):
 
 
 def nested_strings(obj):
-    """Nested sequences of rationals as nested lists of "p/q" strings (certificate JSON)."""
-    if isinstance(obj, (list, tuple)):
-        return [nested_strings(v) for v in obj]
-    return rational_string(obj)
+    """Nested sequences of rationals as nested lists of "p/q" strings (certificate JSON).
+    A row of rationals met again as the same object (an argmax rule repeats one per set
+    of tied outputs) is written once and copied: no two lists of the JSON are one."""
+    rows: dict[int, list[str]] = {}
+
+    def strings(v):
+        if not isinstance(v, (list, tuple)):
+            return rational_string(v)
+        if any(isinstance(x, (list, tuple)) for x in v):
+            return [strings(x) for x in v]
+        if id(v) not in rows:
+            rows[id(v)] = [rational_string(x) for x in v]
+        return list(rows[id(v)])
+
+    return strings(obj)
 

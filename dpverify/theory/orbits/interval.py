@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from dpverify.theory.certificates.interval import IntervalCertificate, declare
+from dpverify.theory.exact import lambda_pq
 from dpverify.theory.interval import (
     PRECISION,
     ball,
@@ -35,31 +36,47 @@ if TYPE_CHECKING:
     from flint import arb
 
 
-def _parts(problem: OrbitProblem) -> list[list[bool] | None]:
+def _own_rest(problem: OrbitProblem, lambdas) -> tuple[list[int], list]:
+    """For a party: the other classes' sizes and lambdas (its own class left out)."""
+    keep = [c for c in range(len(problem.sizes)) if c != problem.own]
+    return [problem.sizes[c] for c in keep], [lambdas[c] for c in keep]
+
+
+def _own_orbits(problem: OrbitProblem) -> list[list[int]]:
+    """For a party: the orbits of own bit 0 and of own bit 1, each in order; the r-th of
+    each has the r-th orbit of the other classes (mixed radix with one coordinate fixed)."""
     bits = problem.own_bits()
-    if bits is None:
-        return [None]
-    return [[b == part for b in bits] for part in (0, 1)]
+    assert bits is not None
+    return [[w for w, bit in enumerate(bits) if bit == b] for b in (0, 1)]
 
 
 def _unit_balls(problem: OrbitProblem) -> list[list[arb]]:
+    """The normalised gains as balls, each row object converted once (units_of keeps one
+    row object per distinct row of the table)."""
+    memo: dict[int, list[arb]] = {}
     with precision(PRECISION):
-        return [[ball(v) for v in row] for row in problem.units.exact]
+        return [memo[id(row)] if id(row) in memo else
+                memo.setdefault(id(row), [ball(v) for v in row]) for row in problem.units.exact]
 
 
 def _scores(problem: OrbitProblem, lambdas, gains: list[list[arb]],
             masses: list[arb]) -> list[list[list[arb]]]:
-    """Per part, per output y: the masses M (pi^ g'_y 1_part) on corner orbits."""
-    from flint import arb  # lazy: python-flint when used
-
+    """Per part, per output y: the masses M (pi^ g'_y 1_part) on corner orbits. For a
+    party, part b lives on the orbits of own bit b, where the own class's factor is the
+    column b of its matrix (theory/orbits/space.py: the coefficients of A^b B^(1 - b),
+    summing to 1), the same for every output: so the scores are given on the other
+    classes' corner orbits, summed over the own corner bit (M of the other classes on the
+    part's orbits; a maximum over outputs is the same on both own corner bits)."""
     m = len(problem.outputs)
-    out = []
     with precision(PRECISION):
-        for part in _parts(problem):
-            columns = [[masses[w] * gains[w][y] if part is None or part[w] else arb(0)
-                        for w in range(len(masses))] for y in range(m)]
-            out.append(orbit_transform(problem.sizes, lambdas, columns))
-    return out
+        if problem.own is None:
+            columns = [[masses[w] * gains[w][y] for w in range(len(masses))]
+                       for y in range(m)]
+            return [orbit_transform(problem.sizes, lambdas, columns)]
+        sizes, rest = _own_rest(problem, lambdas)
+        return [orbit_transform(sizes, rest, [[masses[w] * gains[w][y] for w in orbits]
+                                              for y in range(m)])
+                for orbits in _own_orbits(problem)]
 
 
 def _best_upper(scores: list[list[list[arb]]]) -> Fraction:
@@ -87,20 +104,24 @@ def _best_lower(scores: list[list[list[arb]]]) -> tuple[Fraction, list]:
     the outputs whose balls reach it; and that rule (per part: rows of Fractions)."""
     from flint import arb  # lazy: python-flint when used
 
-    count = len(scores[0][0])
+    m = len(scores[0])
     rules = []
+    rows: dict[tuple[int, ...], tuple] = {}  # one row object per set of tied outputs
     with precision(PRECISION):
         total = arb(0)
         for part in scores:
             rule = []
-            for j in range(count):
-                top = max(col[j].lower() for col in part)  # exact ends, compared exactly
-                tied = [y for y, col in enumerate(part) if col[j].upper() >= top]
-                share = Fraction(1, len(tied))
-                row = tuple(share if y in tied else Fraction(0) for y in range(len(part)))
+            for column in zip(*part, strict=True):
+                top = max(c.lower() for c in column)  # exact ends, compared exactly
+                tied = tuple(y for y, c in enumerate(column) if c.upper() >= top)
+                if tied not in rows:
+                    share = Fraction(1, len(tied))
+                    rows[tied] = tuple(share if y in tied else Fraction(0) for y in range(m))
+                lowers = arb(0)
                 for y in tied:
-                    total += ball(share) * part[y][j].lower()
-                rule.append(row)
+                    lowers += column[y].lower()
+                total += lowers / len(tied)
+                rule.append(rows[tied])
             rules.append(tuple(rule))
         return lower_of(total), rules
 
@@ -141,7 +162,7 @@ def average_interval(agent: str, problem: OrbitProblem, lower, upper,
     bound = _best_upper(up)
     low = up if tuple(lower) == tuple(upper) else uniform_scores(problem, lower)
     value, rules = _best_lower(low)
-    decision = tuple(rules) if problem.own is not None else rules[0]
+    decision = _corner_rules(problem, rules)
     hi, lo, status = declare(problem.units, bound, value)
     cert = IntervalCertificate(
         agent=agent, accuracy="average", outputs=problem.outputs,
@@ -149,6 +170,25 @@ def average_interval(agent: str, problem: OrbitProblem, lower, upper,
         decision=None, value=lo, status=status, classes=problem.classes,
         rule=_floats(decision, problem.own is not None))
     return cert, decision
+
+
+def argmax_decision(problem: OrbitProblem, scores: list) -> tuple:
+    """The decision of RR's argmax rule of the scores (per part, per output: e.g.
+    uniform_scores; ties split as in `_best_lower`)."""
+    return _corner_rules(problem, _best_lower(scores)[1])
+
+
+def _corner_rules(problem: OrbitProblem, rules: list) -> tuple:
+    """The decision on every corner orbit from the rules of `_best_lower` on the corner
+    orbits of _scores: for a party, part b's rule on the other classes' corner orbits
+    holds on both own corner bits."""
+    if problem.own is None:
+        return rules[0]
+    index = [0] * orbit_count(problem)
+    for orbits in _own_orbits(problem):
+        for r, j in enumerate(orbits):
+            index[j] = r
+    return tuple(tuple(rule[r] for r in index) for rule in rules)
 
 
 def uniform_bound(problem: OrbitProblem, scores_up: list, bit: int | None) -> Fraction:
@@ -167,29 +207,40 @@ def prior_bound(problem: OrbitProblem, upper, prior_mass: Sequence[Fraction]) ->
 
 
 def rule_accuracies(problem: OrbitProblem, lower, decision) -> list[Fraction]:
-    """A lower end of RR's accuracy with the rule (on corner orbits) on every input orbit."""
+    """A lower end of RR's accuracy with the rule (on corner orbits) on every input orbit.
+    For a party, the rule of own bit b on the input orbits of own bit b: the own class's
+    row b of its matrix (RR's p / (p + q) to keep the bit, q / (p + q) to flip it) merges
+    the rule's two own corner bits, then M of the other classes."""
     from flint import arb  # lazy: python-flint when used
 
-    space = problem.space(lower)
-    sizes = space.orbit_sizes()
+    sizes = problem.space(lower).orbit_sizes()
     m = len(problem.outputs)
-    halves = [decision] if problem.own is None else list(decision)
-    bits = problem.own_bits()
     gains = _unit_balls(problem)
-    acc = [arb(0)] * space.count
+    acc = [arb(0)] * len(sizes)
     with precision(PRECISION):
-        size_balls = [arb(s) for s in sizes]
-        for b, half in enumerate(halves):
-            columns = [[ball(half[j][y]) * size_balls[j] if half[j][y] else arb(0)
-                        for j in range(space.count)] for y in range(m)]
-            spread = orbit_transform(problem.sizes, lower, columns)
-            for w in range(space.count):
-                if bits is not None and bits[w] != b:
-                    continue
+        def masses(rule, j: int) -> list[arb]:
+            return [ball(q) * sizes[j] if q else arb(0) for q in rule[j]]
+
+        if problem.own is None:
+            parts = [(list(range(len(sizes))), [masses(decision, j) for j in range(len(sizes))],
+                      list(problem.sizes), list(lower))]
+        else:
+            p, q = lambda_pq(lower[problem.own])
+            keep, flip = ball(Fraction(p, p + q)), ball(Fraction(q, p + q))
+            own = _own_orbits(problem)
+            parts = []
+            for b, rule in enumerate(decision):
+                merged = [[keep * u + flip * v for u, v in
+                           zip(masses(rule, j), masses(rule, i), strict=True)]
+                          for j, i in zip(own[b], own[1 - b], strict=True)]
+                parts.append((own[b], merged, *_own_rest(problem, lower)))
+        for orbits, rows, classes, lams in parts:
+            spread = orbit_transform(classes, lams, [list(c) for c in zip(*rows, strict=True)])
+            for r, w in enumerate(orbits):
                 total = arb(0)
                 for y in range(m):
-                    total += gains[w][y] * spread[y][w]
-                acc[w] = acc[w] + total / size_balls[w]
+                    total += gains[w][y] * spread[y][r]
+                acc[w] = total / sizes[w]
         return [lower_of(a) for a in acc]
 
 
@@ -219,14 +270,22 @@ def worst_interval(agent: str, problem: OrbitProblem, lower, upper,
 
 
 def _exact(decision, party: bool) -> tuple:
-    if not party:
-        return tuple(tuple(Fraction(v) for v in row) for row in decision)
-    return tuple(tuple(tuple(Fraction(v) for v in row) for row in half) for half in decision)
+    """The decision's rows as tuples of Fractions, each row object converted once (the
+    argmax rule of _best_lower repeats one row object per set of tied outputs)."""
+    memo: dict[int, tuple] = {}
+
+    def rows(half) -> tuple:
+        return tuple(memo[id(r)] if id(r) in memo else memo.setdefault(
+            id(r), tuple(v if type(v) is Fraction else Fraction(v) for v in r)) for r in half)
+
+    return rows(decision) if not party else tuple(rows(half) for half in decision)
 
 
 def _floats(decision, party: bool) -> np.ndarray:
     rows = decision if not party else [r for half in decision for r in half]
-    out = np.array([[float(v) for v in row] for row in rows], dtype=np.float64)
+    memo: dict[int, list[float]] = {}
+    out = np.array([memo[id(r)] if id(r) in memo else
+                    memo.setdefault(id(r), [float(v) for v in r]) for r in rows], dtype=np.float64)
     return out if not party else out.reshape(2, -1, out.shape[1])
 
 
@@ -234,5 +293,5 @@ def orbit_count(problem: OrbitProblem) -> int:
     return math.prod(n + 1 for n in problem.sizes)
 
 
-__all__ = ["average_interval", "orbit_count", "prior_bound", "rule_accuracies",
+__all__ = ["argmax_decision", "average_interval", "orbit_count", "prior_bound", "rule_accuracies",
            "uniform_bound", "uniform_masses", "uniform_scores", "worst_interval"]

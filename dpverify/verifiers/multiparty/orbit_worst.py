@@ -30,7 +30,7 @@ from dpverify.theory.orbits.certificates import (
     worst_certificate,
 )
 from dpverify.theory.orbits.interval import (
-    average_interval,
+    argmax_decision,
     rule_accuracies,
     uniform_scores,
     worst_interval,
@@ -86,11 +86,12 @@ def orbit_worst_interval(agent: str, problem: OrbitProblem, lower, upper,
                          options: VerifyOptions, hints: Hints):
     """The worst-case orbit certificate in arb balls (theory/orbits/interval.py): the
     uniform prior (for a party, on the own bit with the smaller bound) with RR's argmax
-    rule, kept when its bracket is within half of --tol; else the rationalised float
-    solution of the orbit LP (guarded by --max-orbit-work: orbits^2 x outputs), the
-    narrower of the two."""
+    rule (of the uniform prior's scores at the upper lambdas, computed for the bound: any
+    rule is a lower end, valued in balls at the lower ones), kept when its bracket is
+    within half of --tol; else the rationalised float solution of the orbit LP (guarded by
+    --max-orbit-work: orbits^2 x outputs), the narrower of the two."""
     scores = uniform_scores(problem, upper)
-    _, decision = average_interval(agent, problem, lower, upper, scores_up=scores)
+    decision = argmax_decision(problem, scores)
     value = min(rule_accuracies(problem, lower, decision))
     bits = [None] if problem.own is None else [0, 1]
     best = min((worst_interval(agent, problem, lower, upper, None, decision,
