@@ -208,7 +208,7 @@ def read_rules(lower: Json, parts: int, rows: int, outputs: int) -> list[Matrix]
         rules = [matrix(raw[b], rows, outputs, f"lower.decision[{b}]") for b in range(parts)]
     for b, rule in enumerate(rules):
         for tau, row in enumerate(rule):
-            if any(q < 0 for q in row) or sum(row) != 1:
+            if any(q < 0 for q in row if q) or sum(q for q in row if q) != 1:
                 where = f"[{b}]" if parts > 1 else ""
                 raise CheckFailed(f"decision row{where}[{tau}] is not a distribution "
                                   f"(entries >= 0 summing to 1): sums to {show(sum(row))}")

@@ -59,14 +59,16 @@ def vector(obj: object, key: str, length: int, where: str) -> list[Fraction]:
 
 
 def matrix(items: object, rows: int, cols: int, where: str) -> Matrix:
-    """`rows` lists of `cols` rationals."""
+    """`rows` lists of `cols` rationals (a string repeated is read once: a rule's 0s)."""
     if not isinstance(items, list) or len(items) != rows:
         raise CertificateFormatError(f"`{where}` needs {rows} rows")
-    out = []
+    out, seen = [], dict[object, Fraction]()
     for r, row in enumerate(items):
         if not isinstance(row, list) or len(row) != cols:
             raise CertificateFormatError(f"`{where}[{r}]` needs {cols} entries")
-        out.append([rational(v, f"{where}[{r}][{c}]") for c, v in enumerate(row)])
+        out.append([seen[v] if type(v) is str and v in seen else
+                    seen.setdefault(v, rational(v, f"{where}[{r}][{c}]"))
+                    for c, v in enumerate(row)])
     return out
 
 

@@ -16,11 +16,12 @@ value <= lo + span (lower end) are checked exactly. Status `bracket` only.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
-from flint import arb, arb_poly, ctx, fmpq
+from flint import arb, arb_mat, arb_poly, ctx, fmpq
 
 from dpverify.checker import claim, core, factors, fixedpoint
 from dpverify.checker.fields import (
@@ -37,6 +38,7 @@ from dpverify.checker.tabulation import gains_by_value, orbit_table, spec_values
 from dpverify.spec.model import MultipartySpec
 
 ARB_BITS = 96  # arb's working precision on orbits
+MATRIX_CLASS = 64  # a class of at most this many parties is mixed by its matrix
 AVERAGE = "an average-case interval certificate (the prior is uniform, the rule RR's argmax)"
 
 
@@ -76,29 +78,34 @@ def check_orbit_interval(spec: MultipartySpec, cert: Json) -> claim.CheckResult:
     outputs, gain_rows = orbit_table(spec, head.agent, classes, grid.points())
     claim.read_outputs(cert, outputs)
     up, lo = claim.read_levels(spec, head, [c[0] - 1 for c in classes], class_names(classes))
-    units = Units(dict(enumerate(gain_rows)))
-    gain = [units.rows[i] for i in range(len(gain_rows))]
-    sizes = [len(c) for c in classes]
+    # a gain depends on f only: rows of the same Fraction objects, converted once
+    units = Units({tuple(map(id, row)): row for row in gain_rows})
+    keys = [tuple(map(id, row)) for row in gain_rows]
+    own = classes.index([head.agent.party]) if head.agent.party else None
     old = ctx.prec
     ctx.prec = ARB_BITS
     try:
-        rays = tuple(BallClass(n, lam) for n, lam in zip(sizes, up, strict=True))
-        rr = tuple(BallClass(n, lam) for n, lam in zip(sizes, lo, strict=True)) \
+        balls = {key: [ball(v) for v in row] for key, row in units.rows.items()}
+        gain = [balls[key] for key in keys]
+        rays = tuple(BallClass(len(c), lam) for c, lam in zip(classes, up, strict=True))
+        rr = tuple(BallClass(len(c), lam) for c, lam in zip(classes, lo, strict=True)) \
             if lo != up else rays
+
+        def scores(axes: Sequence[BallClass], prior: Sequence[Any]) -> Any:
+            parts = core.best_scores(label_scores(grid, axes, prior, gain, own), best)
+            return sum((v for part in parts for v in part), arb(0))  # outward rounded
+
         if head.accuracy == "average":
             claim.unused(head.upper, "masses", "upper.", AVERAGE)
             claim.unused(head.lower, "decision", "lower.", AVERAGE)
             prior = [arb(s) / arb(2) ** spec.parties for s in grid.mass]
-            scores = label_scores(grid, rays, prior, gain)
-            bound = upper_end(ball_sum(core.best_scores(scores, best_upper)))
-            scores = scores if rr is rays else label_scores(grid, rr, prior, gain)
-            value = lower_end(ball_sum(core.best_scores(scores, best_lower)))
+            bound = scores(rays, prior)
+            value = bound if rr is rays else scores(rr, prior)
         else:
-            prior = worst_masses(head.upper, spec.parties, grid)
-            bound = upper_end(ball_sum(core.best_scores(label_scores(grid, rays, prior, gain),
-                                                        best_upper)))
+            bound = scores(rays, worst_masses(head.upper, spec.parties, grid))
             rules = claim.read_rules(head.lower, grid.parts, len(grid.mass), len(outputs))
-            value = rule_value(grid, rr, rules, gain)
+            value = rule_value(grid, rr, rules, gain, own)
+        bound, value = exact(bound.upper()), exact(value.lower())
     finally:
         ctx.prec = old
     return conclude(head, units, bound, value)
@@ -165,49 +172,38 @@ def ball(x: Fraction) -> Any:
     return arb(fmpq(x.numerator, x.denominator))
 
 
-def upper_end(b: Any) -> Fraction:
-    man, exp = b.upper().man_exp()
+def exact(x: Any) -> Fraction:
+    """An end of a ball (upper() or lower(): a binary floating-point number), exactly."""
+    man, exp = x.man_exp()
     return Fraction(int(man)) * Fraction(2) ** int(exp)
 
 
-def lower_end(b: Any) -> Fraction:
-    man, exp = b.lower().man_exp()
-    return Fraction(int(man)) * Fraction(2) ** int(exp)
-
-
-def best_upper(column: Sequence[Any]) -> Any:
-    """The largest upper end of a column of balls (an upper end of the best score)."""
-    return max((c.upper() for c in column), key=upper_end)
-
-
-def best_lower(column: Sequence[Any]) -> Any:
-    """RR's rule takes, on each corner orbit, the output of largest lower end: its value
-    is at least the sum of those lower ends."""
-    return max((c.lower() for c in column), key=lower_end)
+def best(column: Sequence[Any]) -> Any:
+    """A ball holding a column's largest value (arb's max): its lower end is at most the
+    score of the output of largest lower end, which RR's rule takes on that corner orbit."""
+    return functools.reduce(arb.max, column)
 
 
 class BallClass:
     """factors.ClassOrbits in balls, normalised: a class of n parties at lambda = p / q,
-    sum_j y_j A^j B^(n - j) with A = (p z + q) / (p + q), B = (p + q z) / (p + q), split in
-    halves recursively (theory.md 2.8). The powers of A and B are kept for this
-    certificate only."""
+    F[a][s] = [z^s] A^a B^(n - a), A = (p z + q) / (p + q), B = (p + q z) / (p + q)
+    (theory.md 2.8): up to MATRIX_CLASS parties an arb_mat, mixing all fibers in one
+    product; above, each fiber's sum_a y_a A^a B^(n - a) split in halves recursively."""
 
     def __init__(self, n: int, lam: Fraction):
         p, q = lam.numerator, lam.denominator
-        s = ball(Fraction(p + q))
         self.n, self.points, self.size, self.scale = n, n + 1, n + 1, 1
-        self.base = {"A": arb_poly([ball(Fraction(q)) / s, ball(Fraction(p)) / s]),
-                     "B": arb_poly([ball(Fraction(p)) / s, ball(Fraction(q)) / s])}
-        self.powers: dict[tuple[str, int], Any] = {}
-
-    def power(self, name: str, e: int) -> Any:
-        if e <= 1:
-            return self.base[name] if e else arb_poly([1])
-        if (name, e) not in self.powers:
-            self.powers[(name, e)] = self.power(name, e // 2) * self.power(name, e - e // 2)
-        return self.powers[(name, e)]
+        a, b = ball(Fraction(q, p + q)), ball(Fraction(p, p + q))
+        self.base = {"A": arb_poly([a, b]), "B": arb_poly([b, a])}
+        self.power = functools.cache(lambda name, e: self.base[name] ** e)
+        if n <= MATRIX_CLASS:
+            self.rows = [[(self.power("A", j) * self.power("B", n - j))[s] for s in range(n + 1)]
+                         for j in range(n + 1)]
+            self.matrix = arb_mat(self.rows).transpose()
 
     def mix(self, chunks: list[list[Any]]) -> list[list[Any]]:
+        if self.n <= MATRIX_CLASS:  # out[s][f] = sum_a F[a][s] chunks[a][f], rigorous in C
+            return (self.matrix * arb_mat(chunks)).tolist()
         fibers = [self.fiber(list(y)) for y in zip(*chunks, strict=True)]
         return [list(column) for column in zip(*fibers, strict=True)]
 
@@ -219,38 +215,40 @@ class BallClass:
             return half(lo, mid) * self.power("B", hi - mid) + \
                 self.power("A", mid - lo) * half(mid, hi)
 
-        coeffs = half(0, self.n + 1).coeffs()
-        return list(coeffs) + [arb(0)] * (self.n + 1 - len(coeffs))
+        total = half(0, self.n + 1)
+        return [total[s] for s in range(self.n + 1)]
 
 
-def label_scores(grid: core.Grid, axes: Sequence[factors.Factor], prior: Sequence[Any],
-                 gain: Sequence[Sequence[Fraction]]) -> list[list[list[Any]]]:
-    """Per part b and output y, M (prior g'_y 1_part): core.right_columns in balls."""
-    g = [[ball(v) for v in row] for row in gain]
-    return [[factors.transform(axes, [p * row[y] if part == b else arb(0)
-                              for p, row, part in zip(prior, g, grid.part, strict=True)])
-             for y in range(len(gain[0]))] for b in range(grid.parts)]
+def label_scores(grid: core.Grid, axes: Sequence[BallClass], prior: Sequence[Any],
+                 gain: Sequence[Sequence[Any]], own: int | None) -> list[list[list[Any]]]:
+    """Per part b and output y, M (prior g'_y 1_part): core.right_columns in balls, the
+    outputs in one transform as a last axis no factor mixes (transform moves each mixed
+    axis behind it: (y, s) at y * count + s). A party's part b lives on own bit b, where
+    the own class's factor is its row F[b], positive and the same for every output: the
+    best scores summed over the own corner bit are those of F[b] summed (a 1 x 1 factor)."""
+    out, m = [], len(gain[0])
+    for b in range(grid.parts):
+        part = [factors.Dense([[f.rows[b][0] + f.rows[b][1]]]) if c == own else f
+                for c, f in enumerate(axes)]
+        mixed = factors.transform(part, [p * g for p, row, x in zip(
+            prior, gain, grid.part, strict=True) if x == b for g in row])
+        out.append([mixed[y * len(mixed) // m:(y + 1) * len(mixed) // m] for y in range(m)])
+    return out
 
 
-def ball_sum(best: Sequence[Sequence[Any]]) -> Any:
-    """The sum, in arb (outward rounded), over parts and corner orbits."""
-    total = arb(0)
-    for value in (v for part in best for v in part):
-        total += value
-    return total
-
-
-def rule_value(grid: core.Grid, axes: Sequence[factors.Factor], rules: list[Matrix],
-               gain: Sequence[Sequence[Fraction]]) -> Fraction:
-    """A lower end of min_W sum_y g'(W, y) (M (|J| Q_y))_W / |W|: core.accuracy in balls."""
-    count, m = len(grid.mass), len(gain[0])
-    acc = [arb(0)] * count
-    sizes = [arb(s) for s in grid.mass]
+def rule_value(grid: core.Grid, axes: Sequence[BallClass], rules: list[Matrix],
+               gain: Sequence[Sequence[Any]], own: int | None) -> Any:
+    """A ball below min_W sum_y g'(W, y) (M (|J| Q_y))_W / |W|: core.accuracy in balls, all
+    outputs in one transform (as in label_scores); for a party, the rule of own bit b on
+    the input orbits of own bit b only (the own class's factor: column b of its F)."""
+    acc, zero = [arb(0)] * len(grid.mass), arb(0)
     for b, rule in enumerate(rules):
-        for y in range(m):
-            spread = factors.transform(axes, [ball(rule[j][y]) * sizes[j] if rule[j][y]
-                                              else arb(0) for j in range(count)])
-            for w in range(count):
-                if grid.part[w] == b and gain[w][y]:
-                    acc[w] += ball(gain[w][y]) * spread[w] / sizes[w]
-    return min(lower_end(a) for a in acc)
+        part = [factors.Dense([[r[b]] for r in f.rows]) if c == own else f
+                for c, f in enumerate(axes)]
+        spread = factors.transform(part, [ball(q) * s if q else zero for row, s
+                                          in zip(rule, grid.mass, strict=True) for q in row])
+        points = [w for w, x in enumerate(grid.part) if x == b]
+        for i, w in enumerate(points):
+            acc[w] = sum((g * spread[y * len(points) + i] for y, g in enumerate(gain[w])),
+                         zero) / grid.mass[w]
+    return functools.reduce(arb.min, acc)
