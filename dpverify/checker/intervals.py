@@ -38,7 +38,7 @@ from dpverify.checker.tabulation import gains_by_value, orbit_table, spec_values
 from dpverify.spec.model import MultipartySpec
 
 ARB_BITS = 96  # arb's working precision on orbits
-MATRIX_CLASS = 64  # a class of at most this many parties is mixed by its matrix
+MATRIX_CLASS = 128  # a class of at most this many parties is mixed by its matrix
 AVERAGE = "an average-case interval certificate (the prior is uniform, the rule RR's argmax)"
 
 
@@ -197,8 +197,8 @@ class BallClass:
         self.base = {"A": arb_poly([a, b]), "B": arb_poly([b, a])}
         self.power = functools.cache(lambda name, e: self.base[name] ** e)
         if n <= MATRIX_CLASS:
-            self.rows = [[(self.power("A", j) * self.power("B", n - j))[s] for s in range(n + 1)]
-                         for j in range(n + 1)]
+            self.rows = [[poly[s] for s in range(n + 1)] for poly in
+                         (self.power("A", j) * self.power("B", n - j) for j in range(n + 1))]
             self.matrix = arb_mat(self.rows).transpose()
 
     def mix(self, chunks: list[list[Any]]) -> list[list[Any]]:
