@@ -30,7 +30,7 @@ from dpverify.checker.intervals import (
 from dpverify.theory import interval as theory_interval
 from dpverify.theory.certificates.format import nested_strings
 from dpverify.theory.orbits.certificates import OrbitProblem
-from dpverify.theory.orbits.interval import _scores, rule_accuracies
+from dpverify.theory.orbits.interval import _scores, _unit_balls, rule_accuracies
 
 
 @pytest.fixture(autouse=True)
@@ -208,7 +208,7 @@ def test_the_constructions_party_scores_and_accuracies_on_its_own_bit():
     with theory_interval.precision(theory_interval.PRECISION):
         units = [[ball(v) for v in row] for row in problem.units.exact]
         masses = [ball(Fraction(rng.randint(1, 5), 5 * count)) for _ in range(count)]
-        scores = _scores(problem, lambdas, units, masses)
+        scores = _scores(problem, lambdas, _unit_balls(problem), masses)
         for b in (0, 1):
             columns = [[masses[w] * units[w][y] if bits[w] == b else arb(0)
                         for w in range(count)] for y in range(m)]

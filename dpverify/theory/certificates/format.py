@@ -92,16 +92,17 @@ def nested_strings(obj):
     """Nested sequences of rationals as nested lists of "p/q" strings (certificate JSON).
     A row of rationals met again as the same object (an argmax rule repeats one per set
     of tied outputs) is written once and copied: no two lists of the JSON are one."""
-    rows: dict[int, list[str]] = {}
+    rows: dict[int, tuple] = {}  # id -> (the row, its strings): the row kept, its id unique
 
     def strings(v):
         if not isinstance(v, (list, tuple)):
             return rational_string(v)
+        if id(v) in rows:
+            return list(rows[id(v)][1])
         if any(isinstance(x, (list, tuple)) for x in v):
             return [strings(x) for x in v]
-        if id(v) not in rows:
-            rows[id(v)] = [rational_string(x) for x in v]
-        return list(rows[id(v)])
+        rows[id(v)] = (v, [rational_string(x) for x in v])
+        return list(rows[id(v)][1])
 
     return strings(obj)
 

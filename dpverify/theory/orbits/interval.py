@@ -14,7 +14,7 @@ M is applied by theory/interval.py's divide and conquer on arb polynomials, so a
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
@@ -50,18 +50,47 @@ def _own_orbits(problem: OrbitProblem) -> list[list[int]]:
     return [[w for w, bit in enumerate(bits) if bit == b] for b in (0, 1)]
 
 
-def _unit_balls(problem: OrbitProblem) -> list[list[arb]]:
-    """The normalised gains as balls, each row object converted once (units_of keeps one
-    row object per distinct row of the table)."""
-    memo: dict[int, list[arb]] = {}
+class _PerRow:
+    """A conversion of rows, computed once per row object: units_of and the argmax rule
+    repeat one object per distinct row. The object is kept beside its result, so that its
+    id is not reused while the conversion lives."""
+
+    def __init__(self, convert: Callable):
+        self.convert = convert
+        self.seen: dict[int, tuple] = {}
+
+    def __call__(self, row):
+        hit = self.seen.get(id(row))
+        if hit is None:
+            hit = self.seen[id(row)] = (row, self.convert(row))
+        return hit[1]
+
+
+def _unit_balls(problem: OrbitProblem) -> list[list[tuple[int, arb]]]:
+    """The normalised gains as balls, sparse: per input orbit the (output, gain) of its
+    non-zero gains (most of a `sum`'s 41 are 0), once per row object."""
     with precision(PRECISION):
-        return [memo[id(row)] if id(row) in memo else
-                memo.setdefault(id(row), [ball(v) for v in row]) for row in problem.units.exact]
+        sparse = _PerRow(lambda row: [(y, ball(v)) for y, v in enumerate(row) if v])
+        return [sparse(row) for row in problem.units.exact]
 
 
-def _scores(problem: OrbitProblem, lambdas, gains: list[list[arb]],
+def _columns(m: int, orbits: Sequence[int], gains: list[list[tuple[int, arb]]],
+             masses: list[arb]) -> list[list[arb]]:
+    """Per output y, the column masses[w] g'(w, y) over `orbits` (zeros shared)."""
+    from flint import arb  # lazy: python-flint when used
+
+    zero = arb(0)
+    columns = [[zero] * len(orbits) for _ in range(m)]
+    for i, w in enumerate(orbits):
+        for y, g in gains[w]:
+            columns[y][i] = masses[w] * g
+    return columns
+
+
+def _scores(problem: OrbitProblem, lambdas, gains: list[list[tuple[int, arb]]],
             masses: list[arb]) -> list[list[list[arb]]]:
-    """Per part, per output y: the masses M (pi^ g'_y 1_part) on corner orbits. For a
+    """Per part, per output y: the masses M (pi^ g'_y 1_part) on corner orbits (`gains`
+    as _unit_balls). For a
     party, part b lives on the orbits of own bit b, where the own class's factor is the
     column b of its matrix (theory/orbits/space.py: the coefficients of A^b B^(1 - b),
     summing to 1), the same for every output: so the scores are given on the other
@@ -70,12 +99,10 @@ def _scores(problem: OrbitProblem, lambdas, gains: list[list[arb]],
     m = len(problem.outputs)
     with precision(PRECISION):
         if problem.own is None:
-            columns = [[masses[w] * gains[w][y] for w in range(len(masses))]
-                       for y in range(m)]
+            columns = _columns(m, range(len(masses)), gains, masses)
             return [orbit_transform(problem.sizes, lambdas, columns)]
         sizes, rest = _own_rest(problem, lambdas)
-        return [orbit_transform(sizes, rest, [[masses[w] * gains[w][y] for w in orbits]
-                                              for y in range(m)])
+        return [orbit_transform(sizes, rest, _columns(m, orbits, gains, masses))
                 for orbits in _own_orbits(problem)]
 
 
@@ -218,28 +245,34 @@ def rule_accuracies(problem: OrbitProblem, lower, decision) -> list[Fraction]:
     gains = _unit_balls(problem)
     acc = [arb(0)] * len(sizes)
     with precision(PRECISION):
-        def masses(rule, j: int) -> list[arb]:
-            return [ball(q) * sizes[j] if q else arb(0) for q in rule[j]]
+        zero = arb(0)
+        sparse = _PerRow(lambda row: [(y, ball(q)) for y, q in enumerate(row) if q])
+
+        def masses(terms) -> list[arb]:
+            """sum of weight |J| Q[J] over the terms (weight, Q, J): a row over outputs."""
+            out = [zero] * m
+            for weight, rule, j in terms:
+                for y, q in sparse(rule[j]):
+                    out[y] = out[y] + weight * q * sizes[j]
+            return out
 
         if problem.own is None:
-            parts = [(list(range(len(sizes))), [masses(decision, j) for j in range(len(sizes))],
+            parts = [(list(range(len(sizes))),
+                      [masses([(1, decision, j)]) for j in range(len(sizes))],
                       list(problem.sizes), list(lower))]
         else:
             p, q = lambda_pq(lower[problem.own])
             keep, flip = ball(Fraction(p, p + q)), ball(Fraction(q, p + q))
             own = _own_orbits(problem)
-            parts = []
-            for b, rule in enumerate(decision):
-                merged = [[keep * u + flip * v for u, v in
-                           zip(masses(rule, j), masses(rule, i), strict=True)]
-                          for j, i in zip(own[b], own[1 - b], strict=True)]
-                parts.append((own[b], merged, *_own_rest(problem, lower)))
+            parts = [(own[b], [masses([(keep, rule, j), (flip, rule, i)])
+                               for j, i in zip(own[b], own[1 - b], strict=True)],
+                      *_own_rest(problem, lower)) for b, rule in enumerate(decision)]
         for orbits, rows, classes, lams in parts:
             spread = orbit_transform(classes, lams, [list(c) for c in zip(*rows, strict=True)])
             for r, w in enumerate(orbits):
-                total = arb(0)
-                for y in range(m):
-                    total += gains[w][y] * spread[y][r]
+                total = zero
+                for y, g in gains[w]:
+                    total = total + g * spread[y][r]
                 acc[w] = total / sizes[w]
         return [lower_of(a) for a in acc]
 
@@ -270,22 +303,18 @@ def worst_interval(agent: str, problem: OrbitProblem, lower, upper,
 
 
 def _exact(decision, party: bool) -> tuple:
-    """The decision's rows as tuples of Fractions, each row object converted once (the
-    argmax rule of _best_lower repeats one row object per set of tied outputs)."""
-    memo: dict[int, tuple] = {}
-
-    def rows(half) -> tuple:
-        return tuple(memo[id(r)] if id(r) in memo else memo.setdefault(
-            id(r), tuple(v if type(v) is Fraction else Fraction(v) for v in r)) for r in half)
-
-    return rows(decision) if not party else tuple(rows(half) for half in decision)
+    """The decision's rows as tuples of Fractions, once per row object (the argmax rule
+    of _best_lower repeats one row object per set of tied outputs)."""
+    exact = _PerRow(lambda r: tuple(v if type(v) is Fraction else Fraction(v) for v in r))
+    if not party:
+        return tuple(exact(r) for r in decision)
+    return tuple(tuple(exact(r) for r in half) for half in decision)
 
 
 def _floats(decision, party: bool) -> np.ndarray:
     rows = decision if not party else [r for half in decision for r in half]
-    memo: dict[int, list[float]] = {}
-    out = np.array([memo[id(r)] if id(r) in memo else
-                    memo.setdefault(id(r), [float(v) for v in r]) for r in rows], dtype=np.float64)
+    floats = _PerRow(lambda r: [float(v) for v in r])
+    out = np.array([floats(r) for r in rows], dtype=np.float64)
     return out if not party else out.reshape(2, -1, out.shape[1])
 
 
