@@ -137,7 +137,7 @@ class _Problem:
     def z(self, pi: np.ndarray, precise: bool = False) -> np.ndarray:
         """z[tau, y] = sum_x pi[x] P[x, tau] w(x, y)."""
         dtype, factors, W = self._parts(precise)
-        full = np.zeros((self.n, self.m), dtype=dtype)
+        full: np.ndarray = np.zeros((self.n, self.m), dtype=dtype)
         full[self.rows] = np.asarray(pi, dtype=dtype)[:, None] * W
         return kron_apply([f.T for f in factors], full, dtype)
 
