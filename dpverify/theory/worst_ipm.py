@@ -62,12 +62,6 @@ SINGLE_WIDTH = 1e-4
 # precision once left a block stuck at a bracket of 8e-5 for 15 iterations (a party at 39
 # parties, on 211 active orbits)
 SINGLE_ROWS = 1024
-# While the bracket is wider than this, the products with P inside the Newton solves are
-# in double precision (BLAS), not extended (numpy's loops, about 10x slower); the bracket
-# of every iterate is still computed in extended precision. Extended precision matters
-# near the end only (see WORK; measured: `sum` at 30 parties in four classes, 2,592 orbits
-# and 31 outputs: the long double products were 20 s of 32 s)
-FAST_WIDTH = 1e-6
 STEP = 0.995
 # Everything but M and its factor is computed in extended precision (80-bit on x86-64;
 # where long double is double, the method still works, with a wider final bracket): near
@@ -124,35 +118,23 @@ class _Problem:
         self.n, self.m = n, W.shape[1]
         self.R = self.rows.size
         self.P = np.ascontiguousarray(dense[order])
-        # the products with P in double precision while `fast` (BLAS; see FAST_WIDTH)
-        self.fast = False
-        self.doubles = ([np.asarray(f, dtype=np.float64) for f in factors],
-                        np.asarray(self.W, dtype=np.float64))
 
-    def _parts(self, precise: bool) -> tuple[type, list[np.ndarray], np.ndarray]:
-        if self.fast and not precise:
-            return np.float64, *self.doubles
-        return WORK, self.factors, self.W
-
-    def z(self, pi: np.ndarray, precise: bool = False) -> np.ndarray:
+    def z(self, pi: np.ndarray) -> np.ndarray:
         """z[tau, y] = sum_x pi[x] P[x, tau] w(x, y)."""
-        dtype, factors, W = self._parts(precise)
-        full: np.ndarray = np.zeros((self.n, self.m), dtype=dtype)
-        full[self.rows] = np.asarray(pi, dtype=dtype)[:, None] * W
-        return kron_apply([f.T for f in factors], full, dtype)
+        full = np.zeros((self.n, self.m), dtype=WORK)
+        full[self.rows] = pi[:, None] * self.W
+        return kron_apply([f.T for f in self.factors], full, WORK)
 
-    def acc(self, q: np.ndarray, precise: bool = False) -> np.ndarray:
+    def acc(self, q: np.ndarray) -> np.ndarray:
         """acc_Q(x) = sum_y w(x, y) (P Q)[x, y]."""
-        dtype, factors, W = self._parts(precise)
-        return np.einsum("xy,xy->x", W, kron_apply(factors, q, dtype)[self.rows])
+        return np.einsum("xy,xy->x", self.W, kron_apply(self.factors, q, WORK)[self.rows])
 
     def bracket(self, pi: np.ndarray, q: np.ndarray) -> tuple[float, float, np.ndarray,
                                                                np.ndarray]:
         """The float bracket of the pair made feasible (pi clipped and normalised, each row
-        of Q clipped and normalised), in extended precision always."""
+        of Q clipped and normalised)."""
         p, rule = clean_distribution(pi), clean_stochastic(q)
-        return (float(self.acc(rule, precise=True).min()),
-                float(self.z(p, precise=True).max(axis=1).sum()), p, rule)
+        return float(self.acc(rule).min()), float(self.z(p).max(axis=1).sum()), p, rule
 
     def normal_matrix(self, d: np.ndarray, diag: np.ndarray, single: bool) -> np.ndarray:
         """M's upper triangle (see the module docstring), in single precision if asked."""
@@ -369,19 +351,17 @@ def dense_worst(lp: WorstLp, target: float = TARGET_WIDTH, solve: Solve | None =
                              f"inputs; this problem has {n}")
     from threadpoolctl import threadpool_limits  # lazy: heavy to import
 
-    def run() -> DenseWorst:
-        if (isinstance(lp.channel, ClassChannel) and lp.rows.size > ACTIVE_FROM
-                and float(lp.gain.max() - lp.gain.min()) > 0):
-            return _by_rows(lp, target, solve)
+    if (isinstance(lp.channel, ClassChannel) and lp.rows.size > ACTIVE_FROM
+            and float(lp.gain.max() - lp.gain.min()) > 0):
+        return _by_rows(lp, target, solve)  # its blocks choose their threads alike
+    if _first_threads(lp.rows.size) is None:
         return _dense_block(lp, target, solve)
-
-    if lp.rows.size >= THREADED_ROWS:
-        return run()
     with threadpool_limits(limits=1, user_api="blas"):
-        found = run()
+        found = _dense_block(lp, target, solve)
     if found.width <= RETRY_WIDTH:
         return found
-    return _best_of(found, run())  # on every BLAS thread: another path of rounding
+    # on every BLAS thread: another path of rounding
+    return _best_of(found, _dense_block(lp, target, solve))
 
 
 # Below this many rows the method runs on one BLAS thread first: its matrices are small,
@@ -434,7 +414,8 @@ def _by_rows(lp: WorstLp, target: float, solve: Solve | None) -> DenseWorst:
     prior that is a prior of the whole block (an upper bound as it stands) and a rule on
     every column, whose worst case over all rows is the lower bound; rows the rule leaves
     more than `target` below the prior's bound join, the most violated first, until none
-    does. A bracket still wider than `target` is polished once, on the last rows."""
+    does. A bracket still wider than RETRY_WIDTH, where the last round ran on one BLAS
+    thread, has that round once more on every thread."""
     assert lp.channel.factors is not None
     factors = [np.asarray(f, dtype=WORK) for f in lp.channel.factors]
     G = np.asarray(lp.gain, dtype=WORK)
@@ -452,12 +433,19 @@ def _by_rows(lp: WorstLp, target: float, solve: Solve | None) -> DenseWorst:
     lower, upper = -np.inf, np.inf
     prior = rule = None
     iterations = 0
+    from threadpoolctl import threadpool_limits  # lazy: heavy to import
+
+    solved = active
     for _ in range(ACTIVE_ROUNDS):
-        # not polished here: a round's polish is wasted when more rounds follow (measured:
-        # a threshold at 40 parties in four classes, 10,773 orbits, whose first round's
-        # 96 rows were all of one level set: its polish was 11 s of 29 s; 17 s in all
-        # with the one polish at the end)
-        found = _dense_block(lp.restricted(active), target, solve, polish=False)
+        block = lp.restricted(active)
+        # rows of one gain row (level set) are worth its best gain whatever the rule: such
+        # a round is not polished (measured: a threshold at 40 parties in four classes,
+        # 10,773 orbits, whose first round's 96 rows were all f = 1: its polish's LPs
+        # took 11 s of 29 s)
+        several = np.unique(block.gain, axis=0).shape[0] > 1
+        with threadpool_limits(limits=_first_threads(active.size), user_api="blas"):
+            found = _dense_block(block, target, solve, polish=several)
+        solved = active
         iterations += found.iterations
         acc = accuracies(found.rule)
         if float(acc.min()) > lower:
@@ -480,16 +468,26 @@ def _by_rows(lp: WorstLp, target: float, solve: Solve | None) -> DenseWorst:
         if active.size > ACTIVE_ALL * R:  # the support is most of the block: one last LP
             active = np.arange(R)
     assert prior is not None and rule is not None
-    if upper - lower > target:  # polished once, on the last round's rows
-        sub = lp.restricted(active)
-        sub_lower = float(np.min(accuracies(rule)[active]))
-        low, upper, masses, candidate = _polished(sub, sub_lower, upper, prior[active], rule,
-                                                  solve, target)
-        prior = np.zeros(R)
-        prior[active] = masses
-        if low > sub_lower and float(accuracies(candidate).min()) > lower:
-            lower, rule = float(accuracies(candidate).min()), candidate
+    if upper - lower > RETRY_WIDTH and _first_threads(solved.size) == 1:
+        sub = lp.restricted(solved)
+        # the last rows once more, on every BLAS thread (see THREADED_ROWS), not every
+        # round again (measured: majority at 30 parties in four classes, 1,995 orbits:
+        # the last round of 367 rows ended 8.6e-10 wide on one thread, 4e-12 on two)
+        again = _dense_block(sub, target, solve)
+        iterations += again.iterations
+        masses = np.zeros(R)
+        masses[solved] = again.prior
+        value = float(accuracies(again.rule).min())
+        best = _best_of(DenseWorst(prior, rule, lower, upper, 0),
+                        DenseWorst(masses, again.rule, value, again.upper, 0))
+        prior, rule, lower, upper = best.prior, best.rule, best.lower, best.upper
     return DenseWorst(prior, rule, lower, upper, iterations)
+
+
+def _first_threads(rows: int) -> int | None:
+    """BLAS threads of a block's first run: one below THREADED_ROWS rows, else every thread
+    (None: BLAS's default)."""
+    return 1 if rows < THREADED_ROWS else None
 
 
 def _dense_block(lp: WorstLp, target: float, solve: Solve | None, polish: bool = True
@@ -521,7 +519,6 @@ def _dense_block(lp: WorstLp, target: float, solve: Solve | None, polish: bool =
         clock.check()  # the run's deadline, once per iteration
         iterations += 1
         try:
-            prob.fast = upper - lower > FAST_WIDTH
             _iterate(prob, st, single=(prob.R >= SINGLE_ROWS and upper - lower > SINGLE_WIDTH
                                        and not coarse_stalled))
         except SolverError:
