@@ -92,6 +92,22 @@ def test_the_active_rows_take_the_whole_block_once_they_are_most_of_it(monkeypat
     assert len(slow) > 4 and max(slow) < 192 and abs(other.upper - found.upper) < 1e-10
 
 
+def test_a_wide_last_round_runs_once_more_and_no_earlier_round_does(monkeypatch):
+    """Row generation: where the bracket stays wider than RETRY_WIDTH after the last round
+    (run on one BLAS thread), that round's rows are solved once more (on every thread), not
+    the whole generation; the better end of each is kept. Control: within RETRY_WIDTH the
+    rounds are not repeated."""
+    monkeypatch.setattr(worst_ipm, "RETRY_WIDTH", float("inf"))
+    seen, found = _rounds(monkeypatch, worst_ipm.ACTIVE_ALL)
+    once = list(seen)  # (the second call's counter wraps the first's)
+    assert len(set(once)) == len(once)  # every round on new rows
+    monkeypatch.setattr(worst_ipm, "RETRY_WIDTH", -1.0)  # every bracket is too wide
+    twice, again = _rounds(monkeypatch, worst_ipm.ACTIVE_ALL)
+    assert twice == [*once, once[-1]]
+    assert again.upper <= found.upper + 1e-15 and again.lower >= found.lower - 1e-15
+    assert again.iterations > found.iterations
+
+
 def test_interval_upper_ends_are_compared_exactly():
     from flint import arb
 
