@@ -221,34 +221,31 @@ class BallClass:
 
 def label_scores(grid: core.Grid, axes: Sequence[BallClass], prior: Sequence[Any],
                  gain: Sequence[Sequence[Any]], own: int | None) -> list[list[list[Any]]]:
-    """Per part b and output y, M (prior g'_y 1_part): core.right_columns in balls, the
-    outputs in one transform as a last axis no factor mixes (transform moves each mixed
-    axis behind it: (y, s) at y * count + s). A party's part b lives on own bit b, where
-    the own class's factor is its row F[b], positive and the same for every output: the
-    best scores summed over the own corner bit are those of F[b] summed (a 1 x 1 factor)."""
-    out, m = [], len(gain[0])
+    """Per part b and output y, M (prior g'_y 1_part): core.right_columns in balls. A
+    party's part b lives on own bit b, where the own class's factor is its row F[b],
+    positive and the same for every output: the best scores summed over the own corner
+    bit are those of F[b] summed (a 1 x 1 factor)."""
+    out = []
     for b in range(grid.parts):
         part = [factors.Dense([[f.rows[b][0] + f.rows[b][1]]]) if c == own else f
                 for c, f in enumerate(axes)]
-        mixed = factors.transform(part, [p * g for p, row, x in zip(
-            prior, gain, grid.part, strict=True) if x == b for g in row])
-        out.append([mixed[y * len(mixed) // m:(y + 1) * len(mixed) // m] for y in range(m)])
+        out.append([factors.transform(part, [p * row[y] for p, row, x in zip(
+            prior, gain, grid.part, strict=True) if x == b]) for y in range(len(gain[0]))])
     return out
 
 
 def rule_value(grid: core.Grid, axes: Sequence[BallClass], rules: list[Matrix],
                gain: Sequence[Sequence[Any]], own: int | None) -> Any:
-    """A ball below min_W sum_y g'(W, y) (M (|J| Q_y))_W / |W|: core.accuracy in balls, all
-    outputs in one transform (as in label_scores); for a party, the rule of own bit b on
-    the input orbits of own bit b only (the own class's factor: column b of its F)."""
+    """A ball below min_W sum_y g'(W, y) (M (|J| Q_y))_W / |W|: core.accuracy in balls; for
+    a party, the rule of own bit b on the input orbits of own bit b only (the own class's
+    factor: column b of its F)."""
     acc, zero = [arb(0)] * len(grid.mass), arb(0)
     for b, rule in enumerate(rules):
         part = [factors.Dense([[r[b]] for r in f.rows]) if c == own else f
                 for c, f in enumerate(axes)]
-        spread = factors.transform(part, [ball(q) * s if q else zero for row, s
-                                          in zip(rule, grid.mass, strict=True) for q in row])
-        points = [w for w, x in enumerate(grid.part) if x == b]
-        for i, w in enumerate(points):
-            acc[w] = sum((g * spread[y * len(points) + i] for y, g in enumerate(gain[w])),
-                         zero) / grid.mass[w]
+        spread = [factors.transform(part, [ball(row[y]) * s if row[y] else zero for row, s
+                                           in zip(rule, grid.mass, strict=True)])
+                  for y in range(len(gain[0]))]
+        for i, w in enumerate(w for w, x in enumerate(grid.part) if x == b):
+            acc[w] = sum((g * spread[y][i] for y, g in enumerate(gain[w])), zero) / grid.mass[w]
     return functools.reduce(arb.min, acc)

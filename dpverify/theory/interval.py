@@ -33,7 +33,6 @@ them again by its own arithmetic.
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -222,7 +221,7 @@ def class_transform(p: int, q: int, n: int, y: Sequence[arb],
 
 
 # A class of at most this many parties is mixed by its (n + 1) x (n + 1) matrix in one
-# arb_mat product over every fiber of every column; a larger one fiber by fiber by
+# arb_mat product over all fibers of a column; a larger one fiber by fiber by
 # class_transform (no matrix of (n + 1)^2 balls). Measured: at 128 parties the matrix
 # costs 17-25 ms to build and is 3x faster than the recursion from 50 fibers on; at
 # 600 parties it costs 1.3-1.8 s, where one fiber's recursion takes 10 ms.
@@ -250,29 +249,37 @@ def orbit_transform(sizes: Sequence[int], lambdas: Sequence[Fraction],
                     columns: list[list[arb]]) -> list[list[arb]]:
     """M applied to masses on orbits (mixed radix, first class first), class by class
     along the axes of the orbit grid, for each column (a list of arb per orbit): the
-    columns as one array of balls (numpy objects: axis 0 the column, then one axis per
-    class), each class's axis brought to the front and mixed at once (class_matrix), or
-    fiber by fiber (class_transform) for a class above MATRIX_PARTIES."""
+    column as an array of balls (numpy objects, one axis per class), each class's axis
+    brought to the front and its fibers mixed at once (class_matrix), or fiber by fiber
+    (class_transform) for a class above MATRIX_PARTIES. Column by column: one product of
+    every column at once was slower (measured: 0.39 s against 0.31 s for 41 columns on
+    4,536 orbits; its matrices leave the cache)."""
     from flint import arb_mat  # lazy: python-flint when used
 
     with precision(PRECISION):
-        data = np.empty(len(columns) * math.prod(n + 1 for n in sizes), dtype=object)
-        data[:] = [v for col in columns for v in col]
-        data = data.reshape(len(columns), *(n + 1 for n in sizes))
-        for axis, (n, lam) in enumerate(zip(sizes, lambdas, strict=True), start=1):
+        mixers = []
+        for n, lam in zip(sizes, lambdas, strict=True):
             p, q = lambda_pq(lam)
-            front = np.moveaxis(data, axis, 0)
-            fibers = front.reshape(n + 1, -1)
-            if n <= MATRIX_PARTIES:
-                mixed = np.array((class_matrix(p, q, n) * arb_mat(fibers.tolist())).tolist(),
-                                 dtype=object)
-            else:
-                powers, mixed = ArbPowers(p, q), fibers.copy()
-                for f in range(fibers.shape[1]):
-                    if not all(v == 0 for v in fibers[:, f]):
-                        mixed[:, f] = class_transform(p, q, n, list(fibers[:, f]), powers)
-            data = np.moveaxis(mixed.reshape(front.shape), 0, axis)
-        return [list(col) for col in data.reshape(len(columns), -1)]
+            mixers.append((n, p, q, class_matrix(p, q, n) if n <= MATRIX_PARTIES else None,
+                           ArbPowers(p, q)))
+        out = []
+        for column in columns:
+            data = np.empty(len(column), dtype=object)
+            data[:] = column
+            data = data.reshape([n + 1 for n in sizes])
+            for axis, (n, p, q, matrix, powers) in enumerate(mixers):
+                front = np.moveaxis(data, axis, 0)
+                fibers = front.reshape(n + 1, -1)
+                if matrix is not None:
+                    mixed = np.array((matrix * arb_mat(fibers.tolist())).tolist(), dtype=object)
+                else:
+                    mixed = fibers.copy()
+                    for f in range(fibers.shape[1]):
+                        if not all(v == 0 for v in fibers[:, f]):
+                            mixed[:, f] = class_transform(p, q, n, list(fibers[:, f]), powers)
+                data = np.moveaxis(mixed.reshape(front.shape), 0, axis)
+            out.append(list(data.reshape(-1)))
+        return out
 
 
 class precision:
