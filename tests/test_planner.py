@@ -65,6 +65,30 @@ def test_the_gain_units_reduction_inverts_to_the_users_units():
     assert GAIN_UNITS.invert(units, 0.5) == pytest.approx(5.0)
 
 
+@pytest.mark.parametrize("function", ["majority", "sum", "parity", "threshold:4"])
+def test_a_symmetric_problems_tolerance_comes_from_its_orbits(function, monkeypatch):
+    """The tolerance (relative to the gains' range) from the table on orbits equals the
+    one from all inputs, and a symmetric problem's tolerance tabulates no input (at k = 20
+    that was 3 of 4 s). Control: without a symmetry the inputs are tabulated."""
+    import dpverify.verifiers.multiparty.reductions as reductions
+
+    text = MAJORITY6.replace('"majority"', f'"{function}"\ngain = {{ expr = '
+                             '"3 if f == y else (-1 if y > f else 0)" }')
+    full = problem_of(text, tol=1e-6)
+    expected = full.units.tolerance(1e-6)
+    assert expected > 0 and full.tol == expected
+    calls: list[int] = []
+
+    def counted(spec, agent):
+        calls.append(1)
+        return reductions.tabulate(spec, agent)
+
+    monkeypatch.setattr(reductions.AgentProblem, "table", property(
+        lambda self: counted(self.spec, self.agent)))
+    assert problem_of(text, tol=1e-6).tol == expected and calls == []
+    assert problem_of(DISTINCT6).tol > 0 and calls == [1]
+
+
 def test_the_symmetry_reduction_accepts_only_a_problem_it_reduces():
     problem = problem_of(MAJORITY6)
     assert SYMMETRY.accepts(problem) is None
