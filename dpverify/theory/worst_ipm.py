@@ -401,11 +401,12 @@ ACTIVE_ROUNDS = 12
 # interior-point runs (measured: `sum` in three classes of 8, 10 and 4 parties, 495 orbits,
 # whose prior's support is 477 of them: 27 s in seven rounds, 7 s in three)
 ACTIVE_ALL = 0.6
-# Rows the rule leaves within this of the prior's bound (gains in [0, 1]) join with the
-# violated ones: the next round's rule, fitted to more rows, pushes its neighbours below
-# the bound (measured: a threshold at 30 parties in four classes, 3,920 orbits, a support
-# of about 1,000 rows: eight rounds, the last four adding 208, 37, 6 and 1 rows, 81 s;
-# five rounds, 48 s; a threshold at 40 parties, 10,773 orbits: 14 s -> 11 s)
+# When fewer than ACTIVE_START rows are violated, the rows the rule leaves within this of
+# the prior's bound (gains in [0, 1]) join with them: the next round's rule, fitted to
+# more rows, pushes its neighbours below the bound (measured: a threshold at 30 parties in
+# four classes, 3,920 orbits, a support of about 1,000 rows: eight rounds, the last four
+# adding 208, 37, 6 and 1 rows). Not when many are violated: the near rows then pushed a
+# party's `sum` at 40 parties (1,104 rows) from 608 active rows to all of them, 85 -> 103 s
 ACTIVE_NEAR = 1e-2
 
 
@@ -461,8 +462,9 @@ def _by_rows(lp: WorstLp, target: float, solve: Solve | None) -> DenseWorst:
         worse = outside[acc[outside] < upper - target]
         if worse.size == 0:
             break
-        # the violated rows, and after them the nearly violated (within ACTIVE_NEAR)
-        near = outside[acc[outside] < upper + ACTIVE_NEAR]
+        # the violated rows; when they are few, after them the nearly violated too
+        near = outside[acc[outside] < upper + ACTIVE_NEAR] if worse.size < ACTIVE_START \
+            else worse
         fresh = near[np.argsort(acc[near], kind="stable")][:max(ACTIVE_START, active.size)]
         active = np.union1d(active, fresh)
         if active.size > ACTIVE_ALL * R:  # the support is most of the block: one last LP
