@@ -495,8 +495,8 @@ def _first_threads(rows: int) -> int | None:
 def _dense_block(lp: WorstLp, target: float, solve: Solve | None, polish: bool = True
                  ) -> DenseWorst:
     """The method on every row of the block (module docstring); a bracket wider than
-    `target` at the end is polished, unless `polish` is False (the rounds of `_by_rows`,
-    which polish once, at the end)."""
+    `target` at the end is polished, unless `polish` is False (a round of `_by_rows` on
+    rows of one gain row, whose LP is worth that row's best gain whatever the rule)."""
     n, rows, W = lp.channel.columns, lp.rows, lp.gain
     if dense_work(lp) > MAX_DENSE_WORK:
         raise SizeLimitError(f"the dense worst-case method takes at most {MAX_DENSE_WORK:.3g} "

@@ -66,7 +66,7 @@ class AgentProblem:
         rows as on all inputs, so the same range), not tabulating every input for it (at
         20 parties that took 3 of a symmetric member's 4 s)."""
         symmetry = reduces(self.spec, self.agent)
-        if symmetry is None or "units" in self.__dict__:
+        if symmetry is None or "units" in self.__dict__:  # (or the units are at hand)
             return self.units.tolerance(self.options.tol)
         orbits = units_of(orbit_table(self.spec, self.agent, symmetry).gain_exact)
         return orbits.tolerance(self.options.tol)
