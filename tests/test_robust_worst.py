@@ -12,15 +12,12 @@ the benchmarks, each at a size the suite runs quickly (slower variants behind `s
 
 from __future__ import annotations
 
-import json
 from fractions import Fraction
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
-from worst_bounds import dense_bounds
+from worst_bounds import dense_bounds, verify_json
 
-from dpverify.cli import main
 from dpverify.lp import solve
 from dpverify.spec import loads
 from dpverify.theory.orbits.space import OrbitSpace
@@ -141,18 +138,10 @@ def _parity_problem(sizes, levels, key="epsilon", scale=1):
             f'accuracy = "worst"\n\n[observer]\nfunction = "parity"\ngain = {gain}\n')
 
 
-def _verify(tmp_path, text):
-    path = tmp_path / "p.toml"
-    path.write_text(text, encoding="utf-8")
-    result = CliRunner().invoke(main, ["verify", str(path), "--json"])
-    assert result.exit_code in (0, 3), result.output[-800:]
-    return json.loads(result.output)[0]
-
-
 @pytest.mark.parametrize("scale", [1, "1e-9"])
 def test_parity_in_three_classes_is_decided_at_every_gain_scale(tmp_path, scale):
     # 11 parties in classes (2, 5, 4): the same shape as the 19-party cliff, quick
-    found = _verify(tmp_path, _parity_problem((2, 5, 4), (0.05, 1.0, 2.0), scale=scale))
+    found = verify_json(tmp_path, _parity_problem((2, 5, 4), (0.05, 1.0, 2.0), scale=scale))
     assert found["verdict"] == "optimal", found
     result = found["results"][0]
     assert result["method"] == "orbit"
@@ -160,7 +149,7 @@ def test_parity_in_three_classes_is_decided_at_every_gain_scale(tmp_path, scale)
 
 @pytest.mark.parametrize("scale", [1, "1e-9"])
 def test_exact_lambdas_on_orbits_are_decided(tmp_path, scale):
-    found = _verify(tmp_path, _parity_problem((6, 6), ("3/2", "2"), "lambda", scale))
+    found = verify_json(tmp_path, _parity_problem((6, 6), ("3/2", "2"), "lambda", scale))
     assert found["verdict"] == "optimal", found
 
 
@@ -172,7 +161,7 @@ def test_exact_lambdas_on_orbits_are_decided(tmp_path, scale):
     ((10, 10), ("3/2", "2"), "lambda"),
 ])
 def test_the_measured_cliffs_are_decided(tmp_path, sizes, levels, key):
-    found = _verify(tmp_path, _parity_problem(sizes, levels, key))
+    found = verify_json(tmp_path, _parity_problem(sizes, levels, key))
     assert found["verdict"] == "optimal", found
 
 
@@ -189,7 +178,7 @@ def test_extreme_epsilons_without_symmetry_are_decided(tmp_path, index, gain):
     # the dense method's hints, bracketed in floats with bounded rounding
     rng = np.random.default_rng(7)
     table = rng.integers(0, 3, 128).tolist()
-    found = _verify(tmp_path, EXTREME.format(index=index, table=table, gain=gain))
+    found = verify_json(tmp_path, EXTREME.format(index=index, table=table, gain=gain))
     assert found["verdict"] == "optimal", found
     assert found["results"][0]["method"] == "proof"
 
@@ -200,7 +189,7 @@ def test_extreme_epsilons_of_an_observer_are_decided(tmp_path):
             'epsilon = [26.5, 0.03, 2.2, 28.9, 0.8, 21.7]\naccuracy = "worst"\n\n'
             '[observer]\nfunction = { table = ' + str(
                 np.random.default_rng(11).integers(0, 3, 64).tolist()) + " }\n")
-    found = _verify(tmp_path, text)
+    found = verify_json(tmp_path, text)
     assert found["verdict"] == "optimal", found
 
 

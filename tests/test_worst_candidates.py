@@ -11,7 +11,7 @@ import json
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from worst_bounds import dense_bounds
+from worst_bounds import dense_bounds, verify_json
 
 from dpverify.cli import main
 from dpverify.lp import solve
@@ -104,14 +104,6 @@ def test_a_constant_rule_is_a_candidate_and_only_a_better_one_is_taken():
     assert best_candidate(lp, np.full(8, 1 / 8), 1.0) is None
 
 
-def _verify(tmp_path, text):
-    path = tmp_path / "p.toml"
-    path.write_text(text, encoding="utf-8")
-    result = CliRunner().invoke(main, ["verify", str(path), "--json"])
-    assert result.exit_code in (0, 3), result.output[-800:]
-    return json.loads(result.output)[0]
-
-
 # members of the family that took minutes or ended `error` (issue 25, the second family)
 PARTY_7 = ('[problem]\nname = "x"\nparties = 7\nepsilon = [25, 20, 0.1, 0.105, 10, 20, 25]\n'
            'accuracy = "worst"\n\n[[party]]\nindex = 1\nfunction = {{ table = {table} }}\n'
@@ -131,7 +123,7 @@ PARTY_7_TABLE = [int(c) for c in
 @pytest.mark.parametrize("gain", SQUARE)
 def test_a_party_whose_safe_guess_is_optimal_is_decided(tmp_path, gain):
     # the dense method's rule stalled 2e-6 below the bound and the exact simplex ran 136 s
-    found = _verify(tmp_path, PARTY_7.format(table=PARTY_7_TABLE, gain=gain))
+    found = verify_json(tmp_path, PARTY_7.format(table=PARTY_7_TABLE, gain=gain))
     assert found["verdict"] == "optimal", found
     assert found["results"][0]["method"] == "proof"
 
@@ -141,7 +133,7 @@ def test_an_observer_among_extreme_levels_is_decided(tmp_path, gain):
     # the dense method stalled at a bracket of 2e-5, HiGHS's fallback did not close it,
     # and the LP route ran out of time: `error` after 39 s
     table = np.random.default_rng(22).integers(0, 3, 512).tolist()
-    found = _verify(tmp_path, OBSERVER_9.format(table=table, gain=gain))
+    found = verify_json(tmp_path, OBSERVER_9.format(table=table, gain=gain))
     assert found["verdict"] == "optimal", found
 
 
@@ -168,7 +160,7 @@ def test_beyond_the_dense_method_a_worst_case_without_extreme_levels_is_refused(
 def test_beyond_the_dense_method_extreme_levels_are_decided_by_sub_cubes(tmp_path, agent):
     # six levels of 21-30 among 0.3-2: refused before (the same limits), 4-8 s now
     table = np.random.default_rng(24).integers(0, 3, 1 << 13).tolist()
-    found = _verify(tmp_path, K13.format(epsilons=EXTREME_13, agent=agent, table=table))
+    found = verify_json(tmp_path, K13.format(epsilons=EXTREME_13, agent=agent, table=table))
     assert found["verdict"] == "optimal", found
 
 
@@ -192,5 +184,5 @@ STALLED_9_TABLE = [int(c) for c in (
 def test_a_stalled_dense_method_is_run_again_rounded_otherwise(tmp_path):
     """The k = 9 observer whose dense method stalls at 1.8e-9 on two BLAS threads (error on
     main after 61 s): one thread, then every thread when wide (dense_worst) decide it."""
-    found = _verify(tmp_path, STALLED_9.format(table=STALLED_9_TABLE))
+    found = verify_json(tmp_path, STALLED_9.format(table=STALLED_9_TABLE))
     assert found["verdict"] == "optimal", found
