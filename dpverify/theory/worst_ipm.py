@@ -333,15 +333,18 @@ def dense_work(lp: WorstLp) -> int:
     return int(lp.rows.size) ** 2 * int(lp.channel.columns)
 
 
-def dense_worst(lp: WorstLp, target: float = TARGET_WIDTH, solve: Solve | None = None
-                ) -> DenseWorst:
+def dense_worst(lp: WorstLp, target: float = TARGET_WIDTH, solve: Solve | None = None,
+                retry: float | None = None) -> DenseWorst:
     """RR's worst-case LP of one block (theory/worst_lp.py: `over_inputs`, the inputs, or
     `over_class_orbits`, the classes' orbits; gains in [0, 1]): the best pair found, a prior
     on the block's rows (in their order) and a rule on every column, with its float
     bracket. Beyond ACTIVE_FROM rows, on a growing set of active rows (`_by_rows`). When
     the bracket is wider than `target` the pair is polished (theory/worst_polish.py;
-    `solve`, a float LP solver, takes the null-space LPs there). SizeLimitError beyond
-    MAX_DENSE_INPUTS inputs, or when the active rows' work passes MAX_DENSE_WORK."""
+    `solve`, a float LP solver, takes the null-space LPs there). A block below
+    THREADED_ROWS rows runs on one BLAS thread, and again on every thread when its bracket
+    is wider than `retry` (None: RETRY_WIDTH; the worst case on all inputs passes the width that
+    decides it: hints.py). SizeLimitError beyond MAX_DENSE_INPUTS inputs, or when the
+    active rows' work passes MAX_DENSE_WORK."""
     if not isinstance(lp.channel, KronChannel | ClassChannel):
         raise ValueError("the dense method needs RR as a Kronecker product (over_inputs or "
                          "over_class_orbits)")
@@ -356,9 +359,10 @@ def dense_worst(lp: WorstLp, target: float = TARGET_WIDTH, solve: Solve | None =
         return _by_rows(lp, target, solve)  # its blocks choose their threads alike
     if _first_threads(lp.rows.size) is None:
         return _dense_block(lp, target, solve)
+    _load_blas()
     with threadpool_limits(limits=1, user_api="blas"):
         found = _dense_block(lp, target, solve)
-    if found.width <= RETRY_WIDTH:
+    if found.width <= (RETRY_WIDTH if retry is None else retry):
         return found
     # on every BLAS thread: another path of rounding
     return _best_of(found, _dense_block(lp, target, solve))
@@ -484,6 +488,16 @@ def _by_rows(lp: WorstLp, target: float, solve: Solve | None) -> DenseWorst:
                         DenseWorst(masses, again.rule, value, again.upper, 0))
         prior, rule, lower, upper = best.prior, best.rule, best.lower, best.upper
     return DenseWorst(prior, rule, lower, upper, iterations)
+
+
+def _load_blas() -> None:
+    """Load scipy's BLAS (the normal matrix's products, its Cholesky factor) before a
+    thread limit is set: threadpool_limits limits the libraries loaded when it is
+    entered, and scipy ships an OpenBLAS of its own beside numpy's. Imported inside the
+    limit, it ran on every thread: the first block of a run was not on one thread
+    (measured: an observer at k = 9, 25 iterations to a bracket of 1.8e-9, the same on
+    both runs; truly on one thread 3.2e-10)."""
+    import scipy.linalg.blas  # noqa: F401  (lazy: scipy is heavy to import)
 
 
 def _first_threads(rows: int) -> int | None:

@@ -244,9 +244,11 @@ def dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list,
                 raise too_large or SizeLimitError(
                     f"the dense worst-case method takes at most {MAX_DENSE_INPUTS} inputs")
         elif found is None or found.width > enough:
-            # one BLAS thread, and again on every thread when it stalls (its stalls follow
-            # its rounding: theory/worst_ipm.py, dense_worst), the better ends kept
-            dense = dense_worst(lp, solve=solve_)
+            # one BLAS thread, and again on every thread when it stalls wider than decides
+            # (its stalls follow its rounding: theory/worst_ipm.py, dense_worst; the
+            # second run on every thread took 3-10x the first on a busy 2-core machine and
+            # only narrowed brackets that already decided), the better ends kept
+            dense = dense_worst(lp, solve=solve_, retry=enough)
             found = dense if found is None else best_ends(found, dense)
             if found.width > enough and lp.channel.columns <= DENSE_FALLBACK_INPUTS:
                 found = better_ends(lp, found, options, enough)  # then HiGHS's dense LP
