@@ -154,6 +154,12 @@ EXTREME_ENTRY = 1e-6
 SPLIT_ENTRIES = (EXTREME_ENTRY, 1e-8, 1e-10)
 SPLIT_PARTIES = 10
 SPLIT_SECONDS = 0.5
+# Sub-cubes of at most this many inputs go before the dense method on all inputs (many
+# small LPs: 0.03-0.3 s at k = 9); larger ones after it, while its bracket is still open:
+# with one or two extreme parties at k = 9 the sub-cubes have 128 or 256 inputs, whose LPs
+# took HiGHS 0.1-0.7 s each or ran out of SPLIT_SECONDS, where the dense method on one
+# thread decides in 0.15-0.9 s (issue 25's family, seeds 0-13)
+SMALL_CUBE_INPUTS = 64
 # ... and the dense method is spared when the sub-cubes' float bracket is within this
 # fraction of the tolerance (the interval certificate's rounding adds about 1e-16; a
 # wider bracket is decided by the slower routes after it, never guessed)

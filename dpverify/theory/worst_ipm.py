@@ -368,6 +368,18 @@ def dense_worst(lp: WorstLp, target: float = TARGET_WIDTH, solve: Solve | None =
     return _best_of(found, _dense_block(lp, target, solve))
 
 
+def dense_again(lp: WorstLp, target: float = TARGET_WIDTH, solve: Solve | None = None
+                ) -> DenseWorst | None:
+    """The second run of `dense_worst` alone, on every BLAS thread, for a caller that ran
+    the first with `retry=float("inf")` and tried other hints in between (hints.py); None
+    where the first run was on every thread already (THREADED_ROWS, or orbits on active
+    rows), so that a second would repeat it."""
+    if _first_threads(lp.rows.size) is None or (
+            isinstance(lp.channel, ClassChannel) and lp.rows.size > ACTIVE_FROM):
+        return None
+    return _dense_block(lp, target, solve)
+
+
 # Below this many rows the method runs on one BLAS thread first: its matrices are small,
 # and OpenBLAS's threads cost more than they save (measured on 2 cores under load: a
 # party's threshold at 30 parties, two blocks of 630 orbits, 12.3 s on two threads, 3.7 s
@@ -590,5 +602,5 @@ def _polished(lp: WorstLp, lower: float, upper: float, prior: np.ndarray, rule: 
     return lower, upper, prior, rule
 
 
-__all__ = ["MAX_DENSE_INPUTS", "MAX_DENSE_WORK", "DenseWorst", "dense_work", "dense_worst",
-           "float_bracket"]
+__all__ = ["MAX_DENSE_INPUTS", "MAX_DENSE_WORK", "DenseWorst", "dense_again", "dense_work",
+           "dense_worst", "float_bracket"]

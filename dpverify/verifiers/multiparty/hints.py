@@ -37,6 +37,7 @@ from dpverify.policy import (
     DENSE_FROM_INPUTS,
     EXTREME_ENTRY,
     REDUCED_FACTOR,
+    SMALL_CUBE_INPUTS,
     SPLIT_ENTRIES,
     SPLIT_MARGIN,
     SPLIT_PARTIES,
@@ -207,51 +208,68 @@ def beyond_floats(lambdas: Sequence[float]) -> bool:
 def dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list,
                 options: VerifyOptions, too_large: SizeLimitError | None = None) -> dict:
     """Hints on all inputs for a worst case without symmetry on DENSE_FROM_INPUTS to
-    MAX_DENSE_INPUTS inputs, or at an extreme level (beyond_floats), each end the best of:
+    MAX_DENSE_INPUTS inputs, or at an extreme level (beyond_floats), each end the best of
+    these, cheapest first, each tried only while the bracket is wider than
+    policy.SPLIT_MARGIN of the tolerance (`enough`):
 
-    * at an extreme level, the sub-cubes over the extreme parties (`cube_hints`,
-      theory/worst_candidates.py), first;
-    * while the bracket is wider than policy.SPLIT_MARGIN of the tolerance, the dense
-      interior-point method (theory/worst_ipm.py), then HiGHS's dense LP
-      (`better_ends`, up to policy.DENSE_FALLBACK_INPUTS inputs);
+    * at an extreme level, the sub-cubes over the extreme parties of at most
+      policy.SMALL_CUBE_INPUTS inputs (`cube_hints`, theory/worst_candidates.py: many
+      small LPs, a tenth of a second);
+    * the dense interior-point method (theory/worst_ipm.py) on one BLAS thread;
+    * at an extreme level, the larger sub-cubes (up to policy.DENSE_FALLBACK_INPUTS
+      inputs: LPs of 128 or 256 inputs, which HiGHS takes up to policy.SPLIT_SECONDS each
+      to solve or to give up on, where the dense method on all inputs decides in about as
+      long when only one or two parties are extreme);
+    * the dense method once more on every BLAS thread (another path of rounding);
+    * HiGHS's dense LP (`better_ends`, up to policy.DENSE_FALLBACK_INPUTS inputs);
     * a deterministic rule (a constant one, the prior's Bayes rule) when it is better.
 
-    Beyond MAX_DENSE_INPUTS inputs only the sub-cubes are tried: `too_large` (or a
-    SizeLimitError naming the dense method's limit) when they leave the bracket wider than
-    the tolerance."""
+    Beyond MAX_DENSE_INPUTS inputs only the sub-cubes are tried (of every size up to
+    DENSE_FALLBACK_INPUTS): `too_large` (or a SizeLimitError naming the dense method's
+    limit) when they leave the bracket wider than the tolerance."""
     from dpverify.theory.worst_candidates import best_candidate, best_ends  # lazy: dense only
+    from dpverify.theory.worst_ipm import dense_again
 
     solve_ = options.solver().tight(1e-10)  # the polish's small LPs
-
-    def simplex(program):  # the sub-cubes' dense LPs: the simplex ends the closer
-        return cube_solve(replace(program, solver="simplex"))
-
     cube_solve = solve_.at_most(SPLIT_SECONDS)
 
     # the bracket that spares the dense method (after the sub-cubes) and HiGHS's fallback:
     # within the tolerance (gains in [0, 1]) by a margin far above the interval
     # certificate's rounding (about 1e-16)
     enough = max(DENSE_FALLBACK_WIDTH, SPLIT_MARGIN * float(options.tol))
+    extreme = beyond_floats(spec.lambdas)
+
+    def merged(found: DenseWorst | None, other: DenseWorst | None) -> DenseWorst | None:
+        return found if other is None else other if found is None else best_ends(found, other)
+
     out = {}
     for b in bits:
         relevant = None if b is None else own_bits(spec.parties, party) == b
         lp = WorstLp.over_inputs(spec.lambdas, gain, relevant)
+        dense_fits = lp.channel.columns <= MAX_DENSE_INPUTS
         found = None
-        if beyond_floats(spec.lambdas):  # sub-cubes over the extreme parties first
-            found = cube_hints(lp, spec.lambdas, simplex, enough)
-        if lp.channel.columns > MAX_DENSE_INPUTS:  # the sub-cubes alone
+        if extreme:  # the small sub-cubes first (all of them where the dense method stops)
+            found = cube_hints(lp, spec.lambdas, cube_solve, enough,
+                               largest=SMALL_CUBE_INPUTS if dense_fits else DENSE_FALLBACK_INPUTS)
+        if not dense_fits:  # the sub-cubes alone
             if found is None or found.width > float(options.tol):
                 raise too_large or SizeLimitError(
                     f"the dense worst-case method takes at most {MAX_DENSE_INPUTS} inputs")
         elif found is None or found.width > enough:
-            # one BLAS thread, and again on every thread when it stalls wider than decides
-            # (its stalls follow its rounding: theory/worst_ipm.py, dense_worst; the
-            # second run on every thread took 3-10x the first on a busy 2-core machine and
-            # only narrowed brackets that already decided), the better ends kept
-            dense = dense_worst(lp, solve=solve_, retry=enough)
-            found = dense if found is None else best_ends(found, dense)
+            # one BLAS thread first (its second run, on every thread, comes after the
+            # larger sub-cubes: on a busy 2-core machine it took 3-10x the first)
+            found = merged(found, dense_worst(lp, solve=solve_, retry=float("inf")))
+            assert found is not None
+            if found.width > enough and extreme:
+                found = merged(found, cube_hints(lp, spec.lambdas, cube_solve, enough,
+                                                 above=SMALL_CUBE_INPUTS))
+            assert found is not None
+            if found.width > enough:  # its stalls follow its rounding (dense_worst)
+                found = merged(found, dense_again(lp, solve=solve_))
+            assert found is not None
             if found.width > enough and lp.channel.columns <= DENSE_FALLBACK_INPUTS:
                 found = better_ends(lp, found, options, enough)  # then HiGHS's dense LP
+        assert found is not None
         if found.width > DENSE_FALLBACK_WIDTH:  # a deterministic rule may meet the bound
             better = best_candidate(lp, found.prior, found.lower)
             if better is not None:
@@ -260,11 +278,17 @@ def dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list,
     return out
 
 
-def cube_hints(lp: WorstLp, lambdas: Sequence[float], solve: Callable, enough: float
-               ) -> DenseWorst | None:
+# HiGHS's methods for a sub-cube's LP, the second while the first leaves its own bracket
+# open (theory/worst_candidates.py, split_worst)
+CUBE_METHODS = ("simplex", "ipm")
+
+
+def cube_hints(lp: WorstLp, lambdas: Sequence[float], solve: Callable, enough: float, *,
+               largest: int = DENSE_FALLBACK_INPUTS, above: int = 0) -> DenseWorst | None:
     """The best ends of the sub-cubes over the extreme parties at each of
-    policy.SPLIT_ENTRIES (each set of parties once), until the bracket is within `enough`;
-    None when no party is extreme enough (theory/worst_candidates.py)."""
+    policy.SPLIT_ENTRIES (each set of parties once) whose sub-cubes have more than `above`
+    and at most `largest` inputs, until the bracket is within `enough`; None when no party
+    is extreme enough or no sub-cube is of those sizes (theory/worst_candidates.py)."""
     from dpverify.theory.worst_candidates import best_ends, split_parties, split_worst
 
     found = None
@@ -274,7 +298,8 @@ def cube_hints(lp: WorstLp, lambdas: Sequence[float], solve: Callable, enough: f
         if fixed in tried:
             continue
         tried.add(fixed)
-        cube = split_worst(lp, lambdas, entry, SPLIT_PARTIES, solve, DENSE_FALLBACK_INPUTS)
+        cube = split_worst(lp, lambdas, entry, SPLIT_PARTIES, solve, largest,
+                           methods=CUBE_METHODS, width=enough, above=above)
         if cube is not None:
             found = cube if found is None else best_ends(found, cube)
         if found is not None and found.width <= enough:
