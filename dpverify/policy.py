@@ -154,12 +154,22 @@ EXTREME_ENTRY = 1e-6
 SPLIT_ENTRIES = (EXTREME_ENTRY, 1e-8, 1e-10)
 SPLIT_PARTIES = 10
 SPLIT_SECONDS = 0.5
-# Sub-cubes of at most this many inputs go before the dense method on all inputs (many
-# small LPs: 0.03-0.3 s at k = 9); larger ones after it, while its bracket is still open:
-# with one or two extreme parties at k = 9 the sub-cubes have 128 or 256 inputs, whose LPs
-# took HiGHS 0.1-0.7 s each or ran out of SPLIT_SECONDS, where the dense method on one
-# thread decides in 0.15-0.9 s (issue 25's family, seeds 0-13)
-SMALL_CUBE_INPUTS = 64
+# Where the dense method on all inputs can run, the sub-cubes go before it briefly: within
+# CUBE_FIRST_SECONDS an agent (each LP at most the time left), the levels whose rule may
+# lose at most CUBE_HOPELESS times the bracket that decides (the fixed parties' entries,
+# 1 - prod (1 - 1/(1 + lambda_i))) and whose LPs' non-zeros times m - 1 are at most
+# CUBE_FIRST_WORK (any, when at least half the parties are extreme: the dense method
+# stalls there); every other level, and one the time cut short, after the dense method
+# while its bracket is still open (hints.py, block_hints). Measured at k = 9 (issue 25's
+# family, seeds 0-13, load 1-2): sub-cubes of 128 or 256 inputs took HiGHS 0.03-0.3 s a
+# level on two outputs (and decided), 0.2-1.6 s on three or four outputs and 1-1.3 s
+# (out of time) on ten, where the dense method on one thread decides in 0.15-0.9 s; a
+# level's bracket was 0.5-1 times its rule's possible loss in 18 of 19 levels measured
+# (levels of 7 or 8 parties fixed at entries near 1e-6: 1.5e-8 to 1.5e-6), 1/40 of it
+# in one
+CUBE_FIRST_SECONDS = 0.5
+CUBE_HOPELESS = 4.0
+CUBE_FIRST_WORK = 300_000
 # ... and the dense method is spared when the sub-cubes' float bracket is within this
 # fraction of the tolerance (the interval certificate's rounding adds about 1e-16; a
 # wider bracket is decided by the slower routes after it, never guessed)

@@ -34,8 +34,8 @@ from dpverify.theory.worst_lp import WorstLp
 
 WORK = np.longdouble
 
-__all__ = ["best_candidate", "best_ends", "candidate_rules", "rule_worst", "split_parties",
-           "split_worst", "sub_cubes"]
+__all__ = ["best_candidate", "best_ends", "candidate_rules", "rule_loss", "rule_worst",
+           "split_parties", "split_worst", "sub_cubes"]
 
 
 def rule_worst(lp: WorstLp, rule: np.ndarray) -> float:
@@ -89,6 +89,15 @@ def split_parties(lambdas, entry: float, most: int) -> list[int]:
     deltas = [1.0 / (1.0 + float(lam)) for lam in lambdas]
     chosen = sorted((d, i) for i, d in enumerate(deltas) if d < entry)
     return sorted(i for _, i in chosen[:most])
+
+
+def rule_loss(lambdas, fixed: Sequence[int]) -> float:
+    """The most the sub-cubes' rule over the parties `fixed` may lose against the least
+    sub-cube value (gains in [0, 1]; `sub_cubes`): 1 - prod_E (1 - 1/(1 + lambda_i))."""
+    kept = 1.0
+    for i in fixed:
+        kept *= 1.0 - 1.0 / (1.0 + float(lambdas[i]))
+    return 1.0 - kept
 
 
 def _index(rows: np.ndarray, k: int, parties: list[int]) -> np.ndarray:
@@ -147,15 +156,22 @@ def sub_cubes(lp: WorstLp, lambdas, fixed: list[int], solve_block
     return full_prior, full_rule
 
 
+def _with_method(solve, how: str):
+    """`solve` with HiGHS's method `how` ("" leaves HiGHS its own choice)."""
+    if not how:
+        return solve
+    return lambda program: solve(replace(program, solver=how))
+
+
 def split_worst(lp: WorstLp, lambdas, entry: float, most: int, solve,
                 largest: int | None = None, *, methods: Sequence[str] = ("",),
-                width: float = 0.0, above: int = 0):
+                width: float = 0.0):
     """The worst case of the block from its sub-cubes over the parties whose corner entry is
     below `entry` (`sub_cubes`; each sub-problem's dense LP by `solve`, a float LP
     solver, rows scaled and entries it cannot keep dropped: only hints), with the
     candidate rules: a DenseWorst with its float bracket, or None when no party is that
-    extreme (or every one is), a sub-cube has more than `largest` inputs or at most
-    `above`, or a sub-problem's LP fails with every method.
+    extreme (or every one is), a sub-cube has more than `largest` inputs, or a
+    sub-problem's LP fails with every method.
 
     Each sub-problem is solved by HiGHS's `methods` in turn ("" its own choice,
     "simplex", "ipm") while its own float bracket is wider than `width`, keeping the
@@ -172,9 +188,8 @@ def split_worst(lp: WorstLp, lambdas, entry: float, most: int, solve,
     def block(sub: WorstLp):
         best = None  # (lower, rule, upper, prior)
         for how in methods:
-            found = solve_float(sub, solve if not how else (
-                lambda program, how=how: solve(replace(program, solver=how))),
-                scale_rows=True, drop_tiny=True, name="rr-worst-cube")
+            found = solve_float(sub, _with_method(solve, how), scale_rows=True,
+                                drop_tiny=True, name="rr-worst-cube")
             if not found.ok:
                 continue
             prior = clean_distribution(found.masses)
@@ -192,8 +207,7 @@ def split_worst(lp: WorstLp, lambdas, entry: float, most: int, solve,
         return best[3], best[1], best[2]
 
     fixed = split_parties(lambdas, entry, most)
-    inputs = 1 << (len(lambdas) - len(fixed))
-    if (largest is not None and inputs > largest) or inputs <= above:
+    if largest is not None and 1 << (len(lambdas) - len(fixed)) > largest:
         return None
     try:
         got = sub_cubes(lp, lambdas, fixed, block)

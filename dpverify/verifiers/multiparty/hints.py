@@ -21,6 +21,7 @@ in chain form.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -31,13 +32,15 @@ from dpverify.defaults import LpForm
 from dpverify.errors import DpverifyError, SizeLimitError, SolverError
 from dpverify.lp.builder import chain_nonzeros
 from dpverify.policy import (
+    CUBE_FIRST_SECONDS,
+    CUBE_FIRST_WORK,
+    CUBE_HOPELESS,
     DENSE_FALLBACK_INPUTS,
     DENSE_FALLBACK_SECONDS,
     DENSE_FALLBACK_WIDTH,
     DENSE_FROM_INPUTS,
     EXTREME_ENTRY,
     REDUCED_FACTOR,
-    SMALL_CUBE_INPUTS,
     SPLIT_ENTRIES,
     SPLIT_MARGIN,
     SPLIT_PARTIES,
@@ -62,6 +65,7 @@ from dpverify.verifiers.result import AgentResult
 if TYPE_CHECKING:
     from dpverify.verifiers.multiparty.reductions import AgentProblem
     from dpverify.verifiers.multiparty.routes import CertificateMaker
+    from dpverify.verifiers.solving import Solver
 
 __all__ = ["Hints", "WorstPlan", "beyond_floats", "estimate_worst_nonzeros", "worst_plan"]
 
@@ -209,67 +213,32 @@ def dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list,
                 options: VerifyOptions, too_large: SizeLimitError | None = None) -> dict:
     """Hints on all inputs for a worst case without symmetry on DENSE_FROM_INPUTS to
     MAX_DENSE_INPUTS inputs, or at an extreme level (beyond_floats), each end the best of
-    these, cheapest first, each tried only while the bracket is wider than
+    these, in this order, each tried only while the bracket is wider than
     policy.SPLIT_MARGIN of the tolerance (`enough`):
 
-    * at an extreme level, the sub-cubes over the extreme parties of at most
-      policy.SMALL_CUBE_INPUTS inputs (`cube_hints`, theory/worst_candidates.py: many
-      small LPs, a tenth of a second);
+    * at an extreme level, the sub-cubes over the extreme parties (`cube_hints`,
+      theory/worst_candidates.py) within policy.CUBE_FIRST_SECONDS, at the levels whose
+      rule may decide (policy.CUBE_HOPELESS);
     * the dense interior-point method (theory/worst_ipm.py) on one BLAS thread;
-    * at an extreme level, the larger sub-cubes (up to policy.DENSE_FALLBACK_INPUTS
-      inputs: LPs of 128 or 256 inputs, which HiGHS takes up to policy.SPLIT_SECONDS each
-      to solve or to give up on, where the dense method on all inputs decides in about as
-      long when only one or two parties are extreme);
-    * the dense method once more on every BLAS thread (another path of rounding);
+    * at an extreme level, the other levels of sub-cubes and the one the time cut short,
+      each LP within policy.SPLIT_SECONDS;
+    * the dense method once more on every BLAS thread (another path of rounding: its
+      stalls follow its rounding; on a busy 2-core machine it took 3-10x the first);
     * HiGHS's dense LP (`better_ends`, up to policy.DENSE_FALLBACK_INPUTS inputs);
     * a deterministic rule (a constant one, the prior's Bayes rule) when it is better.
 
-    Beyond MAX_DENSE_INPUTS inputs only the sub-cubes are tried (of every size up to
-    DENSE_FALLBACK_INPUTS): `too_large` (or a SizeLimitError naming the dense method's
-    limit) when they leave the bracket wider than the tolerance."""
-    from dpverify.theory.worst_candidates import best_candidate, best_ends  # lazy: dense only
-    from dpverify.theory.worst_ipm import dense_again
+    Beyond MAX_DENSE_INPUTS inputs only the sub-cubes are tried, every level in turn:
+    `too_large` (or a SizeLimitError naming the dense method's limit) when they leave the
+    bracket wider than the tolerance."""
+    from dpverify.theory.worst_candidates import best_candidate  # lazy: dense only
 
-    solve_ = options.solver().tight(1e-10)  # the polish's small LPs
-    cube_solve = solve_.at_most(SPLIT_SECONDS)
-
-    # the bracket that spares the dense method (after the sub-cubes) and HiGHS's fallback:
-    # within the tolerance (gains in [0, 1]) by a margin far above the interval
-    # certificate's rounding (about 1e-16)
-    enough = max(DENSE_FALLBACK_WIDTH, SPLIT_MARGIN * float(options.tol))
-    extreme = beyond_floats(spec.lambdas)
-
-    def merged(found: DenseWorst | None, other: DenseWorst | None) -> DenseWorst | None:
-        return found if other is None else other if found is None else best_ends(found, other)
-
+    enough = decisive_width(options)
+    brief = brief_pass(spec.lambdas, enough) if beyond_floats(spec.lambdas) else None
     out = {}
     for b in bits:
         relevant = None if b is None else own_bits(spec.parties, party) == b
         lp = WorstLp.over_inputs(spec.lambdas, gain, relevant)
-        dense_fits = lp.channel.columns <= MAX_DENSE_INPUTS
-        found = None
-        if extreme:  # the small sub-cubes first (all of them where the dense method stops)
-            found = cube_hints(lp, spec.lambdas, cube_solve, enough,
-                               largest=SMALL_CUBE_INPUTS if dense_fits else DENSE_FALLBACK_INPUTS)
-        if not dense_fits:  # the sub-cubes alone
-            if found is None or found.width > float(options.tol):
-                raise too_large or SizeLimitError(
-                    f"the dense worst-case method takes at most {MAX_DENSE_INPUTS} inputs")
-        elif found is None or found.width > enough:
-            # one BLAS thread first (its second run, on every thread, comes after the
-            # larger sub-cubes: on a busy 2-core machine it took 3-10x the first)
-            found = merged(found, dense_worst(lp, solve=solve_, retry=float("inf")))
-            assert found is not None
-            if found.width > enough and extreme:
-                found = merged(found, cube_hints(lp, spec.lambdas, cube_solve, enough,
-                                                 above=SMALL_CUBE_INPUTS))
-            assert found is not None
-            if found.width > enough:  # its stalls follow its rounding (dense_worst)
-                found = merged(found, dense_again(lp, solve=solve_))
-            assert found is not None
-            if found.width > enough and lp.channel.columns <= DENSE_FALLBACK_INPUTS:
-                found = better_ends(lp, found, options, enough)  # then HiGHS's dense LP
-        assert found is not None
+        found = block_hints(lp, spec.lambdas, options, brief, too_large)
         if found.width > DENSE_FALLBACK_WIDTH:  # a deterministic rule may meet the bound
             better = best_candidate(lp, found.prior, found.lower)
             if better is not None:
@@ -278,28 +247,129 @@ def dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list,
     return out
 
 
+def decisive_width(options: VerifyOptions) -> float:
+    """The float bracket (gains in [0, 1]) that spares the slower hints: within the
+    tolerance by policy.SPLIT_MARGIN, a margin far above the interval certificate's
+    rounding (about 1e-16)."""
+    return max(DENSE_FALLBACK_WIDTH, SPLIT_MARGIN * float(options.tol))
+
+
+def block_hints(lp: WorstLp, lambdas: Sequence[float], options: VerifyOptions,
+                brief: BriefPass | None = None, too_large: SizeLimitError | None = None
+                ) -> DenseWorst:
+    """The float bracket of one block of `dense_hints`, in its order (there); `brief`, the
+    agent's brief pass over the sub-cubes (at an extreme level)."""
+    from dpverify.theory.worst_candidates import best_ends  # lazy: dense only
+    from dpverify.theory.worst_ipm import dense_again
+
+    solve_ = options.solver().tight(1e-10)  # the polish's small LPs
+    cube_solve = solve_.at_most(SPLIT_SECONDS)
+    enough = decisive_width(options)
+    extreme = beyond_floats(lambdas)
+
+    def merged(found: DenseWorst | None, other: DenseWorst | None) -> DenseWorst | None:
+        return found if other is None else other if found is None else best_ends(found, other)
+
+    done: set[tuple[int, ...]] = set()  # the levels of sub-cubes solved
+    found = None
+    if lp.channel.columns > MAX_DENSE_INPUTS:  # the sub-cubes alone
+        if extreme:
+            found = cube_hints(lp, lambdas, cube_solve, enough, done)
+        if found is None or found.width > float(options.tol):
+            raise too_large or SizeLimitError(
+                f"the dense worst-case method takes at most {MAX_DENSE_INPUTS} inputs")
+        return found
+    if extreme and brief is not None:  # the sub-cubes that may decide, briefly
+        found = cube_hints(lp, lambdas, cube_solve, enough, done, brief)
+    if found is None or found.width > enough:  # one BLAS thread
+        found = merged(found, dense_worst(lp, solve=solve_, retry=float("inf")))
+    if found is not None and found.width > enough and extreme:
+        found = merged(found, cube_hints(lp, lambdas, cube_solve, enough, done))
+    if found is not None and found.width > enough:  # every BLAS thread
+        found = merged(found, dense_again(lp, solve=solve_))
+    assert found is not None
+    if found.width > enough and lp.channel.columns <= DENSE_FALLBACK_INPUTS:
+        found = better_ends(lp, found, options, enough)  # then HiGHS's dense LP
+    return found
+
+
 # HiGHS's methods for a sub-cube's LP, the second while the first leaves its own bracket
 # open (theory/worst_candidates.py, split_worst)
 CUBE_METHODS = ("simplex", "ipm")
 
 
-def cube_hints(lp: WorstLp, lambdas: Sequence[float], solve: Callable, enough: float, *,
-               largest: int = DENSE_FALLBACK_INPUTS, above: int = 0) -> DenseWorst | None:
+@dataclass(frozen=True)
+class BriefPass:
+    """The sub-cubes tried before the dense method (`block_hints`): until `deadline`
+    (time.perf_counter(); each LP at most the time left), the levels whose rule may lose at
+    most `hopeless` (`rule_loss`) and whose LPs hold at most `most_work` (`cube_work`;
+    None: any)."""
+
+    deadline: float
+    hopeless: float
+    most_work: int | None
+
+    def admits(self, lp: WorstLp, lambdas: Sequence[float], fixed: Sequence[int]) -> bool:
+        from dpverify.theory.worst_candidates import rule_loss
+
+        return rule_loss(lambdas, fixed) <= self.hopeless and (
+            self.most_work is None or cube_work(lp, len(lambdas), fixed) <= self.most_work)
+
+
+def brief_pass(lambdas: Sequence[float], enough: float) -> BriefPass:
+    """The brief pass of one agent (policy.CUBE_FIRST_*): its time shared by its blocks;
+    LPs of any size when at least half the parties are extreme (the dense method stalls
+    among many extreme levels: docs/theory.md 3.4)."""
+    extreme = sum(1.0 / (1.0 + float(lam)) < EXTREME_ENTRY for lam in lambdas)
+    return BriefPass(time.perf_counter() + CUBE_FIRST_SECONDS, CUBE_HOPELESS * enough,
+                     None if 2 * extreme >= len(lambdas) else CUBE_FIRST_WORK)
+
+
+def cube_work(lp: WorstLp, parties: int, fixed: Sequence[int]) -> int:
+    """The non-zeros of a level's sub-cube LPs (every row of the block, each against the
+    2^(k - |fixed|) columns of its sub-cube, m outputs), times m - 1: HiGHS took 0.2-1
+    microseconds a non-zero on two outputs, 1.6-6 on three or four (policy.py)."""
+    m = lp.m
+    return int(lp.rows.size) * (1 << (parties - len(fixed))) * m * max(m - 1, 1)
+
+
+class _Spent(Exception):
+    """The time of the brief pass is up (cube_hints)."""
+
+
+def cube_hints(lp: WorstLp, lambdas: Sequence[float], solve: Solver, enough: float,
+               done: set[tuple[int, ...]], brief: BriefPass | None = None
+               ) -> DenseWorst | None:
     """The best ends of the sub-cubes over the extreme parties at each of
-    policy.SPLIT_ENTRIES (each set of parties once) whose sub-cubes have more than `above`
-    and at most `largest` inputs, until the bracket is within `enough`; None when no party
-    is extreme enough or no sub-cube is of those sizes (theory/worst_candidates.py)."""
+    policy.SPLIT_ENTRIES (each set of parties once: those in `done` are passed over, and
+    each level solved joins it), until the bracket is within `enough`; None when no
+    level gave one (theory/worst_candidates.py). The `brief` pass takes the levels it
+    admits, and ends at the first level that does not finish in its time."""
     from dpverify.theory.worst_candidates import best_ends, split_parties, split_worst
 
+    def briefly(program):
+        assert brief is not None
+        left = brief.deadline - time.perf_counter()
+        if left <= 0:
+            raise _Spent
+        return solve.at_most(left)(program)
+
     found = None
-    tried: set[tuple[int, ...]] = set()
     for entry in SPLIT_ENTRIES:
         fixed = tuple(split_parties(lambdas, entry, SPLIT_PARTIES))
-        if fixed in tried:
+        if fixed in done or not fixed or len(fixed) == len(lambdas):
             continue
-        tried.add(fixed)
-        cube = split_worst(lp, lambdas, entry, SPLIT_PARTIES, solve, largest,
-                           methods=CUBE_METHODS, width=enough, above=above)
+        if brief is not None and not brief.admits(lp, lambdas, fixed):
+            continue
+        try:
+            cube = split_worst(lp, lambdas, entry, SPLIT_PARTIES,
+                               solve if brief is None else briefly, DENSE_FALLBACK_INPUTS,
+                               methods=CUBE_METHODS, width=enough)
+        except _Spent:
+            break
+        if cube is None and brief is not None:
+            break  # a sub-problem's LP ran out of the time, or failed: after the dense method
+        done.add(fixed)
         if cube is not None:
             found = cube if found is None else best_ends(found, cube)
         if found is not None and found.width <= enough:
