@@ -39,6 +39,7 @@ from dpverify.policy import (
     DENSE_FALLBACK_SECONDS,
     DENSE_FALLBACK_WIDTH,
     DENSE_FROM_INPUTS,
+    DENSE_TARGET_SHARE,
     EXTREME_ENTRY,
     REDUCED_FACTOR,
     SPLIT_ENTRIES,
@@ -57,7 +58,13 @@ from dpverify.theory.certificates import (
     trivial_orbits,
 )
 from dpverify.theory.exact_rows import clean_distribution, clean_stochastic, has_mass
-from dpverify.theory.worst_ipm import MAX_DENSE_INPUTS, DenseWorst, dense_worst, float_bracket
+from dpverify.theory.worst_ipm import (
+    MAX_DENSE_INPUTS,
+    TARGET_WIDTH,
+    DenseWorst,
+    dense_worst,
+    float_bracket,
+)
 from dpverify.theory.worst_lp import WorstLp, solve_float
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.result import AgentResult
@@ -254,6 +261,14 @@ def decisive_width(options: VerifyOptions) -> float:
     return max(DENSE_FALLBACK_WIDTH, SPLIT_MARGIN * float(options.tol))
 
 
+def dense_target(options: VerifyOptions) -> float:
+    """Where the dense method on all inputs stops narrowing: policy.DENSE_TARGET_SHARE of
+    the tolerance, never below its own TARGET_WIDTH (theory/worst_ipm.py). At k = 9 its
+    last iterations from a tenth of the default tolerance to 1e-11 were 10-30% of its
+    time (issue 25's family)."""
+    return max(TARGET_WIDTH, DENSE_TARGET_SHARE * float(options.tol))
+
+
 def block_hints(lp: WorstLp, lambdas: Sequence[float], options: VerifyOptions,
                 brief: BriefPass | None = None, too_large: SizeLimitError | None = None
                 ) -> DenseWorst:
@@ -282,11 +297,11 @@ def block_hints(lp: WorstLp, lambdas: Sequence[float], options: VerifyOptions,
     if extreme and brief is not None:  # the sub-cubes that may decide, briefly
         found = cube_hints(lp, lambdas, cube_solve, enough, done, brief)
     if found is None or found.width > enough:  # one BLAS thread
-        found = merged(found, dense_worst(lp, solve=solve_, retry=float("inf")))
+        found = merged(found, dense_worst(lp, dense_target(options), solve_, retry=float("inf")))
     if found is not None and found.width > enough and extreme:
         found = merged(found, cube_hints(lp, lambdas, cube_solve, enough, done))
     if found is not None and found.width > enough:  # every BLAS thread
-        found = merged(found, dense_again(lp, solve=solve_))
+        found = merged(found, dense_again(lp, dense_target(options), solve_))
     assert found is not None
     if found.width > enough and lp.channel.columns <= DENSE_FALLBACK_INPUTS:
         found = better_ends(lp, found, options, enough)  # then HiGHS's dense LP
