@@ -175,3 +175,39 @@ def test_the_first_run_is_on_one_blas_thread_in_a_fresh_process():
 
     if (os.cpu_count() or 1) > 1:
         assert run("control")[0] > 1
+
+
+# ------------------------------------------- the chain-form hint below the dense method's size
+
+# a member of bench_speed's family (seed 8, k = 7, member 5): an observer, levels 0.02-10,
+# a 4-valued table; HiGHS's chain-form LP (feasibility 1e-7) bracketed it at 1.4e-7, the
+# exact certificate's repair then spent 4 s and left it so, and the LP route decided
+OBSERVER_7 = ('[problem]\nname = "x"\nparties = 7\nepsilon = [0.1085, 0.1, 10.0093, 5.0071, '
+              '0.0192, 5.0073, 1]\naccuracy = "worst"\n\n[observer]\nfunction = {{ table = '
+              '{table} }}\ngain = {gain}\n')
+OBSERVER_7_TABLE = [int(c) for c in (
+    "0023022010300002112220111203010032121022312210200212101012232221"
+    "2331202022020033100102213133233303233301113321220213323203112111")]
+
+
+def test_a_wide_chain_form_hint_takes_the_dense_methods_ends():
+    from dpverify.theory.certificates import WorstHint, trivial_orbits
+
+    lp, lambdas = _lp([0.3, 1.2, 0.6, 2.0, 0.9], 4, 3)
+    gain = lp.gain
+    spoiled = WorstHint(rule=np.full((32, 3), 1 / 3), prior=None, x_orbits=lp.rows)
+    found = hints.closer_hint(lambdas, gain, trivial_orbits(5), None, OPTIONS, spoiled)
+    lower, upper = dense_bounds(lp, found.prior, found.rule)
+    assert upper - lower <= ENOUGH
+    # negative control: a hint that decides is handed on as it is
+    assert hints.closer_hint(lambdas, gain, trivial_orbits(5), None, OPTIONS, found) is found
+
+
+@pytest.mark.parametrize("gain", ['"indicator"', '{ expr = "1e-9 if f == y else 0" }'])
+def test_the_observer_the_chain_form_hint_left_wide_is_proved(tmp_path, gain):
+    from worst_bounds import verify_json
+
+    found = verify_json(tmp_path, OBSERVER_7.format(table=OBSERVER_7_TABLE, gain=gain))
+    assert found["verdict"] == "optimal", found
+    result = found["results"][0]
+    assert result["method"] == "proof" and "attempts" not in result, result
