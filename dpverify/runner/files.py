@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpverify.errors import (
     DpverifyError,
@@ -33,7 +33,6 @@ from dpverify.errors import (
 from dpverify.notebook import Notebook
 from dpverify.reasons import ReasonCode
 from dpverify.runner.deadline import TimedOut, deadline, timeout_reason
-from dpverify.runner.exclude import Exclusions
 from dpverify.runner.notes import Note, option_notes
 from dpverify.spec import Spec
 from dpverify.spec.loader import file_kind, loads
@@ -44,6 +43,9 @@ from dpverify.verdict import Category, category_of
 from dpverify.verifiers.dispatch import verify_spec
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.result import ProblemResult, Verdict
+
+if TYPE_CHECKING:
+    from dpverify.runner.exclude import Exclusions
 
 __all__ = ["FileResult", "FileStatus", "NoProblemFiles", "ProblemFiles", "SkippedFile", "Spec",
            "VerifyReport",
