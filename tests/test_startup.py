@@ -72,12 +72,10 @@ def test_a_route_that_needs_scipy_still_loads_it(tmp_path):
 # -- issue 25, point 5: the modules a small verification does not need -------------------
 # What other routes, kinds and formats need, imported where they are used (each with a
 # route that does load it: test_each_lazy_module_is_loaded_by_the_route_that_needs_it):
-# 14 modules and 14 frozen dataclasses fewer for a one-party problem (docs/benchmarks.md).
-LAZY = ("dpverify.spec.count_model", "dpverify.spec.losses", "dpverify.spec.expr",
-        "dpverify.theory.orbits", "dpverify.theory.exact_lp", "dpverify.theory.worst_ipm",
-        "dpverify.theory.worst_polish", "dpverify.checker.delta", "dpverify.checker.envelope",
-        "dpverify.checker.symbols", "dpverify.runner.exclude", "dpverify.runner.notes",
-        "dpverify.console.views")
+# 10 modules and 13 frozen dataclasses fewer for a one-party problem (docs/benchmarks.md).
+LAZY = ("dpverify.spec.count_model", "dpverify.spec.losses", "dpverify.theory.orbits",
+        "dpverify.theory.exact_lp", "dpverify.theory.worst_ipm", "dpverify.theory.worst_polish",
+        "dpverify.runner.exclude", "dpverify.runner.notes", "dpverify.console.views")
 NOT_NEEDED = ("scipy", "flint", "cvxpy", "rich", "matplotlib", "pandas", "dask", "sqlite3",
               "multiprocessing", "dpverify.runner.batch", "dpverify.runner.store",
               "dpverify.runner.executors", "dpverify.cli.audit", "dpverify.cli.batch",
@@ -136,34 +134,24 @@ SYMMETRIC = ('[problem]\nparties = 12\nlambda = "2"\n'  # the orbit route (beyon
 
 
 @pytest.mark.parametrize(("args", "needed"), [
-    (["verify", "problems/count/abs-10.toml"],
-     {"dpverify.spec.count_model", "dpverify.spec.losses", "dpverify.spec.expr"}),
-    (["verify", "problems/heterogeneous-eps.toml"], {"dpverify.spec.expr"}),
+    (["verify", "problems/count/abs-10.toml"], {"dpverify.spec.count_model",
+                                                 "dpverify.spec.losses"}),
     (["verify", "SYMMETRIC"],
      {"dpverify.theory.orbits", "dpverify.theory.exact_lp", "dpverify.theory.worst_ipm",
       "dpverify.theory.worst_polish"}),
-    (["verify", "problems/multisymbol/xor-3x2.toml"], {"dpverify.checker.symbols"}),
-    (["check-cert", "problems/approximate/bit-1-delta.toml", "CERT"],
-     {"dpverify.checker.delta", "dpverify.checker.envelope"}),
+    (["verify", "problems/approximate/bit-1-delta.toml"], {"dpverify.theory.exact_lp"}),
     (["verify", "ONE", "--exclude", "*.tmp"], {"dpverify.runner.exclude"}),
     (["verify", "ONE", "--seed", "1"], {"dpverify.runner.notes"})],
-    ids=["count", "expression", "orbits", "symbols", "envelope", "exclude", "notes"])
+    ids=["count", "orbits", "delta", "exclude", "notes"])
 def test_each_lazy_module_is_loaded_by_the_route_that_needs_it(tmp_path, args, needed):
     """The negative control of test_a_small_verification_loads_only_its_route: each
-    module of LAZY is imported by a run that uses it (a count problem its model, losses and
-    expressions; a multi-party expression the compiler; the orbit route its space, exact
-    simplex and dense method; a multi-symbol problem and a delta certificate their
-    checkers; --exclude and a note their modules), so the probe would see one imported
-    eagerly again."""
-    assert needed <= set(LAZY)
+    module of LAZY is imported by a run that uses it (a count problem its model and
+    losses; the orbit route its space, exact simplex and dense method; delta > 0 the exact
+    simplex; --exclude and a note their modules), so the probe sees one imported where it
+    is needed, and would see it imported eagerly again."""
     files = {"ONE": write(tmp_path, "one", ONE), "SYMMETRIC": write(tmp_path, "sym", SYMMETRIC)}
-    if "CERT" in args:
-        subprocess.run([sys.executable, "-m", "dpverify", "certify", args[1], "-o",
-                        str(tmp_path)], cwd=ROOT, capture_output=True, check=True, timeout=120)
-        files["CERT"] = str(tmp_path / "bit-1-delta.observer.average.cert.json")
     args = [files.get(a, a if not a.startswith("problems/") else str(ROOT / a)) for a in args]
-    json_flag = ["--json"] if args[0] == "verify" else []
-    assert needed <= set(loaded_of([*args, *json_flag], LAZY)), args
+    assert needed <= set(loaded_of([*args, "--json"], LAZY)), args
 
 
 def test_the_table_loads_only_its_view(tmp_path):

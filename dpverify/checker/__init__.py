@@ -38,8 +38,11 @@ from dpverify.checker.claim import (
     CheckFailed,
     CheckResult,
 )
+from dpverify.checker.delta import check_delta
+from dpverify.checker.envelope import check_envelope
 from dpverify.checker.fields import CertificateFormatError, Json
 from dpverify.checker.orbits import check_orbits
+from dpverify.checker.symbols import check_symbols
 from dpverify.spec.model import MultipartySpec
 from dpverify.spec.numbers import parse_integer
 
@@ -50,27 +53,10 @@ __all__ = ["DELTA_FORMAT", "ENVELOPE_FORMAT", "FORMAT", "INTERVAL_FORMAT", "MARY
 Checker = Callable[[MultipartySpec, Json], CheckResult]
 
 
-# The readers of the formats a bits problem's `verify` does not write are imported when a
-# certificate of theirs is checked, so that checking one format loads only its reader.
 def check_intervals(spec: MultipartySpec, cert: Json) -> CheckResult:
     from dpverify.checker import intervals  # imported when used: `arb` balls load flint
     return (intervals.check_orbit_interval if cert["format"] == ORBIT_INTERVAL_FORMAT
             else intervals.check_interval)(spec, cert)
-
-
-def check_symbols(spec: MultipartySpec, cert: Json) -> CheckResult:
-    from dpverify.checker.symbols import check_symbols as check
-    return check(spec, cert)
-
-
-def check_delta(spec: MultipartySpec, cert: Json) -> CheckResult:
-    from dpverify.checker.delta import check_delta as check
-    return check(spec, cert)
-
-
-def check_envelope(spec: MultipartySpec, cert: Json) -> CheckResult:
-    from dpverify.checker.envelope import check_envelope as check
-    return check(spec, cert)
 
 
 CHECKERS: dict[str, Checker] = {

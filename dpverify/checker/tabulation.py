@@ -14,7 +14,7 @@ from fractions import Fraction
 
 from dpverify.checker.claim import CheckFailed
 from dpverify.spec.counts import evaluate_counts, is_count_function
-from dpverify.spec.expr_values import ExpressionError
+from dpverify.spec.expr import ExpressionError
 from dpverify.spec.model import AgentSpec, MultipartySpec
 from dpverify.spec.tables import MAX_TABULATED_PARTIES, function_values, gain_rows, table_of
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 from fractions import Fraction
 
+from dpverify.spec.expr import ExpressionError, compile_expression
 from dpverify.spec.functions import named_count_value
 from dpverify.spec.model import FunctionDef
 
@@ -102,8 +103,6 @@ def evaluate_counts(fn: FunctionDef, k: int) -> tuple[Fraction, ...]:
     text = count_form(fn.text) if fn.kind == "expr" else None
     if text is None:
         raise ValueError("not a function of sum(x) and k")
-    from dpverify.spec.expr import ExpressionError, compile_expression  # expressions only
-
     expression = compile_expression(text, [COUNT_NAME, "k"])
     values = []
     for c in range(k + 1):

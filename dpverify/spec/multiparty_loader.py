@@ -10,7 +10,7 @@ from __future__ import annotations
 from dpverify.errors import SizeLimitError, SpecError
 from dpverify.spec.alphabet import read_alphabets
 from dpverify.spec.counts import count_values, is_count_function
-from dpverify.spec.expr_values import ExpressionError
+from dpverify.spec.expr import ExpressionError
 from dpverify.spec.model import AgentSpec, MultipartySpec
 from dpverify.spec.reader import Table
 from dpverify.spec.sections import accuracies, agents, deltas, expectations, privacy_levels

@@ -25,7 +25,7 @@ import numpy as np
 from dpverify.errors import SpecError
 from dpverify.spec.counts import count_form as count_form  # re-exported
 from dpverify.spec.counts import count_values, is_count_function
-from dpverify.spec.expr_values import ExpressionError
+from dpverify.spec.expr import ExpressionError
 from dpverify.spec.model import AgentSpec, AgentTable, MultipartySpec
 
 # --------------------------------------------------------------------------- classes

@@ -7,18 +7,14 @@ from __future__ import annotations
 
 import weakref
 from fractions import Fraction
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from dpverify.errors import SizeLimitError, SpecError
 from dpverify.spec.alphabet import input_name, input_symbols, is_binary
-from dpverify.spec.expr_values import ExpressionError
+from dpverify.spec.expr import Expression, ExpressionError, compile_expression
 from dpverify.spec.functions import named_values
 from dpverify.spec.model import AgentSpec, AgentTable, FunctionDef, GainDef, MultipartySpec
-
-if TYPE_CHECKING:  # the expression compiler: imported by the functions and gains that use it
-    from dpverify.spec.expr import Expression
 
 # Tabulating 2^k inputs in Python is the loader's only cost that grows with k; beyond
 # this many parties the size guard refuses the problem long before a table is needed.
@@ -56,8 +52,6 @@ def function_values(fn: FunctionDef, k: int, *, file: str, key: str,
         return fn.values
     if fn.kind == "counts":
         return tuple(fn.values[int(c)] for c in input_bits(k).sum(axis=1))
-    from dpverify.spec.expr import compile_expression
-
     names = [f"x{i}" for i in range(1, k + 1)] + ["x", "k"]
     expression = compile_expression(fn.text, names)
     rows = (input_symbols(alphabets or ()) if symbols else input_bits(k)).tolist()
@@ -141,11 +135,7 @@ def gain_rows(agent: AgentSpec, distinct: tuple[Fraction, ...], outputs: tuple[F
     gain_key = f"{agent.key}.gain"
     if gain.kind == "matrix":
         return _matrix_gains(gain, distinct, outputs, file, gain_key)
-    expression = None
-    if gain.kind == "expr":
-        from dpverify.spec.expr import compile_expression
-
-        expression = compile_expression(gain.text, ["f", "y"])
+    expression = compile_expression(gain.text, ["f", "y"]) if gain.kind == "expr" else None
     by_value = {}
     for v in distinct:
         row: list[Fraction] = []
