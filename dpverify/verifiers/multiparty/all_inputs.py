@@ -55,7 +55,7 @@ def float_rule(cert: AnyCertificate) -> np.ndarray | None:
     it has no row per input)."""
     if kind(cert) == "interval":  # an IntervalCertificate
         return None if cert.classes is not None else cert.rule  # type: ignore[union-attr]
-    if cert.format_name != FORMAT:  # an OrbitCertificate (dpverify-orbit-certificate/1)
+    if cert.format_name != FORMAT:  # a rule per corner orbit (dpverify-orbit-certificate/1)
         return None
     return np.array(cert.decision, dtype=np.float64)
 
