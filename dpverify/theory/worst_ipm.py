@@ -42,15 +42,14 @@ import numpy as np
 
 from dpverify import clock
 from dpverify.errors import SizeLimitError, SolverError
+from dpverify.policy import MAX_DENSE_INPUTS
 from dpverify.theory.exact_rows import clean_distribution, clean_stochastic
 from dpverify.theory.rr import kron_apply
 from dpverify.theory.worst_channels import ClassChannel, KronChannel
 from dpverify.theory.worst_lp import Solve, WorstLp
 from dpverify.theory.worst_polish import polish_prior, polish_rule
 
-# The dense method keeps P (rows x columns) and M (rows x rows) in memory and does about
-# rows^2 * columns multiply-adds per iteration: 2^12 inputs is its design point.
-MAX_DENSE_INPUTS = 4096
+# MAX_DENSE_INPUTS (dpverify/policy.py): 2^12 inputs, the dense method's design point
 MAX_DENSE_WORK = 4096 ** 3  # multiply-adds of one iteration's M (rows^2 x columns)
 MAX_ITERATIONS = 60
 TARGET_WIDTH = 1e-11  # stop once the float bracket is this narrow (gains in [0, 1])

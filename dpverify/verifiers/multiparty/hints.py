@@ -36,6 +36,7 @@ from dpverify.policy import (
     DENSE_FALLBACK_WIDTH,
     DENSE_FROM_INPUTS,
     EXTREME_ENTRY,
+    MAX_DENSE_INPUTS,
     REDUCED_FACTOR,
     SPLIT_ENTRIES,
     SPLIT_MARGIN,
@@ -53,12 +54,12 @@ from dpverify.theory.certificates import (
     trivial_orbits,
 )
 from dpverify.theory.exact_rows import clean_distribution, clean_stochastic, has_mass
-from dpverify.theory.worst_ipm import MAX_DENSE_INPUTS, DenseWorst, dense_worst, float_bracket
 from dpverify.theory.worst_lp import WorstLp, solve_float
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.result import AgentResult
 
 if TYPE_CHECKING:
+    from dpverify.theory.worst_ipm import DenseWorst
     from dpverify.verifiers.multiparty.reductions import AgentProblem
     from dpverify.verifiers.multiparty.routes import CertificateMaker
 
@@ -220,6 +221,7 @@ def dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list,
     SizeLimitError naming the dense method's limit) when they leave the bracket wider than
     the tolerance."""
     from dpverify.theory.worst_candidates import best_candidate, best_ends  # lazy: dense only
+    from dpverify.theory.worst_ipm import dense_worst
 
     solve_ = options.solver().tight(1e-10)  # the polish's small LPs
 
@@ -287,6 +289,8 @@ def better_ends(lp: WorstLp, found: DenseWorst, options: VerifyOptions,
     exactly) when better: by the interior point and, while the bracket is still wider than
     `good`, by the simplex (which closed brackets the interior point left at 4e-9 among
     levels of 14 to 27, to 3e-11 in a second)."""
+    from dpverify.theory.worst_ipm import float_bracket
+
     solve_ = options.solver().at_most(DENSE_FALLBACK_SECONDS).tight(1e-10)
     for method in ("", "simplex"):
         if found.width <= good:
