@@ -347,3 +347,21 @@ def test_a_profiled_verify_ends_as_usual_so_its_report_is_written(tmp_path):
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)[0]["verdict"] == "optimal"
     assert prof.exists() and prof.stat().st_size > 0
+
+
+GC_PROBE = """
+import gc, sys
+before = gc.get_threshold()
+import dpverify.cli
+print(before[0], gc.get_threshold()[0], gc.get_threshold()[1:] == before[1:])
+"""
+
+
+def test_the_command_line_raises_only_the_young_generation_s_threshold():
+    from dpverify.cli import YOUNG_THRESHOLD
+
+    out = subprocess.run([sys.executable, "-c", GC_PROBE], capture_output=True, text=True,
+                         check=True).stdout.split()
+    # control: a plain interpreter has the default threshold, below the command line's
+    assert int(out[0]) < YOUNG_THRESHOLD
+    assert out[1:] == [str(YOUNG_THRESHOLD), "True"]
