@@ -98,6 +98,10 @@ REDUCED_FACTOR = 16
 # k = 12) rather than HiGHS on the chain-form LP (14 s at k = 10, minutes at k = 11;
 # benchmarks/bench_worst12.py)
 DENSE_FROM_INPUTS = 512
+# The dense method keeps P (rows x columns) and M (rows x rows) in memory and does about
+# rows^2 * columns multiply-adds per iteration: 2^12 inputs is its design point
+# (theory/worst_ipm.py; here so that a route can ask without importing the method)
+MAX_DENSE_INPUTS = 4096
 # The exact certificate on all 2^k inputs solves RR's worst-case LP in floats for hints;
 # its LP may be larger than the verifier's own (it runs once per agent;
 # benchmarks/bench_certify.py)

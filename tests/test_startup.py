@@ -70,6 +70,12 @@ def test_a_route_that_needs_scipy_still_loads_it(tmp_path):
 
 
 # -- issue 25, point 5: the modules a small verification does not need -------------------
+# What other routes, kinds and formats need, imported where they are used (each with a
+# route that does load it: test_each_lazy_module_is_loaded_by_the_route_that_needs_it):
+# 10 modules and 13 frozen dataclasses fewer for a one-party problem (docs/benchmarks.md).
+LAZY = ("dpverify.spec.count_model", "dpverify.spec.losses", "dpverify.theory.orbits",
+        "dpverify.theory.exact_lp", "dpverify.theory.worst_ipm", "dpverify.theory.worst_polish",
+        "dpverify.runner.exclude", "dpverify.runner.notes", "dpverify.console.views")
 NOT_NEEDED = ("scipy", "flint", "cvxpy", "rich", "matplotlib", "pandas", "dask", "sqlite3",
               "multiprocessing", "dpverify.runner.batch", "dpverify.runner.store",
               "dpverify.runner.executors", "dpverify.cli.audit", "dpverify.cli.batch",
@@ -77,7 +83,8 @@ NOT_NEEDED = ("scipy", "flint", "cvxpy", "rich", "matplotlib", "pandas", "dask",
               "dpverify.spec.protocol_loader", "dpverify.checker.intervals",
               "dpverify.verifiers.multiparty.corner_lp", "dpverify.verifiers.multiparty.lps",
               "dpverify.verifiers.multiparty.settle", "dpverify.verifiers.multiparty.orbit",
-              "dpverify.verifiers.multiparty.orbit_worst", "rich._emoji_codes")
+              "dpverify.verifiers.multiparty.orbit_worst", "rich._emoji_codes",
+              *LAZY)
 MODULES = """
 import json, sys
 from click.testing import CliRunner
@@ -120,6 +127,42 @@ def test_a_small_verification_loads_only_its_route(tmp_path, text):
     test_a_real_command_does_import_them), the batch runner, the other commands, the other
     kinds' parsers or the interval checker."""
     assert loaded_of(["verify", write(tmp_path, "p", text), "--json"]) == []
+
+
+SYMMETRIC = ('[problem]\nparties = 12\nlambda = "2"\n'  # the orbit route (beyond 8 parties)
+             '[observer]\nfunction = "majority"\n')
+
+
+@pytest.mark.parametrize(("args", "needed"), [
+    (["verify", "problems/count/abs-10.toml"], {"dpverify.spec.count_model",
+                                                 "dpverify.spec.losses"}),
+    (["verify", "SYMMETRIC"],
+     {"dpverify.theory.orbits", "dpverify.theory.exact_lp", "dpverify.theory.worst_ipm",
+      "dpverify.theory.worst_polish"}),
+    (["verify", "problems/approximate/bit-1-delta.toml"], {"dpverify.theory.exact_lp"}),
+    (["verify", "ONE", "--exclude", "*.tmp"], {"dpverify.runner.exclude"}),
+    (["verify", "ONE", "--seed", "1"], {"dpverify.runner.notes"})],
+    ids=["count", "orbits", "delta", "exclude", "notes"])
+def test_each_lazy_module_is_loaded_by_the_route_that_needs_it(tmp_path, args, needed):
+    """The negative control of test_a_small_verification_loads_only_its_route: each
+    module of LAZY is imported by a run that uses it (a count problem its model and
+    losses; the orbit route its space, exact simplex and dense method; delta > 0 the exact
+    simplex; --exclude and a note their modules), so the probe sees one imported where it
+    is needed, and would see it imported eagerly again."""
+    files = {"ONE": write(tmp_path, "one", ONE), "SYMMETRIC": write(tmp_path, "sym", SYMMETRIC)}
+    args = [files.get(a, a if not a.startswith("problems/") else str(ROOT / a)) for a in args]
+    assert needed <= set(loaded_of([*args, "--json"], LAZY)), args
+
+
+def test_the_table_loads_only_its_view(tmp_path):
+    """`verify`'s table (rich) of a bits problem loads its view's module, not the views of
+    delta > 0 or protocols (console/approximate.py, console/protocols.py); a delta problem's
+    table loads its own (the control)."""
+    views = ("dpverify.console.views", "dpverify.console.approximate",
+             "dpverify.console.protocols")
+    assert set(loaded_of(["verify", write(tmp_path, "one", ONE)], views)) == {views[0]}
+    delta = str(ROOT / "problems" / "approximate" / "bit-1-delta.toml")
+    assert set(loaded_of(["verify", delta], views)) == set(views[:2])
 
 
 def test_the_table_prints_emoji_codes_as_written(tmp_path):
@@ -304,3 +347,21 @@ def test_a_profiled_verify_ends_as_usual_so_its_report_is_written(tmp_path):
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)[0]["verdict"] == "optimal"
     assert prof.exists() and prof.stat().st_size > 0
+
+
+GC_PROBE = """
+import gc, sys
+before = gc.get_threshold()
+import dpverify.cli
+print(before[0], gc.get_threshold()[0], gc.get_threshold()[1:] == before[1:])
+"""
+
+
+def test_the_command_line_raises_only_the_young_generation_s_threshold():
+    from dpverify.cli import YOUNG_THRESHOLD
+
+    out = subprocess.run([sys.executable, "-c", GC_PROBE], capture_output=True, text=True,
+                         check=True).stdout.split()
+    # control: a plain interpreter has the default threshold, below the command line's
+    assert int(out[0]) < YOUNG_THRESHOLD
+    assert out[1:] == [str(YOUNG_THRESHOLD), "True"]

@@ -62,7 +62,7 @@ def _majority_lp():
     return WorstLp.over_class_orbits(space, list(range(space.count)), table)
 
 
-def _rounds(monkeypatch, active_all: float):
+def _rounds(monkeypatch, active_all: float, enough: float | None = None):
     """The active rows of every round of the row generation, and its result."""
     seen: list[int] = []
     inner = worst_ipm._dense_block
@@ -77,7 +77,7 @@ def _rounds(monkeypatch, active_all: float):
     monkeypatch.setattr(worst_ipm, "ACTIVE_FROM", 100)
     monkeypatch.setattr(worst_ipm, "ACTIVE_START", 24)
     found = worst_ipm.dense_worst(_majority_lp(), solve=lambda p: solve(
-        p, "highs", feasibility_tol=1e-10))
+        p, "highs", feasibility_tol=1e-10), enough=enough)
     return seen, found
 
 
@@ -189,3 +189,18 @@ def test_a_wide_bracket_runs_again_and_keeps_the_better_end_of_each(monkeypatch)
     once = worst_ipm.dense_worst(lp)
     assert len(calls) == 1 and twice.upper <= once.upper + 1e-15
     assert twice.lower >= once.lower - 1e-15
+
+
+def test_a_bracket_within_the_caller_s_need_ends_the_rounds_and_is_not_run_again(monkeypatch):
+    """`enough` (an orbit certificate's share of --tol): the row generation stops at the
+    first bracket within it, and a last round within it is not repeated on every thread,
+    while RETRY_WIDTH would repeat it. Control: with a need below every bracket, the rounds
+    go on to the end and the last one runs again."""
+    monkeypatch.setattr(worst_ipm, "RETRY_WIDTH", -1.0)  # every bracket would be retried
+    full, found = _rounds(monkeypatch, worst_ipm.ACTIVE_ALL, enough=-1.0)
+    assert full[-1] == full[-2]  # the last round once more
+    loose, rough = _rounds(monkeypatch, worst_ipm.ACTIVE_ALL, enough=0.5)
+    assert len(set(loose)) == len(loose) < len(full) - 1  # fewer rounds, none repeated
+    assert rough.upper - rough.lower <= 0.5
+    lower, upper = worst_ipm.float_bracket(_majority_lp(), rough.prior, rough.rule)
+    assert lower <= found.upper + 1e-12 and upper >= found.lower - 1e-12  # still bounds

@@ -47,7 +47,7 @@ def ran(monkeypatch):
         monkeypatch.setattr(module, name, wrapped)
 
     spy(worst_candidates, "split_worst", "cubes")
-    spy(hints, "dense_worst", "dense")
+    spy(worst_ipm, "dense_worst", "dense")
     spy(worst_ipm, "dense_again", "again")
     spy(hints, "better_ends", "highs")
     return log
@@ -90,7 +90,7 @@ def test_a_spent_brief_pass_leaves_the_sub_cubes_for_after_the_dense_method(ran,
     spent = BriefPass(time.perf_counter() - 1.0, np.inf, None)  # its time is up already
     stalled = worst_ipm.DenseWorst(np.full(lp.rows.size, 1 / lp.rows.size),
                                    np.full((lp.channel.columns, 2), 0.5), 0.0, 1.0, 0)
-    monkeypatch.setattr(hints, "dense_worst", lambda *a, **k: (ran.append("dense"), stalled)[1])
+    monkeypatch.setattr(worst_ipm, "dense_worst", lambda *a, **k: (ran.append("dense"), stalled)[1])
     found = block_hints(lp, lambdas, OPTIONS, spent)
     # the dense method "stalled" at [0, 1]: the sub-cubes after it decide
     assert ran[:2] == ["dense", "cubes"] and found.width <= ENOUGH
@@ -120,16 +120,16 @@ def test_the_dense_method_runs_again_on_every_thread_only_when_asked(monkeypatch
 
     monkeypatch.setattr(worst_ipm, "_dense_block", counted)
     lp, _ = _lp([0.5, 1.0, 0.7, 1.3, 0.2], 3, 3)
-    worst_ipm.dense_worst(lp, retry=float("inf"))
+    worst_ipm.dense_worst(lp, enough=float("inf"))
     assert len(calls) == 1
     again = worst_ipm.dense_again(lp)
     assert again is not None and len(calls) == 2
     lower, upper = dense_bounds(lp, again.prior, again.rule)
     assert lower <= upper + 1e-15 and upper - lower < 1e-9
-    # negative controls: a bracket wider than `retry` runs again at once; and a block the
+    # negative controls: a bracket wider than `enough` runs again at once; and a block the
     # first run took on every thread already (THREADED_ROWS) is not run again
     calls.clear()
-    worst_ipm.dense_worst(lp, retry=-1.0)
+    worst_ipm.dense_worst(lp, enough=-1.0)
     assert len(calls) == 2
     calls.clear()
     big = WorstLp.over_inputs([2.0] * 11, np.eye(2)[np.arange(1 << 11) % 2])
@@ -153,7 +153,7 @@ def spied(self, *args):
 worst_ipm._Problem.normal_matrix = spied
 assert "scipy.linalg" not in sys.modules
 lp = WorstLp.over_inputs([2.0, 3.0, 1.5, 2.5], np.eye(2)[[0, 1, 1, 0] * 4])
-worst_ipm.dense_worst(lp, retry=float("inf"))
+worst_ipm.dense_worst(lp, enough=float("inf"))
 print(max(max(s) for s in seen), min(len(s) for s in seen))
 """
 

@@ -17,9 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from dpverify.console import VERDICT_STYLE
-from dpverify.console.approximate import approximate_table
 from dpverify.console.numbers import fmt, fmt_gap, json_output, proof_cell
-from dpverify.console.protocols import protocol_rules_json, protocol_table, rules_tables
 from dpverify.console.rules import rule_label
 from dpverify.console.tables import compact
 from dpverify.spec.setting import Setting
@@ -236,14 +234,20 @@ class ProtocolView(ResultView):
     def table(self, result: Any, *, seconds: bool = True, gap_digits: int = 2,
               method: bool = True, show_proof: bool = False,
               show_grid: bool = False) -> Table:
+        from dpverify.console.protocols import protocol_table  # each view's module when used
+
         table = protocol_table(result, seconds=seconds, gap_digits=gap_digits)
         table.title = f"{result.problem}  ({result.source})"
         return table
 
     def rules(self, result: Any, parties: int) -> list[Table]:
+        from dpverify.console.protocols import rules_tables
+
         return rules_tables(result)
 
     def rule_json(self, r: Any) -> dict[str, Any] | None:
+        from dpverify.console.protocols import protocol_rules_json
+
         return protocol_rules_json(r)
 
 
@@ -269,6 +273,8 @@ class ApproximateView(ResultView):
     def table(self, result: Any, *, seconds: bool = True, gap_digits: int = 2,
               method: bool = True, show_proof: bool = False,
               show_grid: bool = False) -> Table:
+        from dpverify.console.approximate import approximate_table
+
         return approximate_table(result, seconds=seconds, gap_digits=gap_digits,
                                  method=method, show_proof=show_proof)
 

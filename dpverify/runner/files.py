@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpverify.errors import (
     DpverifyError,
@@ -33,8 +33,6 @@ from dpverify.errors import (
 from dpverify.notebook import Notebook
 from dpverify.reasons import ReasonCode
 from dpverify.runner.deadline import TimedOut, deadline, timeout_reason
-from dpverify.runner.exclude import Exclusions
-from dpverify.runner.notes import Note, option_notes
 from dpverify.spec import Spec
 from dpverify.spec.loader import file_kind, loads
 from dpverify.spec.reader import parse_toml, read_data
@@ -44,6 +42,10 @@ from dpverify.verdict import Category, category_of
 from dpverify.verifiers.dispatch import verify_spec
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.result import ProblemResult, Verdict
+
+if TYPE_CHECKING:
+    from dpverify.runner.exclude import Exclusions
+    from dpverify.runner.notes import Note
 
 __all__ = ["FileResult", "FileStatus", "NoProblemFiles", "ProblemFiles", "SkippedFile", "Spec",
            "VerifyReport",
@@ -349,7 +351,11 @@ class VerifyReport(Notebook):
 
     def with_notes(self, given: Mapping[str, object]) -> VerifyReport:
         """The report with the notes of the options `given` (API names) and of the files
-        skipped (runner/notes.py)."""
+        skipped (runner/notes.py; a note is about one of them: with none, no notes)."""
+        if not given and not self.skipped:
+            return self
+        from dpverify.runner.notes import option_notes
+
         self.notes = tuple(option_notes(self.keys(), given,
                                         [(s.source, s.reason) for s in self.skipped]))
         return self

@@ -12,14 +12,12 @@ import math
 import re
 from collections.abc import Callable
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpverify.defaults import NAMED_GAINS
 from dpverify.errors import SpecError
 from dpverify.spec.alphabet import input_names, input_symbols, is_binary
-from dpverify.spec.count_model import MODELS, NAMED_LOSSES, LossDef, Model
 from dpverify.spec.functions import BIT_NAMES, bit_function, symbol_function
-from dpverify.spec.losses import LOSS_NAMES
 from dpverify.spec.model import (
     EXPECTABLE_VERDICTS,
     Accuracy,
@@ -30,6 +28,9 @@ from dpverify.spec.model import (
 )
 from dpverify.spec.numbers import NumberError, parse_exact
 from dpverify.spec.reader import Table, exact_number, expression_text, type_name
+
+if TYPE_CHECKING:  # a count consumer's model: imported by the count sections that use it
+    from dpverify.spec.count_model import LossDef, Model
 
 AGENT_KEYS = ("function", "gain", "outputs")
 CONSUMER_KEYS = ("loss", "side_information", "model", "prior")
@@ -380,6 +381,8 @@ def expectations(root: Table, agents: list[AgentSpec]) -> tuple[Expectation, ...
 
 def count_expectations(root: Table, model: str) -> tuple[Expectation, ...]:
     """The `[expect.consumer]` table of a count problem whose consumer's model is `model`."""
+    from dpverify.spec.count_model import MODELS
+
     expect = root.table("expect")
     expect.done(("consumer",))
     if not expect.has("consumer"):
@@ -448,6 +451,8 @@ def _finite_float(value: Fraction) -> float:
 def consumer_table(consumer: Table, n: int
                    ) -> tuple[LossDef, tuple[int, ...], Model, tuple[Fraction, ...] | None]:
     """A `[consumer]` table of answers 0..n: (loss, side information, model, prior)."""
+    from dpverify.spec.count_model import MODELS, Model
+
     consumer.done(CONSUMER_KEYS)
     loss = _loss(consumer, n)
     side = _side_information(consumer, n)
@@ -460,6 +465,9 @@ def consumer_table(consumer: Table, n: int
 
 
 def _loss(consumer: Table, n: int) -> LossDef:
+    from dpverify.spec.count_model import NAMED_LOSSES, LossDef
+    from dpverify.spec.losses import LOSS_NAMES
+
     value = consumer.get("loss")
     key = consumer.key("loss")
     allowed = ("allowed: " + ", ".join(NAMED_LOSSES) + ', { expr = "..." } over i, r and n, '

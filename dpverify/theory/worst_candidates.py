@@ -34,8 +34,8 @@ from dpverify.theory.worst_lp import WorstLp
 
 WORK = np.longdouble
 
-__all__ = ["best_candidate", "best_ends", "candidate_rules", "rule_loss", "rule_worst",
-           "split_parties", "split_worst", "sub_cubes"]
+__all__ = ["best_candidate", "best_ends", "candidate_rules", "prior_bound", "rule_loss",
+           "rule_worst", "split_parties", "split_worst", "sub_cubes"]
 
 
 def rule_worst(lp: WorstLp, rule: np.ndarray) -> float:
@@ -45,6 +45,22 @@ def rule_worst(lp: WorstLp, rule: np.ndarray) -> float:
     acc = (kron_apply(factors, np.asarray(rule, dtype=WORK), WORK)[lp.rows]
            * np.asarray(lp.gain, dtype=WORK)).sum(axis=1)
     return float(acc.min())
+
+
+def _scores(lp: WorstLp, prior: np.ndarray) -> np.ndarray:
+    """z[tau, y] = sum_x pi[x] P[x, tau] w(x, y) of a prior on the block's rows (made a
+    distribution), in extended precision."""
+    assert lp.channel.factors is not None
+    full = np.zeros((lp.channel.columns, lp.m), dtype=WORK)
+    full[lp.rows] = np.asarray(clean_distribution(prior), dtype=WORK)[:, None] \
+        * np.asarray(lp.gain, dtype=WORK)
+    return kron_apply([np.asarray(f, dtype=WORK).T for f in lp.channel.factors], full, WORK)
+
+
+def prior_bound(lp: WorstLp, prior: np.ndarray) -> float:
+    """F(pi) = sum_tau max_y z[tau, y], the bound of a prior (KOV 2015, eq. 6's dual; docs/
+    theory.md 2.12), in extended precision."""
+    return float(_scores(lp, prior).max(axis=1).sum())
 
 
 def candidate_rules(lp: WorstLp, prior: np.ndarray | None) -> list[np.ndarray]:
@@ -57,11 +73,7 @@ def candidate_rules(lp: WorstLp, prior: np.ndarray | None) -> list[np.ndarray]:
         rule[:, y] = 1.0
         out.append(rule)
     if prior is not None and np.isfinite(prior).all() and prior.sum() > 0:
-        assert lp.channel.factors is not None
-        full = np.zeros((n, m), dtype=WORK)
-        full[lp.rows] = np.asarray(clean_distribution(prior), dtype=WORK)[:, None] \
-            * np.asarray(lp.gain, dtype=WORK)
-        z = kron_apply([np.asarray(f, dtype=WORK).T for f in lp.channel.factors], full, WORK)
+        z = _scores(lp, prior)
         bayes = np.zeros((n, m))
         bayes[np.arange(n), np.argmax(z, axis=1)] = 1.0
         out.append(bayes)

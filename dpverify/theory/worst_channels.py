@@ -12,12 +12,15 @@ import functools
 import math
 from collections.abc import Sequence
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from dpverify.theory.exact import Scaled, lambda_pq, rr_apply
-from dpverify.theory.orbits.space import OrbitSpace, class_matrix_t, denominator
 from dpverify.theory.rr import kron_apply, rr_channel
+
+if TYPE_CHECKING:  # the classes' channels: imported by those that build them
+    from dpverify.theory.orbits.space import OrbitSpace
 
 
 class Channel:
@@ -108,6 +111,8 @@ class OrbitSumChannel(Channel):
 def spread_exact(space: OrbitSpace) -> tuple[np.ndarray, np.ndarray]:
     """K[W, J] = num[W, J] / den[W] exactly: a Kronecker product of the classes' blocks
     comb(n, j) M_c[w, j] / comb(n, w) (theory/orbits/space.py)."""
+    from dpverify.theory.orbits.space import class_matrix_t, denominator
+
     num = np.ones((1, 1), dtype=object)
     den = np.ones(1, dtype=object)
     for n, lam in zip(space.sizes, space.lambdas, strict=True):

@@ -42,15 +42,14 @@ import numpy as np
 
 from dpverify import clock
 from dpverify.errors import SizeLimitError, SolverError
+from dpverify.policy import MAX_DENSE_INPUTS
 from dpverify.theory.exact_rows import clean_distribution, clean_stochastic
 from dpverify.theory.rr import kron_apply
 from dpverify.theory.worst_channels import ClassChannel, KronChannel
 from dpverify.theory.worst_lp import Solve, WorstLp
 from dpverify.theory.worst_polish import polish_prior, polish_rule
 
-# The dense method keeps P (rows x columns) and M (rows x rows) in memory and does about
-# rows^2 * columns multiply-adds per iteration: 2^12 inputs is its design point.
-MAX_DENSE_INPUTS = 4096
+# MAX_DENSE_INPUTS (dpverify/policy.py): 2^12 inputs, the dense method's design point
 MAX_DENSE_WORK = 4096 ** 3  # multiply-adds of one iteration's M (rows^2 x columns)
 MAX_ITERATIONS = 60
 TARGET_WIDTH = 1e-11  # stop once the float bracket is this narrow (gains in [0, 1])
@@ -333,18 +332,29 @@ def dense_work(lp: WorstLp) -> int:
     return int(lp.rows.size) ** 2 * int(lp.channel.columns)
 
 
+# Below this many rows the method runs on one BLAS thread first: its matrices are small,
+# and OpenBLAS's threads cost more than they save (measured on 2 cores under load: a
+# party's threshold at 30 parties, two blocks of 630 orbits, 12.3 s on two threads, 3.7 s
+# on one). Where that run's bracket stays wider than RETRY_WIDTH it runs again on every
+# thread, and the better end of each is kept (any prior and any rule are bounds): the end
+# game of the method depends on the order of BLAS's sums (measured: parity at 19 parties
+# ended 2e-10 above its optimum on one thread, within 1e-13 on two; a party's `sum` at
+# 40 parties, 390 orbits and 41 outputs, within 2e-12 on one thread and 5e-8 on two).
+THREADED_ROWS = 2048
+RETRY_WIDTH = 1e-10
+
+
 def dense_worst(lp: WorstLp, target: float = TARGET_WIDTH, solve: Solve | None = None,
-                retry: float | None = None) -> DenseWorst:
+                enough: float | None = None) -> DenseWorst:
     """RR's worst-case LP of one block (theory/worst_lp.py: `over_inputs`, the inputs, or
     `over_class_orbits`, the classes' orbits; gains in [0, 1]): the best pair found, a prior
     on the block's rows (in their order) and a rule on every column, with its float
     bracket. Beyond ACTIVE_FROM rows, on a growing set of active rows (`_by_rows`). When
     the bracket is wider than `target` the pair is polished (theory/worst_polish.py;
-    `solve`, a float LP solver, takes the null-space LPs there). A block below
-    THREADED_ROWS rows runs on one BLAS thread, and again on every thread when its bracket
-    is wider than `retry` (None: RETRY_WIDTH; the worst case on all inputs passes the width that
-    decides it: hints.py). SizeLimitError beyond MAX_DENSE_INPUTS inputs, or when the
-    active rows' work passes MAX_DENSE_WORK."""
+    `solve`, a float LP solver, takes the null-space LPs there). SizeLimitError beyond
+    MAX_DENSE_INPUTS inputs, or when the active rows' work passes MAX_DENSE_WORK. A bracket
+    within `enough` (the caller's need: an orbit certificate's share of --tol) ends the row
+    generation and is not run again on every BLAS thread; RETRY_WIDTH by default."""
     if not isinstance(lp.channel, KronChannel | ClassChannel):
         raise ValueError("the dense method needs RR as a Kronecker product (over_inputs or "
                          "over_class_orbits)")
@@ -356,40 +366,29 @@ def dense_worst(lp: WorstLp, target: float = TARGET_WIDTH, solve: Solve | None =
 
     if (isinstance(lp.channel, ClassChannel) and lp.rows.size > ACTIVE_FROM
             and float(lp.gain.max() - lp.gain.min()) > 0):
-        return _by_rows(lp, target, solve)  # its blocks choose their threads alike
+        return _by_rows(lp, target, solve, enough)  # its blocks choose their threads alike
     if _first_threads(lp.rows.size) is None:
         return _dense_block(lp, target, solve)
     _load_blas()
     with threadpool_limits(limits=1, user_api="blas"):
         found = _dense_block(lp, target, solve)
-    if found.width <= (RETRY_WIDTH if retry is None else retry):
+    if found.width <= (RETRY_WIDTH if enough is None else enough):
         return found
     # on every BLAS thread: another path of rounding
     return _best_of(found, _dense_block(lp, target, solve))
 
 
+
 def dense_again(lp: WorstLp, target: float = TARGET_WIDTH, solve: Solve | None = None
                 ) -> DenseWorst | None:
     """The second run of `dense_worst` alone, on every BLAS thread, for a caller that ran
-    the first with `retry=float("inf")` and tried other hints in between (hints.py); None
+    the first with `enough=float("inf")` and tried other hints in between (hints.py); None
     where the first run was on every thread already (THREADED_ROWS, or orbits on active
     rows), so that a second would repeat it."""
     if _first_threads(lp.rows.size) is None or (
             isinstance(lp.channel, ClassChannel) and lp.rows.size > ACTIVE_FROM):
         return None
     return _dense_block(lp, target, solve)
-
-
-# Below this many rows the method runs on one BLAS thread first: its matrices are small,
-# and OpenBLAS's threads cost more than they save (measured on 2 cores under load: a
-# party's threshold at 30 parties, two blocks of 630 orbits, 12.3 s on two threads, 3.7 s
-# on one). Where that run's bracket stays wider than RETRY_WIDTH it runs again on every
-# thread, and the better end of each is kept (any prior and any rule are bounds): the end
-# game of the method depends on the order of BLAS's sums (measured: parity at 19 parties
-# ended 2e-10 above its optimum on one thread, within 1e-13 on two; a party's `sum` at
-# 40 parties, 390 orbits and 41 outputs, within 2e-12 on one thread and 5e-8 on two).
-THREADED_ROWS = 2048
-RETRY_WIDTH = 1e-10
 
 
 def _best_of(a: DenseWorst, b: DenseWorst) -> DenseWorst:
@@ -426,13 +425,18 @@ ACTIVE_ALL = 0.6
 ACTIVE_NEAR = 1e-2
 
 
-def _by_rows(lp: WorstLp, target: float, solve: Solve | None) -> DenseWorst:
+def _by_rows(lp: WorstLp, target: float, solve: Solve | None, enough: float | None
+             ) -> DenseWorst:
     """Row generation (the dual's support generation): the LP on the active rows gives a
     prior that is a prior of the whole block (an upper bound as it stands) and a rule on
     every column, whose worst case over all rows is the lower bound; rows the rule leaves
     more than `target` below the prior's bound join, the most violated first, until none
-    does. A bracket still wider than RETRY_WIDTH, where the last round ran on one BLAS
-    thread, has that round once more on every thread."""
+    does, or until the bracket is within `enough` (if given). A bracket still wider than
+    `enough` (RETRY_WIDTH if not given), where the last round ran on one BLAS thread, has
+    that round once more on every thread
+    (measured: an observer's `sum` at 30 parties in three classes, 1,260 orbits, whose last
+    round of 1,260 rows ended 2.6e-10 wide against a need of 2.5e-10: 36 to 112 s on two
+    threads for a bracket no narrower)."""
     assert lp.channel.factors is not None
     factors = [np.asarray(f, dtype=WORK) for f in lp.channel.factors]
     G = np.asarray(lp.gain, dtype=WORK)
@@ -452,6 +456,8 @@ def _by_rows(lp: WorstLp, target: float, solve: Solve | None) -> DenseWorst:
     iterations = 0
     from threadpoolctl import threadpool_limits  # lazy: heavy to import
 
+    stop = target if enough is None else max(target, enough)
+    retry = RETRY_WIDTH if enough is None else enough
     solved = active
     for _ in range(ACTIVE_ROUNDS):
         block = lp.restricted(active)
@@ -471,7 +477,7 @@ def _by_rows(lp: WorstLp, target: float, solve: Solve | None) -> DenseWorst:
             upper = found.upper
             prior = np.zeros(R)
             prior[active] = found.prior
-        if upper - lower <= target:
+        if upper - lower <= stop:
             break
         # the rows that keep the bracket wider than the target
         outside = np.setdiff1d(np.arange(R), active)
@@ -486,7 +492,7 @@ def _by_rows(lp: WorstLp, target: float, solve: Solve | None) -> DenseWorst:
         if active.size > ACTIVE_ALL * R:  # the support is most of the block: one last LP
             active = np.arange(R)
     assert prior is not None and rule is not None
-    if upper - lower > RETRY_WIDTH and _first_threads(solved.size) == 1:
+    if upper - lower > retry and _first_threads(solved.size) == 1:
         sub = lp.restricted(solved)
         # the last rows once more, on every BLAS thread (see THREADED_ROWS), not every
         # round again (measured: majority at 30 parties in four classes, 1,995 orbits:
@@ -602,5 +608,5 @@ def _polished(lp: WorstLp, lower: float, upper: float, prior: np.ndarray, rule: 
     return lower, upper, prior, rule
 
 
-__all__ = ["MAX_DENSE_INPUTS", "MAX_DENSE_WORK", "DenseWorst", "dense_again", "dense_work",
-           "dense_worst", "float_bracket"]
+__all__ = ["MAX_DENSE_INPUTS", "MAX_DENSE_WORK", "RETRY_WIDTH", "DenseWorst", "dense_again",
+           "dense_work", "dense_worst", "float_bracket"]

@@ -36,6 +36,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -43,8 +44,6 @@ from dpverify.defaults import LpForm
 from dpverify.lp.builder import LpBuilder
 from dpverify.lp.model import LinearProgram, LpSolution
 from dpverify.theory.exact import Scaled
-from dpverify.theory.exact_lp import ExactLpError, simplex_from_basis
-from dpverify.theory.orbits.space import OrbitSpace
 from dpverify.theory.worst_channels import (
     Channel,
     ClassChannel,
@@ -54,6 +53,9 @@ from dpverify.theory.worst_channels import (
     spread_exact,
     spread_floats,
 )
+
+if TYPE_CHECKING:
+    from dpverify.theory.orbits.space import OrbitSpace
 
 # (dense float rows, rhs, cost) of a standard-form LP (maximise cost z, rows z = rhs,
 # z >= 0) -> the columns of an optimal basis found in floats (one per row), or None
@@ -233,6 +235,8 @@ def solve_exact(lp: WorstLp, *, basis: Sequence[int] | None = None,
                 start: Sequence[int] | None = None) -> ExactWorst:
     """The LP solved exactly (module docstring), from `basis`, else the float twin's basis,
     else the crash basis (always feasible; an ExactLpError there propagates)."""
+    from dpverify.theory.exact_lp import ExactLpError, simplex_from_basis  # exact solves only
+
     form = standard_form(lp, start)
     starts: list[Sequence[int] | None] = [basis] if basis is not None else []
     if basis_finder is not None:

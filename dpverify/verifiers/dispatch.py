@@ -10,13 +10,15 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpverify.spec import Spec, load
-from dpverify.spec.count_model import MechanismSpec
 from dpverify.spec.setting import Setting
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.result import ProblemResult
+
+if TYPE_CHECKING:
+    from dpverify.spec.count_model import MechanismSpec
 
 Verifier = Callable[..., ProblemResult]
 

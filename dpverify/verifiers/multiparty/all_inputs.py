@@ -34,10 +34,9 @@ from dpverify.theory.certificates import (
     own_bits,
     worst_certificate,
 )
-from dpverify.theory.certificates.format import Certificate
+from dpverify.theory.certificates.format import FORMAT, Certificate
 from dpverify.theory.certificates.repair import rationalised_prior, rationalised_rule, uniform_prior
 from dpverify.theory.exact import coarse_brackets, lambda_brackets
-from dpverify.theory.orbits.certificates import OrbitCertificate
 from dpverify.verifiers.multiparty.hints import Hints, WorstPlan, beyond_floats, worst_plan
 from dpverify.verifiers.multiparty.reductions import AgentProblem
 from dpverify.verifiers.multiparty.routes import Outcome, decided
@@ -54,10 +53,10 @@ __all__ = ["PROOF", "ProofRoute", "float_rule"]
 def float_rule(cert: AnyCertificate) -> np.ndarray | None:
     """The certificate's decision rule on all inputs as floats (None for a rule on orbits:
     it has no row per input)."""
-    if isinstance(cert, OrbitCertificate):
-        return None
     if kind(cert) == "interval":  # an IntervalCertificate
         return None if cert.classes is not None else cert.rule  # type: ignore[union-attr]
+    if cert.format_name != FORMAT:  # a rule per corner orbit (dpverify-orbit-certificate/1)
+        return None
     return np.array(cert.decision, dtype=np.float64)
 
 

@@ -41,6 +41,7 @@ from dpverify.policy import (
     DENSE_FROM_INPUTS,
     DENSE_TARGET_SHARE,
     EXTREME_ENTRY,
+    MAX_DENSE_INPUTS,
     REDUCED_FACTOR,
     SPLIT_ENTRIES,
     SPLIT_MARGIN,
@@ -58,18 +59,12 @@ from dpverify.theory.certificates import (
     trivial_orbits,
 )
 from dpverify.theory.exact_rows import clean_distribution, clean_stochastic, has_mass
-from dpverify.theory.worst_ipm import (
-    MAX_DENSE_INPUTS,
-    TARGET_WIDTH,
-    DenseWorst,
-    dense_worst,
-    float_bracket,
-)
 from dpverify.theory.worst_lp import WorstLp, solve_float
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.result import AgentResult
 
 if TYPE_CHECKING:
+    from dpverify.theory.worst_ipm import DenseWorst
     from dpverify.verifiers.multiparty.reductions import AgentProblem
     from dpverify.verifiers.multiparty.routes import CertificateMaker
     from dpverify.verifiers.solving import Solver
@@ -266,6 +261,8 @@ def dense_target(options: VerifyOptions) -> float:
     the tolerance, never below its own TARGET_WIDTH (theory/worst_ipm.py). At k = 9 its
     last iterations from a tenth of the default tolerance to 1e-11 were 10-30% of its
     time (issue 25's family)."""
+    from dpverify.theory.worst_ipm import TARGET_WIDTH  # lazy: where the dense method runs
+
     return max(TARGET_WIDTH, DENSE_TARGET_SHARE * float(options.tol))
 
 
@@ -275,7 +272,7 @@ def block_hints(lp: WorstLp, lambdas: Sequence[float], options: VerifyOptions,
     """The float bracket of one block of `dense_hints`, in its order (there); `brief`, the
     agent's brief pass over the sub-cubes (at an extreme level)."""
     from dpverify.theory.worst_candidates import best_ends  # lazy: dense only
-    from dpverify.theory.worst_ipm import dense_again
+    from dpverify.theory.worst_ipm import dense_again, dense_worst
 
     solve_ = options.solver().tight(1e-10)  # the polish's small LPs
     cube_solve = solve_.at_most(SPLIT_SECONDS)
@@ -297,7 +294,7 @@ def block_hints(lp: WorstLp, lambdas: Sequence[float], options: VerifyOptions,
     if extreme and brief is not None:  # the sub-cubes that may decide, briefly
         found = cube_hints(lp, lambdas, cube_solve, enough, done, brief)
     if found is None or found.width > enough:  # one BLAS thread
-        found = merged(found, dense_worst(lp, dense_target(options), solve_, retry=float("inf")))
+        found = merged(found, dense_worst(lp, dense_target(options), solve_, enough=float("inf")))
     if found is not None and found.width > enough and extreme:
         found = merged(found, cube_hints(lp, lambdas, cube_solve, enough, done))
     if found is not None and found.width > enough:  # every BLAS thread
@@ -399,6 +396,8 @@ def better_ends(lp: WorstLp, found: DenseWorst, options: VerifyOptions,
     exactly) when better: by the interior point and, while the bracket is still wider than
     `good`, by the simplex (which closed brackets the interior point left at 4e-9 among
     levels of 14 to 27, to 3e-11 in a second)."""
+    from dpverify.theory.worst_ipm import float_bracket
+
     solve_ = options.solver().at_most(DENSE_FALLBACK_SECONDS).tight(1e-10)
     for method in ("", "simplex"):
         if found.width <= good:
@@ -456,8 +455,10 @@ def closer_hint(lambdas: Sequence[float], gain: np.ndarray, orbits: Orbits, rele
     lp = WorstLp.over_inputs(lambdas, gain, relevant)
     if lp.channel.columns > MAX_DENSE_INPUTS:
         return hint
+    from dpverify.theory.worst_candidates import prior_bound, rule_worst  # lazy: light
+
     prior = hint.prior if hint.prior is not None else np.full(lp.rows.size, 1.0 / lp.rows.size)
-    lower, upper = float_bracket(lp, prior, hint.rule)
+    lower, upper = rule_worst(lp, clean_stochastic(hint.rule)), prior_bound(lp, prior)
     if upper - lower <= decisive_width(options):
         return hint
     dense = block_hints(lp, lambdas, options)

@@ -229,6 +229,12 @@ def _exact_hints(problem: OrbitProblem, gain, parts, lower, upper, options):
 
 # The float hints are solved tightly: they become the certificate's bounds.
 TIGHT = 1e-10
+# ... and the orbit LP's dense method stops refining (no more rows, no second run on every
+# BLAS thread) once its float bracket is within this share of --tol (normalised gains):
+# the interval certificate is kept within half of it, and rationalising the pair (to
+# RATIONAL_DENOMINATOR) moves the ends by far less than the tenth left (measured: a float
+# bracket of 2.349e-10 became an interval certificate 2.35e-10 wide)
+HINT_SHARE = 0.4
 
 
 def float_hints(problem: OrbitProblem, gain, parts, upper, options: VerifyOptions,
@@ -259,20 +265,23 @@ def _sparse_rule(rule: np.ndarray) -> np.ndarray:
 
 
 def _orbit_lp_hints(problem: OrbitProblem, space: OrbitSpace, g: np.ndarray, relevant,
-                    bit: int, solve_) -> tuple[WorstHints, np.ndarray, np.ndarray]:
+                    bit: int, solve_, enough: float
+                    ) -> tuple[WorstHints, np.ndarray, np.ndarray]:
     """The float hints of one sub-problem's orbit LP, and where its prior's masses and its
     rule's rows go in the problem's orbits: for a party whose own class is one party
     among others, the LP of the own bit `bit` on the other classes' orbits
     (theory/orbits/space.py, `without_class`: the same optimum, on half the rows and half
-    the columns); else the LP on `relevant` and every corner orbit."""
+    the columns); else the LP on `relevant` and every corner orbit. A float bracket within
+    `enough` (normalised gains) is all the certificate needs."""
     own = problem.own
     if own is None or len(problem.sizes) < 2:
         lp = WorstLp.over_class_orbits(space, relevant, g)
-        return dense_or_columns(lp, solve_), np.asarray(relevant), np.arange(space.count)
+        return (dense_or_columns(lp, solve_, enough), np.asarray(relevant),
+                np.arange(space.count))
     rest, rows, columns = without_class(space, own, bit)
     assert np.array_equal(rows, relevant)  # the own bit's orbits, in the same order
     lp = WorstLp.over_class_orbits(rest, list(range(rest.count)), g[rows])
-    return dense_or_columns(lp, solve_), rows, columns
+    return dense_or_columns(lp, solve_, enough), rows, columns
 
 
 def _float_hints(problem: OrbitProblem, gain, parts, upper, options):
@@ -284,7 +293,8 @@ def _float_hints(problem: OrbitProblem, gain, parts, upper, options):
     solve_ = options.solver().tight(TIGHT)
     rules, priors, values = [], [], []
     for bit, relevant in enumerate(parts):
-        found, rows, columns = _orbit_lp_hints(problem, space, g, relevant, bit, solve_)
+        found, rows, columns = _orbit_lp_hints(problem, space, g, relevant, bit, solve_,
+                                               options.tol * HINT_SHARE)
         prior = np.zeros(len(gain))
         if found.ok:
             rule = _sparse_rule(found.rule)

@@ -22,15 +22,18 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from dpverify.errors import SizeLimitError
 from dpverify.spec.model import Accuracy, AgentSpec, AgentTable, MultipartySpec
 from dpverify.spec.symmetric import Symmetry as Classes
 from dpverify.spec.symmetric import agent_symmetry, orbit_table
 from dpverify.spec.tables import MAX_TABULATED_PARTIES, tabulate
-from dpverify.theory.orbits.certificates import OrbitProblem
 from dpverify.theory.units import Units, units_of
 from dpverify.verifiers.options import VerifyOptions
+
+if TYPE_CHECKING:
+    from dpverify.theory.orbits.certificates import OrbitProblem
 
 __all__ = ["GAIN_UNITS", "SYMMETRY", "AgentProblem", "GainUnits", "Symmetry", "reduces"]
 
@@ -117,6 +120,8 @@ class Symmetry:
 
     def apply(self, problem: AgentProblem) -> tuple[OrbitProblem, Classes]:
         """The agent's problem on orbits (SizeLimitError when it is not symmetric)."""
+        from dpverify.theory.orbits.certificates import OrbitProblem  # the orbit route only
+
         spec, agent = problem.spec, problem.agent
         symmetry = agent_symmetry(spec, agent)
         if symmetry is None:
