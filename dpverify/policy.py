@@ -158,6 +158,23 @@ EXTREME_ENTRY = 1e-6
 SPLIT_ENTRIES = (EXTREME_ENTRY, 1e-8, 1e-10)
 SPLIT_PARTIES = 10
 SPLIT_SECONDS = 0.5
+# Where the dense method on all inputs can run, the sub-cubes go before it briefly: within
+# CUBE_FIRST_SECONDS an agent (each LP at most the time left), the levels whose rule may
+# lose at most CUBE_HOPELESS times the bracket that decides (the fixed parties' entries,
+# 1 - prod (1 - 1/(1 + lambda_i))) and whose LPs' non-zeros times m - 1 are at most
+# CUBE_FIRST_WORK (any, when at least half the parties are extreme: the dense method
+# stalls there); every other level, and one the time cut short, after the dense method
+# while its bracket is still open (hints.py, block_hints). Measured at k = 9 (issue 25's
+# family, seeds 0-13, load 1-2): sub-cubes of 128 or 256 inputs took HiGHS 0.03-0.3 s a
+# level on two outputs (and decided), 0.2-1.6 s on three or four outputs and 1-1.3 s
+# (out of time) on ten, where the dense method on one thread decides in 0.15-0.9 s. A
+# level's bracket was 0.5-1 times its rule's possible loss in 18 of 26 levels measured,
+# 1/30 to 1/650 of it in the others (three parties at 20 fixed: 6.2e-9 possible, 1.4e-10
+# and 9.4e-12 found); levels of 7 or 8 parties fixed at entries near 1e-6, 250-1900 times
+# the decisive bracket, bracketed 2.3e-7 to 1.5e-6
+CUBE_FIRST_SECONDS = 0.6
+CUBE_HOPELESS = 100.0
+CUBE_FIRST_WORK = 300_000
 # ... and the dense method is spared when the sub-cubes' float bracket is within this
 # fraction of the tolerance (the interval certificate's rounding adds about 1e-16; a
 # wider bracket is decided by the slower routes after it, never guessed)
@@ -171,6 +188,11 @@ SPLIT_MARGIN = 0.9
 DENSE_FALLBACK_WIDTH = 1e-10
 DENSE_FALLBACK_INPUTS = 512
 DENSE_FALLBACK_SECONDS = 10.0
+# The dense method on all inputs stops once its bracket is within this share of the
+# tolerance (a tenth: 1e-10 of the gains' range at the default --tol; never below the
+# method's own target of 1e-11): the bracket decides with a margin, and the iterations
+# that narrow it further to 1e-11 took 10-30% of its time at k = 9 (issue 25's family)
+DENSE_TARGET_SHARE = 0.1
 # The exact simplex on a protocol's transcripts solves a dense rows x rows system per
 # pivot: used up to this many rows (live transcripts + inputs of the block;
 # benchmarks/bench_falsify.py)

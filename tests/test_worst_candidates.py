@@ -7,6 +7,7 @@ each decided, at every gain scale.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -15,9 +16,11 @@ from worst_bounds import dense_bounds, verify_json
 
 from dpverify.cli import main
 from dpverify.lp import solve
+from dpverify.lp.model import LpStatus
 from dpverify.theory.worst_candidates import (
     best_candidate,
     candidate_rules,
+    rule_loss,
     split_parties,
     split_worst,
     sub_cubes,
@@ -186,3 +189,67 @@ def test_a_stalled_dense_method_is_run_again_rounded_otherwise(tmp_path):
     main after 61 s): one thread, then every thread when wide (dense_worst) decide it."""
     found = verify_json(tmp_path, STALLED_9.format(table=STALLED_9_TABLE))
     assert found["verdict"] == "optimal", found
+
+
+# ------------------------------------------------- the sub-cubes' LPs and their rule's loss
+
+
+def test_a_sub_cube_whose_first_solve_leaves_its_bracket_open_is_solved_again():
+    # HiGHS's simplex has returned "optimal" with a rule whose rows summed to 0.94 (a
+    # sub-cube of 128 inputs: the rule 5.6e-3 below the prior's bound); the sub-cube is
+    # then solved by the next method and the better rule and prior kept
+    lp, _ = _lp(EPSILONS, 4)
+    rng = np.random.default_rng(0)
+    calls: list[str] = []
+
+    def spoiled_simplex(program):
+        calls.append(program.solver)
+        sol = _solve(program)
+        if program.solver == "simplex":  # an "optimal" answer whose rule is garbage
+            return replace(sol, x=rng.random(sol.x.shape))
+        return sol
+
+    found = split_worst(lp, np.exp(EPSILONS), 1e-6, 6, spoiled_simplex,
+                        methods=("simplex", "ipm"), width=1e-9)
+    assert found is not None and calls.count("ipm") == calls.count("simplex") == 4
+    lower, upper = dense_bounds(lp, found.prior, found.rule)
+    assert lower == pytest.approx(found.lower, abs=1e-12)
+    assert upper - lower < 1e-9
+    # negative controls: the spoiled simplex alone leaves the bracket open, and a bracket
+    # the first method closes (any width accepted) is not solved again
+    calls.clear()
+    alone = split_worst(lp, np.exp(EPSILONS), 1e-6, 6, spoiled_simplex,
+                        methods=("simplex",), width=1e-9)
+    assert alone is not None and alone.width > 1e-3 and "ipm" not in calls
+    calls.clear()
+    split_worst(lp, np.exp(EPSILONS), 1e-6, 6, spoiled_simplex,
+                methods=("simplex", "ipm"), width=np.inf)
+    assert calls == ["simplex"] * 4
+
+
+def test_a_sub_cube_is_solved_by_the_next_method_when_the_first_fails():
+    lp, _ = _lp(EPSILONS, 4)
+
+    def failing_simplex(program):
+        sol = _solve(program)
+        return replace(sol, status=LpStatus.TIME_LIMIT) if program.solver == "simplex" else sol
+
+    found = split_worst(lp, np.exp(EPSILONS), 1e-6, 6, failing_simplex,
+                        methods=("simplex", "ipm"))
+    assert found is not None and found.width < 1e-9
+    # negative control: with no other method the sub-cubes give nothing
+    assert split_worst(lp, np.exp(EPSILONS), 1e-6, 6, failing_simplex,
+                       methods=("simplex",)) is None
+
+
+def test_the_sub_cubes_bracket_is_within_their_rules_possible_loss():
+    lambdas = np.exp(EPSILONS)
+    fixed = split_parties(lambdas, 1e-6, 6)
+    expected = 1.0 - np.prod([lam / (1.0 + lam) for lam in lambdas[fixed]])
+    assert rule_loss(lambdas, fixed) == pytest.approx(expected, rel=1e-12)
+    assert rule_loss(lambdas, []) == 0.0
+    lp, _ = _lp(EPSILONS, 4)
+    found = split_worst(lp, lambdas, 1e-6, 6, _solve)
+    assert found is not None and found.width <= rule_loss(lambdas, fixed) + 1e-12
+    # negative control: a level of moderate parties may lose far more than the tolerance
+    assert rule_loss(lambdas, [0, 2]) > 0.5

@@ -23,6 +23,9 @@ kept.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
+
 import numpy as np
 
 from dpverify.theory.exact_rows import clean_distribution
@@ -31,8 +34,8 @@ from dpverify.theory.worst_lp import WorstLp
 
 WORK = np.longdouble
 
-__all__ = ["best_candidate", "best_ends", "candidate_rules", "rule_worst", "split_parties",
-           "split_worst", "sub_cubes"]
+__all__ = ["best_candidate", "best_ends", "candidate_rules", "prior_bound", "rule_loss",
+           "rule_worst", "split_parties", "split_worst", "sub_cubes"]
 
 
 def rule_worst(lp: WorstLp, rule: np.ndarray) -> float:
@@ -42,6 +45,22 @@ def rule_worst(lp: WorstLp, rule: np.ndarray) -> float:
     acc = (kron_apply(factors, np.asarray(rule, dtype=WORK), WORK)[lp.rows]
            * np.asarray(lp.gain, dtype=WORK)).sum(axis=1)
     return float(acc.min())
+
+
+def _scores(lp: WorstLp, prior: np.ndarray) -> np.ndarray:
+    """z[tau, y] = sum_x pi[x] P[x, tau] w(x, y) of a prior on the block's rows (made a
+    distribution), in extended precision."""
+    assert lp.channel.factors is not None
+    full = np.zeros((lp.channel.columns, lp.m), dtype=WORK)
+    full[lp.rows] = np.asarray(clean_distribution(prior), dtype=WORK)[:, None] \
+        * np.asarray(lp.gain, dtype=WORK)
+    return kron_apply([np.asarray(f, dtype=WORK).T for f in lp.channel.factors], full, WORK)
+
+
+def prior_bound(lp: WorstLp, prior: np.ndarray) -> float:
+    """F(pi) = sum_tau max_y z[tau, y], the bound of a prior (KOV 2015, eq. 6's dual; docs/
+    theory.md 2.12), in extended precision."""
+    return float(_scores(lp, prior).max(axis=1).sum())
 
 
 def candidate_rules(lp: WorstLp, prior: np.ndarray | None) -> list[np.ndarray]:
@@ -54,11 +73,7 @@ def candidate_rules(lp: WorstLp, prior: np.ndarray | None) -> list[np.ndarray]:
         rule[:, y] = 1.0
         out.append(rule)
     if prior is not None and np.isfinite(prior).all() and prior.sum() > 0:
-        assert lp.channel.factors is not None
-        full = np.zeros((n, m), dtype=WORK)
-        full[lp.rows] = np.asarray(clean_distribution(prior), dtype=WORK)[:, None] \
-            * np.asarray(lp.gain, dtype=WORK)
-        z = kron_apply([np.asarray(f, dtype=WORK).T for f in lp.channel.factors], full, WORK)
+        z = _scores(lp, prior)
         bayes = np.zeros((n, m))
         bayes[np.arange(n), np.argmax(z, axis=1)] = 1.0
         out.append(bayes)
@@ -86,6 +101,15 @@ def split_parties(lambdas, entry: float, most: int) -> list[int]:
     deltas = [1.0 / (1.0 + float(lam)) for lam in lambdas]
     chosen = sorted((d, i) for i, d in enumerate(deltas) if d < entry)
     return sorted(i for _, i in chosen[:most])
+
+
+def rule_loss(lambdas, fixed: Sequence[int]) -> float:
+    """The most the sub-cubes' rule over the parties `fixed` may lose against the least
+    sub-cube value (gains in [0, 1]; `sub_cubes`): 1 - prod_E (1 - 1/(1 + lambda_i))."""
+    kept = 1.0
+    for i in fixed:
+        kept *= 1.0 - 1.0 / (1.0 + float(lambdas[i]))
+    return 1.0 - kept
 
 
 def _index(rows: np.ndarray, k: int, parties: list[int]) -> np.ndarray:
@@ -144,14 +168,29 @@ def sub_cubes(lp: WorstLp, lambdas, fixed: list[int], solve_block
     return full_prior, full_rule
 
 
+def _with_method(solve, how: str):
+    """`solve` with HiGHS's method `how` ("" leaves HiGHS its own choice)."""
+    if not how:
+        return solve
+    return lambda program: solve(replace(program, solver=how))
+
+
 def split_worst(lp: WorstLp, lambdas, entry: float, most: int, solve,
-                largest: int | None = None):
+                largest: int | None = None, *, methods: Sequence[str] = ("",),
+                width: float = 0.0):
     """The worst case of the block from its sub-cubes over the parties whose corner entry is
     below `entry` (`sub_cubes`; each sub-problem's dense LP by `solve`, a float LP
     solver, rows scaled and entries it cannot keep dropped: only hints), with the
     candidate rules: a DenseWorst with its float bracket, or None when no party is that
     extreme (or every one is), a sub-cube has more than `largest` inputs, or a
-    sub-problem's LP fails."""
+    sub-problem's LP fails with every method.
+
+    Each sub-problem is solved by HiGHS's `methods` in turn ("" its own choice,
+    "simplex", "ipm") while its own float bracket is wider than `width`, keeping the
+    better rule and the better prior of the solves: HiGHS's simplex has returned
+    "optimal" with rule rows summing to 0.94 (a sub-cube of 128 inputs among levels of 14
+    to 27: its rule 5.6e-3 below the prior's bound), where the interior point closed the
+    same LP to 1e-12."""
     from dpverify.theory.worst_ipm import DenseWorst, float_bracket
     from dpverify.theory.worst_lp import solve_float
 
@@ -159,11 +198,25 @@ def split_worst(lp: WorstLp, lambdas, entry: float, most: int, solve,
         pass
 
     def block(sub: WorstLp):
-        found = solve_float(sub, solve, scale_rows=True, drop_tiny=True, name="rr-worst-cube")
-        if not found.ok:
+        best = None  # (lower, rule, upper, prior)
+        for how in methods:
+            found = solve_float(sub, _with_method(solve, how), scale_rows=True,
+                                drop_tiny=True, name="rr-worst-cube")
+            if not found.ok:
+                continue
+            prior = clean_distribution(found.masses)
+            lower, upper = float_bracket(sub, prior, found.rule)
+            if best is None:
+                best = (lower, found.rule, upper, prior)
+            else:
+                rule = (lower, found.rule) if lower > best[0] else best[:2]
+                bound = (upper, prior) if upper < best[2] else best[2:]
+                best = (*rule, *bound)
+            if best[2] - best[0] <= width:
+                break
+        if best is None:
             raise _Failed
-        prior = clean_distribution(found.masses)
-        return prior, found.rule, float_bracket(sub, prior, found.rule)[1]
+        return best[3], best[1], best[2]
 
     fixed = split_parties(lambdas, entry, most)
     if largest is not None and 1 << (len(lambdas) - len(fixed)) > largest:
@@ -184,8 +237,6 @@ def split_worst(lp: WorstLp, lambdas, entry: float, most: int, solve,
 
 def best_ends(a, b):
     """The better rule and the better prior of two DenseWorst results."""
-    from dataclasses import replace
-
     rule = (a.lower, a.rule) if a.lower >= b.lower else (b.lower, b.rule)
     prior = (a.upper, a.prior) if a.upper <= b.upper else (b.upper, b.prior)
     return replace(a, lower=rule[0], rule=rule[1], upper=prior[0], prior=prior[1],

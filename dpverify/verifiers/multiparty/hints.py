@@ -21,6 +21,7 @@ in chain form.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -31,10 +32,14 @@ from dpverify.defaults import LpForm
 from dpverify.errors import DpverifyError, SizeLimitError, SolverError
 from dpverify.lp.builder import chain_nonzeros
 from dpverify.policy import (
+    CUBE_FIRST_SECONDS,
+    CUBE_FIRST_WORK,
+    CUBE_HOPELESS,
     DENSE_FALLBACK_INPUTS,
     DENSE_FALLBACK_SECONDS,
     DENSE_FALLBACK_WIDTH,
     DENSE_FROM_INPUTS,
+    DENSE_TARGET_SHARE,
     EXTREME_ENTRY,
     MAX_DENSE_INPUTS,
     REDUCED_FACTOR,
@@ -62,6 +67,7 @@ if TYPE_CHECKING:
     from dpverify.theory.worst_ipm import DenseWorst
     from dpverify.verifiers.multiparty.reductions import AgentProblem
     from dpverify.verifiers.multiparty.routes import CertificateMaker
+    from dpverify.verifiers.solving import Solver
 
 __all__ = ["Hints", "WorstPlan", "beyond_floats", "estimate_worst_nonzeros", "worst_plan"]
 
@@ -208,50 +214,33 @@ def beyond_floats(lambdas: Sequence[float]) -> bool:
 def dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list,
                 options: VerifyOptions, too_large: SizeLimitError | None = None) -> dict:
     """Hints on all inputs for a worst case without symmetry on DENSE_FROM_INPUTS to
-    MAX_DENSE_INPUTS inputs, or at an extreme level (beyond_floats), each end the best of:
+    MAX_DENSE_INPUTS inputs, or at an extreme level (beyond_floats), each end the best of
+    these, in this order, each tried only while the bracket is wider than
+    policy.SPLIT_MARGIN of the tolerance (`enough`):
 
     * at an extreme level, the sub-cubes over the extreme parties (`cube_hints`,
-      theory/worst_candidates.py), first;
-    * while the bracket is wider than policy.SPLIT_MARGIN of the tolerance, the dense
-      interior-point method (theory/worst_ipm.py), then HiGHS's dense LP
-      (`better_ends`, up to policy.DENSE_FALLBACK_INPUTS inputs);
+      theory/worst_candidates.py) within policy.CUBE_FIRST_SECONDS, at the levels whose
+      rule may decide (policy.CUBE_HOPELESS);
+    * the dense interior-point method (theory/worst_ipm.py) on one BLAS thread;
+    * at an extreme level, the other levels of sub-cubes and the one the time cut short,
+      each LP within policy.SPLIT_SECONDS;
+    * the dense method once more on every BLAS thread (another path of rounding: its
+      stalls follow its rounding; on a busy 2-core machine it took 3-10x the first);
+    * HiGHS's dense LP (`better_ends`, up to policy.DENSE_FALLBACK_INPUTS inputs);
     * a deterministic rule (a constant one, the prior's Bayes rule) when it is better.
 
-    Beyond MAX_DENSE_INPUTS inputs only the sub-cubes are tried: `too_large` (or a
-    SizeLimitError naming the dense method's limit) when they leave the bracket wider than
-    the tolerance."""
-    from dpverify.theory.worst_candidates import best_candidate, best_ends  # lazy: dense only
-    from dpverify.theory.worst_ipm import dense_worst
+    Beyond MAX_DENSE_INPUTS inputs only the sub-cubes are tried, every level in turn:
+    `too_large` (or a SizeLimitError naming the dense method's limit) when they leave the
+    bracket wider than the tolerance."""
+    from dpverify.theory.worst_candidates import best_candidate  # lazy: dense only
 
-    solve_ = options.solver().tight(1e-10)  # the polish's small LPs
-
-    def simplex(program):  # the sub-cubes' dense LPs: the simplex ends the closer
-        return cube_solve(replace(program, solver="simplex"))
-
-    cube_solve = solve_.at_most(SPLIT_SECONDS)
-
-    # the bracket that spares the dense method (after the sub-cubes) and HiGHS's fallback:
-    # within the tolerance (gains in [0, 1]) by a margin far above the interval
-    # certificate's rounding (about 1e-16)
-    enough = max(DENSE_FALLBACK_WIDTH, SPLIT_MARGIN * float(options.tol))
+    enough = decisive_width(options)
+    brief = brief_pass(spec.lambdas, enough) if beyond_floats(spec.lambdas) else None
     out = {}
     for b in bits:
         relevant = None if b is None else own_bits(spec.parties, party) == b
         lp = WorstLp.over_inputs(spec.lambdas, gain, relevant)
-        found = None
-        if beyond_floats(spec.lambdas):  # sub-cubes over the extreme parties first
-            found = cube_hints(lp, spec.lambdas, simplex, enough)
-        if lp.channel.columns > MAX_DENSE_INPUTS:  # the sub-cubes alone
-            if found is None or found.width > float(options.tol):
-                raise too_large or SizeLimitError(
-                    f"the dense worst-case method takes at most {MAX_DENSE_INPUTS} inputs")
-        elif found is None or found.width > enough:
-            # one BLAS thread, and again on every thread when it stalls (its stalls follow
-            # its rounding: theory/worst_ipm.py, dense_worst), the better ends kept
-            dense = dense_worst(lp, solve=solve_)
-            found = dense if found is None else best_ends(found, dense)
-            if found.width > enough and lp.channel.columns <= DENSE_FALLBACK_INPUTS:
-                found = better_ends(lp, found, options, enough)  # then HiGHS's dense LP
+        found = block_hints(lp, spec.lambdas, options, brief, too_large)
         if found.width > DENSE_FALLBACK_WIDTH:  # a deterministic rule may meet the bound
             better = best_candidate(lp, found.prior, found.lower)
             if better is not None:
@@ -260,21 +249,139 @@ def dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list,
     return out
 
 
-def cube_hints(lp: WorstLp, lambdas: Sequence[float], solve: Callable, enough: float
+def decisive_width(options: VerifyOptions) -> float:
+    """The float bracket (gains in [0, 1]) that spares the slower hints: within the
+    tolerance by policy.SPLIT_MARGIN, a margin far above the interval certificate's
+    rounding (about 1e-16)."""
+    return max(DENSE_FALLBACK_WIDTH, SPLIT_MARGIN * float(options.tol))
+
+
+def dense_target(options: VerifyOptions) -> float:
+    """Where the dense method on all inputs stops narrowing: policy.DENSE_TARGET_SHARE of
+    the tolerance, never below its own TARGET_WIDTH (theory/worst_ipm.py). At k = 9 its
+    last iterations from a tenth of the default tolerance to 1e-11 were 10-30% of its
+    time (issue 25's family)."""
+    from dpverify.theory.worst_ipm import TARGET_WIDTH  # lazy: where the dense method runs
+
+    return max(TARGET_WIDTH, DENSE_TARGET_SHARE * float(options.tol))
+
+
+def block_hints(lp: WorstLp, lambdas: Sequence[float], options: VerifyOptions,
+                brief: BriefPass | None = None, too_large: SizeLimitError | None = None
+                ) -> DenseWorst:
+    """The float bracket of one block of `dense_hints`, in its order (there); `brief`, the
+    agent's brief pass over the sub-cubes (at an extreme level)."""
+    from dpverify.theory.worst_candidates import best_ends  # lazy: dense only
+    from dpverify.theory.worst_ipm import dense_again, dense_worst
+
+    solve_ = options.solver().tight(1e-10)  # the polish's small LPs
+    cube_solve = solve_.at_most(SPLIT_SECONDS)
+    enough = decisive_width(options)
+    extreme = beyond_floats(lambdas)
+
+    def merged(found: DenseWorst | None, other: DenseWorst | None) -> DenseWorst | None:
+        return found if other is None else other if found is None else best_ends(found, other)
+
+    done: set[tuple[int, ...]] = set()  # the levels of sub-cubes solved
+    found = None
+    if lp.channel.columns > MAX_DENSE_INPUTS:  # the sub-cubes alone
+        if extreme:
+            found = cube_hints(lp, lambdas, cube_solve, enough, done)
+        if found is None or found.width > float(options.tol):
+            raise too_large or SizeLimitError(
+                f"the dense worst-case method takes at most {MAX_DENSE_INPUTS} inputs")
+        return found
+    if extreme and brief is not None:  # the sub-cubes that may decide, briefly
+        found = cube_hints(lp, lambdas, cube_solve, enough, done, brief)
+    if found is None or found.width > enough:  # one BLAS thread
+        found = merged(found, dense_worst(lp, dense_target(options), solve_, enough=float("inf")))
+    if found is not None and found.width > enough and extreme:
+        found = merged(found, cube_hints(lp, lambdas, cube_solve, enough, done))
+    if found is not None and found.width > enough:  # every BLAS thread
+        found = merged(found, dense_again(lp, dense_target(options), solve_))
+    assert found is not None
+    if found.width > enough and lp.channel.columns <= DENSE_FALLBACK_INPUTS:
+        found = better_ends(lp, found, options, enough)  # then HiGHS's dense LP
+    return found
+
+
+# HiGHS's methods for a sub-cube's LP, the second while the first leaves its own bracket
+# open (theory/worst_candidates.py, split_worst)
+CUBE_METHODS = ("simplex", "ipm")
+
+
+@dataclass(frozen=True)
+class BriefPass:
+    """The sub-cubes tried before the dense method (`block_hints`): until `deadline`
+    (time.perf_counter(); each LP at most the time left), the levels whose rule may lose at
+    most `hopeless` (`rule_loss`) and whose LPs hold at most `most_work` (`cube_work`;
+    None: any)."""
+
+    deadline: float
+    hopeless: float
+    most_work: int | None
+
+    def admits(self, lp: WorstLp, lambdas: Sequence[float], fixed: Sequence[int]) -> bool:
+        from dpverify.theory.worst_candidates import rule_loss
+
+        return rule_loss(lambdas, fixed) <= self.hopeless and (
+            self.most_work is None or cube_work(lp, len(lambdas), fixed) <= self.most_work)
+
+
+def brief_pass(lambdas: Sequence[float], enough: float) -> BriefPass:
+    """The brief pass of one agent (policy.CUBE_FIRST_*): its time shared by its blocks;
+    LPs of any size when at least half the parties are extreme (the dense method stalls
+    among many extreme levels: docs/theory.md 3.4)."""
+    extreme = sum(1.0 / (1.0 + float(lam)) < EXTREME_ENTRY for lam in lambdas)
+    return BriefPass(time.perf_counter() + CUBE_FIRST_SECONDS, CUBE_HOPELESS * enough,
+                     None if 2 * extreme >= len(lambdas) else CUBE_FIRST_WORK)
+
+
+def cube_work(lp: WorstLp, parties: int, fixed: Sequence[int]) -> int:
+    """The non-zeros of a level's sub-cube LPs (every row of the block, each against the
+    2^(k - |fixed|) columns of its sub-cube, m outputs), times m - 1: HiGHS took 0.2-1
+    microseconds a non-zero on two outputs, 1.6-6 on three or four (policy.py)."""
+    m = lp.m
+    return int(lp.rows.size) * (1 << (parties - len(fixed))) * m * max(m - 1, 1)
+
+
+class _Spent(Exception):
+    """The time of the brief pass is up (cube_hints)."""
+
+
+def cube_hints(lp: WorstLp, lambdas: Sequence[float], solve: Solver, enough: float,
+               done: set[tuple[int, ...]], brief: BriefPass | None = None
                ) -> DenseWorst | None:
     """The best ends of the sub-cubes over the extreme parties at each of
-    policy.SPLIT_ENTRIES (each set of parties once), until the bracket is within `enough`;
-    None when no party is extreme enough (theory/worst_candidates.py)."""
+    policy.SPLIT_ENTRIES (each set of parties once: those in `done` are passed over, and
+    each level solved joins it), until the bracket is within `enough`; None when no
+    level gave one (theory/worst_candidates.py). The `brief` pass takes the levels it
+    admits, and ends at the first level that does not finish in its time."""
     from dpverify.theory.worst_candidates import best_ends, split_parties, split_worst
 
+    def briefly(program):
+        assert brief is not None
+        left = brief.deadline - time.perf_counter()
+        if left <= 0:
+            raise _Spent
+        return solve.at_most(left)(program)
+
     found = None
-    tried: set[tuple[int, ...]] = set()
     for entry in SPLIT_ENTRIES:
         fixed = tuple(split_parties(lambdas, entry, SPLIT_PARTIES))
-        if fixed in tried:
+        if fixed in done or not fixed or len(fixed) == len(lambdas):
             continue
-        tried.add(fixed)
-        cube = split_worst(lp, lambdas, entry, SPLIT_PARTIES, solve, DENSE_FALLBACK_INPUTS)
+        if brief is not None and not brief.admits(lp, lambdas, fixed):
+            continue
+        try:
+            cube = split_worst(lp, lambdas, entry, SPLIT_PARTIES,
+                               solve if brief is None else briefly, DENSE_FALLBACK_INPUTS,
+                               methods=CUBE_METHODS, width=enough)
+        except _Spent:
+            break
+        if cube is None and brief is not None:
+            break  # a sub-problem's LP ran out of the time, or failed: after the dense method
+        done.add(fixed)
         if cube is not None:
             found = cube if found is None else best_ends(found, cube)
         if found is not None and found.width <= enough:
@@ -326,12 +433,38 @@ def solve_hints(spec: MultipartySpec, gain: np.ndarray, party: int, orbits: Orbi
     try:
         for b in bits:
             relevant = None if b is None else own_bits(k, party) == b
-            out[b] = rr_hint(spec.lambdas, gain, orbits, relevant, options)
+            out[b] = closer_hint(spec.lambdas, gain, orbits, relevant, options,
+                                 rr_hint(spec.lambdas, gain, orbits, relevant, options))
     except SolverError:
         if all(exact_rows(orbits, party, b) <= MAX_EXACT_ROWS for b in bits):
             return None
         raise
     return out
+
+
+def closer_hint(lambdas: Sequence[float], gain: np.ndarray, orbits: Orbits, relevant: Any,
+                options: VerifyOptions, hint: WorstHint) -> WorstHint:
+    """`hint`, the chain-form LP's on all inputs, with each end replaced by the dense
+    method's (`block_hints`) when its float bracket is wider than decides and the dense
+    method takes the block: HiGHS's default feasibility (1e-7) left a 7-party observer's
+    bracket at 1.4e-7, and the exact certificate's repair then spent 4 s on rational row
+    reduction without closing it (issue 25's family, k = 7), where the dense method
+    brackets it within 4e-12 in 0.2 s. Hints on orbits are returned as they are."""
+    if orbits.count < gain.shape[0]:
+        return hint
+    lp = WorstLp.over_inputs(lambdas, gain, relevant)
+    if lp.channel.columns > MAX_DENSE_INPUTS:
+        return hint
+    from dpverify.theory.worst_candidates import prior_bound, rule_worst  # lazy: light
+
+    prior = hint.prior if hint.prior is not None else np.full(lp.rows.size, 1.0 / lp.rows.size)
+    lower, upper = rule_worst(lp, clean_stochastic(hint.rule)), prior_bound(lp, prior)
+    if upper - lower <= decisive_width(options):
+        return hint
+    dense = block_hints(lp, lambdas, options)
+    return WorstHint(rule=dense.rule if dense.lower > lower else hint.rule,
+                     prior=dense.prior if dense.upper < upper else hint.prior,
+                     x_orbits=hint.x_orbits)
 
 
 def rr_hint(lambdas: Sequence[float], gain: np.ndarray, orbits: Orbits, relevant: Any,

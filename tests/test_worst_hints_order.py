@@ -1,0 +1,213 @@
+"""The order of the worst case's hints without symmetry (verifiers/multiparty/hints.py,
+`block_hints`; docs/theory.md 3.4): the brief pass over the sub-cubes that may decide, the
+dense method on one BLAS thread (truly one: scipy's OpenBLAS under the limit too), the
+other sub-cubes, the dense method on every thread, HiGHS's dense LP; each only while the
+bracket is open. Spies record what ran; every bracket is a real one, recomputed from the
+dense channel."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from worst_bounds import dense_bounds
+
+from dpverify.theory import worst_candidates, worst_ipm
+from dpverify.theory.worst_lp import WorstLp
+from dpverify.verifiers.multiparty import hints
+from dpverify.verifiers.multiparty.hints import BriefPass, block_hints, brief_pass, cube_work
+from dpverify.verifiers.options import VerifyOptions
+
+OPTIONS = VerifyOptions()
+ENOUGH = hints.decisive_width(OPTIONS)
+
+
+def _lp(epsilons, seed, m):
+    rng = np.random.default_rng(seed)
+    gain = np.eye(m)[rng.integers(0, m, 1 << len(epsilons))]
+    return WorstLp.over_inputs(list(np.exp(epsilons)), gain), list(np.exp(epsilons))
+
+
+@pytest.fixture()
+def ran(monkeypatch):
+    """The hints' steps in the order they finished (a brief pass cut short raises)."""
+    log: list[str] = []
+
+    def spy(module, name, label):
+        inner = getattr(module, name)
+
+        def wrapped(*args, **kwargs):
+            found = inner(*args, **kwargs)
+            log.append(label)
+            return found
+
+        monkeypatch.setattr(module, name, wrapped)
+
+    spy(worst_candidates, "split_worst", "cubes")
+    spy(worst_ipm, "dense_worst", "dense")
+    spy(worst_ipm, "dense_again", "again")
+    spy(hints, "better_ends", "highs")
+    return log
+
+
+# an extreme party among moderate ones (8 parties, a 4-valued table): its sub-cubes have
+# 128 inputs and 4 outputs, over the brief pass's work
+ONE_EXTREME = [0.4, 1.1, 25.0, 0.8, 1.6, 0.3, 2.2, 1.4]
+# five extreme parties of eight, two outputs: sub-cubes of 8 inputs
+FIVE_EXTREME = [22.0, 0.6, 25.0, 28.0, 1.2, 24.0, 0.9, 26.0]
+
+
+def test_the_dense_method_goes_first_where_the_sub_cubes_are_large(ran):
+    lp, lambdas = _lp(ONE_EXTREME, 1, 4)
+    brief = brief_pass(lambdas, ENOUGH)
+    assert brief.most_work is not None and cube_work(lp, 8, [2]) > brief.most_work
+    found = block_hints(lp, lambdas, OPTIONS, brief)
+    lower, upper = dense_bounds(lp, found.prior, found.rule)
+    assert upper - lower <= ENOUGH and lower == pytest.approx(found.lower, abs=1e-12)
+    assert ran[0] == "dense" and "again" not in ran and "highs" not in ran
+    # negative control: where the sub-cubes are small, they go first, and the dense method
+    # is spared when they decide
+    ran.clear()
+    lp, lambdas = _lp(FIVE_EXTREME, 2, 2)
+    found = block_hints(lp, lambdas, OPTIONS, brief_pass(lambdas, ENOUGH))
+    lower, upper = dense_bounds(lp, found.prior, found.rule)
+    assert upper - lower <= ENOUGH
+    assert ran[0] == "cubes" and "dense" not in ran
+
+
+def test_without_the_brief_pass_the_dense_method_goes_first(ran):
+    lp, lambdas = _lp(FIVE_EXTREME, 2, 2)
+    found = block_hints(lp, lambdas, OPTIONS, None)
+    assert found.width <= ENOUGH
+    assert ran[0] == "dense"
+
+
+def test_a_spent_brief_pass_leaves_the_sub_cubes_for_after_the_dense_method(ran, monkeypatch):
+    lp, lambdas = _lp(FIVE_EXTREME, 2, 2)
+    spent = BriefPass(time.perf_counter() - 1.0, np.inf, None)  # its time is up already
+    stalled = worst_ipm.DenseWorst(np.full(lp.rows.size, 1 / lp.rows.size),
+                                   np.full((lp.channel.columns, 2), 0.5), 0.0, 1.0, 0)
+    monkeypatch.setattr(worst_ipm, "dense_worst", lambda *a, **k: (ran.append("dense"), stalled)[1])
+    found = block_hints(lp, lambdas, OPTIONS, spent)
+    # the dense method "stalled" at [0, 1]: the sub-cubes after it decide
+    assert ran[:2] == ["dense", "cubes"] and found.width <= ENOUGH
+    assert "again" not in ran and "highs" not in ran
+
+
+def test_a_level_that_may_lose_more_than_decides_waits_for_the_dense_method():
+    lambdas = list(np.exp(FIVE_EXTREME))
+    lp = _lp(FIVE_EXTREME, 2, 2)[0]
+    fixed = worst_candidates.split_parties(lambdas, 1e-6, 10)
+    brief = brief_pass(lambdas, ENOUGH)
+    assert brief.most_work is None  # five of eight parties extreme: any size
+    assert brief.admits(lp, lambdas, fixed)
+    # negative control: the same level with a party near 14 (entry 8e-7) fixed as well
+    near = [*FIVE_EXTREME[:1], 14.0, *FIVE_EXTREME[2:]]
+    far = list(np.exp(near))
+    assert not brief.admits(lp, far, worst_candidates.split_parties(far, 1e-6, 10))
+
+
+def test_the_dense_method_runs_again_on_every_thread_only_when_asked(monkeypatch):
+    calls: list[int] = []
+    inner = worst_ipm._dense_block
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return inner(*args, **kwargs)
+
+    monkeypatch.setattr(worst_ipm, "_dense_block", counted)
+    lp, _ = _lp([0.5, 1.0, 0.7, 1.3, 0.2], 3, 3)
+    worst_ipm.dense_worst(lp, enough=float("inf"))
+    assert len(calls) == 1
+    again = worst_ipm.dense_again(lp)
+    assert again is not None and len(calls) == 2
+    lower, upper = dense_bounds(lp, again.prior, again.rule)
+    assert lower <= upper + 1e-15 and upper - lower < 1e-9
+    # negative controls: a bracket wider than `enough` runs again at once; and a block the
+    # first run took on every thread already (THREADED_ROWS) is not run again
+    calls.clear()
+    worst_ipm.dense_worst(lp, enough=-1.0)
+    assert len(calls) == 2
+    calls.clear()
+    big = WorstLp.over_inputs([2.0] * 11, np.eye(2)[np.arange(1 << 11) % 2])
+    assert big.rows.size >= worst_ipm.THREADED_ROWS
+    assert worst_ipm.dense_again(big) is None and not calls
+
+
+THREADS = """
+import sys
+import numpy as np
+from threadpoolctl import threadpool_info
+from dpverify.theory import worst_ipm
+from dpverify.theory.worst_lp import WorstLp
+if sys.argv[1] == "control":
+    worst_ipm._load_blas = lambda: None
+seen = []
+inner = worst_ipm._Problem.normal_matrix
+def spied(self, *args):
+    seen.append(sorted(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"))
+    return inner(self, *args)
+worst_ipm._Problem.normal_matrix = spied
+assert "scipy.linalg" not in sys.modules
+lp = WorstLp.over_inputs([2.0, 3.0, 1.5, 2.5], np.eye(2)[[0, 1, 1, 0] * 4])
+worst_ipm.dense_worst(lp, enough=float("inf"))
+print(max(max(s) for s in seen), min(len(s) for s in seen))
+"""
+
+
+def test_the_first_run_is_on_one_blas_thread_in_a_fresh_process():
+    """threadpool_limits limits the BLAS libraries loaded when it is entered; scipy ships
+    an OpenBLAS of its own, loaded on first use: dense_worst loads it first."""
+    def run(mode: str) -> tuple[int, int]:
+        done = subprocess.run([sys.executable, "-c", THREADS, mode], capture_output=True,
+                              text=True, check=True, timeout=120)
+        most, libraries = done.stdout.split()
+        return int(most), int(libraries)
+
+    most, libraries = run("limit")
+    assert most == 1 and libraries >= 1
+    # negative control (where there is more than one core): scipy loaded inside the limit
+    # runs on every thread
+    import os
+
+    if (os.cpu_count() or 1) > 1:
+        assert run("control")[0] > 1
+
+
+# ------------------------------------------- the chain-form hint below the dense method's size
+
+# a member of bench_speed's family (seed 8, k = 7, member 5): an observer, levels 0.02-10,
+# a 4-valued table; HiGHS's chain-form LP (feasibility 1e-7) bracketed it at 1.4e-7, the
+# exact certificate's repair then spent 4 s and left it so, and the LP route decided
+OBSERVER_7 = ('[problem]\nname = "x"\nparties = 7\nepsilon = [0.1085, 0.1, 10.0093, 5.0071, '
+              '0.0192, 5.0073, 1]\naccuracy = "worst"\n\n[observer]\nfunction = {{ table = '
+              '{table} }}\ngain = {gain}\n')
+OBSERVER_7_TABLE = [int(c) for c in (
+    "0023022010300002112220111203010032121022312210200212101012232221"
+    "2331202022020033100102213133233303233301113321220213323203112111")]
+
+
+def test_a_wide_chain_form_hint_takes_the_dense_methods_ends():
+    from dpverify.theory.certificates import WorstHint, trivial_orbits
+
+    lp, lambdas = _lp([0.3, 1.2, 0.6, 2.0, 0.9], 4, 3)
+    gain = lp.gain
+    spoiled = WorstHint(rule=np.full((32, 3), 1 / 3), prior=None, x_orbits=lp.rows)
+    found = hints.closer_hint(lambdas, gain, trivial_orbits(5), None, OPTIONS, spoiled)
+    lower, upper = dense_bounds(lp, found.prior, found.rule)
+    assert upper - lower <= ENOUGH
+    # negative control: a hint that decides is handed on as it is
+    assert hints.closer_hint(lambdas, gain, trivial_orbits(5), None, OPTIONS, found) is found
+
+
+@pytest.mark.parametrize("gain", ['"indicator"', '{ expr = "1e-9 if f == y else 0" }'])
+def test_the_observer_the_chain_form_hint_left_wide_is_proved(tmp_path, gain):
+    from worst_bounds import verify_json
+
+    found = verify_json(tmp_path, OBSERVER_7.format(table=OBSERVER_7_TABLE, gain=gain))
+    assert found["verdict"] == "optimal", found
+    result = found["results"][0]
+    assert result["method"] == "proof" and "attempts" not in result, result
