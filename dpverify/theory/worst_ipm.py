@@ -366,6 +366,7 @@ def dense_worst(lp: WorstLp, target: float = TARGET_WIDTH, solve: Solve | None =
 
     if (isinstance(lp.channel, ClassChannel) and lp.rows.size > ACTIVE_FROM
             and float(lp.gain.max() - lp.gain.min()) > 0):
+        _load_blas()
         return _by_rows(lp, target, solve, enough)  # its blocks choose their threads alike
     if _first_threads(lp.rows.size) is None:
         return _dense_block(lp, target, solve)
