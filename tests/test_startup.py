@@ -365,3 +365,15 @@ def test_the_command_line_raises_only_the_young_generation_s_threshold():
     # control: a plain interpreter has the default threshold, below the command line's
     assert int(out[0]) < YOUNG_THRESHOLD
     assert out[1:] == [str(YOUNG_THRESHOLD), "True"]
+
+
+def test_the_symmetric_worst_case_solves_its_game_without_scipy_optimize(tmp_path):
+    """The orbit route's zero-information game is one small LP, solved by HiGHS through
+    the run's solver: scipy.optimize (0.11 s to import) stays out of a symmetric worst
+    case, while the dense method's scipy.linalg is loaded (the control: the probe sees
+    scipy where it is used)."""
+    lambdas = ", ".join(['"3"'] * 3 + ['"3/2"'] * 7 + ['"5/4"'] * 2)
+    path = write(tmp_path, "sym", f'[problem]\nparties = 12\nlambda = [{lambdas}]\n'
+                 'accuracy = "worst"\n[observer]\nfunction = "majority"\n')
+    loaded = loaded_of(["verify", path, "--json"], ["scipy.optimize", "scipy.linalg"])
+    assert loaded == ["scipy.linalg"]

@@ -17,6 +17,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from dpverify.lp.builder import LpBuilder
 from dpverify.policy import ORBIT_EXACT_COLUMNS, ORBIT_EXACT_ROWS
 from dpverify.theory.exact_rows import (
     exact_distribution,
@@ -42,6 +43,7 @@ from dpverify.theory.worst_hints import WorstHints, dense_or_columns
 from dpverify.theory.worst_lp import WorstLp, solve_exact
 from dpverify.verifiers.multiparty.hints import Hints
 from dpverify.verifiers.options import VerifyOptions
+from dpverify.verifiers.solving import Solver
 
 RATIONAL_DENOMINATOR = 10**12  # rationalised float hints keep at most this denominator
 # lambdas from epsilon: a candidate whose bracket is this narrow (relative) is as good as
@@ -100,7 +102,7 @@ def orbit_worst_interval(agent: str, problem: OrbitProblem, lower, upper,
     half = problem.units.tolerance(options.tol) / 2
     if best.width <= half:
         return best
-    game = _game_candidate(agent, problem, lower, upper)
+    game = _game_candidate(agent, problem, lower, upper, options.solver())
     if game is not None and game.width < best.width:
         best = game
         if best.width <= half:
@@ -125,7 +127,7 @@ def lp_orbits(problem: OrbitProblem) -> int:
     return count // 2 if problem.own is not None and len(problem.sizes) > 1 else count
 
 
-def _game_candidate(agent: str, problem: OrbitProblem, lower, upper):
+def _game_candidate(agent: str, problem: OrbitProblem, lower, upper, solve: Solver):
     """The zero-information candidate: per sub-problem (the observer; or each own bit of a
     party, KOV eq. 4), the matrix game of the gains between the function's level sets
     (rows: distinct gain rows) and the outputs, solved in floats and made exact. Its rule
@@ -137,7 +139,7 @@ def _game_candidate(agent: str, problem: OrbitProblem, lower, upper):
     1)). None when a game's LP fails."""
     sizes = problem.space(lower).orbit_sizes()
     rows = [tuple(r) for r in problem.units.exact]
-    games = [_game(rows, sizes, part) for part in _relevant(problem)]
+    games = [_game(rows, sizes, part, solve) for part in _relevant(problem)]
     if any(g is None for g in games):
         return None
     notes = ("the zero-information game's prior (by level set of the function) and mixed "
@@ -148,28 +150,31 @@ def _game_candidate(agent: str, problem: OrbitProblem, lower, upper):
                 for _, mass in games), key=lambda c: c.bound)
 
 
-def _game(rows: list[tuple], sizes: list[int], part: list[int]):
+def _game(rows: list[tuple], sizes: list[int], part: list[int], solve: Solver):
     """(the game's mixed output, its prior's masses on every orbit) for the orbits `part`;
-    None when the LP fails."""
-    from scipy.optimize import linprog  # lazy: scipy is heavy to import
-
+    None when the LP fails. The LP is HiGHS's, through the run's solver (scipy.optimize,
+    for this one small LP, cost a process 0.11 s to import)."""
     levels = sorted({rows[w] for w in part})
     G = np.array([[float(v) for v in row] for row in levels])
     n_levels, m = G.shape
-    # the rule: max t, sum_y G[v, y] q_y >= t, q a distribution; the prior from its duals
-    c = np.zeros(m + 1)
-    c[-1] = -1.0
-    A = np.hstack([-G, np.ones((n_levels, 1))])
-    found = linprog(c, A_ub=A, b_ub=np.zeros(n_levels),
-                    A_eq=np.hstack([np.ones((1, m)), np.zeros((1, 1))]), b_eq=[1.0],
-                    bounds=[(0, None)] * m + [(None, None)], method="highs")
-    if found.status != 0:
+    # the rule: max t, sum_y G[v, y] q_y - t >= 0, q a distribution; the prior from the
+    # level rows' duals (<= 0 for rows >= 0 of a maximisation: lp/model.py)
+    lp = LpBuilder()
+    q_cols = lp.add_cols(m)
+    t_col = lp.add_cols(1, cost=1.0, lo=-np.inf)
+    level_rows = lp.add_rows(n_levels, 0.0, np.inf)
+    lp.add_matrix(level_rows, q_cols, G)
+    lp.add(level_rows, t_col[0], -1.0)
+    total = lp.add_rows(1, 1.0, 1.0)
+    lp.add(total[0], q_cols, 1.0)
+    found = solve(lp.build(maximize=True, name="zero-information-game"))
+    if not found.optimal:
         return None
     rounding = snap(RATIONAL_DENOMINATOR)
-    q = exact_distribution(np.clip(found.x[:m], 0.0, None), rounding=rounding)
-    weights = exact_distribution(np.clip(-np.asarray(found.ineqlin.marginals), 0.0, None)
-                                 if np.any(found.ineqlin.marginals) else np.ones(n_levels),
-                                 rounding=rounding)
+    q = exact_distribution(np.clip(found.x[q_cols], 0.0, None), rounding=rounding)
+    duals = -np.asarray(found.row_duals[level_rows])
+    weights = exact_distribution(np.clip(duals, 0.0, None) if np.any(duals > 0)
+                                 else np.ones(n_levels), rounding=rounding)
     level_of = {levels[v]: v for v in range(n_levels)}
     totals = [0] * n_levels
     for w in part:
