@@ -62,7 +62,7 @@ def _majority_lp():
     return WorstLp.over_class_orbits(space, list(range(space.count)), table)
 
 
-def _rounds(monkeypatch, active_all: float, enough: float | None = None):
+def _rounds(monkeypatch, active_all: float, enough: float | None = None, seed=None):
     """The active rows of every round of the row generation, and its result."""
     seen: list[int] = []
     inner = worst_ipm._dense_block
@@ -77,7 +77,7 @@ def _rounds(monkeypatch, active_all: float, enough: float | None = None):
     monkeypatch.setattr(worst_ipm, "ACTIVE_FROM", 100)
     monkeypatch.setattr(worst_ipm, "ACTIVE_START", 24)
     found = worst_ipm.dense_worst(_majority_lp(), solve=lambda p: solve(
-        p, "highs", feasibility_tol=1e-10), enough=enough)
+        p, "highs", feasibility_tol=1e-10), enough=enough, seed=seed)
     return seen, found
 
 
@@ -204,3 +204,35 @@ def test_a_bracket_within_the_caller_s_need_ends_the_rounds_and_is_not_run_again
     assert rough.upper - rough.lower <= 0.5
     lower, upper = worst_ipm.float_bracket(_majority_lp(), rough.prior, rough.rule)
     assert lower <= found.upper + 1e-12 and upper >= found.lower - 1e-12  # still bounds
+
+
+def test_seed_rows_join_the_first_round(monkeypatch):
+    """A seed (the other own bit's prior support, orbit_worst._float_hints) joins the
+    first round's rows; the result brackets the same optimum. Control: without it the first
+    round has ACTIVE_START rows."""
+    plain, found = _rounds(monkeypatch, worst_ipm.ACTIVE_ALL)
+    seed = np.flatnonzero(found.prior > 0)
+    seeded, again = _rounds(monkeypatch, worst_ipm.ACTIVE_ALL, seed=seed)
+    assert plain[0] == 24 and seeded[0] > 24 and len(seeded) < len(plain)
+    assert abs(again.upper - found.upper) < 1e-10 and abs(again.lower - found.lower) < 1e-10
+
+
+def test_a_party_s_second_own_bit_starts_from_the_first_s_support(tmp_path, monkeypatch):
+    """The two own bits of a party in several classes solve LPs on the same orbits of the
+    other classes: the second starts from the rows of the first's prior support (a
+    party's `sum` at 40 parties: 67 s -> 47 s). Control: the first starts from none."""
+    from dpverify.verifiers.multiparty import orbit_worst
+
+    seeds = []
+    inner = orbit_worst.dense_or_columns
+
+    def recorded(lp, solve_, enough=None, seed=None):
+        seeds.append(None if seed is None else len(seed))
+        return inner(lp, solve_, enough, seed)
+
+    monkeypatch.setattr(orbit_worst, "dense_or_columns", recorded)
+    path = tmp_path / "p.toml"
+    path.write_text(PARTY_SUM.format(gain='{ expr = "-abs(f - y)" }'))
+    out = CliRunner().invoke(main, ["verify", str(path), "--json", "--method", "orbit"])
+    assert json.loads(out.output)[0]["results"][0]["verdict"] == "optimal"
+    assert seeds[0] is None and len(seeds) == 2 and seeds[1] > 0

@@ -47,13 +47,15 @@ DENSE = "dense interior point"
 COLUMNS = "column generation (HiGHS)"
 
 
-def dense_or_columns(lp: WorstLp, solve: Solve, enough: float | None = None) -> WorstHints:
+def dense_or_columns(lp: WorstLp, solve: Solve, enough: float | None = None,
+                     seed: np.ndarray | None = None) -> WorstHints:
     """The hints of one block of RR's worst-case LP: the dense interior-point method
     (theory/worst_ipm.py, on active rows beyond a few hundred; a bracket within `enough`
-    is the caller's need, worst_ipm.RETRY_WIDTH by default), else (when it fails or its
+    is the caller's need, worst_ipm.RETRY_WIDTH by default; the rows of `seed` join its
+    first round), else (when it fails or its
     work is over its limit) HiGHS's column generation."""
     try:
-        found = dense_worst(lp, solve=solve, enough=enough)
+        found = dense_worst(lp, solve=solve, enough=enough, seed=seed)
         return WorstHints(found.rule, found.prior, True, DENSE)
     except (SolverError, SizeLimitError):
         pass

@@ -345,7 +345,7 @@ RETRY_WIDTH = 1e-10
 
 
 def dense_worst(lp: WorstLp, target: float = TARGET_WIDTH, solve: Solve | None = None,
-                enough: float | None = None) -> DenseWorst:
+                enough: float | None = None, seed: np.ndarray | None = None) -> DenseWorst:
     """RR's worst-case LP of one block (theory/worst_lp.py: `over_inputs`, the inputs, or
     `over_class_orbits`, the classes' orbits; gains in [0, 1]): the best pair found, a prior
     on the block's rows (in their order) and a rule on every column, with its float
@@ -354,7 +354,8 @@ def dense_worst(lp: WorstLp, target: float = TARGET_WIDTH, solve: Solve | None =
     `solve`, a float LP solver, takes the null-space LPs there). SizeLimitError beyond
     MAX_DENSE_INPUTS inputs, or when the active rows' work passes MAX_DENSE_WORK. A bracket
     within `enough` (the caller's need: an orbit certificate's share of --tol) ends the row
-    generation and is not run again on every BLAS thread; RETRY_WIDTH by default."""
+    generation and is not run again on every BLAS thread; RETRY_WIDTH by default. `seed`:
+    rows (positions) that join the row generation's first round (a similar LP's support)."""
     if not isinstance(lp.channel, KronChannel | ClassChannel):
         raise ValueError("the dense method needs RR as a Kronecker product (over_inputs or "
                          "over_class_orbits)")
@@ -367,7 +368,7 @@ def dense_worst(lp: WorstLp, target: float = TARGET_WIDTH, solve: Solve | None =
     if (isinstance(lp.channel, ClassChannel) and lp.rows.size > ACTIVE_FROM
             and float(lp.gain.max() - lp.gain.min()) > 0):
         _load_blas()
-        return _by_rows(lp, target, solve, enough)  # its blocks choose their threads alike
+        return _by_rows(lp, target, solve, enough, seed)  # its blocks choose their threads
     if _first_threads(lp.rows.size) is None:
         return _dense_block(lp, target, solve)
     _load_blas()
@@ -426,13 +427,14 @@ ACTIVE_ALL = 0.6
 ACTIVE_NEAR = 1e-2
 
 
-def _by_rows(lp: WorstLp, target: float, solve: Solve | None, enough: float | None
-             ) -> DenseWorst:
+def _by_rows(lp: WorstLp, target: float, solve: Solve | None, enough: float | None,
+             seed: np.ndarray | None = None) -> DenseWorst:
     """Row generation (the dual's support generation): the LP on the active rows gives a
     prior that is a prior of the whole block (an upper bound as it stands) and a rule on
     every column, whose worst case over all rows is the lower bound; rows the rule leaves
     more than `target` below the prior's bound join, the most violated first, until none
-    does, or until the bracket is within `enough` (if given). A bracket still wider than
+    does, or until the bracket is within `enough` (if given); the rows of `seed` join the
+    first round. A bracket still wider than
     `enough` (RETRY_WIDTH if not given), where the last round ran on one BLAS thread, has
     that round once more on every thread
     (measured: an observer's `sum` at 30 parties in three classes, 1,260 orbits, whose last
@@ -452,6 +454,8 @@ def _by_rows(lp: WorstLp, target: float, solve: Solve | None, enough: float | No
     bayes = np.zeros((n, G.shape[1]))
     bayes[np.arange(n), np.argmax(z, axis=1)] = 1.0
     active = np.sort(np.argsort(accuracies(bayes), kind="stable")[:ACTIVE_START])
+    if seed is not None:
+        active = np.union1d(active, np.asarray(seed, dtype=int))
     lower, upper = -np.inf, np.inf
     prior = rule = None
     iterations = 0

@@ -270,14 +270,15 @@ def _sparse_rule(rule: np.ndarray) -> np.ndarray:
 
 
 def _orbit_lp_hints(problem: OrbitProblem, space: OrbitSpace, g: np.ndarray, relevant,
-                    bit: int, solve_, enough: float
+                    bit: int, solve_, enough: float, seed: np.ndarray | None = None
                     ) -> tuple[WorstHints, np.ndarray, np.ndarray]:
     """The float hints of one sub-problem's orbit LP, and where its prior's masses and its
     rule's rows go in the problem's orbits: for a party whose own class is one party
     among others, the LP of the own bit `bit` on the other classes' orbits
     (theory/orbits/space.py, `without_class`: the same optimum, on half the rows and half
     the columns); else the LP on `relevant` and every corner orbit. A float bracket within
-    `enough` (normalised gains) is all the certificate needs."""
+    `enough` (normalised gains) is all the certificate needs; `seed`, rows of the LP that
+    join its first round (the other own bit's prior support: the same orbits)."""
     own = problem.own
     if own is None or len(problem.sizes) < 2:
         lp = WorstLp.over_class_orbits(space, relevant, g)
@@ -286,7 +287,7 @@ def _orbit_lp_hints(problem: OrbitProblem, space: OrbitSpace, g: np.ndarray, rel
     rest, rows, columns = without_class(space, own, bit)
     assert np.array_equal(rows, relevant)  # the own bit's orbits, in the same order
     lp = WorstLp.over_class_orbits(rest, list(range(rest.count)), g[rows])
-    return dense_or_columns(lp, solve_, enough), rows, columns
+    return dense_or_columns(lp, solve_, enough, seed), rows, columns
 
 
 def _float_hints(problem: OrbitProblem, gain, parts, upper, options):
@@ -297,9 +298,12 @@ def _float_hints(problem: OrbitProblem, gain, parts, upper, options):
     factors = class_blocks(space)
     solve_ = options.solver().tight(TIGHT)
     rules, priors, values = [], [], []
+    seed = None
     for bit, relevant in enumerate(parts):
         found, rows, columns = _orbit_lp_hints(problem, space, g, relevant, bit, solve_,
-                                               options.tol * HINT_SHARE)
+                                               options.tol * HINT_SHARE, seed)
+        if found.ok and problem.own is not None and len(problem.sizes) > 1:
+            seed = np.flatnonzero(np.asarray(found.masses) > 0)
         prior = np.zeros(len(gain))
         if found.ok:
             rule = _sparse_rule(found.rule)
