@@ -21,8 +21,9 @@ from worst_bounds import dense_bounds, verify_json
 from dpverify.lp import solve
 from dpverify.spec import loads
 from dpverify.theory.orbits.space import OrbitSpace
+from dpverify.theory.worst_candidates import float_bracket
 from dpverify.theory.worst_hints import DENSE, dense_or_columns
-from dpverify.theory.worst_ipm import dense_worst, float_bracket
+from dpverify.theory.worst_ipm import dense_worst
 from dpverify.theory.worst_lp import WorstLp, prior_bound, rule_value, solve_exact
 from dpverify.theory.worst_polish import polish_prior, polish_rule
 

@@ -16,6 +16,7 @@ from dpverify.cli import main
 from dpverify.lp import solve
 from dpverify.theory import worst_ipm
 from dpverify.theory.orbits.space import OrbitSpace, without_class
+from dpverify.theory.worst_candidates import float_bracket
 from dpverify.theory.worst_lp import WorstLp, prior_bound, rule_value, solve_exact
 
 
@@ -85,7 +86,7 @@ def test_the_active_rows_take_the_whole_block_once_they_are_most_of_it(monkeypat
     seen, found = _rounds(monkeypatch, worst_ipm.ACTIVE_ALL)
     assert seen == [24, 48, 96, 192]  # then all 192 orbits
     lp = _majority_lp()
-    lower, upper = worst_ipm.float_bracket(lp, found.prior, found.rule)
+    lower, upper = float_bracket(lp, found.prior, found.rule)
     assert upper - lower < 1e-10 and abs(upper - found.upper) < 1e-12
     # negative control: never jumping grows the rows one round at a time
     slow, other = _rounds(monkeypatch, 1.0)
@@ -202,7 +203,7 @@ def test_a_bracket_within_the_caller_s_need_ends_the_rounds_and_is_not_run_again
     loose, rough = _rounds(monkeypatch, worst_ipm.ACTIVE_ALL, enough=0.5)
     assert len(set(loose)) == len(loose) < len(full) - 1  # fewer rounds, none repeated
     assert rough.upper - rough.lower <= 0.5
-    lower, upper = worst_ipm.float_bracket(_majority_lp(), rough.prior, rough.rule)
+    lower, upper = float_bracket(_majority_lp(), rough.prior, rough.rule)
     assert lower <= found.upper + 1e-12 and upper >= found.lower - 1e-12  # still bounds
 
 

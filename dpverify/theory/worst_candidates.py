@@ -28,14 +28,15 @@ from dataclasses import replace
 
 import numpy as np
 
-from dpverify.theory.exact_rows import clean_distribution
+from dpverify.theory.exact_rows import clean_distribution, clean_stochastic
 from dpverify.theory.rr import kron_apply
 from dpverify.theory.worst_lp import WorstLp
 
 WORK = np.longdouble
 
-__all__ = ["best_candidate", "best_ends", "candidate_rules", "prior_bound", "rule_loss",
-           "rule_worst", "split_parties", "split_worst", "sub_cubes"]
+__all__ = ["best_candidate", "best_ends", "candidate_rules", "float_bracket", "prior_bound",
+           "rule_loss", "rule_worst", "split_parties", "split_worst", "sub_cubes",
+           "with_method"]
 
 
 def rule_worst(lp: WorstLp, rule: np.ndarray) -> float:
@@ -61,6 +62,14 @@ def prior_bound(lp: WorstLp, prior: np.ndarray) -> float:
     """F(pi) = sum_tau max_y z[tau, y], the bound of a prior (KOV 2015, eq. 6's dual; docs/
     theory.md 2.12), in extended precision."""
     return float(_scores(lp, prior).max(axis=1).sum())
+
+
+def float_bracket(lp: WorstLp, prior: np.ndarray, rule: np.ndarray) -> tuple[float, float]:
+    """The float bracket [min over the rows of acc_Q, F(pi)] of a rule (on every column)
+    and a prior (on the block's rows), both made feasible (the rule's rows clipped and
+    normalised, the prior made a distribution), in extended precision by the channel's
+    Kronecker factors."""
+    return rule_worst(lp, clean_stochastic(rule)), prior_bound(lp, prior)
 
 
 def candidate_rules(lp: WorstLp, prior: np.ndarray | None) -> list[np.ndarray]:
@@ -168,8 +177,9 @@ def sub_cubes(lp: WorstLp, lambdas, fixed: list[int], solve_block
     return full_prior, full_rule
 
 
-def _with_method(solve, how: str):
-    """`solve` with HiGHS's method `how` ("" leaves HiGHS its own choice)."""
+def with_method(solve, how: str):
+    """`solve` (a float LP solver) with HiGHS's method `how` ("" leaves HiGHS its own
+    choice)."""
     if not how:
         return solve
     return lambda program: solve(replace(program, solver=how))
@@ -191,7 +201,7 @@ def split_worst(lp: WorstLp, lambdas, entry: float, most: int, solve,
     "optimal" with rule rows summing to 0.94 (a sub-cube of 128 inputs among levels of 14
     to 27: its rule 5.6e-3 below the prior's bound), where the interior point closed the
     same LP to 1e-12."""
-    from dpverify.theory.worst_ipm import DenseWorst, float_bracket
+    from dpverify.theory.worst_ipm import DenseWorst
     from dpverify.theory.worst_lp import solve_float
 
     class _Failed(Exception):
@@ -200,7 +210,7 @@ def split_worst(lp: WorstLp, lambdas, entry: float, most: int, solve,
     def block(sub: WorstLp):
         best = None  # (lower, rule, upper, prior)
         for how in methods:
-            found = solve_float(sub, _with_method(solve, how), scale_rows=True,
+            found = solve_float(sub, with_method(solve, how), scale_rows=True,
                                 drop_tiny=True, name="rr-worst-cube")
             if not found.ok:
                 continue

@@ -311,21 +311,6 @@ def _iterate(prob: _Problem, st: _State, single: bool) -> None:
         setattr(st, name, np.maximum(getattr(st, name), tiny))
 
 
-def float_bracket(lp: WorstLp, prior: np.ndarray, rule: np.ndarray) -> tuple[float, float]:
-    """The float bracket [min over the rows of acc_Q, F(pi)] of a rule (on every column)
-    and a prior (on the block's rows), both made feasible, in extended precision by the
-    channel's Kronecker factors (a Kronecker channel)."""
-    assert lp.channel.factors is not None
-    factors = [np.asarray(f, dtype=WORK) for f in lp.channel.factors]
-    G = np.asarray(lp.gain, dtype=WORK)
-    q = np.asarray(clean_stochastic(rule), dtype=WORK)
-    acc = (kron_apply(factors, q, WORK)[lp.rows] * G).sum(axis=1)
-    full = np.zeros((lp.channel.columns, G.shape[1]), dtype=WORK)
-    full[lp.rows] = np.asarray(clean_distribution(prior), dtype=WORK)[:, None] * G
-    z = kron_apply([f.T for f in factors], full, WORK)
-    return float(acc.min()), float(z.max(axis=1).sum())
-
-
 def dense_work(lp: WorstLp) -> int:
     """Multiply-adds of one iteration (M from P's rows: rows^2 x columns) for the size
     guard of dense_worst."""
@@ -365,8 +350,7 @@ def dense_worst(lp: WorstLp, target: float = TARGET_WIDTH, solve: Solve | None =
                              f"inputs; this problem has {n}")
     from threadpoolctl import threadpool_limits  # lazy: heavy to import
 
-    if (isinstance(lp.channel, ClassChannel) and lp.rows.size > ACTIVE_FROM
-            and float(lp.gain.max() - lp.gain.min()) > 0):
+    if _on_active_rows(lp):
         _load_blas()
         return _by_rows(lp, target, solve, enough, seed)  # its blocks choose their threads
     if _first_threads(lp.rows.size) is None:
@@ -387,10 +371,16 @@ def dense_again(lp: WorstLp, target: float = TARGET_WIDTH, solve: Solve | None =
     the first with `enough=float("inf")` and tried other hints in between (hints.py); None
     where the first run was on every thread already (THREADED_ROWS, or orbits on active
     rows), so that a second would repeat it."""
-    if _first_threads(lp.rows.size) is None or (
-            isinstance(lp.channel, ClassChannel) and lp.rows.size > ACTIVE_FROM):
+    if _first_threads(lp.rows.size) is None or _on_active_rows(lp):
         return None
     return _dense_block(lp, target, solve)
+
+
+def _on_active_rows(lp: WorstLp) -> bool:
+    """Whether dense_worst solves the block by row generation (`_by_rows`): the classes'
+    orbits beyond ACTIVE_FROM rows, gains not all equal."""
+    return (isinstance(lp.channel, ClassChannel) and lp.rows.size > ACTIVE_FROM
+            and float(lp.gain.max() - lp.gain.min()) > 0)
 
 
 def _best_of(a: DenseWorst, b: DenseWorst) -> DenseWorst:
@@ -434,12 +424,11 @@ def _by_rows(lp: WorstLp, target: float, solve: Solve | None, enough: float | No
     every column, whose worst case over all rows is the lower bound; rows the rule leaves
     more than `target` below the prior's bound join, the most violated first, until none
     does, or until the bracket is within `enough` (if given); the rows of `seed` join the
-    first round. A bracket still wider than
-    `enough` (RETRY_WIDTH if not given), where the last round ran on one BLAS thread, has
-    that round once more on every thread
-    (measured: an observer's `sum` at 30 parties in three classes, 1,260 orbits, whose last
-    round of 1,260 rows ended 2.6e-10 wide against a need of 2.5e-10: 36 to 112 s on two
-    threads for a bracket no narrower)."""
+    first round. A bracket still wider than `enough` (RETRY_WIDTH if not given), where the
+    last round ran on one BLAS thread, has that round once more on every thread (measured:
+    an observer's `sum` at 30 parties in three classes, 1,260 orbits, whose last round of
+    1,260 rows ended 2.6e-10 wide against a need of 2.5e-10: 36 to 112 s on two threads
+    for a bracket no narrower)."""
     assert lp.channel.factors is not None
     factors = [np.asarray(f, dtype=WORK) for f in lp.channel.factors]
     G = np.asarray(lp.gain, dtype=WORK)
@@ -614,4 +603,4 @@ def _polished(lp: WorstLp, lower: float, upper: float, prior: np.ndarray, rule: 
 
 
 __all__ = ["MAX_DENSE_INPUTS", "MAX_DENSE_WORK", "RETRY_WIDTH", "DenseWorst", "dense_again",
-           "dense_work", "dense_worst", "float_bracket"]
+           "dense_work", "dense_worst"]

@@ -396,15 +396,13 @@ def better_ends(lp: WorstLp, found: DenseWorst, options: VerifyOptions,
     exactly) when better: by the interior point and, while the bracket is still wider than
     `good`, by the simplex (which closed brackets the interior point left at 4e-9 among
     levels of 14 to 27, to 3e-11 in a second)."""
-    from dpverify.theory.worst_ipm import float_bracket
+    from dpverify.theory.worst_candidates import float_bracket, with_method
 
     solve_ = options.solver().at_most(DENSE_FALLBACK_SECONDS).tight(1e-10)
     for method in ("", "simplex"):
         if found.width <= good:
             break
-        solve_with = solve_ if not method else (
-            lambda program, how=method: solve_(replace(program, solver=how)))
-        other = solve_float(lp, solve_with, form=LpForm.DENSE, scale_rows=True,
+        other = solve_float(lp, with_method(solve_, method), form=LpForm.DENSE, scale_rows=True,
                             drop_tiny=True, name="rr-worst-fallback")
         if not other.ok:
             continue
@@ -455,10 +453,10 @@ def closer_hint(lambdas: Sequence[float], gain: np.ndarray, orbits: Orbits, rele
     lp = WorstLp.over_inputs(lambdas, gain, relevant)
     if lp.channel.columns > MAX_DENSE_INPUTS:
         return hint
-    from dpverify.theory.worst_candidates import prior_bound, rule_worst  # lazy: light
+    from dpverify.theory.worst_candidates import float_bracket  # lazy: light
 
     prior = hint.prior if hint.prior is not None else np.full(lp.rows.size, 1.0 / lp.rows.size)
-    lower, upper = rule_worst(lp, clean_stochastic(hint.rule)), prior_bound(lp, prior)
+    lower, upper = float_bracket(lp, prior, hint.rule)
     if upper - lower <= decisive_width(options):
         return hint
     dense = block_hints(lp, lambdas, options)
