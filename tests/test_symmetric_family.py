@@ -207,6 +207,77 @@ def test_a_bracket_within_the_caller_s_need_ends_the_rounds_and_is_not_run_again
     assert lower <= found.upper + 1e-12 and upper >= found.lower - 1e-12  # still bounds
 
 
+def test_a_round_ends_once_its_rule_clearly_leaves_a_row_outside_below(monkeypatch):
+    """ROUND_WIDTH: a round whose bracket is within it, and whose rule already leaves a row
+    outside the round more than the bracket's width below the round's own worst row, ends
+    there (no end game on an LP that is not the last); the rows join and the last round
+    still reaches the target. Control: with ROUND_WIDTH below every bracket every round
+    runs to its end, in more iterations, to the same optimum."""
+    ends: list[tuple[int, int, float]] = []
+    inner = worst_ipm._dense_block
+
+    def counted(lp, target, solve_, **kw):
+        found = inner(lp, target, solve_, **kw)
+        ends.append((int(lp.rows.size), found.iterations, found.width))
+        return found
+
+    monkeypatch.setattr(worst_ipm, "_dense_block", counted)
+    monkeypatch.setattr(worst_ipm, "ACTIVE_FROM", 100)
+    monkeypatch.setattr(worst_ipm, "ACTIVE_START", 24)
+    monkeypatch.setattr(worst_ipm, "RETRY_WIDTH", float("inf"))  # no round repeated
+    lp = _majority_lp()
+
+    def run(width: float):
+        ends.clear()
+        monkeypatch.setattr(worst_ipm, "ROUND_WIDTH", width)
+        found = worst_ipm.dense_worst(lp, solve=lambda p: solve(
+            p, "highs", feasibility_tol=1e-10))
+        return list(ends), found
+
+    early, found = run(1e-3)
+    full, control = run(-1.0)
+    assert [rows for rows, _, _ in early] == [rows for rows, _, _ in full]
+    # the rounds before the last ended early, wide, in fewer iterations; the last did not
+    assert all(w > worst_ipm.TARGET_WIDTH for _, _, w in early[:-1])
+    assert sum(i for _, i, _ in early[:-1]) < sum(i for _, i, _ in full[:-1])
+    assert all(w <= 1e-9 for _, _, w in full)
+    assert early[-1][2] <= 1e-9
+    lower, upper = float_bracket(lp, found.prior, found.rule)
+    assert upper - lower < 1e-9
+    assert abs(found.upper - control.upper) < 1e-9 and abs(found.lower - control.lower) < 1e-9
+
+
+def test_until_ends_the_method_after_the_iteration_that_asks(monkeypatch):
+    """_dense_block's `until`: True ends the method after that iteration, unpolished (its
+    best pair is still a pair of bounds); control: a callback that never asks changes
+    nothing."""
+    lp = _majority_lp()
+    polished: list[int] = []
+    inner = worst_ipm._polished
+    monkeypatch.setattr(worst_ipm, "_polished", lambda *a: polished.append(1) or inner(*a))
+    asked: list[float] = []
+
+    def after(k: int):
+        def until(lo, hi, rule):
+            asked.append(hi - lo)
+            assert rule.shape == (lp.channel.columns, lp.m)
+            return len(asked) >= k
+        return until
+
+    plain = worst_ipm._dense_block(lp, 1e-30, None)  # an unreachable target: polished
+    assert polished
+    polished.clear()
+    cut = worst_ipm._dense_block(lp, 1e-30, None, until=after(3))
+    assert cut.iterations == 3 and not polished
+    lower, upper = float_bracket(lp, cut.prior, cut.rule)
+    assert lower <= plain.upper + 1e-12 and upper >= plain.lower - 1e-12
+    assert upper - lower > plain.width
+    asked.clear()
+    same = worst_ipm._dense_block(lp, 1e-30, None, until=after(10**6))
+    assert same.iterations == plain.iterations
+    assert (same.lower, same.upper) == (plain.lower, plain.upper)
+
+
 def test_seed_rows_join_the_first_round(monkeypatch):
     """A seed (the other own bit's prior support, orbit_worst._float_hints) joins the
     first round's rows; the result brackets the same optimum. Control: without it the first

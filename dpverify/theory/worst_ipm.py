@@ -35,7 +35,7 @@ is described once, in theory/worst_lp.py: `dense_worst` takes its `over_inputs` 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -415,6 +415,11 @@ ACTIVE_ALL = 0.6
 # adding 208, 37, 6 and 1 rows). Not when many are violated: the near rows then pushed a
 # party's `sum` at 40 parties (1,104 rows) from 608 active rows to all of them, 85 -> 103 s
 ACTIVE_NEAR = 1e-2
+# A round whose bracket is within this, and whose rule already leaves a row outside the
+# round more than the bracket's width below the round's own worst row, ends there: that
+# row joins whatever the round's end game finds, and the end game (the last half of the
+# iterations, where the steps are short) would be spent on an LP that is not the last
+ROUND_WIDTH = 1e-3
 
 
 def _by_rows(lp: WorstLp, target: float, solve: Solve | None, enough: float | None,
@@ -455,13 +460,20 @@ def _by_rows(lp: WorstLp, target: float, solve: Solve | None, enough: float | No
     solved = active
     for _ in range(ACTIVE_ROUNDS):
         block = lp.restricted(active)
+        others = np.setdiff1d(np.arange(R), active)
+
+        def until(lo: float, hi: float, now: np.ndarray, others=others) -> bool:
+            if hi - lo > ROUND_WIDTH or others.size == 0:
+                return False
+            return float(accuracies(now)[others].min()) < lo - max(hi - lo, target)
+
         # rows of one gain row (level set) are worth its best gain whatever the rule: such
         # a round is not polished (measured: a threshold at 40 parties in four classes,
         # 10,773 orbits, whose first round's 96 rows were all f = 1: its polish's LPs
         # took 11 s of 29 s)
         several = np.unique(block.gain, axis=0).shape[0] > 1
         with threadpool_limits(limits=_first_threads(active.size), user_api="blas"):
-            found = _dense_block(block, target, solve, polish=several)
+            found = _dense_block(block, target, solve, polish=several, until=until)
         solved = active
         iterations += found.iterations
         acc = accuracies(found.rule)
@@ -473,18 +485,10 @@ def _by_rows(lp: WorstLp, target: float, solve: Solve | None, enough: float | No
             prior[active] = found.prior
         if upper - lower <= stop:
             break
-        # the rows that keep the bracket wider than the target
-        outside = np.setdiff1d(np.arange(R), active)
-        worse = outside[acc[outside] < upper - target]
-        if worse.size == 0:
+        grown = _grown(active, acc, upper, target, found)
+        if grown is None:
             break
-        # the violated rows; when they are few, after them the nearly violated too
-        near = outside[acc[outside] < upper + ACTIVE_NEAR] if worse.size < ACTIVE_START \
-            else worse
-        fresh = near[np.argsort(acc[near], kind="stable")][:max(ACTIVE_START, active.size)]
-        active = np.union1d(active, fresh)
-        if active.size > ACTIVE_ALL * R:  # the support is most of the block: one last LP
-            active = np.arange(R)
+        active = grown
     assert prior is not None and rule is not None
     if upper - lower > retry and _first_threads(solved.size) == 1:
         sub = lp.restricted(solved)
@@ -500,6 +504,29 @@ def _by_rows(lp: WorstLp, target: float, solve: Solve | None, enough: float | No
                         DenseWorst(masses, again.rule, value, again.upper, 0))
         prior, rule, lower, upper = best.prior, best.rule, best.lower, best.upper
     return DenseWorst(prior, rule, lower, upper, iterations)
+
+
+def _grown(active: np.ndarray, acc: np.ndarray, upper: float, target: float,
+           found: DenseWorst) -> np.ndarray | None:
+    """The next round's rows after a round on `active` (`acc`: its rule's accuracy on every
+    row; `upper`: the best prior's bound), or None when no row keeps the bracket wider than
+    the target: the violated rows, the most violated first, at most as many as there are
+    (and at least ACTIVE_START); when they are few, the nearly violated after them; all rows
+    once they would be most of the block."""
+    R = acc.size
+    outside = np.setdiff1d(np.arange(R), active)
+    worse = outside[acc[outside] < upper - target]
+    # after a round ended early (`until`), the rows its rule leaves clearly below (by more
+    # than its bracket's width): the others may be below by its imprecision only
+    clear = outside[acc[outside] < found.lower - found.width]
+    if clear.size:
+        worse = clear
+    if worse.size == 0:
+        return None
+    near = outside[acc[outside] < upper + ACTIVE_NEAR] if worse.size < ACTIVE_START else worse
+    fresh = near[np.argsort(acc[near], kind="stable")][:max(ACTIVE_START, active.size)]
+    grown = np.union1d(active, fresh)
+    return np.arange(R) if grown.size > ACTIVE_ALL * R else grown
 
 
 def _load_blas() -> None:
@@ -518,11 +545,14 @@ def _first_threads(rows: int) -> int | None:
     return 1 if rows < THREADED_ROWS else None
 
 
-def _dense_block(lp: WorstLp, target: float, solve: Solve | None, polish: bool = True
+def _dense_block(lp: WorstLp, target: float, solve: Solve | None, polish: bool = True,
+                 until: Callable[[float, float, np.ndarray], bool] | None = None
                  ) -> DenseWorst:
     """The method on every row of the block (module docstring); a bracket wider than
     `target` at the end is polished, unless `polish` is False (a round of `_by_rows` on
-    rows of one gain row, whose LP is worth that row's best gain whatever the rule)."""
+    rows of one gain row, whose LP is worth that row's best gain whatever the rule).
+    `until(lower, upper, rule)`, asked after each iteration with the best bracket and rule
+    so far, ends the method early (unpolished) when it returns True."""
     n, rows, W = lp.channel.columns, lp.rows, lp.gain
     if dense_work(lp) > MAX_DENSE_WORK:
         raise SizeLimitError(f"the dense worst-case method takes at most {MAX_DENSE_WORK:.3g} "
@@ -568,6 +598,9 @@ def _dense_block(lp: WorstLp, target: float, solve: Solve | None, polish: bool =
         mu = st.mu()
         if upper - lower <= target or (mu < STALL_MU and stalled >= STALL) \
                 or stalled >= STUCK:
+            break
+        if until is not None and rule is not None and until(lower, upper, rule):
+            polish = False  # the caller is done with this LP: no end game, no polish
             break
     assert prior is not None and rule is not None
     if polish and upper - lower > target:
