@@ -491,3 +491,21 @@ def test_commands_have_help(command):
     res = CliRunner().invoke(main, [command, "--help"])
     assert res.exit_code == 0
     assert len(res.output.split("\n\n")[1].strip()) > 40
+
+
+def test_exact_simplex_integer_rows_as_fractions():
+    """Integer rows take a short way in (no Fractions, scale 1): the same optimum, basis
+    and duals as the same rows given as Fractions, and as the rows divided by 3 (whose
+    duals are 3 times as large)."""
+    rows = [[2, 1, 1, 0, 0], [1, 3, 0, 1, 0], [1, 1, 0, 0, 1]]
+    rhs, cost = [8, 9, 4], [3, 2, 0, 0, 0]
+    ints = simplex_from_basis(rows, rhs, cost, [2, 3, 4])
+    fractions = simplex_from_basis([[Fraction(v) for v in r] for r in rows],
+                                   [Fraction(v) for v in rhs], cost, [2, 3, 4])
+    thirds = simplex_from_basis([[Fraction(v, 3) for v in r] for r in rows],
+                                [Fraction(v, 3) for v in rhs], cost, [2, 3, 4])
+    assert ints.value == fractions.value == thirds.value == 12  # x = 4, y = 0
+    assert ints.z == fractions.z == thirds.z == [4, 0, 0, 5, 0]
+    assert ints.basis == fractions.basis == thirds.basis
+    assert ints.y == fractions.y == [1, 0, 1]
+    assert thirds.y == [3 * v for v in ints.y]

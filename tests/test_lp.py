@@ -269,3 +269,57 @@ def test_the_compressed_columns_match_scipy():
     # negative control: a matrix that differs in one entry is told apart
     other = CscMatrix.from_coo([0], [0], [1.0], (2, 2))
     assert not np.allclose(other.toarray(), CscMatrix.from_coo([0], [0], [2.0], (2, 2)).toarray())
+
+
+def _lp_arrays(b) -> list[np.ndarray]:
+    lp = b.build(maximize=False, name="batch")
+    return [lp.c, lp.row_lower, lp.row_upper, lp.col_lower, lp.col_upper, lp.A.data,
+            lp.A.indices, lp.A.indptr]
+
+
+def test_a_row_batch_builds_the_lp_of_one_call_per_row():
+    """RowBatch (the schedule LPs' rows): the same rows, bounds and entries as one
+    add_rows and add per row, zeros skipped, around rows added the usual way."""
+    from dpverify.lp.builder import LpBuilder
+
+    rng = np.random.default_rng(5)
+    spec = [(float(rng.uniform(-1, 1)), rng.choice(6, size=3, replace=False).tolist(),
+             [float(v) for v in rng.integers(-2, 3, size=3)]) for _ in range(20)]
+
+    def build(batched: bool) -> list[np.ndarray]:
+        b = LpBuilder()
+        b.add_cols(6, cost=np.arange(6.0))
+        first = b.add_rows(1, 0.0, 1.0)
+        b.add(first, np.arange(6), 1.0)
+        batch = b.batch() if batched else None
+        for lo, cols, vals in spec:
+            if batch is not None:
+                batch.add(batch.row(lo, np.inf), cols, vals)
+            else:
+                b.add(b.add_rows(1, lo, np.inf), np.array(cols), np.array(vals))
+        if batch is not None:
+            batch.close()
+        last = b.add_rows(1, -np.inf, 2.0)
+        b.add(last, np.arange(3), 2.0)
+        return _lp_arrays(b)
+
+    one_by_one, batched = build(False), build(True)
+    assert all(np.array_equal(a, c) and a.dtype == c.dtype
+               for a, c in zip(one_by_one, batched, strict=True))
+    assert 0.0 not in batched[5]  # the zeros drawn were skipped
+
+
+def test_a_row_batch_refuses_rows_added_while_it_is_open():
+    """Negative control: rows added to the builder during a batch would shift the batch's
+    numbering: refused, never a different LP."""
+    from dpverify.lp.builder import LpBuilder
+
+    b = LpBuilder()
+    b.add_cols(2)
+    batch = b.batch()
+    batch.add(batch.row(0.0, 1.0), [0, 1], [1.0, 1.0])
+    b.add_rows(1, 0.0, 1.0)
+    with pytest.raises(ValueError, match="while a batch was open"):
+        batch.close()
+    with pytest.raises(ValueError, match="2 columns and 1 values"):
+        b.batch().add(0, [0, 1], [1.0])

@@ -65,6 +65,15 @@ class _IntegerLp:
         for i, (row, bi) in enumerate(zip(rows, rhs, strict=False)):
             if len(row) != self.n:
                 raise ValueError(f"row {i} has {len(row)} entries, not {self.n}")
+            if type(bi) is int and all(type(v) is int for v in row):
+                # integers already (worst_lp's standard form): scale 1, no Fractions
+                # (building them was most of a small exact solve's time)
+                self.scale.append(1)
+                for j, v in enumerate(row):
+                    if v:
+                        self.cols[j].append((i, v))
+                self.b.append(bi)
+                continue
             values = [Fraction(v) for v in row] + [Fraction(bi)]
             s = math.lcm(*(v.denominator for v in values))
             self.scale.append(s)

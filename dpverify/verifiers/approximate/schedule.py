@@ -120,36 +120,41 @@ class _ScheduleLp:
         return self.allowed.get((j, s), (v,))
 
     def add_round(self, j: int) -> None:
+        """Party j's round: a y column per target at every state that can move, and its
+        split rows, numbered state by state (the rows in one batch, lp/builder.RowBatch:
+        the search's LPs have thousands of states)."""
         stride = RAYS ** (self.k - 1 - j)
+        rays = self.rays[j].tolist()  # rays[t] = (t[0], t[1])
         nxt: dict[int, list[int]] = {}
         layer = []
+        rows = self.b.batch()
+        col = self.b.num_cols
         for s, incoming in self.live.items():
             v = (s // stride) % RAYS
             tgts = self.targets_at(j, s, v)
             if len(tgts) == 1:  # stays: its mass carries over
                 nxt.setdefault(s, []).extend(incoming)
                 continue
-            y = self.b.add_cols(len(tgts))
-            layer.append((s, tgts, y, incoming))
-            self.split_rows(j, s, v, tgts, y, incoming)
-            for t, col in zip(tgts, y.tolist(), strict=True):
-                nxt.setdefault(s + (t - v) * stride, []).append(col)
+            y = list(range(col, col + len(tgts)))
+            col += len(tgts)
+            layer.append((s, tgts, np.array(y), incoming))
+            start = not incoming and s == self.start
+            for x in (0, 1):  # sum_t y_t t[x] = v[x] (the mass arriving)
+                coefficients = [rays[t][x] for t in tgts]
+                own = rays[v][x]
+                if own == 0 and not any(coefficients):
+                    continue
+                fixed = own if start else 0.0
+                row = rows.row(fixed, fixed)
+                rows.add(row, y, coefficients)
+                if incoming and own:
+                    rows.add(row, incoming, [-own] * len(incoming))
+            for t, c in zip(tgts, y, strict=True):
+                nxt.setdefault(s + (t - v) * stride, []).append(c)
+        self.b.add_cols(col - self.b.num_cols)
+        rows.close()
         self.layers.append(layer)
         self.live = nxt
-
-    def split_rows(self, j: int, s: int, v: int, tgts: tuple[int, ...], y: np.ndarray,
-                   incoming: list[int]) -> None:
-        """sum_t y_t t[x] = v[x] (the mass arriving), for x = 0, 1."""
-        for x in (0, 1):
-            coefficients = self.rays[j, list(tgts), x]
-            own = self.rays[j, v, x]
-            if own == 0 and not coefficients.any():
-                continue
-            fixed = own if not incoming and s == self.start else 0.0
-            row = self.b.add_rows(1, fixed, fixed)
-            self.b.add(row, y, coefficients)
-            if incoming and own:
-                self.b.add(row, np.array(incoming), -own)
 
     def finish(self) -> tuple[LpBuilder, list[np.ndarray]]:
         """The labels of the final states, the hockey-stick rows and the objective."""
@@ -160,19 +165,23 @@ class _ScheduleLp:
         T = final_columns(finals, self.rays)
         theta = [b.add_cols(finals.size, cost=0.0 if obj.worst else (T.T @ G[:, lab]) / n)
                  for lab in range(L)]
+        labels = np.stack(theta, axis=1).tolist()  # labels[idx]: theta[lab][idx] by lab
+        rows = b.batch()
         for idx, s in enumerate(finals.tolist()):
-            fixed = 0.0 if self.live[s] else 1.0  # the start, when nobody spoke
-            row = b.add_rows(1, fixed, fixed)
-            b.add(row, np.array([theta[lab][idx] for lab in range(L)]), 1.0)
-            if self.live[s]:
-                b.add(row, np.array(self.live[s]), -1.0)
+            arriving = self.live[s]
+            fixed = 0.0 if arriving else 1.0  # the start, when nobody spoke
+            row = rows.row(fixed, fixed)
+            rows.add(row, labels[idx], [1.0] * L)
+            if arriving:
+                rows.add(row, arriving, [-1.0] * len(arriving))
+        rows.close()
         self.hockey_rows(finals, theta)
         if obj.worst:
-            rows = b.add_rows(n, 0.0, np.inf)
+            worst_rows = b.add_rows(n, 0.0, np.inf)
             for lab in range(L):
-                b.add_matrix(rows, theta[lab], T * G[:, lab][:, None])
+                b.add_matrix(worst_rows, theta[lab], T * G[:, lab][:, None])
             t = b.add_cols(1, cost=1.0, lo=-np.inf)
-            b.add(rows, t, -1.0)
+            b.add(worst_rows, t, -1.0)
         return b, theta
 
     def hockey_rows(self, finals: np.ndarray, theta: list[np.ndarray]) -> None:
