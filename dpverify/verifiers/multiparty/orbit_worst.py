@@ -20,7 +20,9 @@ import numpy as np
 from dpverify.lp.builder import LpBuilder
 from dpverify.policy import ORBIT_EXACT_COLUMNS, ORBIT_EXACT_ROWS
 from dpverify.theory.exact_rows import (
+    LARGEST,
     exact_distribution,
+    exact_row,
     exact_stochastic,
     snap,
 )
@@ -313,10 +315,12 @@ def _float_hints(problem: OrbitProblem, gain, parts, upper, options):
             rule[:, 0] = 1.0
             prior[relevant] = 1.0
         rounding = snap(RATIONAL_DENOMINATOR)
-        exact_rule = [tuple(r) for r in exact_stochastic(rule, rounding=rounding)]
+        exact_rule = [tuple(r) for r in exact_stochastic(rule, rounding=rounding,
+                                                         completion=LARGEST)]
         rules.append(tuple(exact_rule[int(j)] for j in columns))  # on every corner orbit
         rule = rule[columns]
-        priors.append(exact_distribution(prior, relevant, rounding=rounding))
+        priors.append(exact_row(prior, support=relevant, rounding=rounding,
+                                completion=LARGEST))
         values.append(float(np.min((kron_apply(factors, rule) * g).sum(axis=1)[relevant])))
     best = min(range(len(parts)), key=lambda b: values[b])
     decision = rules[0] if problem.own is None else tuple(rules)
