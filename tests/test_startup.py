@@ -129,6 +129,22 @@ def test_a_small_verification_loads_only_its_route(tmp_path, text):
     assert loaded_of(["verify", write(tmp_path, "p", text), "--json"]) == []
 
 
+WORST_ONLY = ("dpverify.verifiers.multiparty.hints", "dpverify.theory.certificates.worst",
+              "dpverify.theory.certificates.repair", "dpverify.theory.worst_lp",
+              "dpverify.theory.worst_channels", "dpverify.lp")
+
+
+def test_an_average_case_loads_no_worst_case_code(tmp_path):
+    """The average accuracy alone needs the memo of the routes (verifiers/multiparty/
+    memo.py), not the worst case's hints, certificate, repair and LP (nor lp/: the average
+    case's certificate is a closed form); the control, the same problem with both
+    accuracies, loads them all (theory/certificates/__init__.py names the worst case's
+    lazily, all_inputs.py imports them in the worst case's branch)."""
+    assert loaded_of(["verify", write(tmp_path, "a", THREE_AVERAGE), "--json"], WORST_ONLY) == []
+    assert loaded_of(["verify", write(tmp_path, "w", THREE), "--json"],
+                     WORST_ONLY) == sorted(WORST_ONLY)
+
+
 SYMMETRIC = ('[problem]\nparties = 12\nlambda = "2"\n'  # the orbit route (beyond 8 parties)
              '[observer]\nfunction = "majority"\n')
 

@@ -11,10 +11,10 @@ process pool, no claims.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from dpverify.defaults import DEFAULT_STORE
+from dpverify.lazy import lazy_names
 
 if TYPE_CHECKING:
     from dpverify.runner.batch import BatchItem, BatchReport, BatchResult, run_batch
@@ -26,9 +26,4 @@ HOMES = {"BatchItem": "batch", "BatchReport": "batch", "BatchResult": "batch",
          "run_batch": "batch", "Store": "store"}
 
 
-def __getattr__(name: str) -> Any:
-    if name not in HOMES:
-        raise AttributeError(f"module 'dpverify.runner' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"dpverify.runner.{HOMES[name]}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, HOMES)

@@ -28,16 +28,10 @@ from dpverify.policy import (
 from dpverify.reasons import ReasonCode
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
 from dpverify.spec.tables import MAX_TABULATED_PARTIES
-from dpverify.theory.certificates import (
-    PROVED,
-    average_certificate,
-    own_bits,
-    worst_certificate,
-)
+from dpverify.theory.certificates import PROVED, average_certificate, own_bits
 from dpverify.theory.certificates.format import FORMAT, Certificate
-from dpverify.theory.certificates.repair import rationalised_prior, rationalised_rule, uniform_prior
 from dpverify.theory.exact import coarse_brackets, lambda_brackets
-from dpverify.verifiers.multiparty.hints import Hints, WorstPlan, beyond_floats, worst_plan
+from dpverify.verifiers.multiparty.memo import Hints
 from dpverify.verifiers.multiparty.reductions import AgentProblem
 from dpverify.verifiers.multiparty.routes import Outcome, decided
 from dpverify.verifiers.options import VerifyOptions
@@ -46,6 +40,7 @@ from dpverify.verifiers.result import AgentResult, Proof, Verdict
 
 if TYPE_CHECKING:
     from dpverify.theory.certificates.interval import IntervalCertificate
+    from dpverify.verifiers.multiparty.hints import WorstPlan
 
 __all__ = ["PROOF", "ProofRoute", "float_rule"]
 
@@ -75,6 +70,10 @@ def exact_certificate(problem: AgentProblem, hints: Hints, *, fine: bool = True
     if not problem.worst:
         return average_certificate(agent.name, table.outputs, table.gain_exact, party,
                                    lower, upper, exact)
+    # lazy: the worst case's plan, certificate and LP (an average case needs none of them)
+    from dpverify.theory.certificates.worst import worst_certificate
+    from dpverify.verifiers.multiparty.hints import worst_plan
+
     plan = worst_plan(problem, hints)
     finder = problem.options.solver().basis_finder()
     cert = worst_certificate(agent.name, table.outputs, table.gain_exact, party, lower,
@@ -98,6 +97,8 @@ def interval_certificate(problem: AgentProblem, hints: Hints) -> IntervalCertifi
     if not problem.worst:
         return average_interval(agent.name, table.outputs, table.gain_exact, agent.party,
                                 lower, upper)
+    from dpverify.verifiers.multiparty.hints import worst_plan  # lazy: the worst case only
+
     plan = worst_plan(problem, hints)
     best = None
     for given in ([plan.given] if plan.given is not None else []) + [None]:
@@ -126,6 +127,11 @@ def _interval_from_hints(plan: WorstPlan, given: dict, lower, upper
     """The rationalised hints' bracket in floats; None when a sub-problem has no hint."""
     from dpverify.theory.certificates.interval import prior_bound as interval_prior_bound
     from dpverify.theory.certificates.interval import worst_interval
+    from dpverify.theory.certificates.repair import (
+        rationalised_prior,
+        rationalised_rule,
+        uniform_prior,
+    )
 
     if any(given[b] is None for b in plan.bits):
         return None
@@ -171,8 +177,11 @@ class ProofRoute:
         on integers of hundreds of digits, policy.EXTREME_ENTRY)."""
         spec = problem.spec
         if spec.lambdas_exact is None:
-            return spec.parties >= INTERVAL_FROM_PARTIES_EPSILON or (
-                problem.worst and beyond_floats(spec.lambdas))
+            if spec.parties >= INTERVAL_FROM_PARTIES_EPSILON or not problem.worst:
+                return spec.parties >= INTERVAL_FROM_PARTIES_EPSILON
+            from dpverify.verifiers.multiparty.hints import beyond_floats  # lazy: worst only
+
+            return beyond_floats(spec.lambdas)
         return spec.parties >= INTERVAL_FROM_PARTIES
 
     def interval(self, problem: AgentProblem, hints: Hints) -> IntervalCertificate:

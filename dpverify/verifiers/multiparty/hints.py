@@ -1,14 +1,5 @@
-"""What the routes of one agent and accuracy hand on (routes.py): the float solutions that
-become hints of exact certificates, computed once.
-
-`Hints` holds the LP route's float result (its RR rule and the relaxed LP's prior, and
-why the floats did not decide), the certificate makers the planner settles by, and a
-memo of every float LP solved for a certificate: RR's worst-case LP on all inputs (or on
-input orbits), and the worst-case LP on class orbits (orbit_worst.py), keyed by what they
-are solved at. So the interval certificate, the exact certificate at the coarse and at
-the fine brackets of e^eps, and the exact settling of the LP's verdicts share one solve
-(on the symmetric worst case the interval route and the exact route solved the same
-float LP twice; the all-input worst case up to three times).
+"""The float hints of the worst case's exact certificate on all inputs, computed once (in
+the memo of `Hints`, memo.py, which this module re-exports).
 
 The hint choice of the worst case on all inputs (`WorstPlan`): the verifier's own hints
 when it gave them (RR's float rule, the relaxed LP's prior), else RR's worst-case LP: on
@@ -22,14 +13,14 @@ in chain form.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from dpverify.defaults import LpForm
-from dpverify.errors import DpverifyError, SizeLimitError, SolverError
+from dpverify.errors import SizeLimitError, SolverError
 from dpverify.lp.builder import chain_nonzeros
 from dpverify.policy import (
     CUBE_FIRST_SECONDS,
@@ -60,48 +51,16 @@ from dpverify.theory.certificates import (
 )
 from dpverify.theory.exact_rows import clean_distribution, clean_stochastic, has_mass
 from dpverify.theory.worst_lp import WorstLp, solve_float
+from dpverify.verifiers.multiparty.memo import Hints
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.result import AgentResult
 
 if TYPE_CHECKING:
     from dpverify.theory.worst_ipm import DenseWorst
     from dpverify.verifiers.multiparty.reductions import AgentProblem
-    from dpverify.verifiers.multiparty.routes import CertificateMaker
     from dpverify.verifiers.solving import Solver
 
 __all__ = ["Hints", "WorstPlan", "beyond_floats", "estimate_worst_nonzeros", "worst_plan"]
-
-T = TypeVar("T")
-
-
-@dataclass(frozen=True, eq=False)
-class Hints:
-    """What the routes of one agent and accuracy hand on (module docstring). `lp` is the
-    LP route's float result (values in the user's units, `rule`, `pi`), `makers` the
-    certificate makers the exact settling takes, in the planner's order; `memo` the float
-    solutions already computed (shared by every copy)."""
-
-    lp: AgentResult | None = None
-    makers: tuple[CertificateMaker, ...] = ()
-    memo: dict[Any, Any] = field(default_factory=dict, repr=False)
-
-    def with_lp(self, lp: AgentResult | None) -> Hints:
-        """These hints with the LP route's float result."""
-        return replace(self, lp=lp)
-
-    def once(self, key: Any, compute: Callable[[], T]) -> T:
-        """`compute()` the first time `key` is asked for, its value (or its error, a
-        limit or a solver failure) every time after."""
-        if key not in self.memo:
-            try:
-                self.memo[key] = (compute(), None)
-            except DpverifyError as exc:
-                self.memo[key] = (None, exc)
-        value, error = self.memo[key]
-        if error is not None:
-            raise error
-        return value
-
 
 def estimate_worst_nonzeros(spec: MultipartySpec, agent: AgentSpec, orbits: Orbits,
                             table: AgentTable) -> int:

@@ -65,7 +65,7 @@ from dpverify.verifiers.result import (
 
 if TYPE_CHECKING:
     from dpverify.theory.certificates.format import Certificate
-    from dpverify.verifiers.multiparty.hints import Hints
+    from dpverify.verifiers.multiparty.memo import Hints
 
 __all__ = ["LP", "ORBIT", "PROOF", "Plan", "certificate_for", "certificate_routes",
            "choose_method", "plan", "proof_for", "verify_by_lp", "verify_problem",
@@ -101,7 +101,7 @@ def verify_routes(spec: MultipartySpec, options: VerifyOptions) -> list[Route]:
 def hints_for(problem: AgentProblem) -> Hints:
     """Fresh hints of one agent and accuracy: the certificate makers `--method` allows,
     in the order that certifies (what the exact settling and --certify take)."""
-    from dpverify.verifiers.multiparty.hints import Hints
+    from dpverify.verifiers.multiparty.memo import Hints
 
     makers = wanted(certificate_routes(problem.spec), problem.options.method)
     return Hints(makers=tuple(makers))
