@@ -20,12 +20,13 @@ from worst_bounds import dense_bounds, verify_json
 
 from dpverify.lp import solve
 from dpverify.spec import loads
+from dpverify.theory import worst_ipm
 from dpverify.theory.orbits.space import OrbitSpace
 from dpverify.theory.worst_candidates import float_bracket
 from dpverify.theory.worst_hints import DENSE, dense_or_columns
 from dpverify.theory.worst_ipm import dense_worst
 from dpverify.theory.worst_lp import WorstLp, prior_bound, rule_value, solve_exact
-from dpverify.theory.worst_polish import polish_prior, polish_rule
+from dpverify.theory.worst_polish import FINER_TIES, TIE, polish_prior, polish_rule
 
 
 def _solve(lp):
@@ -59,14 +60,19 @@ def test_the_parity_cliff_orbit_lp_is_bracketed_by_the_dense_method():
     assert lower > 0.6 + 5e-10  # the signal: above the zero-information value 0.6
 
 
-def test_the_polish_closes_what_the_interior_point_leaves():
+def test_the_polish_closes_what_the_interior_point_leaves(monkeypatch):
     lp, _ = _parity_orbits((3, 9, 7), epsilons=(0.05, 1.0, 2.0))
     C, G = lp.channel.floats(), lp.gain
-    # without an LP solver the rule's polish stops at its null space (t free: parity), so
-    # this is the interior point's own rule
-    found = dense_worst(lp, solve=None)
+    # without an LP solver and without the finer ties the rule's polish stops at its null
+    # space (t free: parity), so this is the interior point's own rule
+    with monkeypatch.context() as m:
+        m.setattr(worst_ipm, "FINER_TIES", ())
+        found = dense_worst(lp, solve=None)
     raw_lower, raw_upper = dense_bounds(lp, found.prior, found.rule)
     assert raw_upper - raw_lower > 1e-11  # what the polish is for
+    # the finer ties (worst_polish.FINER_TIES) leave no null space: closed without a solver
+    fine = polish_rule(C, G, found.prior, None, (TIE, *FINER_TIES))
+    assert fine is not None and raw_upper - dense_bounds(lp, found.prior, fine)[0] < 1e-11
     rule = polish_rule(C, G, found.prior, _solve)
     assert rule is not None
     lower, _ = dense_bounds(lp, found.prior, rule)

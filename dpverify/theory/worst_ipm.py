@@ -47,7 +47,7 @@ from dpverify.theory.exact_rows import clean_distribution, clean_stochastic
 from dpverify.theory.rr import kron_apply
 from dpverify.theory.worst_channels import ClassChannel, KronChannel
 from dpverify.theory.worst_lp import Solve, WorstLp
-from dpverify.theory.worst_polish import polish_prior, polish_rule
+from dpverify.theory.worst_polish import FINER_TIES, TIE, polish_prior, polish_rule
 
 # MAX_DENSE_INPUTS (dpverify/policy.py): 2^12 inputs, the dense method's design point
 MAX_DENSE_WORK = 4096 ** 3  # multiply-adds of one iteration's M (rows^2 x columns)
@@ -619,7 +619,8 @@ def _polished(lp: WorstLp, lower: float, upper: float, prior: np.ndarray, rule: 
     C = np.asarray(lp.channel.floats(), dtype=WORK)
     G = np.asarray(lp.gain, dtype=WORK)
     with threadpool_limits(limits=1, user_api="blas"):  # small SVDs: one thread is faster
-        candidate = polish_rule(C, G, prior, solve)
+        # the finer ties while the rule leaves the bracket wider than the target
+        candidate = polish_rule(C, G, prior, solve, (TIE, *FINER_TIES), upper - target)
     if candidate is not None:
         value = float((((C @ candidate) * G).sum(axis=1)).min())
         if value > lower:
