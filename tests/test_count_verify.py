@@ -653,3 +653,115 @@ def test_a_band_of_answers_stops_the_zigzag(loss):
         zigzag = best_post_processing(G, unit, spec.side_information, solve_tight,
                                       patience=16)
         assert zigzag.T is None
+
+
+def _generation(n: int, alpha_text: str, alpha: float, loss: str):
+    """A minimax consumer without side information: its spec, unit loss, G, a tight HiGHS
+    solver, that solver counting the LPs it builds afresh, and the count."""
+    from dpverify.verifiers.solving import Solver
+
+    spec = spec_of(n, alpha_text, loss)
+    solver = Solver().tight(1e-10)
+    built: list[int] = []
+
+    def counted(lp):
+        built.append(lp.num_rows)
+        return solver(lp)
+
+    return spec, loss_units(spec).unit, geometric_matrix(alpha, n), solver, counted, built
+
+
+@pytest.mark.parametrize("loss", ['"abs"', '{ expr = "2 * (r - i) if r > i else i - r" }'])
+def test_the_generation_grows_one_lp_from_its_last_basis(loss):
+    """`grow` (Solver.growing): the first LP of the constraint generation is kept in HiGHS
+    and each round's rows are added to it, solved again from its last basis; the same
+    value as the rounds solved afresh and as the direct LP.
+    Control: a grow that gives no growing LP (cvxpy, an injected engine) solves afresh."""
+    spec, unit, G, solver, counted, built = _generation(60, "19/20", 0.95, loss)
+    afresh = best_post_processing(G, unit, spec.side_information, counted)
+    rounds = len(built)
+    assert rounds > 1  # a generation of several rounds, or the test shows nothing
+    grown: list[object] = []
+
+    def grow(lp):
+        found = solver.growing(lp)
+        grown.append(found)
+        return found
+
+    built.clear()
+    warm = best_post_processing(G, unit, spec.side_information, counted, grow=grow)
+    assert built == [] and len(grown) == 1 and grown[0] is not None
+    direct = solver(post_processing_lp(unit, 0.95, spec.side_information))
+    for found in (afresh, warm):
+        assert found.T is not None
+        assert minimax_loss(G @ found.T, unit, spec.side_information) == pytest.approx(
+            direct.objective, abs=1e-9)
+    assert warm.solution.objective == pytest.approx(afresh.solution.objective, abs=1e-12)
+    # control: no growing LP, every round afresh
+    built.clear()
+    cold = best_post_processing(G, unit, spec.side_information, counted, grow=lambda lp: None)
+    assert len(built) == rounds and cold.solution.objective == afresh.solution.objective
+
+
+def test_a_solver_with_an_injected_engine_grows_no_lp():
+    from dpverify.lp.builder import LpBuilder
+    from dpverify.verifiers.solving import Solver
+
+    b = LpBuilder()
+    x = b.add_cols(2, cost=np.array([1.0, 1.0]))
+    r = b.add_rows(1, 1.0, np.inf)
+    b.add(np.array([r[0], r[0]]), x, np.array([1.0, 2.0]))
+    lp = b.build(maximize=False, name="tiny")
+    assert Solver().growing(lp) is not None
+    assert Solver(engine=lambda *a, **k: None).growing(lp) is None  # control
+
+
+def test_rows_added_to_a_growing_lp_give_the_lp_built_with_them():
+    """lp/highs.py GrowingHighs: min x0 + x1 s.t. x0 + 2 x1 >= 1, then 3 x0 + x1 >= 2
+    added: the optimum and duals of the LP built with both rows."""
+    from dpverify.lp.builder import LpBuilder
+    from dpverify.lp.highs import GrowingHighs, solve_highs
+
+    def tiny(both: bool):
+        b = LpBuilder()
+        x = b.add_cols(2, cost=np.array([1.0, 1.0]))
+        r = b.add_rows(2, np.array([1.0, 2.0]), np.inf) if both else b.add_rows(1, 1.0, np.inf)
+        b.add(np.array([r[0], r[0]]), x, np.array([1.0, 2.0]))
+        if both:
+            b.add(np.array([r[1], r[1]]), x, np.array([3.0, 1.0]))
+        return b.build(maximize=False, name="tiny")
+
+    growing = GrowingHighs(tiny(False))
+    one = growing.solve()
+    assert one.optimal and one.objective == pytest.approx(0.5)
+    growing.add_rows(np.array([2.0]), np.array([np.inf]), np.array([0]), np.array([0, 1]),
+                     np.array([3.0, 1.0]))
+    two, whole = growing.solve(), solve_highs(tiny(True))
+    assert two.optimal and two.objective == pytest.approx(whole.objective) == pytest.approx(0.8)
+    assert np.allclose(two.x, whole.x) and np.allclose(two.row_duals, whole.row_duals)
+    with pytest.raises(ValueError):  # an entry HiGHS would drop is refused
+        growing.add_rows(np.array([0.0]), np.array([np.inf]), np.array([0]), np.array([0]),
+                         np.array([1e-14]))
+
+
+def test_a_grown_pair_wider_than_warm_gap_is_generated_again_afresh(monkeypatch):
+    """WARM_GAP: a grown LP's pair whose bracket is wider than WARM_GAP of its value runs
+    the generation once more afresh and keeps the better end of each (the bracket no wider
+    than either run's). Control: below the gap nothing runs afresh."""
+    from dpverify.verifiers.count import lps
+
+    spec, unit, G, solver, counted, afresh = _generation(30, "1/1000", 0.001, '"square"')
+
+    def gap(found):
+        return lps._gap(found, G, unit, np.asarray(spec.side_information))
+
+    monkeypatch.setattr(lps, "WARM_GAP", float("inf"))
+    grown = best_post_processing(G, unit, spec.side_information, counted, grow=solver.growing)
+    assert afresh == []
+    cold = best_post_processing(G, unit, spec.side_information, counted)
+    assert afresh
+    afresh.clear()
+    monkeypatch.setattr(lps, "WARM_GAP", -1.0)  # every bracket too wide
+    both = best_post_processing(G, unit, spec.side_information, counted, grow=solver.growing)
+    assert afresh  # the generation ran again afresh
+    assert gap(both) <= min(gap(grown), gap(cold)) + 1e-18

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from dpverify import clock
 from dpverify.defaults import Backend
@@ -30,10 +31,13 @@ from dpverify.lp.model import LinearProgram, LpSolution, LpStatus
 from dpverify.lp.solve import solve as lp_solve
 from dpverify.policy import FLOAT_LP_SECONDS
 
+if TYPE_CHECKING:
+    from dpverify.lp.highs import GrowingHighs
+
 # (lp, backend, *, time_limit, threads, feasibility_tol) -> LpSolution: dpverify.lp.solve
 LpEngine = Callable[..., LpSolution]
 
-__all__ = ["LpEngine", "Solver"]
+__all__ = ["GrowingLp", "LpEngine", "Solver"]
 
 
 @dataclass(frozen=True)
@@ -48,15 +52,21 @@ class Solver:
     exact_fallback: bool = False  # a failure is settled exactly: FLOAT_LP_SECONDS at most
 
     def __call__(self, lp: LinearProgram) -> LpSolution:
+        engine = self.engine if self.engine is not None else lp_solve
+        return self.timed(lambda limit: engine(
+            lp, self.backend.value, time_limit=limit, threads=self.threads,
+            feasibility_tol=self.feasibility_tol))
+
+    def timed(self, run: Callable[[float | None], LpSolution]) -> LpSolution:
+        """`run(time_limit)` under the time policy (module docstring): the LP's limit
+        within the run's time left; TimedOut when the run's time is up."""
         deadline = clock.current()
         deadline.check()
         limit = self.limit()
         left = deadline.remaining()
         if left is not None:
             limit = left if limit is None else min(limit, left)
-        engine = self.engine if self.engine is not None else lp_solve
-        solution = engine(lp, self.backend.value, time_limit=limit, threads=self.threads,
-                          feasibility_tol=self.feasibility_tol)
+        solution = run(limit)
         if solution.status is LpStatus.TIME_LIMIT and deadline.expired:
             raise clock.TimedOut  # the run's time is up: not this LP's failure
         return solution
@@ -89,7 +99,37 @@ class Solver:
         basis)."""
         return replace(self, backend=Backend(backend))
 
+    def growing(self, lp: LinearProgram) -> GrowingLp | None:
+        """`lp` kept in the backend to grow by rows and be solved again from its last
+        basis (constraint generation), under this solver's options and time policy; None
+        where the backend cannot (cvxpy, an injected engine: the caller solves each LP
+        afresh) or refuses the LP."""
+        if self.engine is not None or self.backend is not Backend.HIGHS:
+            return None
+        from dpverify.lp.highs import GrowingHighs  # lazy: highspy
+
+        try:
+            model = GrowingHighs(lp, threads=self.threads, feasibility_tol=self.feasibility_tol)
+        except ValueError:
+            return None
+        return GrowingLp(self, model)
+
     def basis_finder(self) -> FloatBasisFinder:
         """The exact simplex's starting basis from HiGHS (dpverify.lp.basis), through this
         solver (its threads and time policy)."""
         return float_basis_finder(solve=self.on(Backend.HIGHS))
+
+
+class GrowingLp:
+    """An LP that grows by rows, solved again from its last basis (Solver.growing): each
+    solve under the solver's time policy, as `solver(lp)`."""
+
+    def __init__(self, solver: Solver, model: GrowingHighs):
+        self.solver, self.model = solver, model
+
+    def add_rows(self, lower, upper, starts, index, values) -> None:
+        """Rows in compressed form (lp/highs.py GrowingHighs.add_rows)."""
+        self.model.add_rows(lower, upper, starts, index, values)
+
+    def solve(self) -> LpSolution:
+        return self.solver.timed(self.model.solve)
