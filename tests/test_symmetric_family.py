@@ -354,3 +354,53 @@ def test_a_party_s_second_own_bit_starts_from_the_first_s_support(tmp_path, monk
     out = CliRunner().invoke(main, ["verify", str(path), "--json", "--method", "orbit"])
     assert json.loads(out.output)[0]["results"][0]["verdict"] == "optimal"
     assert seeds[0] is None and len(seeds) == 2 and seeds[1] > 0
+
+
+MAJORITY_EPS = """[problem]
+name = "majority-eps"
+parties = 12
+epsilon = [0.5, 0.5, 0.5, 0.5, 1.0, 1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 2.0]
+accuracy = "worst"
+[observer]
+function = "majority"
+gain = "-abs"
+"""
+
+
+def test_hints_too_wide_to_decide_are_not_valued_exactly(tmp_path, monkeypatch):
+    """HOPELESS: where the orbit LP's float hints bracket the optimum more than twice as
+    widely as --tol and the LP is beyond the exact simplex, `verify` makes no exact
+    certificate from them (valued in rationals they bracket it as widely: a 30-party
+    majority took past 100 s for an `error`); the verdict is `error`, saying why. Control:
+    with HOPELESS infinite the exact certificate is made, and decides nothing either."""
+    from dpverify.theory.worst_hints import WorstHints
+    from dpverify.verifiers.multiparty import orbit_worst
+
+    def poor(lp, solve_, enough=None, seed=None):  # no solution: the default hints
+        return WorstHints(np.zeros((lp.channel.columns, lp.m)), np.zeros(lp.rows.size),
+                          False, "none")
+
+    valued: list[int] = []
+    inner = orbit_worst.worst_certificate
+
+    def counted(*args, **kwargs):
+        valued.append(1)
+        return inner(*args, **kwargs)
+
+    monkeypatch.setattr(orbit_worst, "dense_or_columns", poor)
+    monkeypatch.setattr(orbit_worst, "worst_certificate", counted)
+    monkeypatch.setattr(orbit_worst, "ORBIT_EXACT_ROWS", 0)  # beyond the exact simplex
+    path = tmp_path / "p.toml"
+    path.write_text(MAJORITY_EPS)
+
+    def run():
+        valued.clear()
+        out = CliRunner().invoke(main, ["verify", str(path), "--json", "--method", "orbit"])
+        return json.loads(out.output)[0]["results"][0], len(valued)
+
+    result, made = run()  # the uniform candidate only (it is valued exactly, and cheap)
+    assert result["verdict"] == "error" and "wider than --tol" in result["reason"]
+    monkeypatch.setattr(orbit_worst, "HOPELESS", float("inf"))
+    control, made_too = run()
+    assert control["verdict"] == "error" and made_too > made  # the hints' too, in vain
+    assert control["reason_code"] == "bracket-too-wide"
