@@ -37,9 +37,9 @@ from dpverify.theory.count.geometric import (
 )
 from dpverify.theory.units import Units
 from dpverify.verifiers.audit.result import MechanismResult, rational_text
-from dpverify.verifiers.count.lps import best_post_processing
+from dpverify.verifiers.count.lps import best_post_processing, geometric_bound
 from dpverify.verifiers.count.result import CountResult
-from dpverify.verifiers.count.verifier import geometric_bound, loss_units, verify_count
+from dpverify.verifiers.count.verifier import loss_units, verify_count
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.result import Bracket, ProblemResult, Verdict
 

@@ -17,7 +17,7 @@ import numpy as np
 from dpverify.defaults import LpForm
 from dpverify.lp import LinearProgram, LpSolution
 from dpverify.lp.builder import LpBuilder
-from dpverify.theory.count.geometric import geometric_matrix, geometric_weights
+from dpverify.theory.count.geometric import geometric_matrix, geometric_weights, minimax_loss
 from dpverify.theory.exact_rows import clean_distribution, clean_stochastic
 
 # --------------------------------------------------------------------------------------
@@ -403,24 +403,27 @@ def _read_pair(sol: LpSolution, rows: list[tuple[int, int]], at: np.ndarray, S: 
     return PostProcessing(clean_stochastic(T), clean_distribution(weights, S.tolist()), sol)
 
 
+def geometric_bound(G: np.ndarray, loss: np.ndarray, weights: np.ndarray) -> float:
+    """sum_k min_r sum_i q_i G[i,k] l(i,r): a lower bound on the loss of G followed by any
+    post-processing, for a distribution q on S (theory/count/exact.py has the argument and
+    the exact version)."""
+    scores = G.T @ (weights[:, None] * loss)
+    return math.fsum(scores.min(axis=1).tolist())
+
+
 def _value(T: np.ndarray, G: np.ndarray, loss: np.ndarray, S: np.ndarray) -> float:
-    """The minimax loss of G T over S (T's end of the bracket)."""
-    return float(((G @ T)[S] * loss[S]).sum(axis=1).max())
-
-
-def _bound(q: np.ndarray, G: np.ndarray, loss: np.ndarray) -> float:
-    """sum_k min_r sum_i q_i G[i,k] l(i,r) (q's end of the bracket)."""
-    return math.fsum((G.T @ (q[:, None] * loss)).min(axis=1).tolist())
+    """T's end of the bracket: the minimax loss of G T over S."""
+    return float(minimax_loss(G @ T, loss, S.tolist()))
 
 
 def _gap(found: PostProcessing, G, loss, S) -> float:
     assert found.T is not None and found.q is not None
-    return _value(found.T, G, loss, S) - _bound(found.q, G, loss)
+    return _value(found.T, G, loss, S) - geometric_bound(G, loss, found.q)
 
 
 def _better(a: PostProcessing, b: PostProcessing, G, loss, S) -> PostProcessing:
     """The better T (smaller value) and the better q (larger bound) of two pairs."""
     assert a.T is not None and a.q is not None and b.T is not None and b.q is not None
     T = a.T if _value(a.T, G, loss, S) <= _value(b.T, G, loss, S) else b.T
-    q = a.q if _bound(a.q, G, loss) >= _bound(b.q, G, loss) else b.q
+    q = a.q if geometric_bound(G, loss, a.q) >= geometric_bound(G, loss, b.q) else b.q
     return PostProcessing(T, q, b.solution)

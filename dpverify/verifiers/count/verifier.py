@@ -89,6 +89,7 @@ from dpverify.verifiers.count.lps import (
     PostProcessing,
     best_post_processing,
     dual_lower_bound,
+    geometric_bound,
     mechanism_lp,
     post_processing_lp,
     repaired_mechanism,
@@ -435,14 +436,6 @@ def _certificate_side(loss: np.ndarray, exact_unit: Sequence[Sequence[Fraction]]
     upper = bracket.upper
     lower = min(lower, upper)  # shown: the proven bound (the gap is the certificate's width)
     return _Bracket(lower, upper, lower), G @ T, q
-
-
-def geometric_bound(G: np.ndarray, loss: np.ndarray, weights: np.ndarray) -> float:
-    """sum_k min_r sum_i q_i G[i,k] l(i,r): a lower bound on the loss of G followed by any
-    post-processing, for a distribution q on S (theory/count/exact.py has the argument and
-    the exact version)."""
-    scores = G.T @ (weights[:, None] * loss)
-    return math.fsum(scores.min(axis=1).tolist())
 
 
 def _geometric_side(loss: np.ndarray, spec: CountSpec, prior: np.ndarray | None, G: np.ndarray,
