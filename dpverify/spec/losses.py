@@ -15,6 +15,7 @@ import numpy as np
 from dpverify.errors import SpecError
 from dpverify.spec.count_model import CountSpec
 from dpverify.spec.expr import ExpressionError, compile_expression
+from dpverify.spec.expr_grid import evaluate_grid
 
 LOSS_NAMES = ("i", "r", "n")
 
@@ -53,20 +54,36 @@ def loss_table(spec: CountSpec) -> np.ndarray:
             for r, v in enumerate(row):
                 table[i, r] = v
     else:
-        expression = compile_expression(loss.text, LOSS_NAMES)
-        table = np.empty((n + 1, n + 1), dtype=object)
-        for i in range(n + 1):
-            for r in range(n + 1):
-                try:
-                    table[i, r] = Fraction(expression.evaluate({"i": i, "r": r, "n": n}))
-                except ExpressionError as exc:
-                    raise SpecError(spec.source, f"{key}.expr", loss.text,
-                                    f"fails at i = {i}, r = {r}: {exc}") from None
+        table = _expression_table(spec)
     for (i, r), v in np.ndenumerate(table):
         if not math.isfinite(_to_float(v)):
             raise SpecError(spec.source, key, str(v),
                             f"l({i}, {r}) is too large for a float (at most about 1e308)")
     _TABLES[spec] = table
+    return table
+
+
+def _expression_table(spec: CountSpec) -> np.ndarray:
+    """An expression loss at every (i, r): on the whole grid at once where that is exact
+    (spec/expr_grid.py: integer arithmetic within int64), else point by point, where a
+    failure names its point."""
+    n, text = spec.n, spec.loss.text
+    expression = compile_expression(text, LOSS_NAMES)
+    points = np.arange(n + 1)
+    grid = evaluate_grid(expression, {"i": points[:, None], "r": points[None, :], "n": n})
+    table = np.empty((n + 1, n + 1), dtype=object)
+    if grid is not None:
+        exact = {v: Fraction(v) for v in np.unique(grid).tolist()}  # one object per value
+        for i, row in enumerate(grid.tolist()):
+            table[i, :] = [exact[v] for v in row]
+        return table
+    for i in range(n + 1):
+        for r in range(n + 1):
+            try:
+                table[i, r] = Fraction(expression.evaluate({"i": i, "r": r, "n": n}))
+            except ExpressionError as exc:
+                raise SpecError(spec.source, "consumer.loss.expr", text,
+                                f"fails at i = {i}, r = {r}: {exc}") from None
     return table
 
 
