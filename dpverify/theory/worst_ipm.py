@@ -47,7 +47,7 @@ from dpverify.theory.exact_rows import clean_distribution, clean_stochastic
 from dpverify.theory.rr import kron_apply
 from dpverify.theory.worst_channels import ClassChannel, KronChannel
 from dpverify.theory.worst_lp import Solve, WorstLp
-from dpverify.theory.worst_polish import FINER_TIES, TIE, polish_prior, polish_rule
+from dpverify.theory.worst_polish import FINER_TIES, TIE, polish_prior, polish_rule, rule_lp
 
 # MAX_DENSE_INPUTS (dpverify/policy.py): 2^12 inputs, the dense method's design point
 MAX_DENSE_WORK = 4096 ** 3  # multiply-adds of one iteration's M (rows^2 x columns)
@@ -353,15 +353,16 @@ def dense_worst(lp: WorstLp, target: float = TARGET_WIDTH, solve: Solve | None =
     if _on_active_rows(lp):
         _load_blas()
         return _by_rows(lp, target, solve, enough, seed)  # its blocks choose their threads
+    need = RETRY_WIDTH if enough is None else enough
     if _first_threads(lp.rows.size) is None:
-        return _dense_block(lp, target, solve)
+        return _dense_block(lp, target, solve, need=need)
     _load_blas()
     with threadpool_limits(limits=1, user_api="blas"):
-        found = _dense_block(lp, target, solve)
-    if found.width <= (RETRY_WIDTH if enough is None else enough):
+        found = _dense_block(lp, target, solve, need=need)
+    if found.width <= need:
         return found
     # on every BLAS thread: another path of rounding
-    return _best_of(found, _dense_block(lp, target, solve))
+    return _best_of(found, _dense_block(lp, target, solve, need=need))
 
 
 
@@ -473,7 +474,8 @@ def _by_rows(lp: WorstLp, target: float, solve: Solve | None, enough: float | No
         # took 11 s of 29 s)
         several = np.unique(block.gain, axis=0).shape[0] > 1
         with threadpool_limits(limits=_first_threads(active.size), user_api="blas"):
-            found = _dense_block(block, target, solve, polish=several, until=until)
+            found = _dense_block(block, target, solve, polish=several, until=until,
+                                 need=retry)
         solved = active
         iterations += found.iterations
         acc = accuracies(found.rule)
@@ -495,7 +497,7 @@ def _by_rows(lp: WorstLp, target: float, solve: Solve | None, enough: float | No
         # the last rows once more, on every BLAS thread (see THREADED_ROWS), not every
         # round again (measured: majority at 30 parties in four classes, 1,995 orbits:
         # the last round of 367 rows ended 8.6e-10 wide on one thread, 4e-12 on two)
-        again = _dense_block(sub, target, solve)
+        again = _dense_block(sub, target, solve, need=retry)
         iterations += again.iterations
         masses = np.zeros(R)
         masses[solved] = again.prior
@@ -546,13 +548,14 @@ def _first_threads(rows: int) -> int | None:
 
 
 def _dense_block(lp: WorstLp, target: float, solve: Solve | None, polish: bool = True,
-                 until: Callable[[float, float, np.ndarray], bool] | None = None
-                 ) -> DenseWorst:
+                 until: Callable[[float, float, np.ndarray], bool] | None = None,
+                 need: float = np.inf) -> DenseWorst:
     """The method on every row of the block (module docstring); a bracket wider than
     `target` at the end is polished, unless `polish` is False (a round of `_by_rows` on
     rows of one gain row, whose LP is worth that row's best gain whatever the rule).
     `until(lower, upper, rule)`, asked after each iteration with the best bracket and rule
-    so far, ends the method early (unpolished) when it returns True."""
+    so far, ends the method early (unpolished) when it returns True. `need`: the caller's
+    need, beyond which the polish ends with the rule's LP (`_polished`)."""
     n, rows, W = lp.channel.columns, lp.rows, lp.gain
     if dense_work(lp) > MAX_DENSE_WORK:
         raise SizeLimitError(f"the dense worst-case method takes at most {MAX_DENSE_WORK:.3g} "
@@ -604,16 +607,23 @@ def _dense_block(lp: WorstLp, target: float, solve: Solve | None, polish: bool =
             break
     assert prior is not None and rule is not None
     if polish and upper - lower > target:
-        lower, upper, prior, rule = _polished(lp, lower, upper, prior, rule, solve, target)
+        lower, upper, prior, rule = _polished(lp, lower, upper, prior, rule, solve, target,
+                                              need)
     return DenseWorst(prior, rule, lower, upper, iterations)
 
 
+# Seconds the rule's LP of `_polished` may take (where the solver takes a limit): the two
+# it closed took 0.3 and 0.5 s; an LP it cannot solve quickly is one it rarely helps
+RULE_LP_SECONDS = 5.0
+
+
 def _polished(lp: WorstLp, lower: float, upper: float, prior: np.ndarray, rule: np.ndarray,
-              solve: Solve | None, target: float
+              solve: Solve | None, target: float, need: float = np.inf
               ) -> tuple[float, float, np.ndarray, np.ndarray]:
     """The bracket after polishing (theory/worst_polish.py): the rule solved again from the
     prior's supports, then (while the bracket is wider than `target`) the prior from the
-    rule's; each kept when its bound is better."""
+    rule's; then, while it is still wider than the caller's `need`, the rule's LP on the
+    prior's ties (`rule_lp`) and its dual prior; each kept when its bound is better."""
     from threadpoolctl import threadpool_limits  # lazy
 
     C = np.asarray(lp.channel.floats(), dtype=WORK)
@@ -629,6 +639,21 @@ def _polished(lp: WorstLp, lower: float, upper: float, prior: np.ndarray, rule: 
         return lower, upper, prior, rule
     with threadpool_limits(limits=1, user_api="blas"):
         masses = polish_prior(C, G, rule, solve)
+    if masses is not None:
+        bound = float((C.T @ (masses[:, None] * G)).max(axis=1).sum())
+        if bound < upper:
+            upper, prior = bound, np.asarray(masses, dtype=np.float64)
+    if upper - lower <= max(target, need) or solve is None:
+        return lower, upper, prior, rule
+    # a run's solver (verifiers/solving.py) gives the LP at most RULE_LP_SECONDS
+    capped = getattr(solve, "at_most", None)
+    lp_solve = capped(RULE_LP_SECONDS) if capped is not None else solve
+    with threadpool_limits(limits=1, user_api="blas"):
+        candidate, masses = rule_lp(C, G, prior, lp_solve, enough=upper - target)
+    if candidate is not None:
+        value = float((((C @ candidate) * G).sum(axis=1)).min())
+        if value > lower:
+            lower, rule = value, np.asarray(candidate, dtype=np.float64)
     if masses is not None:
         bound = float((C.T @ (masses[:, None] * G)).max(axis=1).sum())
         if bound < upper:

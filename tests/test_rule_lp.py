@@ -1,0 +1,118 @@
+"""The rule's LP on the prior's ties (theory/worst_polish.py `rule_lp`), the polish's last
+step in theory/worst_ipm.py `_polished` where the caller's need is not met: real bounds,
+recomputed here from the dense channel, against the orbit LP's optimum; its size guard;
+that it runs only beyond the need; and the family member it decides (issue 25)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+from worst_bounds import dense_bounds, verify_json
+
+from dpverify.lp import solve
+from dpverify.theory import worst_ipm, worst_polish
+from dpverify.theory.orbits.space import OrbitSpace
+from dpverify.theory.worst_ipm import dense_worst
+from dpverify.theory.worst_lp import WorstLp, solve_float
+from dpverify.theory.worst_polish import rule_lp
+
+
+def _solve(lp):
+    return solve(lp, "highs", feasibility_tol=1e-10)
+
+
+def _majority(sizes=(4, 5, 3), epsilons=(0.25, 1.0, 0.5)):
+    """The observer's worst-case LP of majority (indicator gain) on the classes' orbits."""
+    levels = [Fraction(np.exp(e)).limit_denominator(10**9) for e in epsilons]
+    space = OrbitSpace(tuple(sizes), tuple(levels))
+    k = sum(sizes)
+    f = np.array([int(2 * sum(space.weights(w)) > k) for w in range(space.count)])
+    return WorstLp.over_class_orbits(space, list(range(space.count)), np.eye(2)[f])
+
+
+def _optimum(lp) -> float:
+    found = solve_float(lp, _solve)
+    assert found.ok
+    return float(found.objective)
+
+
+def test_the_rule_lp_closes_the_bracket_from_the_minimax_prior():
+    lp = _majority()
+    opt = _optimum(lp)
+    found = dense_worst(lp, solve=None)
+    C, G = lp.channel.floats(), lp.gain
+    rule, prior = rule_lp(C, G, found.prior, _solve)
+    assert rule is not None and prior is not None
+    lower, _ = dense_bounds(lp, found.prior, rule)
+    _, upper = dense_bounds(lp, prior, rule)
+    assert lower <= opt + 1e-12 and opt <= upper + 1e-12  # bounds, both
+    assert opt - lower < 1e-10 and upper - opt < 1e-10  # and tight
+
+
+def test_a_prior_that_is_not_minimax_gives_a_rule_that_is_no_good():
+    """Negative control: the ties come from the prior; the uniform prior's ties fix the
+    wrong outputs, and the check above catches the rule's loss."""
+    lp = _majority()
+    opt = _optimum(lp)
+    C, G = lp.channel.floats(), lp.gain
+    uniform = np.full(C.shape[0], 1.0 / C.shape[0])
+    rule, _ = rule_lp(C, G, uniform, _solve)
+    assert rule is not None
+    lower, _ = dense_bounds(lp, uniform, rule)
+    assert opt - lower > 1e-6
+
+
+def test_an_lp_beyond_its_size_is_not_built(monkeypatch):
+    lp = _majority()
+    found = dense_worst(lp, solve=None)
+    monkeypatch.setattr(worst_polish, "LP_WORK", 1)
+    calls = []
+    assert rule_lp(lp.channel.floats(), lp.gain, found.prior,
+                   lambda p: calls.append(p) or _solve(p)) == (None, None)
+    assert calls == []
+
+
+def test_the_polish_ends_with_the_rule_lp_only_beyond_the_caller_s_need(monkeypatch):
+    lp = _majority()
+    opt = _optimum(lp)
+    found = dense_worst(lp, solve=None)
+    # the other polishes fail (as on the family's majorities): only the LP is left
+    monkeypatch.setattr(worst_ipm, "polish_rule", lambda *a, **k: None)
+    monkeypatch.setattr(worst_ipm, "polish_prior", lambda *a, **k: None)
+    calls = []
+    inner = worst_ipm.rule_lp
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return inner(*args, **kwargs)
+
+    monkeypatch.setattr(worst_ipm, "rule_lp", counted)
+    wide = (found.lower - 1e-6, found.upper + 1e-6)  # a bracket the need does not allow
+    kept = worst_ipm._polished(lp, *wide, found.prior, found.rule, _solve, 1e-11, need=1e-5)
+    assert calls == [] and kept[:2] == wide  # within the need: left as it is
+    lower, upper, prior, rule = worst_ipm._polished(lp, *wide, found.prior, found.rule,
+                                                    _solve, 1e-11, need=1e-10)
+    assert calls == [1]
+    assert np.allclose((lower, upper), dense_bounds(lp, prior, rule), rtol=0, atol=1e-14)
+    assert lower <= opt + 1e-12 <= upper + 2e-12 and upper - lower < 1e-10
+
+
+def test_a_majority_in_three_classes_at_forty_parties_is_decided(tmp_path):
+    """A member of the benchmark's symmetric family (seed 5) that ended `error`: its last
+    round's interior point stalled 2.6e-9 wide (the tolerance wants 1e-9) and its other
+    polishes failed."""
+    eps = [0.75] * 21 + [2.0] * 11 + [0.5] * 8
+    data = verify_json(tmp_path, f"""[problem]
+name = "member"
+parties = 40
+epsilon = {eps}
+accuracy = "worst"
+
+[observer]
+function = "majority"
+gain = "-abs"
+""")
+    (result,) = data["results"]
+    assert result["verdict"] == "optimal"
+    assert result["gap"] < 1e-9
