@@ -311,3 +311,44 @@ def test_the_results_table_has_a_header_for_every_cell(tmp_path):
     assert [c.header for c in table.columns] == list(TABLE_COLUMNS)
     verdicts = [str(c) for c in table.columns[TABLE_COLUMNS.index("verdict")].cells]
     assert sorted(verdicts) == ["interaction-helps", "optimal"]
+
+
+def test_a_store_being_set_up_by_another_process_is_waited_for(tmp_path, monkeypatch):
+    """Two runs opening one new store together: SQLite may refuse the second's set-up at
+    once ("database is locked", no busy wait); the open tries again within the timeout."""
+    real = Store._setup
+    refusals = []
+
+    def busy_twice(self):
+        if len(refusals) < 2:
+            refusals.append(1)
+            raise sqlite3.OperationalError("database is locked")
+        real(self)
+
+    monkeypatch.setattr(Store, "_setup", busy_twice)
+    with Store(tmp_path / "s.sqlite") as store:
+        assert store.count() == 0
+    assert len(refusals) == 2
+
+
+def test_a_store_locked_for_longer_than_the_timeout_is_named_locked(tmp_path, monkeypatch):
+    def always_busy(self):
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(Store, "_setup", always_busy)
+    with pytest.raises(InputError, match="locked by another process"):
+        Store(tmp_path / "s.sqlite", busy_timeout=0.2)
+
+
+def test_other_failures_of_the_set_up_are_not_tried_again(tmp_path, monkeypatch):
+    """Control: only a lock is waited for; anything else fails at once."""
+    calls = []
+
+    def broken(self):
+        calls.append(1)
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(Store, "_setup", broken)
+    with pytest.raises(InputError, match="not writable"):
+        Store(tmp_path / "s.sqlite")
+    assert calls == [1]

@@ -255,7 +255,7 @@ class Store:
                 if readonly:
                     self._check_schema()
                 else:
-                    self._setup()
+                    self._set_up_while_busy(busy_timeout)
         except InputError:
             self._db.close()
             raise
@@ -283,6 +283,23 @@ class Store:
             return (f"{where}: it is not writable ({text}); check the permissions, "
                     "or use another --store")
         return f"{where}: {text}"
+
+    def _set_up_while_busy(self, seconds: float) -> None:
+        """_setup, tried again while another process holds the new file's lock, for up to
+        `seconds`: switching a new file to WAL, and the schema's first statements, can be
+        refused at once ("database is locked", without SQLite's busy wait) while another
+        connection is setting the same file up (seen: two `batch` runs started together on
+        one store, on a 2-core machine)."""
+        deadline = time.monotonic() + seconds
+        while True:
+            try:
+                self._setup()
+                return
+            except sqlite3.OperationalError as exc:
+                low = str(exc).lower()
+                if not ("locked" in low or "busy" in low) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
 
     def _setup(self) -> None:
         db = self._db
