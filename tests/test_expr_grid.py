@@ -85,6 +85,10 @@ def test_grid_equals_the_exact_evaluator(text):
     "i ** 30 * r ** 30",  # bounds multiply past 2^62
     "(i + 1) ** 300",  # the exact evaluator's exponent limit
     "min(i)",  # a tuple needed
+    # each of these passes 2^62 at one node, which numpy's int64 would wrap
+    "3037000500 * 3037000500 + i", "4611686018427387903 + i",
+    "sum([4611686018427387903, i])", "~4611686018427387903 + i",
+    "(-4611686018427387903) - i", "(i + 2 ** 31) * (r + 2 ** 31)",
 ])
 def test_grid_declines_what_it_cannot_do_exactly(text):
     assert grid_of(text) is None

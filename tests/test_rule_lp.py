@@ -50,17 +50,37 @@ def test_the_rule_lp_closes_the_bracket_from_the_minimax_prior():
     assert opt - lower < 1e-10 and upper - opt < 1e-10  # and tight
 
 
-def test_a_prior_that_is_not_minimax_gives_a_rule_that_is_no_good():
-    """Negative control: the ties come from the prior; the uniform prior's ties fix the
-    wrong outputs, and the check above catches the rule's loss."""
+def test_a_prior_that_is_not_minimax_gives_no_rule_and_its_bayes_rule_is_caught():
+    """Negative control: the ties come from the prior. The uniform prior ties no column,
+    so there is no LP; its Bayes rule (the rule it would fix) is far from the optimum, and
+    the check above catches that loss."""
     lp = _majority()
     opt = _optimum(lp)
     C, G = lp.channel.floats(), lp.gain
     uniform = np.full(C.shape[0], 1.0 / C.shape[0])
-    rule, _ = rule_lp(C, G, uniform, _solve)
-    assert rule is not None
-    lower, _ = dense_bounds(lp, uniform, rule)
+    assert rule_lp(C, G, uniform, _solve) == (None, None)
+    z = C.T @ (uniform[:, None] * G)
+    bayes = np.eye(G.shape[1])[z.argmax(axis=1)]
+    lower, _ = dense_bounds(lp, uniform, bayes)
     assert opt - lower > 1e-6
+
+
+def test_tiny_column_scales_are_floored_so_the_lp_is_not_refused(monkeypatch):
+    """A column whose tied outputs are almost never right has a tiny scale; 1 / scale in
+    its sum row would pass HiGHS's limit (1e15) and the LP would be refused."""
+    lp = _majority()
+    found = dense_worst(lp, solve=None)
+    C, G = lp.channel.floats(), lp.gain
+    tiny = C.copy()
+    tiny[:, 0] *= 1e-25  # the first column: every entry below 1e-20
+    seen = []
+
+    def solved(program):
+        seen.append(float(np.abs(program.A.data).max()))
+        return _solve(program)
+
+    rule_lp(tiny, G, found.prior, solved, ties=(1.0,))  # every column tied
+    assert seen and seen[0] <= 1.0 / worst_polish.SCALE_FLOOR
 
 
 def test_an_lp_beyond_its_size_is_not_built(monkeypatch):

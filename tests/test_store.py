@@ -4,6 +4,7 @@ corrupt or unwritable store (exit 2 through the CLI, never a traceback)."""
 from __future__ import annotations
 
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -332,12 +333,17 @@ def test_a_store_being_set_up_by_another_process_is_waited_for(tmp_path, monkeyp
 
 
 def test_a_store_locked_for_longer_than_the_timeout_is_named_locked(tmp_path, monkeypatch):
+    calls = []
+
     def always_busy(self):
+        calls.append(1)
         raise sqlite3.OperationalError("database is locked")
 
     monkeypatch.setattr(Store, "_setup", always_busy)
+    start = time.monotonic()
     with pytest.raises(InputError, match="locked by another process"):
         Store(tmp_path / "s.sqlite", busy_timeout=0.2)
+    assert len(calls) > 1 and time.monotonic() - start >= 0.2  # waited, then named it
 
 
 def test_other_failures_of_the_set_up_are_not_tried_again(tmp_path, monkeypatch):
