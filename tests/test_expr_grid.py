@@ -164,9 +164,14 @@ loss = {{ expr = "{expr}" }}
 """
 
 
-@pytest.mark.parametrize("text", ["2 * (r - i) if r > i else i - r", "min(abs(i - r), 5)",
-                                  "1 // (i - r) if i != r else 0", "(i - r) ** 2 / n"])
-def test_the_loss_table_is_the_same_either_way(text, monkeypatch):
+@pytest.mark.parametrize(("text", "on_grid"), [
+    ("2 * (r - i) if r > i else i - r", True), ("min(abs(i - r), 5)", True),
+    ("1 // (i - r) if i != r else 0", False), ("(i - r) ** 2 / n", False)])
+def test_the_loss_table_is_the_same_either_way(text, on_grid, monkeypatch):
+    points = np.arange(13)
+    taken = evaluate_grid(compile_expression(text, NAMES),
+                          {"i": points[:, None], "r": points[None, :], "n": 12})
+    assert (taken is not None) == on_grid  # the two paths are both compared
     spec = loads_count(COUNT.format(n=12, expr=text))
     fast = losses.loss_table(spec)
     monkeypatch.setattr(losses, "evaluate_grid", lambda *a, **k: None)

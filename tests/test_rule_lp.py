@@ -37,7 +37,7 @@ def _optimum(lp) -> float:
     return float(found.objective)
 
 
-def test_the_rule_lp_closes_the_bracket_from_the_minimax_prior():
+def test_the_rule_lp_gives_tight_bounds_from_the_minimax_prior():
     lp = _majority()
     opt = _optimum(lp)
     found = dense_worst(lp, solve=None)

@@ -82,10 +82,11 @@ class _Grid:
         return method(node)
 
     @staticmethod
-    def _checked(values: np.ndarray, bound: int) -> _Value:
+    def _within(bound: int) -> int:
+        """`bound`, checked below LIMIT before the operation it bounds is done."""
         if bound >= LIMIT:
             raise _Unsupported
-        return values, bound
+        return bound
 
     # -- leaves
 
@@ -115,17 +116,17 @@ class _Grid:
             return -a, bound
         if isinstance(node.op, ast.UAdd):
             return a, bound
-        return self._checked(~a, bound + 1)  # ast.Invert: ~n == -n - 1
+        return ~a, self._within(bound + 1)  # ast.Invert: ~n == -n - 1
 
     def binop(self, node: ast.BinOp) -> _Value:
         (a, ba), (b, bb) = self.build(node.left), self.build(node.right)
         op = node.op
         if isinstance(op, ast.Add | ast.Sub):
-            self._checked(a, ba + bb)
-            return (a + b if isinstance(op, ast.Add) else a - b), ba + bb
+            bound = self._within(ba + bb)
+            return (a + b if isinstance(op, ast.Add) else a - b), bound
         if isinstance(op, ast.Mult):
-            self._checked(a, ba * bb)
-            return a * b, ba * bb
+            bound = self._within(ba * bb)
+            return a * b, bound
         if isinstance(op, ast.FloorDiv | ast.Mod):
             if np.any(b == 0):
                 raise _Unsupported  # the exact evaluator names the point
@@ -135,8 +136,7 @@ class _Grid:
         if isinstance(op, ast.Pow):
             return self._power(a, ba, b)
         if isinstance(op, ast.BitXor | ast.BitAnd | ast.BitOr):
-            bound = 1 << (max(ba.bit_length(), bb.bit_length()) + 1)
-            self._checked(a, bound)
+            bound = self._within(1 << (max(ba.bit_length(), bb.bit_length()) + 1))
             fn = {ast.BitXor: np.bitwise_xor, ast.BitAnd: np.bitwise_and,
                   ast.BitOr: np.bitwise_or}[type(op)]
             return fn(a, b), bound
@@ -150,8 +150,7 @@ class _Grid:
             raise _Unsupported  # a fraction, or the exact evaluator's refusal
         if ba > 1 and ba.bit_length() * exponent > 64:
             raise _Unsupported
-        bound = ba ** exponent
-        self._checked(a, bound)
+        bound = self._within(ba ** exponent)
         return np.power(a, exponent), bound
 
     def boolop(self, node: ast.BoolOp) -> _Value:
@@ -201,8 +200,7 @@ class _Grid:
         if fname == "abs" and len(parts) == 1:
             return np.abs(parts[0][0]), parts[0][1]
         if fname == "sum":
-            bound = sum(b for _, b in parts)
-            self._checked(parts[0][0], bound)
+            bound = self._within(sum(b for _, b in parts))
             return reduce(np.add, [v for v, _ in parts]), bound
         if fname in ("min", "max"):
             pick = np.minimum if fname == "min" else np.maximum

@@ -628,21 +628,32 @@ def _polished(lp: WorstLp, lower: float, upper: float, prior: np.ndarray, rule: 
 
     C = np.asarray(lp.channel.floats(), dtype=WORK)
     G = np.asarray(lp.gain, dtype=WORK)
+
+    def better_rule(candidate, lower, rule):
+        """(lower, rule) with `candidate` kept if its worst case is higher."""
+        if candidate is not None:
+            value = float((((C @ candidate) * G).sum(axis=1)).min())
+            if value > lower:
+                return value, np.asarray(candidate, dtype=np.float64)
+        return lower, rule
+
+    def better_prior(masses, upper, prior):
+        """(upper, prior) with `masses` kept if its bound is lower."""
+        if masses is not None:
+            bound = float((C.T @ (masses[:, None] * G)).max(axis=1).sum())
+            if bound < upper:
+                return bound, np.asarray(masses, dtype=np.float64)
+        return upper, prior
+
     with threadpool_limits(limits=1, user_api="blas"):  # small SVDs: one thread is faster
         # the finer ties while the rule leaves the bracket wider than the target
         candidate = polish_rule(C, G, prior, solve, (TIE, *FINER_TIES), upper - target)
-    if candidate is not None:
-        value = float((((C @ candidate) * G).sum(axis=1)).min())
-        if value > lower:
-            lower, rule = value, np.asarray(candidate, dtype=np.float64)
+    lower, rule = better_rule(candidate, lower, rule)
     if upper - lower <= target:
         return lower, upper, prior, rule
     with threadpool_limits(limits=1, user_api="blas"):
         masses = polish_prior(C, G, rule, solve)
-    if masses is not None:
-        bound = float((C.T @ (masses[:, None] * G)).max(axis=1).sum())
-        if bound < upper:
-            upper, prior = bound, np.asarray(masses, dtype=np.float64)
+    upper, prior = better_prior(masses, upper, prior)
     if upper - lower <= max(target, need) or solve is None:
         return lower, upper, prior, rule
     # a run's solver (verifiers/solving.py) gives the LP at most RULE_LP_SECONDS
@@ -650,14 +661,8 @@ def _polished(lp: WorstLp, lower: float, upper: float, prior: np.ndarray, rule: 
     lp_solve = capped(RULE_LP_SECONDS) if capped is not None else solve
     with threadpool_limits(limits=1, user_api="blas"):
         candidate, masses = rule_lp(C, G, prior, lp_solve, enough=upper - target)
-    if candidate is not None:
-        value = float((((C @ candidate) * G).sum(axis=1)).min())
-        if value > lower:
-            lower, rule = value, np.asarray(candidate, dtype=np.float64)
-    if masses is not None:
-        bound = float((C.T @ (masses[:, None] * G)).max(axis=1).sum())
-        if bound < upper:
-            upper, prior = bound, np.asarray(masses, dtype=np.float64)
+    lower, rule = better_rule(candidate, lower, rule)
+    upper, prior = better_prior(masses, upper, prior)
     return lower, upper, prior, rule
 
 
