@@ -305,7 +305,7 @@ def _add_pairs(growing, M: np.ndarray, pairs: list[tuple[int, int]], scale: np.n
 def best_post_processing(G: np.ndarray, loss: np.ndarray, side, solve_lp,
                          q_hint: np.ndarray | None = None, patience: int | None = None,
                          max_rows: int | None = None, band: int = 0,
-                         grow=None) -> PostProcessing:
+                         grow=None, need: float | None = None) -> PostProcessing:
     """The minimax consumer's best post-processing of G, by constraint generation on the
     dual LP (prior_lp). The first rows are each k's best answers under the uniform prior
     and under `q_hint` (a distribution on 0..n, e.g. the optimal mechanism's least
@@ -322,7 +322,9 @@ def best_post_processing(G: np.ndarray, loss: np.ndarray, side, solve_lp,
     visit the points of S one by one before it mixes (the indicator and truncated losses).
     With `grow` (verifiers/solving.py `Solver.growing`: lp -> a growing LP, or None), the
     first LP is kept in the solver and each round's rows are added to it, solved again
-    from its last basis: the same LP each round, in another order of rows."""
+    from its last basis: the same LP each round, in another order of rows. With `need` (the
+    bracket's width the caller's verdict needs, in the loss's units), a pair wider than
+    that is polished too (_refined)."""
     S = np.asarray(side, dtype=np.int64)
     N = G.shape[0]
     M = G[S][:, :, None] * loss[S][:, None, :]  # M[i, k, r] = G[i,k] l(i,r), i in S
@@ -372,17 +374,19 @@ def best_post_processing(G: np.ndarray, loss: np.ndarray, side, solve_lp,
     assert sol is not None
     afresh = None if growing is None else (  # the same generation, every LP afresh
         lambda: best_post_processing(G, loss, side, solve_lp, q_hint, patience, max_rows,
-                                     band))
-    return _refined(_read_pair(sol, rows, at, S, N), G, loss, S, solve_lp, afresh)
+                                     band, need=need))
+    return _refined(_read_pair(sol, rows, at, S, N), G, loss, S, solve_lp, afresh, need)
 
 
 def _refined(found: PostProcessing, G: np.ndarray, loss: np.ndarray, S: np.ndarray,
-             solve_lp, afresh) -> PostProcessing:
-    """The generation's pair, polished (polished_pair) where its bracket is wide; where
-    it stays wide after a grown LP, the generation run afresh (`afresh`: from old bases the
-    grown LP can end at a pair its tolerances allow but a fresh generation closes
-    tighter), keeping the better end of each."""
-    if found.T is None or not _wide(found, G, loss, S):
+             solve_lp, afresh, need: float | None = None) -> PostProcessing:
+    """The generation's pair, polished (polished_pair) where its bracket is wider than
+    WARM_GAP of T's value or than `need`; where it stays wider than WARM_GAP after a grown
+    LP, the generation run afresh (`afresh`: from old bases the grown LP can end at a pair
+    its tolerances allow but a fresh generation closes tighter), keeping the better end of
+    each."""
+    if found.T is None or not (_wide(found, G, loss, S) or (
+            need is not None and _gap(found, G, loss, S) > need)):
         return found
     found = _better(found, polished_pair(found, G, loss, S, solve_lp), G, loss, S)
     if afresh is not None and _wide(found, G, loss, S):
@@ -412,6 +416,7 @@ def _wide(found: PostProcessing, G, loss, S) -> bool:
 POLISH_TIES = 1e-9
 POLISH_PAIRS_PER_ROW = 8
 POLISH_SCALE_FLOOR = 1e-9  # the least column scale (HiGHS refuses entries of 1e15 or more)
+POLISH_USED = 1e-9  # the entries of T that count as used by tight_prior
 
 
 def polished_pair(found: PostProcessing, G: np.ndarray, loss: np.ndarray, S: np.ndarray,
@@ -423,10 +428,10 @@ def polished_pair(found: PostProcessing, G: np.ndarray, loss: np.ndarray, S: np.
     read from the prior LP's duals carries that LP's tolerances (seen: n = 200, epsilon 2,
     a truncated loss, T 2.2e-9 above its optimum in the loss's range, which no verdict
     could tell from a gap; polished, 4.6e-11, in 20 ms). Its columns are scaled to their
-    largest entry. The new T is a candidate only, kept by the caller when its own value
-    (computed from the full G) is better; q stays (the small LP's duals are a prior for
-    its few columns only: seen, a point mass). The pair given back where the LP is too
-    large or fails."""
+    largest entry. The new T and the prior that makes T's answers best (tight_prior; the
+    small LP's own duals are a prior for its few columns only: seen, a point mass) are
+    candidates only, each kept by the caller when its own value is better (computed from
+    the full G). The pair given back where the LP is too large or fails."""
     assert found.T is not None and found.q is not None
     N = G.shape[0]
     scores = G.T @ (found.q[:, None] * loss)  # [k, r] = sum_i q_i G[i, k] l(i, r)
@@ -456,7 +461,33 @@ def polished_pair(found: PostProcessing, G: np.ndarray, loss: np.ndarray, S: np.
         return found
     T = np.zeros((N, N))
     np.add.at(T, (ks, rs), np.clip(sol.x[:m], 0.0, None) / scale)
-    return PostProcessing(clean_stochastic(T), found.q, sol)
+    T = clean_stochastic(T)
+    return PostProcessing(T, tight_prior(T, G, loss, S), sol)
+
+
+def tight_prior(T: np.ndarray, G: np.ndarray, loss: np.ndarray, S: np.ndarray) -> np.ndarray:
+    """The prior q on S that makes every answer T uses (T[k, r] > POLISH_USED) a best
+    answer of its k: v_k = sum_i q_i G[i, k] l(i, r) on those pairs and sum q = 1, with
+    q_i = 0 where i's loss under G T is below the most (by POLISH_USED), solved by least
+    squares, then clipped and normalised (complementary slackness of prior_lp with
+    T; its LP solution meets each row only within the solver's tolerance, which summed
+    over the n + 1 values v_k was 1.4e-9 of the loss's range at n = 100). A candidate:
+    the caller values it (geometric_bound) and keeps the better prior."""
+    N = G.shape[0]
+    losses = (loss[S] * (G[S] @ T)).sum(axis=1)  # each i's expected loss under G T
+    on = S[losses >= losses.max() - POLISH_USED]  # q_i > 0 only where i's loss is the most
+    ks, rs = np.nonzero(T > POLISH_USED)
+    s = on.size
+    A = np.zeros((ks.size + 1, s + N))
+    A[np.arange(ks.size), s + ks] = 1.0  # v_k
+    A[np.arange(ks.size), :s] = -(G[on][:, ks] * loss[on][:, rs]).T  # - sum_i q_i M[i, k, r]
+    A[-1, :s] = 1.0
+    b = np.zeros(ks.size + 1)
+    b[-1] = 1.0
+    x = np.linalg.lstsq(A, b, rcond=None)[0]
+    weights = np.zeros(N)
+    weights[on] = x[:s]
+    return clean_distribution(weights, on.tolist())
 
 
 def _read_pair(sol: LpSolution, rows: list[tuple[int, int]], at: np.ndarray, S: np.ndarray,

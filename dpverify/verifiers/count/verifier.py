@@ -457,7 +457,8 @@ def _geometric_side(loss: np.ndarray, spec: CountSpec, prior: np.ndarray | None,
                                  else COUNT_GENERATION_ROUNDS,
                                  max_rows=prior_rows(spec, options),
                                  band=COUNT_BAND if spec.n >= COUNT_BAND_FROM_N else 0,
-                                 grow=options.solver().tight(FEASIBILITY_TOL).growing)
+                                 grow=options.solver().tight(FEASIBILITY_TOL).growing,
+                                 need=options.tol / 2)
     if found.T is None or found.q is None:  # the direct LP over T (GS section 4.2) instead
         if options.max_nonzeros is not None \
                 and post_processing_nonzeros(spec, options) > options.max_nonzeros:
