@@ -244,11 +244,10 @@ def rule_lp(C: np.ndarray, G: np.ndarray, prior: np.ndarray, solve,
         base[alone, [tied[c][0] for c in alone]] = 1
         base_acc = ((C @ base) * G).sum(axis=1)
         B = np.asarray(C[:, js] * G[:, ys], dtype=np.float64)
-        scale = np.abs(B).max(axis=0) if js.size else np.zeros(0)
         # at least SCALE_FLOOR: HiGHS refuses an LP with an entry of 1e15 or more, and the
         # column sums hold 1 / scale (measured: outputs rarely right on a column that ties
         # everywhere, scales of 1e-19 to 1e-23 at 21-24 parties and epsilons 3-5)
-        scale = np.maximum(scale, SCALE_FLOOR)
+        scale = np.maximum(np.abs(B).max(axis=0), SCALE_FLOOR)
         b = LpBuilder()
         u = b.add_cols(js.size, hi=scale)  # u = Q[j, y] * scale
         t = b.add_cols(1, cost=1.0, lo=-np.inf)

@@ -385,8 +385,7 @@ def _refined(found: PostProcessing, G: np.ndarray, loss: np.ndarray, S: np.ndarr
     LP, the generation run afresh (`afresh`: from old bases the grown LP can end at a pair
     its tolerances allow but a fresh generation closes tighter), keeping the better end of
     each."""
-    if found.T is None or not (_wide(found, G, loss, S) or (
-            need is not None and _gap(found, G, loss, S) > need)):
+    if found.T is None or not _wide(found, G, loss, S, need):
         return found
     found = _better(found, polished_pair(found, G, loss, S, solve_lp), G, loss, S)
     if afresh is not None and _wide(found, G, loss, S):
@@ -405,10 +404,12 @@ def _refined(found: PostProcessing, G: np.ndarray, loss: np.ndarray, S: np.ndarr
 WARM_GAP = 1e-8
 
 
-def _wide(found: PostProcessing, G, loss, S) -> bool:
-    """Whether the pair's bracket is wider than WARM_GAP of T's value."""
-    assert found.T is not None
-    return _gap(found, G, loss, S) > WARM_GAP * abs(_value(found.T, G, loss, S))
+def _wide(found: PostProcessing, G, loss, S, need: float | None = None) -> bool:
+    """Whether the pair's bracket is wider than WARM_GAP of T's value (or than `need`)."""
+    assert found.T is not None and found.q is not None
+    value = _value(found.T, G, loss, S)
+    limit = WARM_GAP * abs(value) if need is None else min(WARM_GAP * abs(value), need)
+    return value - geometric_bound(G, loss, found.q) > limit
 
 
 # The answers of each k that count as tied for the pair's prior q (relative to the largest
