@@ -37,7 +37,6 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack
@@ -51,6 +50,7 @@ from dpverify.defaults import (
 )
 from dpverify.errors import OptionError
 from dpverify.notebook import Notebook
+from dpverify.records import record
 from dpverify.status import ExitStatus, exit_status
 from dpverify.version import __version__
 
@@ -576,7 +576,7 @@ def check_plot(path: PathLike) -> str:
 
 
 # -- count queries ----------------------------------------------------------------------------
-@dataclass(frozen=True, eq=False, repr=False)
+@record(eq=False, repr=False)
 class MechanismDerivation(Notebook):
     """What `dpverify derive` finds: the mechanism file and whether the mechanism derives
     from the geometric mechanism (`derivation`: both tests, their violations and T)."""

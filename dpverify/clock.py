@@ -21,7 +21,8 @@ import contextlib
 import contextvars
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+
+from dpverify.records import record
 
 __all__ = ["Deadline", "TimedOut", "check", "current", "within"]
 
@@ -30,7 +31,7 @@ class TimedOut(BaseException):  # noqa: N818  (a signal, like KeyboardInterrupt)
     """The run's time limit passed."""
 
 
-@dataclass(frozen=True)
+@record
 class Deadline:
     """A monotonic end time (`end`, `time.monotonic()` seconds; None: no limit) and the
     limit it came from (`seconds`, for messages)."""

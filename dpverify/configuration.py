@@ -13,11 +13,12 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, ClassVar
 
 from dpverify.notebook import Notebook
+from dpverify.records import record
 
 PYPROJECT = "pyproject.toml"
 OWN_FILE = "dpverify.toml"
@@ -37,7 +38,7 @@ APPLIES: dict[str, tuple[str, ...]] = {
 KEYS = tuple(APPLIES)
 
 
-@dataclass(frozen=True, repr=False)
+@record(repr=False)
 class Config(Notebook):
     """The configuration read (`path` None: none was found). `values` maps each key set
     (as `KEYS` spells it, the option's name without `--`) to its checked value: `store`

@@ -27,7 +27,6 @@ backend is left alone.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import os
 from collections.abc import Sequence
@@ -38,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from dpverify.defaults import DEFAULT_TOL, PLOT_STYLES
 from dpverify.errors import InputError
 from dpverify.install import install_hint
+from dpverify.records import record
 from dpverify.sweeps.reference import (
     CLOSED_FORM,
     EXPANSION_MAX_EPSILON,
@@ -82,7 +82,7 @@ DENSE = 20  # points on a curve past which its verdict markers shrink
 NO_GAP = "no gap: every |gap| ≤ tol"  # the gap panel's note when every gap is in the band
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class Style:
     """How a figure is laid out: each panel's size (inches: the values' axes, then the gap
     axes below them), the panels per row, the text size (pt), whether titles are drawn,
@@ -240,7 +240,7 @@ def plot_sweep(sweep: Sweep, path: str | os.PathLike[str] | None = None, *,
     return figure
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class _Against:
     """A sweep drawn against another column `x` of its rows."""
 

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dpverify.errors import InputError, SpecError
+from dpverify.records import record
 
 if TYPE_CHECKING:
     from dpverify.spec import Spec
@@ -34,7 +34,7 @@ Number = int | float | Fraction | Decimal | str
 _PRIVACY_KEYS = ("epsilon", "lambda", "alpha")
 
 
-@dataclass(frozen=True)
+@record
 class Agent:
     """The observer or a party of a multi-party problem: what it computes and how its
     decisions are scored (the `[observer]` and `[[party]]` tables of a problem file).
@@ -56,7 +56,7 @@ class Agent:
         return out
 
 
-@dataclass(frozen=True)
+@record
 class Consumer:
     """The consumer of a count problem (its `[consumer]` table): a `loss` (`"abs"`,
     `"square"`, `"indicator"`, `{"expr": ...}` over i, r, n, or `{"matrix": ...}`), the
@@ -81,7 +81,7 @@ class Consumer:
         return out
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class Problem:
     """A validated problem of any kind: `spec` (what the verifiers take), the TOML `text`
     it was read from or built as, and its `source` (a path, or `<Problem.multiparty>`)."""

@@ -322,7 +322,7 @@ LAYERS: list[list[tuple[str, ...]]] = [
     [("problem",)],
     [("spec",)],
     [("errors", "status", "verdict", "reasons", "defaults", "policy", "clock", "filenames",
-      "version", "notebook", "cachedir", "install", "configuration", "lazy")],
+      "version", "notebook", "cachedir", "install", "configuration", "lazy", "records")],
 ]
 # The modules the command line may import at run time (dpverify.console's sub-modules too);
 # anything else only under `if TYPE_CHECKING:` (types for annotations).

@@ -327,7 +327,8 @@ def _method_literals(path) -> list[str]:
             if any(isinstance(t, ast.Name) and named(t.id) for t in targets):
                 values = [node.value] if node.value is not None else []
         elif isinstance(node, ast.arguments):
-            args = node.args[len(node.args) - len(node.defaults):] + node.kwonlyargs
+            positional = node.posonlyargs + node.args  # defaults close both
+            args = positional[len(positional) - len(node.defaults):] + node.kwonlyargs
             defaults = [*node.defaults, *node.kw_defaults]
             values = [d for a, d in zip(args, defaults, strict=True) if d is not None
                       and named(a.arg)]

@@ -5,7 +5,6 @@ interaction-helps are closed) and a summary. Its progress bar is console/falsify
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Console
@@ -13,6 +12,7 @@ from rich.table import Table
 
 from dpverify.console.numbers import fmt
 from dpverify.console.tables import print_table
+from dpverify.records import record
 from dpverify.spec.setting import Setting
 
 COLUMNS = ("epsilon", "gain", "accuracy", "functions", "classes", "optimal", "gap", "open",
@@ -24,7 +24,7 @@ DELTA_COLUMNS = ("epsilon", "delta", "gain", "accuracy", "functions", "classes",
 TEXT = ("gain", "accuracy", "gap f", "open f", "gain f")
 
 
-@dataclass(frozen=True)
+@record
 class SurveyView:
     """How a survey of one setting is shown: its title's subject, its columns and the
     counts among them, and what its saved instances are."""

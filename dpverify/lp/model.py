@@ -9,13 +9,14 @@ needs no scipy does not import it (issue 25: start-up); `to_scipy` converts on d
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from dpverify.records import record
 
-@dataclass(frozen=True, eq=False)
+
+@record(eq=False)
 class CscMatrix:
     """A sparse matrix in compressed sparse columns: the row indices and values of column
     j are indices[indptr[j]:indptr[j+1]] and data[...], rows sorted, no duplicates."""
@@ -97,7 +98,7 @@ class LpStatus(enum.StrEnum):
     UNKNOWN = "unknown"
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class LinearProgram:
     """optimise c @ x subject to row_lower <= A @ x <= row_upper, col_lower <= x <= col_upper.
 
@@ -139,7 +140,7 @@ class LinearProgram:
         return int(self.A.nnz)
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class LpSolution:
     """A backend's answer.
 

@@ -24,6 +24,7 @@ import numpy as np
 
 from dpverify.filenames import file_stem, output_path, write_output
 from dpverify.notebook import Notebook
+from dpverify.records import record
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
 from dpverify.spec.protocol_writer import protocol_text
 from dpverify.spec.setting import Setting
@@ -48,7 +49,7 @@ MAX_SEARCH_TRANSCRIPTS = 4096  # messages^rounds: each protocol's transcripts
 CLIMB_STEP = 0.5  # the largest mixing weight of one move
 
 
-@dataclass(frozen=True)
+@record
 class SearchOptions:
     protocols: int = 200
     rounds: int = 4
@@ -82,7 +83,7 @@ class _Objective:
         return self.units.user(v)
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record(eq=False, repr=False)
 class FalsifyResult(Notebook):
     """One agent and accuracy of a campaign (values in the user's units)."""
 

@@ -39,6 +39,7 @@ from dpverify.errors import InputError, OptionError
 from dpverify.filenames import file_stem, make_directory, output_path, write_output
 from dpverify.notebook import Notebook
 from dpverify.reasons import ReasonCode
+from dpverify.records import record
 from dpverify.spec.documents import number, toml_text
 from dpverify.spec.numbers import NumberError, parse_exact
 from dpverify.spec.setting import Setting
@@ -51,7 +52,7 @@ MAX_ENUMERATED = 1 << 16  # `--functions all` refuses more functions than this
 FINDINGS = ("gap", "interaction-helps")  # the witness beats RR
 
 
-@dataclass(frozen=True)
+@record
 class SurveyKind:
     """What a survey of one setting counts and writes: the verdict that is its finding (a
     witness beats m-ary RR: `gap`; an interactive protocol beats RR(epsilon, delta):
@@ -103,7 +104,7 @@ def parse_epsilons(text: str) -> tuple[Fraction, ...]:
                         f"epsilon must be in 0..{MAX_EPSILON}")
 
 
-@dataclass(frozen=True)
+@record
 class SurveyPlan:
     alphabet: int
     parties: int
@@ -144,7 +145,7 @@ class SurveyPlan:
         return [(eps, d) for eps in self.epsilons for d in (self.deltas or (Fraction(0),))]
 
 
-@dataclass(frozen=True)
+@record
 class Case:
     """One verification: a representative function at one level, gain and accuracy, with
     the number of functions its class stands for."""

@@ -18,6 +18,7 @@ from dpverify.defaults import DEFAULT_TIMEOUT
 from dpverify.errors import SpecError
 from dpverify.notebook import Notebook
 from dpverify.reasons import ReasonCode
+from dpverify.records import record
 from dpverify.runner.claims import StoreGate
 from dpverify.runner.exclude import Exclusions
 from dpverify.runner.executors.base import default_workers
@@ -43,7 +44,7 @@ from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.result import ProblemResult
 
 
-@dataclass(frozen=True, repr=False)
+@record(repr=False)
 class BatchItem(Notebook):
     """One problem file's outcome (computed now, or read from the store when `cached`)."""
 
@@ -158,7 +159,7 @@ class BatchReport(_Outcomes):
                            self.notes)
 
 
-@dataclass(frozen=True, repr=False)
+@record(repr=False)
 class BatchResult(_Outcomes, Notebook):
     """A finished batch (what `dpverify.batch` returns): each problem's outcome, in the
     order they finished, with spec.md's result object as `item.result`; in a notebook,
@@ -201,7 +202,7 @@ class _Silent:
         pass
 
 
-@dataclass(frozen=True)
+@record
 class ProblemFile:
     """A problem file as read by the parent: its bytes' hash and text, or why not; the
     problem's `name` and `kind` when known before it runs (a sweep's points)."""

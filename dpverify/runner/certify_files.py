@@ -20,6 +20,7 @@ from typing import Any
 from dpverify.errors import DpverifyError, SpecError
 from dpverify.filenames import make_directory, output_path, write_output
 from dpverify.notebook import Notebook
+from dpverify.records import record
 from dpverify.runner.deadline import TimedOut, deadline
 from dpverify.runner.files import (
     SkippedFile,
@@ -47,7 +48,7 @@ __all__ = ["CertificateCheck", "CertificateChecks", "CertificateRecord", "Certif
            "certify_paths", "certify_spec", "check_certificates"]
 
 
-@dataclass(frozen=True, repr=False)
+@record(repr=False)
 class CertificateRecord(Notebook):
     """One certificate written: where, for what, and what it proves. `value` is the exact
     accuracy of randomized response with the certificate's decision rule (a lower bound),
@@ -123,7 +124,7 @@ class CertifyReport(Notebook):
         return exit_status(invalid=self.invalid, undecided=self.errors, failed=self.unproved)
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record(eq=False, repr=False)
 class Certification(Notebook):
     """The certificates of one problem (what `dpverify.certify` returns), and the messages
     of those that could not be built (`errors` of them)."""
@@ -270,7 +271,7 @@ def certify_paths(paths: Sequence[str | Path], out_dir: str | Path,
 
 
 # -- checking -----------------------------------------------------------------------------------
-@dataclass(frozen=True, repr=False)
+@record(repr=False)
 class CertificateCheck(Notebook):
     """The independent checker's verdict on one certificate file. `malformed` when the
     file is not a certificate at all (bad input); `value` and `bound` are the proved
@@ -323,7 +324,7 @@ def check_certificate_file(spec: MultipartySpec, path: str | Path,
     return CertificateCheck(str(path), True, result.message, value, bound)
 
 
-@dataclass(frozen=True, repr=False)
+@record(repr=False)
 class CertificateChecks(Sequence[CertificateCheck], Notebook):
     """The checks of `check-cert`, one per certificate file, in order."""
 

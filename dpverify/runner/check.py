@@ -45,6 +45,7 @@ from tomlkit.exceptions import TOMLKitError
 from dpverify.defaults import Method
 from dpverify.errors import DpverifyError
 from dpverify.notebook import Notebook
+from dpverify.records import record
 from dpverify.runner.batch import BatchItem, BatchReport
 from dpverify.runner.fingerprint import build_id
 from dpverify.runner.store import DONE, Store, StoredResult, options_key
@@ -68,7 +69,7 @@ class CaseKind(enum.StrEnum):
 UNDECIDED_VERDICTS = ("error",)  # a result that decided nothing (exit 3 beside the mismatch)
 
 
-@dataclass(frozen=True, repr=False)
+@record(repr=False)
 class Case(Notebook):
     """One row of `check`: an expectation `(agent, accuracy)` of a problem file, or a
     result that is not as claimed, with what was expected and what came (`expected`,
@@ -513,7 +514,7 @@ def update_expectations(report: CheckReport, *, store: Store | None, options: An
     report.checked = fresh.checked - report.written  # what it wrote holds, but was not checked
 
 
-@dataclass(frozen=True)
+@record
 class FileDiff:
     """What `--update` would write into one file (`check --diff`): its text before and
     after, and how many expectation values change or are added."""

@@ -15,7 +15,6 @@ before anything is written; one with the same content is left as it is.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from importlib import resources
 from importlib.abc import Traversable
 from pathlib import Path
@@ -23,11 +22,12 @@ from typing import Any, ClassVar
 
 from dpverify.errors import InputError
 from dpverify.notebook import Notebook
+from dpverify.records import record
 
 FOLDERS = ("problems", "examples")  # the shipped folders, written under DIR by these names
 
 
-@dataclass(frozen=True, repr=False)
+@record(repr=False)
 class WrittenExamples(Notebook):
     """What `write_examples` did: the folder, the files written and those already there."""
 

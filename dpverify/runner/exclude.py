@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from dpverify.records import record
 
-@dataclass(frozen=True)
+
+@record
 class Exclusions:
     """Glob patterns relative to `base` (the working directory by default; absolute ones
     as they are)."""

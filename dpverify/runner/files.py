@@ -32,6 +32,7 @@ from dpverify.errors import (
 )
 from dpverify.notebook import Notebook
 from dpverify.reasons import ReasonCode
+from dpverify.records import record
 from dpverify.runner.deadline import TimedOut, deadline, timeout_reason
 from dpverify.spec import Spec
 from dpverify.spec.loader import file_kind, loads
@@ -55,7 +56,7 @@ __all__ = ["FileResult", "FileStatus", "NoProblemFiles", "ProblemFiles", "Skippe
 
 
 # -- finding the files ----------------------------------------------------------------------
-@dataclass(frozen=True)
+@record
 class SkippedFile:
     """A TOML file found in a directory that is not a problem file (or not one the command
     takes), and why. `kind` is what it is: `foreign` (no dpverify tables), `mechanism`, or
@@ -66,7 +67,7 @@ class SkippedFile:
     kind: str = "foreign"
 
 
-@dataclass(frozen=True)
+@record
 class ProblemFiles:
     """The problem files under some paths (each once, in order) and the files skipped."""
 
@@ -228,7 +229,7 @@ def error_json(source: str, reason: str, *, problem: str | None = None, kind: st
     return out
 
 
-@dataclass(frozen=True, repr=False)
+@record(repr=False)
 class FileResult(Notebook):
     """What became of one problem file: its result (with verdict `error` and a `reason`
     when it is invalid or was refused), and its spec when it loaded."""

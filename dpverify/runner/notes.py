@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 
 from dpverify.defaults import Method
+from dpverify.records import record
 from dpverify.spec.setting import Setting, keys
 
 __all__ = ["Note", "NoteCode", "certify_notes", "option_notes"]
@@ -29,7 +29,7 @@ class NoteCode(enum.StrEnum):
     METHOD_MAKES_NO_CERTIFICATE = "method-makes-no-certificate"  # certify --method lp
 
 
-@dataclass(frozen=True)
+@record
 class Note:
     """One note: its code and the line the command line prints after `dpverify: note: `."""
 
@@ -40,7 +40,7 @@ class Note:
         return self.text
 
 
-@dataclass(frozen=True)
+@record
 class Group:
     """Options that do not apply to the files of some settings, and how a note says so."""
 

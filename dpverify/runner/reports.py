@@ -34,10 +34,10 @@ from __future__ import annotations
 import re
 import socket
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from dpverify.records import record
 from dpverify.runner.batch import BatchItem
 from dpverify.runner.check import Case, CaseKind, CheckReport
 from dpverify.runner.toml_lines import key_lines
@@ -48,7 +48,7 @@ UNCHECKED = "no [expect] table: its values are not under regression"
 
 
 # -- JUnit XML ---------------------------------------------------------------------------
-@dataclass(frozen=True)
+@record
 class _Row:
     """One testcase: its name, its time, and at most one of failure, error or skipped."""
 

@@ -31,7 +31,6 @@ import socket
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
@@ -39,6 +38,7 @@ from dpverify.cachedir import make_dirs
 from dpverify.defaults import DEFAULT_STORE, MEMORY_STORE
 from dpverify.errors import InputError
 from dpverify.notebook import Notebook
+from dpverify.records import record
 
 if TYPE_CHECKING:
     from dpverify.verifiers.result import ProblemResult
@@ -115,7 +115,7 @@ class ClaimAction(enum.StrEnum):
     REUSE = "reuse"
 
 
-@dataclass(frozen=True)
+@record
 class ClaimResult:
     action: ClaimAction
     row: StoredResult | None = None  # REUSE: the stored row
@@ -150,7 +150,7 @@ def options_key(key: dict[str, Any]) -> str:
     return json.dumps(key, sort_keys=True, separators=(",", ":"))
 
 
-@dataclass(frozen=True, repr=False)
+@record(repr=False)
 class StoredResult(Notebook):
     """One row of the store; in a notebook, its result object's table."""
 

@@ -17,10 +17,10 @@ import os
 import signal
 import socket
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from dpverify.reasons import ReasonCode
+from dpverify.records import record
 from dpverify.runner.fingerprint import build_id
 from dpverify.runner.store import DONE, FAILED, INTERNAL, INVALID, TIMEOUT
 from dpverify.verifiers.options import VerifyOptions
@@ -30,7 +30,7 @@ from dpverify.version import __version__
 WORKER_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
-@dataclass(frozen=True)
+@record
 class Task:
     """One problem to verify: its text travels with it, so a remote worker needs no shared
     file system and the result is for exactly the bytes that were hashed."""
@@ -42,7 +42,7 @@ class Task:
     timeout: float | None = None  # the run's deadline in the worker (the parent's limit too)
 
 
-@dataclass(frozen=True)
+@record
 class Outcome:
     """What became of one task. `result` is spec.md's result object (with `source`)."""
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 import enum
 import numbers
 from collections.abc import Iterable
-from dataclasses import dataclass
 from fractions import Fraction
 
 from dpverify.errors import OptionError
+from dpverify.records import record
 
 MAX_POINTS = 10_000  # per axis: a typo such as 0.1:4:40000 is refused, not run
 
@@ -36,7 +36,7 @@ LEVELS = (Variable.EPSILON, Variable.LAMBDA, Variable.ALPHA, Variable.DELTA)
 Value = float | int | str
 
 
-@dataclass(frozen=True)
+@record
 class Axis:
     """One swept variable and its values, in order."""
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 from dpverify.errors import OptionError, SpecError
 from dpverify.problem import Problem
+from dpverify.records import record
 from dpverify.spec.model import AgentSpec, Kind, MultipartySpec
 from dpverify.sweeps.axes import LEVELS, Axis, Value, Variable
 
@@ -24,7 +24,7 @@ BINARY_FUNCTIONS = ("xor", "and", "or", "majority", "threshold", "bit")  # value
 _BIT_NAME = re.compile(r"x([0-9]+)")
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class PlannedPoint:
     """One point of a sweep before it runs: where it is (`coords`, e.g. `{"epsilon": 0.5,
     "parties": 4}`), the problem built for it, and the `source` naming it."""

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from dpverify.defaults import DEFAULT_TOL
 from dpverify.notebook import Notebook
 from dpverify.problem import Problem
+from dpverify.records import record
 from dpverify.runner.batch import (
     DEFAULT_TIMEOUT,
     Listener,
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
     from dpverify.runner.executors.local import Executor
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record(eq=False, repr=False)
 class SweepPoint(Notebook):
     """One point: where it is (`coords`), what became of it (`status`, as in the store),
     and spec.md's result object. `closed_forms` holds the closed-form optimum of each
@@ -83,7 +84,7 @@ class SweepPoint(Notebook):
                            source=self.source, place=self.place)
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record(eq=False, repr=False)
 class Sweep(Notebook):
     """A finished sweep of one problem (`problem`, read from `source`): its points in grid
     order, the variable on the x axis (`x`) and, when several numbers of parties were

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
+from dpverify.records import record
 from dpverify.spec.numbers import rational_text
 
 # Rational brackets of e^eps carry this many significant bits: a relative width of about
@@ -35,7 +35,7 @@ MAX_RELATIVE_WIDTH = Fraction(1, 10**15)
 # --------------------------------------------------------------------------- scaled ints
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class Scaled:
     """Exact rationals `num / den`: `num` an object array of Python ints, `den` an int > 0.
 

@@ -20,15 +20,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from flint import fmpz_mat
 
-
 from dpverify import clock
+from dpverify.records import record
 
 # Degenerate pivots in a row after which pricing switches to Bland's rule for good.
 DEGENERATE_RUN = 50
@@ -38,7 +37,7 @@ class ExactLpError(ArithmeticError):
     """The exact simplex could not start (a singular or infeasible basis) or finish."""
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class ExactSolution:
     """An optimal basic solution: `z` primal, `y` the duals of the rows (c_B B^-1), so the
     reduced costs are c - y A <= 0; `value` = c z = y b."""

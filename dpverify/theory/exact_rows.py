@@ -25,14 +25,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from enum import Enum
 from fractions import Fraction
 
 import numpy as np
 
+from dpverify.records import record
 
-@dataclass(frozen=True)
+
+@record
 class Rounding:
     """How a non-negative float becomes a rational: its exact binary value (`EXACT`), the
     nearest rational with denominator at most `denominator` (`snap`: an exact optimum such

@@ -34,12 +34,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from dpverify.records import record
 from dpverify.theory.exact import lambda_pq
 
 if TYPE_CHECKING:
@@ -77,7 +77,7 @@ def kron_floats(lambdas: Sequence[Fraction], v: np.ndarray) -> np.ndarray:
     return t.reshape(shape)
 
 
-@dataclass(frozen=True)
+@record
 class Budget:
     """The error of a computed non-negative number against the exact one: `roundings`
     factors (1 + d), |d| <= u, along the way of every term, and an absolute error of at

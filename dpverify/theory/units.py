@@ -21,14 +21,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import overload
 
 import numpy as np
 
+from dpverify.records import record
 
-@dataclass(frozen=True, eq=False)
+
+@record(eq=False)
 class Units:
     """w = lo + span w' (w' in [0, 1] on the rows that set lo and span), exactly, with w'
     for the whole table as exact rows (`exact`) and as floats (`unit`, each the float of

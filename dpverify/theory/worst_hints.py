@@ -19,16 +19,15 @@ kept): it is the first choice while its dense work fits; HiGHS's column generati
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from dpverify.errors import SizeLimitError, SolverError
+from dpverify.records import record
 from dpverify.theory.worst_ipm import dense_worst
 from dpverify.theory.worst_lp import Solve, WorstLp, solve_float_columns
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class WorstHints:
     """A rule on every column (rows of floats, not yet clipped), the prior's masses on the
     LP's rows, and whether they are a solution at all (`ok`; else the caller uses its own

@@ -36,13 +36,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from dpverify import clock
 from dpverify.errors import SizeLimitError, SolverError
 from dpverify.policy import MAX_DENSE_INPUTS
+from dpverify.records import record
 from dpverify.theory.exact_rows import clean_distribution, clean_stochastic
 from dpverify.theory.rr import kron_apply
 from dpverify.theory.worst_channels import ClassChannel, KronChannel
@@ -81,7 +81,7 @@ STALL = 2
 STUCK = 8
 
 
-@dataclass(frozen=True)
+@record
 class DenseWorst:
     """The best prior and the best rule found (each a bound of its own, so they may come
     from different iterations): a prior on the relevant inputs and a rule on all tau, with

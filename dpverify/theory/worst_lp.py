@@ -34,7 +34,6 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
@@ -43,6 +42,7 @@ import numpy as np
 from dpverify.defaults import LpForm
 from dpverify.lp.builder import LpBuilder
 from dpverify.lp.model import LinearProgram, LpSolution
+from dpverify.records import record
 from dpverify.theory.exact import Scaled
 from dpverify.theory.worst_channels import (
     Channel,
@@ -67,7 +67,7 @@ Solve = Callable[[LinearProgram], LpSolution]
 # --------------------------------------------------------------------------- the LP
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class WorstLp:
     """One block of the LP (module docstring): `channel` C, `rows` the index of each row's
     input (or orbit), `gain_rows` the row of the gain table it reads, and the gain table
@@ -160,7 +160,7 @@ class WorstLp:
 # --------------------------------------------------------------------------- exact
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class StandardForm:
     """maximise t, rows z = rhs, z >= 0, all integers: Q[j, y] at j * m + y for the live
     columns j, t at T * m, the rows' slacks after; the block's rows first (each scaled to
@@ -218,7 +218,7 @@ def float_twin(form: StandardForm) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return out, rhs, np.array(form.cost, dtype=np.float64)
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class ExactWorst:
     """An exact optimum of one block: the rule Q[c][y] over every column (columns outside
     the LP decide the first output), the prior's masses on the rows (summing to 1), the
@@ -305,7 +305,7 @@ def _chunks(count: int, size: int = 4096) -> list[slice]:
 # --------------------------------------------------------------------------- floats
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class FloatWorst:
     """A float solve: the rule over every column (raw; columns outside the LP decide the
     first output, columns not generated are 0), the prior's masses on the rows (raw duals,
@@ -321,7 +321,7 @@ class FloatWorst:
         return self.solution.optimal
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class _Built:
     program: LinearProgram
     q: np.ndarray  # LP column of Q[j, y] per live column j and output y (-1: not in the LP)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 import math
 import numbers
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
 from typing import TYPE_CHECKING, Any
 
 from dpverify.defaults import (
@@ -33,6 +33,7 @@ from dpverify.policy import (
     DEFAULT_MAX_ORBIT_WORK,
     DENSE_BELOW_PARTIES,
 )
+from dpverify.records import record
 
 if TYPE_CHECKING:
     from dpverify.verifiers.solving import LpEngine, Solver
@@ -81,7 +82,7 @@ class Values(enum.Enum):
     PATH = "path"  # a directory path (a string)
 
 
-@dataclass(frozen=True)
+@record
 class Option:
     """One option as the API and the command line know it: `name` (the API's keyword and
     click's parameter name: `lp_form`), `flag` (`--lp-form`; None: the API's only), its
@@ -122,7 +123,7 @@ METHOD_HELP = ("How to verify: the full corner LP (lp), the symmetry-reduced exa
                "one when a method does not decide.")
 
 
-@dataclass(frozen=True)
+@record
 class VerifyOptions:
     """The options of a run (module docstring). Strings are accepted for the enums
     (`method="lp"`); a bad value raises OptionError when the options are built."""

@@ -15,12 +15,13 @@ from __future__ import annotations
 import contextlib
 import contextvars
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+
+from dpverify.records import record
 
 __all__ = ["Stage", "listening", "stage"]
 
 
-@dataclass(frozen=True)
+@record
 class Stage:
     """What is being computed: the problem's name, the agent (`observer`, `party:2`,
     `consumer`; "" for the whole problem), the accuracy (`worst`, `average`; "" when it

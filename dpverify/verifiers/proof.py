@@ -7,12 +7,12 @@ confirmed it."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Union
 
 from dpverify.errors import SizeLimitError, SolverError
 from dpverify.reasons import ReasonCode
+from dpverify.records import record
 from dpverify.spec.model import MultipartySpec
 from dpverify.theory.certificates.format import BRACKET, PROVED, UNPROVED, Certificate
 from dpverify.theory.exact import rational_string
@@ -64,7 +64,7 @@ def unproved(reason: str) -> Proof:
     return Proof(str(UNPROVED), None, reason=reason)
 
 
-@dataclass(frozen=True)
+@record
 class ExactVerdict:
     """What a checked certificate decides: `optimal` when it proves the optimum, or
     brackets it within the tolerance; else `error` (undecided); `how` says which, in words

@@ -18,13 +18,13 @@ Gains are normalised to [0, 1] by the caller: every value here is in those units
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
 from dpverify.policy import PROTOCOL_EXACT_ROWS
 from dpverify.reasons import ReasonCode
+from dpverify.records import record
 from dpverify.theory.exact_lp import ExactLpError
 from dpverify.theory.exact_rows import (
     clean_distribution,
@@ -50,7 +50,7 @@ FLOAT = "float"  # floating point
 MAX_EXACT_ROWS = PROTOCOL_EXACT_ROWS
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class ProtocolValue:
     """An agent's accuracy on a protocol under its optimal rule (normalised gains):
     `lower <= value <= upper`, `exact` when proved. `rule[a][t][y]`: the rule per own

@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -13,6 +13,7 @@ import numpy as np
 from dpverify.defaults import Method
 from dpverify.notebook import Notebook
 from dpverify.reasons import ReasonCode
+from dpverify.records import record
 from dpverify.spec.setting import Setting, result_setting
 from dpverify.verdict import Verdict, worst_verdict  # their home: dpverify/verdict.py
 
@@ -72,7 +73,7 @@ class BracketMethod(enum.StrEnum):
     FLOAT = "float"  # floats with a rounding allowance (an LP's duals and solution)
 
 
-@dataclass(frozen=True)
+@record
 class Bracket:
     """An interval known to hold a value (an optimum, a loss): `lower <= value <= upper`,
     in the user's units; `width` is `upper - lower` as computed where the ends are exact
@@ -97,7 +98,7 @@ class Bracket:
         return [self.lower, self.upper]
 
 
-@dataclass(frozen=True)
+@record
 class Proof:
     """A certificate as a result reports it (spec.md, the `proof` field): its status
     (`proved-optimal`, `bracket` or `unproved`; theory/certificates/format.py), the exact
@@ -131,7 +132,7 @@ class Proof:
         return cls(str(data["status"]), bracket, data.get("value"), data.get("reason", ""))
 
 
-@dataclass(frozen=True)
+@record
 class Interior:
     """The relaxed LP over interior rank-one points (--grid, --samples): the points asked
     for and the optimum over them (user units; None when its LP failed)."""
@@ -155,7 +156,7 @@ class Interior:
                    data.get("interior_optimum"))
 
 
-@dataclass(frozen=True)
+@record
 class CrossCheck:
     """`verify --cross-check`: the second route's numbers for the same agent and accuracy
     (the LP beside an exact proof, or the proof beside the LP) and whether the two agree
@@ -178,7 +179,7 @@ class CrossCheck:
                    Verdict(data["verdict"]), data["agrees"])
 
 
-@dataclass(frozen=True)
+@record
 class Attempt:
     """One route the planner ran for an agent and accuracy (verifiers/multiparty/planner.py):
     its method, its verdict and the code of its reason (the reason of the result names the
@@ -242,7 +243,7 @@ class Result(Protocol):
     def to_json(self) -> dict[str, Any]: ...
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record(eq=False, repr=False)
 class AgentResult(Notebook):
     """One (agent, accuracy) comparison of a multi-party problem on bits: `bound`, the
     upper bound over every DP protocol that decided it (the relaxed corner LP's optimum
@@ -336,7 +337,7 @@ class AgentResult(Notebook):
         return out
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record(eq=False, repr=False)
 class SymbolResult(AgentResult):
     """One (agent, accuracy) of a problem with more than two symbols (docs/theory.md,
     section 6): `bound` the exact ray-product bound, `rr_value` m-ary RR's
@@ -365,7 +366,7 @@ _NOT_HEADER = ("problem", "source", "kind", "verdict", "reason", "reason_code", 
                "invalid")
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record(eq=False, repr=False)
 class ProblemResult(Notebook):
     """All results of one problem file (spec.md's result object); in a notebook, its
     results' table (dpverify/notebook.py)."""

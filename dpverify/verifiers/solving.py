@@ -21,7 +21,7 @@ fake one through `VerifyOptions(solve_with=...)` instead of patching module glob
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from dpverify import clock
@@ -30,6 +30,7 @@ from dpverify.lp.basis import FloatBasisFinder, float_basis_finder
 from dpverify.lp.model import LinearProgram, LpSolution, LpStatus
 from dpverify.lp.solve import solve as lp_solve
 from dpverify.policy import FLOAT_LP_SECONDS
+from dpverify.records import record
 
 if TYPE_CHECKING:
     from dpverify.lp.highs import GrowingHighs
@@ -40,7 +41,7 @@ LpEngine = Callable[..., LpSolution]
 __all__ = ["GrowingLp", "LpEngine", "Solver"]
 
 
-@dataclass(frozen=True)
+@record
 class Solver:
     """Solves LPs for one run (module docstring): `solver(lp)`."""
 

@@ -33,11 +33,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
+from dpverify.records import record
 from dpverify.theory.approx.rays import HockeyRow, hockey_matrix, ray_counts
 from dpverify.theory.approx.rr import REVEAL_0, REVEAL_1
 from dpverify.theory.decision import own_bit_mask
@@ -144,7 +144,7 @@ def hockey_keys(lambdas: Sequence[Fraction], deltas: Sequence[Fraction]
     return hockey_matrix([float(v) for v in lambdas], ray_counts(deltas))[1]
 
 
-@dataclass(frozen=True)
+@record
 class DualBound:
     """A proved upper bound (normalised gains) on every (epsilon_i, delta_i)-DP protocol's
     accuracy for one agent: (D) holds exactly for (prior, mu, nu) at `lambdas` and

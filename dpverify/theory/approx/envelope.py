@@ -50,11 +50,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
+from dpverify.records import record
 from dpverify.theory.approx.certificate import hockey_keys, product_values
 from dpverify.theory.approx.rays import ray_counts
 from dpverify.theory.approx.rr import CORNER_0, CORNER_1, REVEAL_0, REVEAL_1
@@ -82,7 +82,7 @@ def chord_rules(lam: Number) -> dict[int, tuple[tuple[int, Number, int, Number],
                        (REVEAL_1, far[0], REVEAL_0, far[1]))}
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class Chords:
     """Every chord of the grid: at state `source[c]`, party `party[c]` (0-based) at a
     corner is replaced by `target1[c]` with weight `weight1[c]` and `target2[c]` with
@@ -173,7 +173,7 @@ def stop_values(lambdas: Sequence[Fraction], deltas: Sequence[Fraction],
     return Fraction(best, den * total), where[0], where[1]
 
 
-@dataclass(frozen=True)
+@record
 class EnvelopeBound:
     """A proved upper bound (normalised gains) on the accuracy of every interactive
     (epsilon_i, delta_i)-DP protocol for one agent: (E1) and (E2) hold exactly for

@@ -13,10 +13,10 @@ independent checker is dpverify/checker/delta.py.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import ClassVar
 
+from dpverify.records import record
 from dpverify.theory.approx.rays import HockeyRow
 from dpverify.theory.certificates.format import Certificate
 from dpverify.theory.exact import rational_string
@@ -33,7 +33,7 @@ def row_json(row: HockeyRow, value: Fraction, parties: int) -> dict:
             "value": rational_string(value)}
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class DeltaCertificate(Certificate):
     """The certificate of the module docstring in the data type of the binary one
     (theory/certificates/format.py), with the deltas and nu (one per hockey-stick row, in
@@ -62,7 +62,7 @@ class DeltaCertificate(Certificate):
         return out
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class EnvelopeCertificate(DeltaCertificate):
     """The envelope bound's certificate: as the four-ray one, with `b` (one value per
     product of rays, mixed radix over each party's rays, party 1 most significant) in

@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 
+from dpverify.records import record
 from dpverify.theory.approx.rr import CORNER_0, CORNER_1, REVEAL_0, REVEAL_1
 
 UNSPOKEN = 4
@@ -181,7 +181,7 @@ def kernel_rows(v: int, split: Sequence[tuple[int, Fraction]], lam: Fraction
     return out
 
 
-@dataclass(frozen=True)
+@record
 class GridRound:
     """One round: `party` (0-based) speaks; `splits[state]` is its split at each state it
     may reach there ((target, kappa) pairs, stay included when used); a state that is
@@ -198,7 +198,7 @@ class GridRound:
         return max((len(s) for s in self.splits.values()), default=1)
 
 
-@dataclass(frozen=True)
+@record
 class GridProtocol:
     """A grid protocol at the rational levels `lambdas` (its rays), for k parties."""
 

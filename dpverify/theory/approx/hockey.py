@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
+from dpverify.records import record
 from dpverify.spec.protocol_model import ProtocolSpec
 from dpverify.theory.exact import exp_bracket, lambda_brackets
 from dpverify.theory.protocols.transcripts import Transcripts
@@ -73,7 +73,7 @@ def achieved_delta(tr: Transcripts, party: int, lam: Number) -> Number:
     return float(sums.max(initial=0.0))
 
 
-@dataclass(frozen=True)
+@record
 class DeltaBracket:
     """lower <= the achieved delta at the true level <= upper, exactly (equal when the
     level is rational)."""
@@ -124,7 +124,7 @@ def protocol_deltas(spec: ProtocolSpec, tr: Transcripts | None = None
     return tuple(delta_bracket(tr, i + 1, lower[i], upper[i]) for i in range(spec.parties))
 
 
-@dataclass(frozen=True)
+@record
 class ProfilePoint:
     """delta(epsilon) for one party at one epsilon: an exact bracket."""
 

@@ -36,11 +36,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
+from dpverify.records import record
 from dpverify.theory.approx.rr import REVEAL_0, REVEAL_1, four_rays
 from dpverify.theory.decision import party_label_gains
 
@@ -55,7 +55,7 @@ def ray_factor(lam: float, rays: int) -> np.ndarray:
     return np.array(four_rays(float(lam)), dtype=np.float64)[:, :rays]
 
 
-@dataclass(frozen=True)
+@record
 class HockeyRow:
     """A hockey-stick row: `party` (1-based), own bit `bit` (the direction bit -> 1 - bit)
     and the other parties' input `others` (mixed radix over x_-i, x1 first)."""
@@ -65,7 +65,7 @@ class HockeyRow:
     others: int
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class RayLpData:
     """The four-ray LP's data for one agent (floats): `points` T (inputs x products), the
     hockey-stick matrix `hockey` (rows x products, the same for every label) with the

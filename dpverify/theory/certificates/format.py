@@ -8,10 +8,11 @@ label) and `lower` (randomized response with an explicit decision rule).
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import field
 from fractions import Fraction
 from typing import ClassVar
 
+from dpverify.records import record
 from dpverify.theory.exact import rational_string
 
 FORMAT = "dpverify-certificate/1"
@@ -30,7 +31,7 @@ BRACKET = CertificateStatus.BRACKET
 UNPROVED = CertificateStatus.UNPROVED
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class Certificate:
     """An exact certificate (docs/format.md). `decision` is Q[tau][y] for the observer and
     Q[b][tau][y] for a party; every number is a Fraction."""

@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from fractions import Fraction
 from typing import ClassVar
 
 import numpy as np
 
+from dpverify.records import record
 from dpverify.theory.certificates.bounds import own_bits
 from dpverify.theory.certificates.format import BRACKET, UNPROVED, nested_strings
 from dpverify.theory.exact import rational_string
@@ -59,7 +60,7 @@ class Arithmetic(enum.StrEnum):
     INTERVAL = "interval"
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class IntervalCertificate:
     """value <= OPT <= bound, proved in outward-rounded arithmetic (docs/format.md).
 

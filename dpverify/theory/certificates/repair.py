@@ -12,12 +12,12 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
 from dpverify.policy import FLINT_RREF_ENTRIES
+from dpverify.records import record
 from dpverify.spec.symmetric import Orbits, lift_rule, orbit_members
 from dpverify.theory.certificates.bounds import (
     input_accuracies,
@@ -41,7 +41,7 @@ MAX_REPAIR_ROUNDS = 12
 ZERO = Fraction(0)
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class WorstHint:
     """Float hints for one worst-case sub-problem (the observer, or a party's own bit b):
     `rule[o, y]` a decision rule per tau-orbit, `prior[a]` the prior mass of each relevant

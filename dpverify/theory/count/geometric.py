@@ -21,10 +21,11 @@ through python-flint (`fmpq_mat`), which is orders of magnitude faster than Frac
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
+
+from dpverify.records import record
 
 Number = float | Fraction
 
@@ -239,7 +240,7 @@ def is_stochastic(x: np.ndarray, tol: float = 0.0) -> bool:
 # Derivability from G (GS Theorem 2): two independent tests that must agree
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class Derivation:
     """The answer to "can x be derived from the alpha-geometric mechanism?".
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
+from dpverify.records import record
 from dpverify.theory.count.geometric import (
     Number,
     apply_inverse,
@@ -102,7 +102,7 @@ MAX_JOINT_ENTRIES = 8_000_000  # floats held by the largest joint release checke
 MIN_LOG10_PROBABILITY = -290.0  # below this a joint probability could underflow
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class ReleasePlan:
     """The multi-level release of GS Algorithm 1 for alphas alpha_1 < ... < alpha_m.
 
@@ -141,7 +141,7 @@ def release_plan(alphas: Sequence[Number], n: int) -> ReleasePlan:
                        min_entries=tuple(T.min() for T in Ts))
 
 
-@dataclass(frozen=True)
+@record
 class SubsetPrivacy:
     """The joint release of `stages` (0-based) is `measured`-DP (the largest such alpha);
     Algorithm 1 promises at least `promised`, the alpha of its least private member."""
@@ -156,7 +156,7 @@ class SubsetPrivacy:
         return self.measured >= self.promised - self.tol
 
 
-@dataclass(frozen=True)
+@record
 class ReleaseCheck:
     """`marginal_exact[j]`: stage j's marginal G_1 T_1 ... T_(j-1) equals G_{alpha_j}
     (exactly when `exact`, else within 1e-12: `marginal_error[j]` is the largest

@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import ClassVar
 
 import numpy as np
 
+from dpverify.records import record
 from dpverify.theory.certificates.format import BRACKET, PROVED, UNPROVED, Certificate
 from dpverify.theory.exact import first_argmax, row_max
 from dpverify.theory.orbits.space import OrbitArray, OrbitSpace, apply_m, apply_n, masses
@@ -35,7 +35,7 @@ from dpverify.theory.units import Units, units_of
 FORMAT = "dpverify-orbit-certificate/1"
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class OrbitCertificate(Certificate):
     """A Certificate whose `prior` and `mu` are per-input values on each input orbit and
     whose `decision[J][y]` (a party: `decision[b][J][y]`) is a rule on each corner orbit
@@ -53,7 +53,7 @@ class OrbitCertificate(Certificate):
 # --------------------------------------------------------------------------- problem
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class OrbitProblem:
     """One agent's problem on orbits: the classes, the agent's gains on every input orbit
     (`gain[W][y]`, normalised to [0, 1] inside: w = lo + span w'), and the own party's

@@ -37,19 +37,19 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from dpverify.records import record
 from dpverify.theory.exact import lambda_pq
 
 if TYPE_CHECKING:
     from flint import fmpz_mat
 
 
-@dataclass(frozen=True)
+@record
 class OrbitSpace:
     """The orbits of a partition into classes of sizes `sizes`, with the classes' exact
     privacy levels `lambdas` (one per class)."""
@@ -138,7 +138,7 @@ def denominator(p: int, q: int, n: int, inverse: bool = False) -> int:
     return (p - q) ** n if inverse else (p + q) ** n
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class OrbitArray:
     """Exact values on orbits: `num` an object array of Python ints of shape (count, cols)
     over the positive common denominator `den`."""

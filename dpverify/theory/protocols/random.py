@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
+from dpverify.records import record
 from dpverify.theory.protocols.transcripts import Transcripts, propagate, rr_kernel
 
 # Budgets are drawn a factor (1 - MARGIN) inside the levels, so that float rounding in the
@@ -30,7 +30,7 @@ from dpverify.theory.protocols.transcripts import Transcripts, propagate, rr_ker
 MARGIN = 1e-12
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class FloatProtocol:
     """A protocol in floats: in round r party `speakers[r]` speaks with kernels[r][p] (rows:
     its input symbols, columns: messages) after prefix p (mixed radix, first message most

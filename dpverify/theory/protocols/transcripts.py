@@ -25,11 +25,11 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
+from dpverify.records import record
 from dpverify.spec.protocol_model import ProtocolSpec
 
 Level = Fraction | float  # an achieved lambda: exact, a float, or math.inf
@@ -53,7 +53,7 @@ def transcript_labels(sizes: Sequence[int]) -> list[str]:
     return [",".join(str(int(m)) for m in row) for row in grids]
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class Transcripts:
     """P(t | x) of a protocol, rows: the inputs, columns: the transcripts.
 

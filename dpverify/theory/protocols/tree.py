@@ -32,18 +32,18 @@ divided by its exact sum (so that every row is exactly a distribution).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
+from dpverify.records import record
 from dpverify.spec.protocol_model import Kernel, ProtocolSpec
 from dpverify.theory.protocols.transcripts import Level, Transcripts
 
 Vector = tuple[int, ...]
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class TranscriptClasses:
     """The classes of reached transcripts with proportional columns.
 

@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import ClassVar
 
 import numpy as np
 
+from dpverify.records import record
 from dpverify.spec.alphabet import input_symbols
 from dpverify.theory.certificates.format import (
     BRACKET,
@@ -151,7 +151,7 @@ def protocol_accuracies(channels: Sequence[Sequence[Sequence[Fraction]]], decisi
     return out
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class SymbolCertificate(Certificate):
     """An exact certificate (module docstring) in the data type of the binary one
     (theory/certificates/format.py), with the alphabets and the lower bound's channels;

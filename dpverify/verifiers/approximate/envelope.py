@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
 from dpverify.errors import SizeLimitError
 from dpverify.lp.builder import LpBuilder
+from dpverify.records import record
 from dpverify.spec.model import MultipartySpec
 from dpverify.theory.approx.certificate import exact_label_gains
 from dpverify.theory.approx.envelope import (
@@ -44,7 +44,7 @@ SNAP_DENOMINATOR = 10**6  # duals also tried as the nearest small rationals (exa
 TIGHT_FEASIBILITY = 1e-10
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class FloatEnvelope:
     """The float LP's optimum and duals (normalised gains), its flow, or why it failed."""
 

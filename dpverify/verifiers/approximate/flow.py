@@ -26,10 +26,10 @@ import itertools
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
+from dpverify.records import record
 from dpverify.theory.approx.envelope import Chords, state_digits
 from dpverify.theory.approx.grid import RAYS, UNSPOKEN, encode
 from dpverify.verifiers.approximate.schedule import (
@@ -54,7 +54,7 @@ PLAYED_OUT = 1e-12  # mass left waiting when a played flow counts as played out
 Waiting = dict[int, np.ndarray]  # grid state -> mass waiting for each party (k: stopped)
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class Flow:
     """The envelope's flow (envelope.py's FloatEnvelope): stopped mass per state and label,
     moved mass per chord, the chords, and the parties' ray counts."""
@@ -65,7 +65,7 @@ class Flow:
     counts: tuple[int, ...]
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class PlayedFlow:
     """The flow played: its schedule, its splits per round (ScheduleSolution.splits), the
     final states' masses, and the mass whose moves did not fit (0 when played out)."""

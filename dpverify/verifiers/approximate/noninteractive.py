@@ -24,16 +24,16 @@ keep the reveals), so the value is non-decreasing in lambda; and RR at lo is
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 
+from dpverify.records import record
 from dpverify.theory.approx.rr import rr_delta_product
 from dpverify.theory.units import Units
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.protocol_value import ProtocolValue, protocol_value
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class NonInteractive:
     """RR(epsilon_i, delta_i)'s value (normalised gains): lower (a protocol that meets the
     levels: at lambda_lo) <= the value at the true levels <= upper (at lambda_hi), exact;

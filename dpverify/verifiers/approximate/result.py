@@ -4,13 +4,14 @@ verifier so that the console and the runner read it without loading the LPs."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from fractions import Fraction
 from typing import Any, ClassVar
 
 from dpverify.defaults import Method
 from dpverify.notebook import Notebook
 from dpverify.reasons import ReasonCode
+from dpverify.records import record
 from dpverify.spec.numbers import parse_rational as parse_exact_text
 from dpverify.spec.numbers import rational_text
 from dpverify.theory.approx.hockey import DeltaBracket
@@ -28,7 +29,7 @@ def _exact_text(value: Fraction | None) -> str | None:
     return text if len(text) <= SHORT_EXACT else None
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record(eq=False, repr=False)
 class ApproxResult(Notebook):
     """One agent and accuracy (module docstring), values in the user's units; the exact
     numbers (user units) beside the floats; `witness` the path of the best protocol's file

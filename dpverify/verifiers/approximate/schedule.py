@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from dpverify.lp.builder import LpBuilder
+from dpverify.records import record
 from dpverify.theory.approx.grid import RAYS, UNSPOKEN, encode, float_rays, targets
 from dpverify.theory.approx.rays import agent_label_gains
 from dpverify.theory.approx.rr import REVEAL_0, REVEAL_1
@@ -46,7 +46,7 @@ Split = tuple[tuple[int, float], ...]  # (target, kappa) pairs, stay first
 Allowed = dict[tuple[int, int], tuple[int, ...]]  # (party, state) -> targets, stay first
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class ScheduleObjective:
     """An agent's accuracy (gains normalised to [0, 1]) under the levels every protocol
     must meet: lambdas (floats: the witness's rational rays) and deltas."""
@@ -66,7 +66,7 @@ class ScheduleObjective:
         return np.array([float_rays(lam) for lam in self.lambdas])
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class ScheduleSolution:
     """A grid protocol in floats: its schedule (0-based speakers), its value and, per
     round, the split at every state it reaches ({state: split}; a state not listed

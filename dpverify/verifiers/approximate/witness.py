@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
@@ -40,6 +39,7 @@ import numpy as np
 
 from dpverify.errors import SpecError
 from dpverify.filenames import file_stem, make_directory, output_path, write_output
+from dpverify.records import record
 from dpverify.spec import ProtocolSpec, loads
 from dpverify.spec.documents import number, problem_document, toml_text
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
@@ -98,7 +98,7 @@ def read_protocol_text(text: str, source: str = "<witness>"
     return spec, spec.deltas
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class WitnessCheck:
     """A witness valued from its file: its exact value (normalised gains; None when
     refused, with `reason`) and each party's achieved delta at the claimed levels."""

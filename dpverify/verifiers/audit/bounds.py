@@ -23,6 +23,7 @@ from fractions import Fraction
 import numpy as np
 
 from dpverify.errors import SizeLimitError, SolverError
+from dpverify.records import record
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
 from dpverify.spec.setting import Setting
 from dpverify.theory.certificates.format import PROVED
@@ -121,7 +122,7 @@ def _symbols_unbounded(agent: AgentSpec, accuracy: Accuracy, levels: Sequence[Le
                        "only, not for alphabets > 2")
 
 
-@dataclass(frozen=True)
+@record
 class Bounds:
     """How the bounds of a protocol audit are computed in one setting of its claimed
     levels (pure epsilon-DP; delta > 0 is verifiers/audit/delta.py): the size guard, the

@@ -40,12 +40,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 from dpverify.defaults import Method
 from dpverify.reasons import ReasonCode
+from dpverify.records import record
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
 from dpverify.spec.numbers import rational_text
 from dpverify.spec.protocol_model import ProtocolSpec
@@ -65,7 +65,7 @@ from dpverify.verifiers.result import Verdict
 LONG_DELTA = 60  # characters: a longer exact delta is written in JSON as its float
 
 
-@dataclass(frozen=True)
+@record
 class DeltaPrivacy:
     """Each party's claimed and achieved delta at its claimed epsilon (an exact bracket,
     or a float for a protocol valued in floats, or None when not computed), and the
@@ -168,7 +168,7 @@ def check_delta_size(claimed: MultipartySpec, options: VerifyOptions) -> None:
     check_sizes(claimed, options)
 
 
-@dataclass(frozen=True)
+@record
 class DeltaBounds:
     """In normalised units: the proved envelope bound at the claimed levels, the same at
     the achieved deltas, and RR(epsilon, delta)'s exact value (an explicit protocol that

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 from dpverify.errors import SizeLimitError
 from dpverify.notebook import Notebook
+from dpverify.records import record
 from dpverify.spec.protocol_model import ProtocolSpec
 from dpverify.theory.approx.hockey import (
     DeltaBracket,
@@ -45,7 +45,7 @@ def default_grid(spec: ProtocolSpec) -> tuple[Fraction, ...]:
     return tuple(i * step for i in range(DEFAULT_POINTS))
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record(eq=False, repr=False)
 class PrivacyProfile(Notebook):
     """delta_i(epsilon) for every party (`deltas[i][j]` at `epsilons[j]`), with the claims;
     its records (and notebook table) one per epsilon, as `audit --profile` prints it."""

@@ -26,7 +26,6 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -34,6 +33,7 @@ import numpy as np
 
 from dpverify.policy import MAX_EXACT_BYTES as POLICY_EXACT_BYTES
 from dpverify.reasons import ReasonCode
+from dpverify.records import record
 from dpverify.spec.model import Accuracy, AgentSpec
 from dpverify.spec.protocol_model import ProtocolSpec
 from dpverify.spec.setting import Setting
@@ -71,7 +71,7 @@ MAX_EXACT_BYTES = POLICY_EXACT_BYTES
 FLOAT_SLACK = 1e-10
 
 
-@dataclass(frozen=True)
+@record
 class Privacy:
     """The levels a protocol achieves, and whether each meets the claimed one."""
 

@@ -7,7 +7,6 @@ check, the results store and the console handle them like the others
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any, ClassVar
@@ -17,6 +16,7 @@ import numpy as np
 from dpverify.defaults import Method
 from dpverify.notebook import Notebook
 from dpverify.reasons import ReasonCode
+from dpverify.records import record
 from dpverify.spec.numbers import parse_rational
 from dpverify.verifiers.result import Bracket, Verdict, code_of, plain, reason_fields
 
@@ -52,7 +52,7 @@ def efficiency(value: float | None, optimum: float | None) -> float | None:
     return 1.0 if value == 0 else None
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record(eq=False, repr=False)
 class AuditResult(Notebook):
     """One (agent, accuracy) of an audited protocol. Values are in the user's units.
 
@@ -159,7 +159,7 @@ class AuditResult(Notebook):
                    bound=data.get("bound"), code=code_of(data))
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record(eq=False, repr=False)
 class MechanismResult(Notebook):
     """The consumer of an audited count mechanism (user units; losses are minimised):
     `mechanism_loss` the mechanism's loss under the consumer's best post-processing (the

@@ -37,13 +37,13 @@ serves every consumer there is not decided by `derive`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
 from dpverify.lp import LinearProgram
 from dpverify.lp.builder import LpBuilder
+from dpverify.records import record
 from dpverify.spec.count_model import CountSpec, MechanismSpec
 from dpverify.theory.approx.count import (
     adjacent_pairs,
@@ -154,7 +154,7 @@ def confirm_gap(spec: CountSpec, exact_loss: np.ndarray, units: Units, x: np.nda
 
 
 # -- derive with delta -----------------------------------------------------------------------
-@dataclass(frozen=True)
+@record
 class PairTest:
     """Adjacent answers i, j = i + 1 of a mechanism against RR(epsilon, delta): whether its
     two rows dominate it (`serves`; None: undecided at an irrational level), and where it
@@ -169,7 +169,7 @@ class PairTest:
     f_rr: Fraction
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class DeltaDerivation:
     """`dpverify derive` on a mechanism file that claims (epsilon, delta) with delta > 0
     (docs/theory.md, "Approximate privacy", count queries): its achieved delta at the

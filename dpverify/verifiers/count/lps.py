@@ -10,13 +10,13 @@ built as scipy.sparse arrays, and what turns their float solutions into rigorous
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
 from dpverify.defaults import LpForm
 from dpverify.lp import LinearProgram, LpSolution
 from dpverify.lp.builder import LpBuilder
+from dpverify.records import record
 from dpverify.theory.count.geometric import geometric_matrix, geometric_weights, minimax_loss
 from dpverify.theory.exact_rows import clean_distribution, clean_stochastic
 
@@ -155,7 +155,7 @@ def post_processing_lp(loss: np.ndarray, alpha: float, side, form: str = LpForm.
 # optimum can be off by far more than --tol; the verdict uses these brackets instead)
 
 
-@dataclass(frozen=True)
+@record
 class ColumnGroups:
     """What every optimal solution satisfies, column by column, for `dual_lower_bound`:
     `simplices`: (first column, N, exact) blocks of N x N variables whose rows are
@@ -232,7 +232,7 @@ def t_range(loss: np.ndarray, side) -> tuple[float, float]:
 MAX_ROUNDS = 60  # rounds of constraint generation (seen: 3 to 8)
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class PostProcessing:
     """The best post-processing T of G for a minimax consumer and a least favourable prior
     q on S (LP duality: min over T of max_{i in S} sum_r l(i,r) (G T)[i,r] equals the max

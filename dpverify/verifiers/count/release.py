@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -20,6 +19,7 @@ import numpy as np
 from dpverify.errors import InputError, SizeLimitError
 from dpverify.notebook import Notebook
 from dpverify.policy import MAX_RELEASE_N  # the stage matrices are built exactly
+from dpverify.records import record
 from dpverify.spec.numbers import NumberError, parse_exact, rational_text
 from dpverify.theory.count.release import (
     MAX_JOINT_ENTRIES,
@@ -36,7 +36,7 @@ __all__ = ["MAX_RELEASE_N", "Release", "multilevel_release", "parse_alphas"]
 
 
 
-@dataclass(frozen=True, repr=False)
+@record(repr=False)
 class Release(Notebook):
     """One multi-level release: the plan (stage matrices), the released answers (one per
     stage), the true answer, the seed that drew them, and the check when one was asked."""

@@ -5,7 +5,6 @@ console and the runner read it without loading the LPs."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -13,6 +12,7 @@ import numpy as np
 from dpverify.defaults import Method
 from dpverify.notebook import Notebook
 from dpverify.reasons import ReasonCode
+from dpverify.records import record
 from dpverify.verifiers.result import Bracket, Verdict, code_of, plain, reason_fields
 
 
@@ -22,7 +22,7 @@ def _num(x: float | None) -> float | None:
     return float(x)
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record(eq=False, repr=False)
 class CountResult(Notebook):
     """The one result of a count problem (module docstring). Losses are minimised, so
     `gap = geometric_value - mechanism_optimum`; `mechanism_bounds` the rigorous bracket of

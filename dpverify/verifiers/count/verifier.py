@@ -22,7 +22,6 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -43,6 +42,7 @@ from dpverify.policy import (
     COUNT_PRIOR_ROWS,
 )
 from dpverify.reasons import ReasonCode
+from dpverify.records import record
 from dpverify.spec.count_model import CountSpec
 from dpverify.spec.losses import loss_table
 from dpverify.spec.numbers import rational_text
@@ -228,7 +228,7 @@ def _solve(lp: LinearProgram, options: VerifyOptions) -> LpSolution:
     return options.solver().tight(FEASIBILITY_TOL)(lp)
 
 
-@dataclass(frozen=True)
+@record
 class _Bracket:
     """One side's loss, in the normalised units of the consumer's loss: `lower <= truth <=
     upper` rigorously (up to float rounding of sums of non-negative terms), and `value`,
@@ -239,7 +239,7 @@ class _Bracket:
     value: float
 
 
-@dataclass(frozen=True)
+@record
 class _Sides:
     mechanism: _Bracket
     geometric: _Bracket
@@ -674,7 +674,7 @@ def _delta_fields(spec: CountSpec, verdict: Verdict) -> dict[str, Any]:
             "best": {Verdict.OPTIMAL: "geometric", Verdict.GAP: "lp"}.get(verdict)}
 
 
-@dataclass(frozen=True)
+@record
 class CountSide:
     """What depends on a count problem's setting: the optimal mechanism's LP (its size
     and its bracket), the exact confirmation of a gap, the note, and the result's own

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -39,6 +39,7 @@ from dpverify.policy import (
     SPLIT_PARTIES,
     SPLIT_SECONDS,
 )
+from dpverify.records import record
 from dpverify.spec.model import AgentSpec, AgentTable, MultipartySpec
 from dpverify.theory.certificates import (
     MAX_EXACT_ROWS,
@@ -77,7 +78,7 @@ def use_reduced(orbits: Orbits, n: int) -> bool:
     return orbits.count < n and orbits.count * orbits.count <= REDUCED_FACTOR * n
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class WorstPlan:
     """What a worst-case certificate on all inputs needs: the orbits of its LP, the hints
     the verifier gave (`given`), and RR's own LP solved on demand (`solved`, once per
@@ -269,7 +270,7 @@ def block_hints(lp: WorstLp, lambdas: Sequence[float], options: VerifyOptions,
 CUBE_METHODS = ("simplex", "ipm")
 
 
-@dataclass(frozen=True)
+@record
 class BriefPass:
     """The sub-cubes tried before the dense method (`block_hints`): until `deadline`
     (time.perf_counter(); each LP at most the time left), the levels whose rule may lose at

@@ -15,19 +15,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from dpverify.defaults import LpForm
 from dpverify.lp.builder import LpBuilder
 from dpverify.lp.model import LinearProgram
+from dpverify.records import record
 from dpverify.theory.rr import kron_apply
 
 FORMS = (LpForm.CHAIN, LpForm.DENSE)  # what an LP is built in (`auto` is resolved before)
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class PointFamily:
     """Rank-one DP points: `factors` (product family) or `columns` (2^k x N, explicit)."""
 
@@ -49,7 +49,7 @@ class PointFamily:
         return math.prod(f.shape[1] for f in self.factors)
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class BuiltLp:
     """An LP and where its rows of interest are.
 

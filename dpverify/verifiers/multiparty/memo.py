@@ -18,10 +18,11 @@ lp/).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from dpverify.errors import DpverifyError
+from dpverify.records import record
 
 if TYPE_CHECKING:
     from dpverify.verifiers.multiparty.routes import CertificateMaker
@@ -32,7 +33,7 @@ __all__ = ["Hints"]
 T = TypeVar("T")
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class Hints:
     """What the routes of one agent and accuracy hand on (module docstring). `lp` is the
     LP route's float result (values in the user's units, `rule`, `pi`), `makers` the

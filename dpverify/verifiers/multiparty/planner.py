@@ -35,13 +35,14 @@ with both routes' values in the reason.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from itertools import chain
 from typing import TYPE_CHECKING
 
 from dpverify.defaults import Method
 from dpverify.policy import ALL_INPUTS_PARTIES
 from dpverify.reasons import ReasonCode
+from dpverify.records import record
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
 from dpverify.verifiers.multiparty.reductions import AgentProblem
 from dpverify.verifiers.multiparty.routes import (
@@ -116,7 +117,7 @@ def choose_method(spec: MultipartySpec, agent: AgentSpec, accuracy: Accuracy,
     return route.method, why
 
 
-@dataclass(frozen=True)
+@record
 class Plan:
     """How one agent and accuracy is verified: the first route that fits (with why the
     routes before it did not fit), the routes after it (asked whether they fit when the

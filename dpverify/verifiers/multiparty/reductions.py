@@ -20,11 +20,12 @@ maps what was found there back. Two reductions, each written once:
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from dpverify.errors import SizeLimitError
+from dpverify.records import record
 from dpverify.spec.model import Accuracy, AgentSpec, AgentTable, MultipartySpec
 from dpverify.spec.symmetric import Symmetry as Classes
 from dpverify.spec.symmetric import agent_symmetry, orbit_table
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
 __all__ = ["GAIN_UNITS", "SYMMETRY", "AgentProblem", "GainUnits", "Symmetry", "reduces"]
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class AgentProblem:
     """One agent and accuracy of a multi-party problem on bits, with the options of the
     run: what every route and certificate maker takes. Its gain table and units are

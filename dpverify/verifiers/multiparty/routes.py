@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol, TypeVar
 
 from dpverify.defaults import Method
 from dpverify.errors import SizeLimitError
+from dpverify.records import record
 from dpverify.verifiers.multiparty.reductions import AgentProblem
 from dpverify.verifiers.proof import AnyCertificate, ExactVerdict, first_deciding
 from dpverify.verifiers.result import AgentResult, Verdict
@@ -41,7 +41,7 @@ __all__ = ["CertificateMaker", "ExactRoute", "Lazy", "Outcome", "Route", "choose
            "first_fitting", "fitting", "in_turn", "wanted"]
 
 
-@dataclass(frozen=True)
+@record
 class Outcome:
     """What a route gives back: its result for the agent and accuracy, and the hints for
     the routes after it. `decided`: a verdict other than `error`."""
@@ -101,7 +101,7 @@ class ExactRoute(Route, CertificateMaker, Protocol):
     """A route that is also a certificate maker (the proof and the orbit route)."""
 
 
-@dataclass(frozen=True)
+@record
 class Lazy:
     """A route (and certificate maker) named by its module and name: the module is imported
     when the route is first asked something (`fits`, `run`, a certificate), so that a run

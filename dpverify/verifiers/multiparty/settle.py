@@ -19,13 +19,14 @@ beyond what a float LP keeps, the verdict is settled here, never guessed:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
 
 from dpverify.errors import SizeLimitError, SolverError
 from dpverify.reasons import ReasonCode
+from dpverify.records import record
 from dpverify.theory.certificates import own_bits
 from dpverify.theory.certificates.format import Certificate
 from dpverify.theory.exact import Scaled, lambda_brackets, rr_apply
@@ -41,7 +42,7 @@ from dpverify.verifiers.proof import kind, proof_of, unproved
 from dpverify.verifiers.result import Proof, Verdict
 
 
-@dataclass(frozen=True)
+@record
 class Settled:
     """An exactly settled result: values in the user's units, and the proof."""
 

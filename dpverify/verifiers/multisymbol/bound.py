@@ -12,7 +12,6 @@ and a decision per own symbol for a party.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
@@ -20,6 +19,7 @@ import numpy as np
 from dpverify.defaults import LpForm
 from dpverify.lp.builder import chain_nonzeros
 from dpverify.lp.highs import SMALL_MATRIX_VALUE
+from dpverify.records import record
 from dpverify.spec.model import AgentSpec, MultipartySpec
 from dpverify.theory.exact_rows import exact_distribution, has_mass, snap
 from dpverify.theory.symbols.certificate import SNAP_DENOMINATOR, repaired_upper
@@ -66,7 +66,7 @@ def rays_fit(alphabets: Sequence[int], lambdas: Sequence[float]) -> bool:
                for m, lam in zip(alphabets, lambdas, strict=True))
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class FloatBound:
     """The float LP's optimum (normalised gains), its duals, its ray weights theta[s, l],
     or the reason it failed."""
@@ -109,7 +109,7 @@ def exact_priors(n: int, pi: np.ndarray | None) -> list[list[Fraction]]:
     return [exact_distribution(pi), exact_distribution(pi, rounding=snap(SNAP_DENOMINATOR))]
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class ExactBound:
     """A proved upper bound (normalised gains): (C) holds for prior and mu on every product
     of rays at `lambdas` (the upper brackets), and bound = sum(mu)."""

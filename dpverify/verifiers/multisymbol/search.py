@@ -18,13 +18,13 @@ protocol into an exact witness and values it again from its file.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from dpverify import clock
 from dpverify.defaults import Backend
 from dpverify.lp.builder import LpBuilder
+from dpverify.records import record
 from dpverify.theory.exact_rows import clean_distribution, clean_stochastic
 from dpverify.theory.protocols.transcripts import Transcripts, relevant_masks
 from dpverify.theory.symbols.noninteractive import (
@@ -48,7 +48,7 @@ BINARY_STARTS = 16  # combinations of binary mechanisms tried at most
 MAX_RESPONSE_LABELS = 512  # labels of an exact best response (else: the rule stays fixed)
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class Candidate:
     """A non-interactive protocol, its value (normalised, float) and where it came from."""
 
@@ -57,7 +57,7 @@ class Candidate:
     origin: str
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class Objective:
     """What is maximised: an agent's accuracy (gains normalised to [0, 1])."""
 

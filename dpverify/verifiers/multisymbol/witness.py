@@ -14,7 +14,6 @@ on those transcripts (verifiers/protocol_value.py), exact or an exact lower brac
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
@@ -22,6 +21,7 @@ import numpy as np
 
 from dpverify.errors import SpecError
 from dpverify.filenames import file_stem, make_directory, output_path, write_output
+from dpverify.records import record
 from dpverify.spec import ProtocolSpec, load, loads
 from dpverify.spec.documents import problem_document
 from dpverify.spec.model import Accuracy, AgentSpec, MultipartySpec
@@ -33,7 +33,7 @@ from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.protocol_value import protocol_value
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class WitnessValue:
     """A witness's exact value (normalised gains) and its exact rule, or why it was
     refused (`reason`, value None)."""
