@@ -758,8 +758,9 @@ def test_a_grown_pair_wider_than_warm_gap_is_generated_again_afresh(monkeypatch)
 
     spec, unit, G, solver, counted, afresh = _generation(30, "1/1000", 0.001, '"square"')
 
-    def gap(found):
-        return lps._gap(found, G, unit, np.asarray(spec.side_information))
+    def gap(found):  # T's minimax loss less the bound of the pair's prior
+        return (minimax_loss(G @ found.T, unit, spec.side_information)
+                - lps.geometric_bound(G, unit, found.q))
 
     monkeypatch.setattr(lps, "WARM_GAP", float("inf"))
     grown = best_post_processing(G, unit, spec.side_information, counted, grow=solver.growing)

@@ -11,6 +11,7 @@ import numpy as np
 from worst_bounds import dense_bounds, verify_json
 
 from dpverify.lp import solve
+from dpverify.lp.highs import COLUMN_SCALE_FLOOR
 from dpverify.theory import worst_ipm, worst_polish
 from dpverify.theory.orbits.space import OrbitSpace
 from dpverify.theory.worst_ipm import dense_worst
@@ -80,7 +81,7 @@ def test_tiny_column_scales_are_floored_so_the_lp_is_not_refused(monkeypatch):
         return _solve(program)
 
     rule_lp(tiny, G, found.prior, solved, ties=(1.0,))  # every column tied
-    assert seen and seen[0] <= 1.0 / worst_polish.SCALE_FLOOR
+    assert seen and seen[0] <= 1.0 / COLUMN_SCALE_FLOOR
 
 
 def test_an_lp_beyond_its_size_is_not_built(monkeypatch):

@@ -35,6 +35,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from dpverify.lp.highs import COLUMN_SCALE_FLOOR
 from dpverify.theory.exact_rows import clean_distribution, clean_stochastic
 
 WORK = np.longdouble
@@ -206,7 +207,6 @@ def _largest_t(x, null, B, base_acc, support, js, solve):
 # 19 parties (a signal of 2e-9) gave HiGHS an LP it did not solve in 20 s
 LP_TIES = (1e-9,)
 LP_WORK = 2_000_000
-SCALE_FLOOR = 1e-9  # the least scale of an LP column (`rule_lp`)
 
 
 def rule_lp(C: np.ndarray, G: np.ndarray, prior: np.ndarray, solve,
@@ -244,10 +244,10 @@ def rule_lp(C: np.ndarray, G: np.ndarray, prior: np.ndarray, solve,
         base[alone, [tied[c][0] for c in alone]] = 1
         base_acc = ((C @ base) * G).sum(axis=1)
         B = np.asarray(C[:, js] * G[:, ys], dtype=np.float64)
-        # at least SCALE_FLOOR: HiGHS refuses an LP with an entry of 1e15 or more, and the
+        # at least COLUMN_SCALE_FLOOR: HiGHS refuses an LP with an entry of 1e15 or more, and the
         # column sums hold 1 / scale (measured: outputs rarely right on a column that ties
         # everywhere, scales of 1e-19 to 1e-23 at 21-24 parties and epsilons 3-5)
-        scale = np.maximum(np.abs(B).max(axis=0), SCALE_FLOOR)
+        scale = np.maximum(np.abs(B).max(axis=0), COLUMN_SCALE_FLOOR)
         b = LpBuilder()
         u = b.add_cols(js.size, hi=scale)  # u = Q[j, y] * scale
         t = b.add_cols(1, cost=1.0, lo=-np.inf)

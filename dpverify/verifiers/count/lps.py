@@ -16,6 +16,7 @@ import numpy as np
 from dpverify.defaults import LpForm
 from dpverify.lp import LinearProgram, LpSolution
 from dpverify.lp.builder import LpBuilder
+from dpverify.lp.highs import COLUMN_SCALE_FLOOR
 from dpverify.records import record
 from dpverify.theory.count.geometric import geometric_matrix, geometric_weights, minimax_loss
 from dpverify.theory.exact_rows import clean_distribution, clean_stochastic
@@ -416,7 +417,6 @@ def _wide(found: PostProcessing, G, loss, S, need: float | None = None) -> bool:
 # score of k), and the most pairs (k, r) the polish's LP takes, per row of G
 POLISH_TIES = 1e-9
 POLISH_PAIRS_PER_ROW = 8
-POLISH_SCALE_FLOOR = 1e-9  # the least column scale (HiGHS refuses entries of 1e15 or more)
 POLISH_USED = 1e-9  # the entries of T that count as used by tight_prior
 
 
@@ -444,7 +444,7 @@ def polished_pair(found: PostProcessing, G: np.ndarray, loss: np.ndarray, S: np.
     if m > POLISH_PAIRS_PER_ROW * N:
         return found
     entries = G[S][:, ks] * loss[S][:, rs]  # (|S|, m): row i, pair (k, r)
-    scale = np.maximum(entries.max(axis=0), POLISH_SCALE_FLOOR)
+    scale = np.maximum(entries.max(axis=0), COLUMN_SCALE_FLOOR)
     entries = entries / scale
     entries[entries < 1e-12] = 0.0  # HiGHS would drop them; T's value uses the full G
     b = LpBuilder()
