@@ -11,7 +11,7 @@ import numpy as np
 from worst_bounds import dense_bounds, verify_json
 
 from dpverify.lp import solve
-from dpverify.lp.highs import COLUMN_SCALE_FLOOR
+from dpverify.lp.model import COLUMN_SCALE_FLOOR
 from dpverify.theory import worst_ipm, worst_polish
 from dpverify.theory.orbits.space import OrbitSpace
 from dpverify.theory.worst_ipm import dense_worst

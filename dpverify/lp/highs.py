@@ -18,10 +18,6 @@ from dpverify.lp.quiet import stdout_to_devnull
 
 IPM_THRESHOLD = 20_000  # non-zeros above which HiGHS's interior point method is used
 SMALL_MATRIX_VALUE = 1e-12  # HiGHS drops smaller matrix entries; refuse such LPs instead
-# The least scale by which an LP's column is divided (a column scaled to its largest entry):
-# HiGHS refuses an LP with an entry of 1e15 or more (the scaled orbit rule's LP,
-# theory/worst_polish.rule_lp, and the count pair's polish, verifiers/count/lps.py)
-COLUMN_SCALE_FLOOR = 1e-9
 _banner_lock = threading.Lock()
 _banner_done = False
 

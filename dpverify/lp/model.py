@@ -15,6 +15,11 @@ import numpy as np
 
 from dpverify.records import record
 
+# The least scale by which an LP's column is divided (a column scaled to its largest entry):
+# HiGHS refuses an LP with an entry of 1e15 or more (the scaled orbit rule's LP,
+# theory/worst_polish.rule_lp, and the count pair's polish, verifiers/count/lps.py)
+COLUMN_SCALE_FLOOR = 1e-9
+
 
 @record(eq=False)
 class CscMatrix:

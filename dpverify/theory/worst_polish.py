@@ -35,7 +35,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dpverify.lp.highs import COLUMN_SCALE_FLOOR
+from dpverify.lp.model import COLUMN_SCALE_FLOOR
 from dpverify.theory.exact_rows import clean_distribution, clean_stochastic
 
 WORK = np.longdouble

@@ -16,7 +16,7 @@ import numpy as np
 from dpverify.defaults import LpForm
 from dpverify.lp import LinearProgram, LpSolution
 from dpverify.lp.builder import LpBuilder
-from dpverify.lp.highs import COLUMN_SCALE_FLOOR
+from dpverify.lp.model import COLUMN_SCALE_FLOOR
 from dpverify.records import record
 from dpverify.theory.count.geometric import geometric_matrix, geometric_weights, minimax_loss
 from dpverify.theory.exact_rows import clean_distribution, clean_stochastic
