@@ -9,9 +9,9 @@ when its module is imported (about 0.8 ms a class on Python 3.11; a small `verif
 imports some 55 of them, 43 ms of its 190). A record compiles only its `__init__`, and
 only when the class is first instantiated (most classes of a run are never made); its
 `__repr__`, `__eq__`, `__hash__` and frozen `__setattr__` / `__delattr__` are shared
-functions reading a per-class tuple of field names. Not supported: keyword-only fields
-and an `__eq__` or `__hash__` of the class's own where `eq=True` (a TypeError at the
-class statement), and `InitVar` (its parameter is not taken).
+functions reading a per-class tuple of field names. Not supported, a TypeError at the
+class statement: `InitVar` and keyword-only fields, and an `__eq__` or `__hash__` of the
+class's own where `eq=True`.
 """
 
 from __future__ import annotations
@@ -62,6 +62,10 @@ def _make(cls: type[T], *, eq: bool, repr: bool) -> type[T]:
     # The fields, defaults and checks of dataclasses, without its generated methods.
     dataclasses.dataclass(init=False, repr=False, eq=False)(cls)
     fields = dataclasses.fields(cast(Any, cls))
+    declared = cast(Any, cls).__dataclass_fields__
+    for name in declared.keys() - {f.name for f in fields}:  # ClassVar and InitVar
+        if "InitVar" in str(declared[name].type):
+            raise TypeError(f"{cls.__qualname__}.{name}: a record takes no InitVar")
     _check_parameters(cls, fields)
     made: dict[str, Any] = {"__init__": _lazy_init(cls), "__setattr__": _frozen_setattr,
                             "__delattr__": _frozen_delattr}
@@ -151,15 +155,9 @@ def _compiled_init(cls: type) -> Callable[..., None]:
     names: dict[str, Any] = {"_set": object.__setattr__, "_FACTORY": _FACTORY}
     params, body = ["self"], []
     for f in dataclasses.fields(cast(Any, cls)):
-        value = _field_value(f, names)
-        if f.init:
-            if f.default is not MISSING:
-                names[f"_default_{f.name}"] = f.default
-                params.append(f"{f.name}=_default_{f.name}")
-            elif f.default_factory is not MISSING:
-                params.append(f"{f.name}=_FACTORY")
-            else:
-                params.append(f.name)
+        param, value = _field_code(f, names)
+        if param is not None:
+            params.append(param)
         if value is not None:
             body.append(f"    _set(self, {f.name!r}, {value})")
     if hasattr(cls, "__post_init__"):
@@ -172,16 +170,16 @@ def _compiled_init(cls: type) -> Callable[..., None]:
     return init
 
 
-def _field_value(f: Field, names: dict[str, Any]) -> str | None:
-    """The expression that __init__ assigns to field `f` (None: not assigned)."""
+def _field_code(f: Field, names: dict[str, Any]) -> tuple[str | None, str | None]:
+    """Field `f`'s parameter of __init__ (None: not taken) and the expression assigned to
+    it (None: not assigned); the defaults and factories they name are put in `names`."""
+    default, factory = f"_default_{f.name}", f"_factory_{f.name}"
     if f.default_factory is not MISSING:
-        names[f"_factory_{f.name}"] = f.default_factory
+        names[factory] = f.default_factory
         if f.init:
-            return f"_factory_{f.name}() if {f.name} is _FACTORY else {f.name}"
-        return f"_factory_{f.name}()"
-    if f.init:
-        return f.name
+            return f"{f.name}=_FACTORY", f"{factory}() if {f.name} is _FACTORY else {f.name}"
+        return None, f"{factory}()"
     if f.default is not MISSING:
-        names[f"_default_{f.name}"] = f.default
-        return f"_default_{f.name}"
-    return None
+        names[default] = f.default
+        return (f"{f.name}={default}", f.name) if f.init else (None, default)
+    return (f.name, f.name) if f.init else (None, None)

@@ -10,6 +10,7 @@ import copy
 import dataclasses
 import pickle
 from dataclasses import field
+from typing import ClassVar
 
 import pytest
 
@@ -185,6 +186,19 @@ def test_what_a_record_does_not_take_is_refused_at_the_class_statement():
         @record
         class KeywordOnly:
             a: int = field(kw_only=True)
+
+    with pytest.raises(TypeError, match="InitVar"):
+        @record
+        class WithInitVar:
+            a: int
+            b: dataclasses.InitVar[int] = 0
+
+    @record
+    class WithClassVar:  # a ClassVar is no field, and is taken
+        a: int
+        b: ClassVar[int] = 3
+
+    assert WithClassVar(1).a == 1 and [f.name for f in dataclasses.fields(WithClassVar)] == ["a"]
 
     with pytest.raises(TypeError, match="own __eq__"):
         @record
