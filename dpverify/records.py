@@ -59,9 +59,17 @@ def _make(cls: type[T], *, eq: bool, repr: bool) -> type[T]:
     for name in ("__init__", "__setattr__", "__delattr__"):
         if name in own:
             raise TypeError(f"{cls.__qualname__}: a record makes its own {name}")
-    # The fields, defaults and checks of dataclasses, without its generated methods.
+    # The fields, defaults and checks of dataclasses, without its generated methods. A
+    # class without a docstring gets one naming its parameters, as from dataclass, but
+    # not through inspect.signature of object's __init__ (which compiles tokenize's
+    # regular expressions: some 4 ms of a small run's start-up) and with the fields.
+    undocumented = not cls.__doc__
+    if undocumented:
+        cls.__doc__ = cls.__qualname__
     dataclasses.dataclass(init=False, repr=False, eq=False)(cls)
     fields = dataclasses.fields(cast(Any, cls))
+    if undocumented:
+        cls.__doc__ = f"{cls.__name__}({', '.join(f.name for f in fields if f.init)})"
     declared = cast(Any, cls).__dataclass_fields__
     for name in declared.keys() - {f.name for f in fields}:  # ClassVar and InitVar
         if "InitVar" in str(declared[name].type):

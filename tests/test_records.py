@@ -161,6 +161,32 @@ def test_the_init_is_compiled_when_the_class_is_first_made():
         Later(1, b=2)
 
 
+def test_an_undocumented_record_is_named_by_its_parameters_without_inspect(monkeypatch):
+    import inspect
+
+    def refused(*args, **kwargs):
+        raise AssertionError("inspect.signature called")
+
+    monkeypatch.setattr(inspect, "signature", refused)
+    @record
+    class Point:
+        x: int
+        y: tuple = ()
+        derived: int = field(init=False, default=-1)
+
+    assert Point.__doc__ == "Point(x, y)"
+
+    @record
+    class Documented:
+        """Kept."""
+
+        a: int
+
+    assert Documented.__doc__ == "Kept."
+    with pytest.raises(AssertionError, match="inspect.signature"):  # the control
+        dataclasses.dataclass(frozen=True)(type("Bare", (), {"__annotations__": {"a": int}}))
+
+
 def test_a_factory_is_called_for_each_instance():
     @record(eq=False)
     class Box:
