@@ -137,6 +137,12 @@ ORBIT_EXACT_COLUMNS = 3_000
 # grow (parity at lambda = 3/2 and 2: 64 orbits 1 s, 81 orbits 72 s; issue 25), so
 # `verify` brackets first (a checked bracket within --tol decides; `certify` stays exact)
 ORBIT_EXACT_SIMPLEX_ORBITS = 64
+# ... and below it, where the float hints already bracket the optimum within --tol, that
+# simplex gets this much work in `verify` (theory/worst_lp.py pivot_budget: about
+# work / rows^3 pivots; 33 at 114 rows, about 0.7 s) before the checked bracket stands:
+# parity at lambdas 4/3 and 5/2 in classes of 2 and 18 (57 orbits, a bracket of 1e-14)
+# took 891 pivots, 19 s (issue 25). `certify` pivots to the end.
+QUICK_PIVOT_WORK = 50_000_000
 # Corner entries 1/(1 + lambda) below this (epsilon above about 13.8) make RR's worst-case
 # LP on all inputs badly scaled for a float LP (below 1e-12 HiGHS cannot hold it at all)
 # and its exact simplex slow (integers of hundreds of digits): its hints come from the

@@ -404,3 +404,64 @@ def test_hints_too_wide_to_decide_are_not_valued_exactly(tmp_path, monkeypatch):
     control, made_too = run()
     assert control["verdict"] == "error" and made_too > made  # the hints' too, in vain
     assert control["reason_code"] == "bracket-too-wide"
+
+
+PARITY_AT_LAMBDAS = """[problem]
+name = "parity"
+parties = 5
+lambda = ["4/3", "4/3", "5/2", "5/2", "5/2"]
+accuracy = "worst"
+
+[observer]
+function = "parity"
+gain = { expr = "3 if f == y else (-1 if y > f else 0)" }
+"""
+
+
+def _parity_lp(sizes: tuple[int, ...]) -> WorstLp:
+    space = OrbitSpace(sizes, (Fraction(4, 3), Fraction(5, 2)))
+    gains = [[Fraction(4 if sum(space.weights(w)) % 2 == y else (0 if y > sum(
+        space.weights(w)) % 2 else 1), 4) for y in (0, 1)] for w in range(space.count)]
+    return WorstLp.over_class_orbits(space, list(range(space.count)), gain_exact=gains)
+
+
+def test_the_exact_simplex_stops_at_its_pivot_budget():
+    from dpverify.theory.exact_lp import PivotLimit
+    from dpverify.theory.worst_lp import pivot_budget
+
+    lp = _parity_lp((2, 2))
+    full = solve_exact(lp)  # from the crash basis (no basis finder): 14 pivots
+    assert rule_value(lp, full.rule) == prior_bound(lp, full.masses) == full.value
+    with pytest.raises(PivotLimit):
+        solve_exact(lp, pivot_work=0)  # 4 pivots
+    assert solve_exact(lp, pivot_work=10**9).value == full.value  # the control
+    assert pivot_budget(0, 18) == 4 and pivot_budget(50_000_000, 114) == 33
+
+
+def test_verify_keeps_a_checked_bracket_for_a_long_exact_simplex_and_certify_proves(
+        tmp_path, monkeypatch):
+    # issue 25: parity at lambdas 4/3 and 5/2 in classes of 2 and 18 (57 orbits) took 891
+    # exact pivots, 19 s, where the float hints bracketed the optimum within 1e-14. Here
+    # the exact simplex starts from the crash basis (no float basis, as there) with a
+    # budget of 4 pivots, which 5 parties need more than.
+    import dpverify.verifiers.multiparty.orbit_worst as orbit_worst
+    from dpverify.verifiers.solving import Solver
+
+    monkeypatch.setattr(Solver, "basis_finder", lambda self: lambda rows, rhs, cost: None)
+    path = tmp_path / "parity.toml"
+    path.write_text(PARITY_AT_LAMBDAS)
+
+    def verified() -> dict:
+        out = CliRunner().invoke(main, ["verify", str(path), "--json", "--method", "orbit"])
+        return json.loads(out.output)[0]["results"][0]
+
+    monkeypatch.setattr(orbit_worst, "QUICK_PIVOT_WORK", 0)
+    result = verified()
+    assert result["verdict"] == "optimal" and result["reason_code"] == "bracketed", result
+    assert "bracketed within" in result["reason"]
+    out = CliRunner().invoke(main, ["certify", str(path), "-o", str(tmp_path / "certs")])
+    assert out.exit_code == 0 and "1 proved optimal" in out.output, out.output
+    # the control: with the budget the exact simplex needs, verify proves the optimum
+    monkeypatch.setattr(orbit_worst, "QUICK_PIVOT_WORK", 10**12)
+    result = verified()
+    assert result["verdict"] == "optimal" and result["reason_code"] == "proved", result

@@ -37,6 +37,11 @@ class ExactLpError(ArithmeticError):
     """The exact simplex could not start (a singular or infeasible basis) or finish."""
 
 
+class PivotLimit(ExactLpError):
+    """The exact simplex reached its `max_pivots` without an optimum (its budget: another
+    start would pay the same again)."""
+
+
 @record(eq=False)
 class ExactSolution:
     """An optimal basic solution: `z` primal, `y` the duals of the rows (c_B B^-1), so the
@@ -153,7 +158,7 @@ def simplex_from_basis(rows: Sequence[Sequence], rhs: Sequence, cost: Sequence,
         degenerate = degenerate + 1 if x[leave] == 0 else 0
         bland = bland or degenerate >= DEGENERATE_RUN
         basis[leave] = enter
-    raise ExactLpError(f"no optimum after {max_pivots} pivots")
+    raise PivotLimit(f"no optimum after {max_pivots} pivots")
 
 
 def _entering(reduced: dict[int, int], bland: bool) -> int | None:

@@ -230,14 +230,31 @@ class ExactWorst:
     basis: tuple[int, ...]
 
 
+def pivot_budget(work: int, rows: int) -> int:
+    """The pivots an exact simplex on `rows` rows gets for `work`: each pivot solves two
+    rows x rows integer systems, about rows^3 operations on integers that grow with the
+    lambdas' powers (measured: 114 rows, parity at lambdas 4/3 and 5/2 in classes of 2
+    and 18, 20 ms a pivot), at least 4."""
+    return max(4, work // max(rows, 1) ** 3)
+
+
 def solve_exact(lp: WorstLp, *, basis: Sequence[int] | None = None,
                 basis_finder: BasisFinder | None = None,
-                start: Sequence[int] | None = None) -> ExactWorst:
+                start: Sequence[int] | None = None,
+                pivot_work: int | None = None) -> ExactWorst:
     """The LP solved exactly (module docstring), from `basis`, else the float twin's basis,
-    else the crash basis (always feasible; an ExactLpError there propagates)."""
-    from dpverify.theory.exact_lp import ExactLpError, simplex_from_basis  # exact solves only
+    else the crash basis (always feasible; an ExactLpError there propagates). With
+    `pivot_work`, each start has `pivot_budget(pivot_work, rows)` pivots and a PivotLimit
+    ends the solve (another start would pay as much again)."""
+    from dpverify.theory.exact_lp import (  # exact solves only
+        ExactLpError,
+        PivotLimit,
+        simplex_from_basis,
+    )
 
     form = standard_form(lp, start)
+    limit = {} if pivot_work is None else {
+        "max_pivots": pivot_budget(pivot_work, len(form.rows))}
     starts: list[Sequence[int] | None] = [basis] if basis is not None else []
     if basis_finder is not None:
         starts.append(basis_finder(*float_twin(form)))
@@ -247,10 +264,11 @@ def solve_exact(lp: WorstLp, *, basis: Sequence[int] | None = None,
         if begin is None:
             continue
         try:
-            solution = simplex_from_basis(form.rows, form.rhs, form.cost, list(begin))
+            solution = simplex_from_basis(form.rows, form.rhs, form.cost, list(begin),
+                                          **limit)
             break
-        except ExactLpError:
-            if begin is form.crash:
+        except ExactLpError as exc:
+            if begin is form.crash or (limit and isinstance(exc, PivotLimit)):
                 raise
     assert solution is not None
     m, R = lp.m, int(lp.rows.size)

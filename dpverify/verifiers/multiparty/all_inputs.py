@@ -187,7 +187,10 @@ class ProofRoute:
     def interval(self, problem: AgentProblem, hints: Hints) -> IntervalCertificate:
         return interval_certificate(problem, hints)
 
-    def exact(self, problem: AgentProblem, hints: Hints, *, fine: bool = True) -> Certificate:
+    def exact(self, problem: AgentProblem, hints: Hints, *, fine: bool = True,
+              quick: bool = False) -> Certificate:
+        """The exact certificate on all inputs; `quick` changes nothing here (its exact
+        solves are bounded by the sizes of policy.py)."""
         return exact_certificate(problem, hints, fine=fine)
 
     def run(self, problem: AgentProblem, hints: Hints) -> Outcome:

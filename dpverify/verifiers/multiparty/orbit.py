@@ -131,11 +131,12 @@ def outputs_estimate(spec: MultipartySpec, agent: AgentSpec) -> int:
     return 2
 
 
-def exact_orbit_certificate(problem: AgentProblem, hints: Hints, *, fine: bool = True
-                            ) -> OrbitCertificate:
+def exact_orbit_certificate(problem: AgentProblem, hints: Hints, *, fine: bool = True,
+                            quick: bool = False) -> OrbitCertificate:
     """The exact orbit certificate of one agent and accuracy (SizeLimitError without a
     symmetry, or beyond the work limit of the exact transforms), at the fine brackets of
-    e^eps or (not `fine`) the coarse ones the tolerance allows."""
+    e^eps or (not `fine`) the coarse ones the tolerance allows; `quick`, verify's (a
+    checked bracket within --tol may stand for a long exact simplex: orbit_worst.py)."""
     spec, agent, options = problem.spec, problem.agent, problem.options
     orbits, symmetry = SYMMETRY.apply(problem)
     work = exact_orbit_work(symmetry, len(orbits.outputs), problem.worst)
@@ -147,7 +148,8 @@ def exact_orbit_certificate(problem: AgentProblem, hints: Hints, *, fine: bool =
     lower, upper, exact = class_lambdas(spec, orbits.classes, None if fine else options.tol)
     if not problem.worst:
         return average_certificate(agent.name, orbits, lower, upper, exact)
-    return orbit_worst_certificate(agent.name, orbits, lower, upper, exact, options, hints)
+    return orbit_worst_certificate(agent.name, orbits, lower, upper, exact, options, hints,
+                                   quick=quick)
 
 
 def interval_orbit_certificate(problem: AgentProblem, hints: Hints) -> IntervalCertificate:
@@ -248,9 +250,9 @@ class OrbitRoute:
     def interval(self, problem: AgentProblem, hints: Hints) -> IntervalCertificate:
         return interval_orbit_certificate(problem, hints)
 
-    def exact(self, problem: AgentProblem, hints: Hints, *, fine: bool = True
-              ) -> OrbitCertificate:
-        return exact_orbit_certificate(problem, hints, fine=fine)
+    def exact(self, problem: AgentProblem, hints: Hints, *, fine: bool = True,
+              quick: bool = False) -> OrbitCertificate:
+        return exact_orbit_certificate(problem, hints, fine=fine, quick=quick)
 
     def run(self, problem: AgentProblem, hints: Hints) -> Outcome:
         return Outcome(orbit_result(problem, hints), hints)

@@ -90,10 +90,14 @@ class CertificateMaker(Protocol):
         """The certificate's bracket in outward-rounded arithmetic."""
         ...
 
-    def exact(self, problem: AgentProblem, hints: Hints, *, fine: bool = True) -> Certificate:
+    def exact(self, problem: AgentProblem, hints: Hints, *, fine: bool = True,
+              quick: bool = False) -> Certificate:
         """The exact certificate (SizeLimitError or SolverError when there is none), at
         the fine brackets of e^eps, or (not `fine`) the coarse ones the tolerance allows;
-        `hints.lp`, the LP route's float result, may serve as hints."""
+        `hints.lp`, the LP route's float result, may serve as hints. `quick`: `verify`'s
+        attempt (`decided`, also when it settles the LP's verdicts), which may keep a
+        checked bracket within --tol where proving the optimum would take long; `certify`
+        proves."""
         ...
 
 
@@ -128,8 +132,10 @@ class Lazy:
     def interval(self, problem: AgentProblem, hints: Hints) -> IntervalCertificate:
         return self.route.interval(problem, hints)  # type: ignore[no-any-return]
 
-    def exact(self, problem: AgentProblem, hints: Hints, *, fine: bool = True) -> Certificate:
-        return self.route.exact(problem, hints, fine=fine)  # type: ignore[no-any-return]
+    def exact(self, problem: AgentProblem, hints: Hints, *, fine: bool = True,
+              quick: bool = False) -> Certificate:
+        return self.route.exact(  # type: ignore[no-any-return]
+            problem, hints, fine=fine, quick=quick)
 
 
 def decided(maker: CertificateMaker, problem: AgentProblem, hints: Hints
@@ -138,10 +144,11 @@ def decided(maker: CertificateMaker, problem: AgentProblem, hints: Hints
     where exact rationals are the cost (`use_interval`), the interval certificate
     (outward-rounded floats), then the exact one at the coarse brackets of e^eps the
     tolerance allows (lambdas from epsilon); then (always) the exact one at the fine
-    brackets. A small problem gets the exact certificate at once. `certify` keeps exact
-    certificates."""
+    brackets. A small problem gets the exact certificate at once, `quick` (a checked
+    bracket within --tol may stand where the exact proof would take long); `certify`
+    keeps exact certificates."""
     def exact(fine: bool) -> Callable[[], AnyCertificate]:
-        return lambda: maker.exact(problem, hints, fine=fine)
+        return lambda: maker.exact(problem, hints, fine=fine, quick=True)
 
     attempts: list[tuple[bool, Callable[[], AnyCertificate]]] = []
     if maker.use_interval(problem):
