@@ -203,6 +203,8 @@ def test_bad_input_does_not_hide_the_other_results(write_toml) -> None:
     ["verify", "--tol", "abc", "X"],
     ["verify", "--backend", "glpk", "X"],
     ["verify", "--max-nonzeros", "0", "X"],
+    ["verify", "--max-nonzeros", "1.5e0", "X"],  # not a whole number
+    ["verify", "--max-orbit-work", "1e-3", "X"],
     ["verify", "--grid", "1", "X"],
     ["verify", "--no-such-option", "X"],
     ["verify"],
@@ -213,6 +215,22 @@ def test_exit_2_on_a_bad_command_line(write_toml, args) -> None:
     run = invoke(*[path if a == "X" else a for a in args])
     assert run.exit_code == 2, run.output
     assert "Traceback" not in run.output
+
+
+def test_a_size_limit_is_taken_as_its_refusal_prints_it(write_toml) -> None:
+    """The refusals print limits as 5e+07; the option takes a whole number so written."""
+    from dpverify.cli.options import Count
+
+    count = Count(min=1)
+    assert [count.convert(v, None, None) for v in ("1e9", "5e+07", "2.5e3", "12")] == \
+        [10**9, 5 * 10**7, 2500, 12]
+    path = str(write_toml(XOR2, "x"))
+    run = invoke("verify", "--json", "--max-orbit-work", "1e9", "--max-nonzeros", "2e5", path)
+    assert run.exit_code == 0, run.output
+    with pytest.raises(click.BadParameter):  # the control: not whole, or below the minimum
+        count.convert("2.5e-1", None, None)
+    with pytest.raises(click.BadParameter):
+        count.convert("0e3", None, None)
 
 
 BIG_ASYMMETRIC = ("[problem]\nparties = 30\nepsilon = 1\n[observer]\n"

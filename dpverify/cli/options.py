@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 import click
@@ -16,6 +17,23 @@ from click.core import ParameterSource
 from dpverify import api
 
 Decorator = Callable[[Any], Any]
+
+
+class Count(click.IntRange):
+    """A whole number of at least `min`, also in exponent form (`1e9`, `2.5e6`): the size
+    limits' refusals print their limits so ("the limit is 5e+07"), and a user raising one
+    writes it as it was printed."""
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and "e" in value.lower():
+            try:
+                number = Decimal(value.strip())
+            except InvalidOperation:
+                number = None
+            if number is not None and number.is_finite() and number == number.to_integral():
+                value = int(number)
+        return super().convert(value, param, ctx)
 
 
 def _checked(name: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
@@ -48,7 +66,7 @@ def shared_option(name: str, extra: str = "", help_text: str | None = None) -> D
     if kind == "number":
         settings.update(type=float, callback=_checked(name))
     elif kind == "count":
-        settings["type"] = click.IntRange(min=int(described.low))
+        settings["type"] = Count(min=int(described.low))
         if name == "grid":  # 0 or at least 2: the API's message
             settings["callback"] = _checked(name)
     elif kind == "choice":
