@@ -465,3 +465,38 @@ def test_verify_keeps_a_checked_bracket_for_a_long_exact_simplex_and_certify_pro
     monkeypatch.setattr(orbit_worst, "QUICK_PIVOT_WORK", 10**12)
     result = verified()
     assert result["verdict"] == "optimal" and result["reason_code"] == "proved", result
+
+
+def _orbit_worst(text: str):
+    from dpverify.spec.loader import loads
+    from dpverify.verifiers.multiparty.orbit import class_lambdas, orbit_problem
+
+    spec = loads(text)
+    problem, _ = orbit_problem(spec, spec.agents[0])
+    lower, upper, _ = class_lambdas(spec, problem.classes)
+    return problem, lower, upper
+
+
+def test_the_game_s_candidate_is_valued_in_balls_only_where_it_could_decide():
+    import dpverify.verifiers.multiparty.orbit_worst as orbit_worst
+    from dpverify.verifiers.options import VerifyOptions
+
+    solver = VerifyOptions().solver()
+    # parity at small epsilons: the game's candidate is within --tol (it decides)
+    close, lower, upper = _orbit_worst(
+        '[problem]\nparties = 24\nepsilon = [' + ", ".join(["0.05"] * 12 + ["0.1"] * 12)
+        + ']\naccuracy = "worst"\n[observer]\nfunction = "parity"\n')
+    kept = orbit_worst._game_candidate("observer", close, lower, upper, solver,
+                                       skip_wider=1e-9)
+    assert kept is not None and kept.width <= Fraction(1, 10**9) * close.units.span
+    # the sum of 12 parties: the game says little, its float bracket is wide
+    wide, lower, upper = _orbit_worst(
+        '[problem]\nparties = 12\nlambda = [' + ", ".join(['"3/2"'] * 5 + ['"3"'] * 7)
+        + ']\naccuracy = "worst"\n[observer]\nfunction = "sum"\ngain = "indicator"\n')
+    built = orbit_worst._game_candidate("observer", wide, lower, upper, solver)
+    assert built is not None and built.width > Fraction(1, 100) * wide.units.span
+    assert orbit_worst._game_candidate("observer", wide, lower, upper, solver,
+                                       skip_wider=1e-9) is None
+    # the control: a bound it is within keeps it
+    assert orbit_worst._game_candidate("observer", wide, lower, upper, solver,
+                                       skip_wider=1.0) is not None

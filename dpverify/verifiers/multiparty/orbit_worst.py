@@ -122,13 +122,18 @@ def orbit_worst_interval(agent: str, problem: OrbitProblem, lower, upper,
     half = problem.units.tolerance(options.tol) / 2
     if best.width <= half:
         return best
-    game = _game_candidate(agent, problem, lower, upper, options.solver())
+    count, m = lp_orbits(problem), len(problem.outputs)
+    lp_runs = count * count * m <= options.max_orbit_work
+    # the game's candidate is valued in balls where it could decide, or where it is the
+    # last bracket before a refusal; where the orbit LP's hints follow, not when its float
+    # bracket is wider than --tol (twice what deciding needs)
+    game = _game_candidate(agent, problem, lower, upper, options.solver(),
+                           skip_wider=float(options.tol) if lp_runs else None)
     if game is not None and game.width < best.width:
         best = game
         if best.width <= half:
             return best
-    count, m = lp_orbits(problem), len(problem.outputs)
-    if count * count * m > options.max_orbit_work:
+    if not lp_runs:
         limit = (f"the worst-case LP on {count:,} orbits (about {count * count * m:.3g} "
                  f"coefficients) is over --max-orbit-work ({options.max_orbit_work:.3g}; "
                  "raise it with --max-orbit-work)")
@@ -148,7 +153,8 @@ def lp_orbits(problem: OrbitProblem) -> int:
     return count // 2 if problem.own is not None and len(problem.sizes) > 1 else count
 
 
-def _game_candidate(agent: str, problem: OrbitProblem, lower, upper, solve: Solver):
+def _game_candidate(agent: str, problem: OrbitProblem, lower, upper, solve: Solver, *,
+                    skip_wider: float | None = None):
     """The zero-information candidate: per sub-problem (the observer; or each own bit of a
     party, KOV eq. 4), the matrix game of the gains between the function's level sets
     (rows: distinct gain rows) and the outputs, solved in floats and made exact. Its rule
@@ -157,11 +163,16 @@ def _game_candidate(agent: str, problem: OrbitProblem, lower, upper, solve: Solv
     level set, spread as the uniform prior (for a party, the prior of the own bit whose
     bound is smaller). Close to optimal when the channel says little about f (parity at
     small epsilons: RR's signal is the product of the parties' (lambda - 1) / (lambda +
-    1)). None when a game's LP fails."""
+    1)). None when a game's LP fails, or when its float bracket (normalised gains,
+    `_float_width`) is wider than `skip_wider`: it is then not valued in balls."""
     sizes = problem.space(lower).orbit_sizes()
     rows = [tuple(r) for r in problem.units.exact]
-    games = [_game(rows, sizes, part, solve) for part in _relevant(problem)]
+    parts = _relevant(problem)
+    games = [_game(rows, sizes, part, solve) for part in parts]
     if any(g is None for g in games):
+        return None
+    if skip_wider is not None and _float_width(problem, upper, rows, parts,
+                                                games) > skip_wider:
         return None
     notes = ("the zero-information game's prior (by level set of the function) and mixed "
              "output, in arb balls",)
@@ -169,6 +180,24 @@ def _game_candidate(agent: str, problem: OrbitProblem, lower, upper, solve: Solv
     decision = decisions[0] if problem.own is None else tuple(decisions)
     return min((worst_interval(agent, problem, lower, upper, mass, decision, notes)
                 for _, mass in games), key=lambda c: c.bound)
+
+
+def _float_width(problem: OrbitProblem, upper, rows: list[tuple], parts, games) -> float:
+    """The games' candidate's bracket in floats (normalised gains; worst_candidates.
+    float_bracket, by the classes' Kronecker factors): the least of the parts' prior
+    bounds less the least accuracy of their rules on their own inputs."""
+    from dpverify.theory.worst_candidates import float_bracket
+
+    space = problem.space(upper)
+    g = np.array([[float(v) for v in row] for row in rows])
+    lows, highs = [], []
+    for part, (q, mass) in zip(parts, games, strict=True):
+        lp = WorstLp.over_class_orbits(space, part, g)
+        rule = np.tile(np.array([float(v) for v in q]), (lp.channel.columns, 1))
+        low, high = float_bracket(lp, np.array([float(mass[w]) for w in part]), rule)
+        lows.append(low)
+        highs.append(high)
+    return min(highs) - min(lows)
 
 
 def _game(rows: list[tuple], sizes: list[int], part: list[int], solve: Solver):
