@@ -69,3 +69,14 @@ class TimeLimitError(DpverifyError):
 def _show(value: object, limit: int = 80) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def out_of_memory(exc: BaseException) -> bool:
+    """Whether `exc` says the memory a run asked for cannot be had: a MemoryError, or
+    numpy's ValueError for an array whose size does not fit an index ("array is too big",
+    "Maximum allowed size exceeded": a limit raised far past what the machine holds)."""
+    if isinstance(exc, MemoryError):
+        return True
+    text = str(exc)
+    return isinstance(exc, ValueError) and (
+        "array is too big" in text or "Maximum allowed size exceeded" in text)

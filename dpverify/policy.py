@@ -34,6 +34,9 @@ DEFAULT_MAX_NONZEROS = 70_000
 # k = 1000 in one class with two outputs is about 6e6 (a few seconds); 5e7 is about half
 # a minute.
 DEFAULT_MAX_ORBIT_WORK = 50_000_000
+# The largest value --max-nonzeros and --max-orbit-work take: far beyond what any run can
+# do (1e15 non-zeros are 8 PB), and within floats, in which their messages print them
+LARGEST_LIMIT = 10**15
 # The size guard is one rule (docs/cli.md, --max-nonzeros): --max-nonzeros, when given,
 # refuses every LP estimated above it, of every kind. Unset, each kind is guarded by what
 # sets its cost: an LP of parties by DEFAULT_MAX_NONZEROS above (the corner LP's time);

@@ -282,6 +282,8 @@ def test_exit_codes() -> None:
 @pytest.mark.parametrize("raised, status, exit_code", [
     (RuntimeError("boom: a bug"), "internal", 4),
     (MemoryError(), "failed", 3),  # control: out of memory is undecided, not a bug
+    (ValueError("array is too big; `arr.size * arr.dtype.itemsize` is larger than the "
+                "maximum possible size."), "failed", 3),  # numpy's, for a raised limit
 ])
 def test_a_bug_in_a_worker_is_an_internal_error_exit_4(tmp_path: Path, monkeypatch,
                                                        raised, status, exit_code) -> None:

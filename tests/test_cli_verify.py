@@ -233,6 +233,29 @@ def test_a_size_limit_is_taken_as_its_refusal_prints_it(write_toml) -> None:
         count.convert("0e3", None, None)
 
 
+@pytest.mark.parametrize("value", ["1" + "0" * 400, "1e400", "2e15"])
+def test_a_size_limit_beyond_any_run_is_refused_in_one_short_line(write_toml, value) -> None:
+    """A 401-digit --max-orbit-work crashed (exit 4: a float overflow in the check); the
+    size limits now end at 1e15, and a long value is shortened in the message."""
+    path = str(write_toml(XOR2, "x"))
+    for option in ("--max-orbit-work", "--max-nonzeros"):
+        run = invoke("verify", "--json", option, value, path)
+        assert run.exit_code == 2, run.output
+        assert "Traceback" not in run.output and "internal error" not in run.output
+        (line,) = [t for t in run.output.splitlines() if t.startswith("Error:")]
+        assert len(line) < 200, line
+    assert invoke("verify", "--json", "--max-orbit-work", "1e15", path).exit_code == 0
+
+
+def test_the_api_checks_a_huge_value_without_overflow() -> None:
+    from dpverify import api
+
+    assert api.option_problem("max_orbit_work", 10**400) == "must be an integer >= 1 and <= 1e+15"
+    assert api.option_problem("tol", 10**400) == "must be a finite number >= 0"
+    assert api.option_problem("seed", 10**400) is None  # a seed has no upper end
+    assert api.option_problem("max_orbit_work", 10**15) is None  # the control
+
+
 BIG_ASYMMETRIC = ("[problem]\nparties = 30\nepsilon = 1\n[observer]\n"
                   'function = { expr = "x1 and not x2" }\n')
 

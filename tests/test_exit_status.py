@@ -159,13 +159,30 @@ def test_without_the_bug_the_same_runs_succeed(tmp_path: Path, command: str) -> 
     assert run.exit_code == 0, run.output
 
 
-def test_out_of_memory_is_undecided_not_a_bug(tmp_path: Path, monkeypatch) -> None:
+@pytest.mark.parametrize("raised", [
+    MemoryError(),
+    # numpy's, for an array whose size does not fit an index (a size limit raised far)
+    ValueError("array is too big; `arr.size * arr.dtype.itemsize` is larger than the "
+               "maximum possible size."),
+    ValueError("Maximum allowed size exceeded"),
+])
+def test_out_of_memory_is_undecided_not_a_bug(tmp_path: Path, monkeypatch, raised) -> None:
     def no_memory(*args, **kwargs):
-        raise MemoryError
+        raise raised
 
     monkeypatch.setattr(dpverify.console, "make_console", no_memory)
     run = CliRunner().invoke(main, runs(tmp_path)["verify"])
     assert run.exit_code == 3 and "out of memory" in run.stderr
+
+
+def test_another_value_error_is_still_a_bug(tmp_path: Path, monkeypatch) -> None:
+    """The control: only numpy's messages about an array's size are out of memory."""
+    def other(*args, **kwargs):
+        raise ValueError("an array of the wrong shape")
+
+    monkeypatch.setattr(dpverify.console, "make_console", other)
+    run = CliRunner().invoke(main, runs(tmp_path)["verify"])
+    assert run.exit_code == 4 and "internal error" in run.stderr
 
 
 # -- an output the system cannot take is 2 -----------------------------------------------------

@@ -18,7 +18,7 @@ from typing import NoReturn
 import click
 
 from dpverify.api import __version__
-from dpverify.errors import DpverifyError
+from dpverify.errors import DpverifyError, out_of_memory
 from dpverify.status import EXIT_STATUS_RULE, ExitStatus
 
 
@@ -65,12 +65,14 @@ def handle_errors(fn):
             _silence_stdout()
             click.echo(f"dpverify: {where}cannot write: {exc.strerror}", err=True)
             sys.exit(ExitStatus.BAD_INPUT)
-        except MemoryError:
-            click.echo("dpverify: out of memory (try a smaller problem)", err=True)
-            sys.exit(ExitStatus.UNDECIDED)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise  # click reports these itself (a bad command line is exit 2)
         except Exception as exc:  # a bug: exit 4 (an internal error), never a pass
+            if out_of_memory(exc):
+                click.echo("dpverify: out of memory (try a smaller problem, or lower a size "
+                           "limit that was raised: --max-nonzeros, --max-orbit-work)",
+                           err=True)
+                sys.exit(ExitStatus.UNDECIDED)
             raise_internal(exc)
 
     return wrapper

@@ -33,7 +33,19 @@ class Count(click.IntRange):
                 number = None
             if number is not None and number.is_finite() and number == number.to_integral():
                 value = int(number)
-        return super().convert(value, param, ctx)
+        try:
+            return super().convert(value, param, ctx)
+        except click.BadParameter:
+            shown = str(value).strip()
+            if len(shown) <= SHOWN_DIGITS:
+                raise
+            ends = f"x>={self.min}" + (f" and x<={self.max:.0e}" if self.max is not None
+                                       else "")
+            self.fail(f"{shown[:SHOWN_DIGITS]}... ({len(shown)} characters) is not a whole "
+                      f"number with {ends}", param, ctx)
+
+
+SHOWN_DIGITS = 24  # a longer value is shortened in the message
 
 
 def _checked(name: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
@@ -66,7 +78,7 @@ def shared_option(name: str, extra: str = "", help_text: str | None = None) -> D
     if kind == "number":
         settings.update(type=float, callback=_checked(name))
     elif kind == "count":
-        settings["type"] = Count(min=int(described.low))
+        settings["type"] = Count(min=int(described.low), max=described.high)
         if name == "grid":  # 0 or at least 2: the API's message
             settings["callback"] = _checked(name)
     elif kind == "choice":

@@ -19,6 +19,7 @@ import socket
 import time
 from typing import Any
 
+from dpverify.errors import out_of_memory
 from dpverify.reasons import ReasonCode
 from dpverify.records import record
 from dpverify.runner.fingerprint import build_id
@@ -180,10 +181,10 @@ def run_task(task: Task) -> dict[str, Any]:
 
     try:
         outcome = verify_source(task.text, task.source, task.options, timeout=task.timeout)
-    except MemoryError:
-        return out(FAILED, error_result(task.source, "out of memory",
-                                           code=ReasonCode.WORKER_FAILED))
     except Exception as exc:  # noqa: BLE001  a bug must not stop the batch, nor pass: exit 4
+        if out_of_memory(exc):
+            return out(FAILED, error_result(task.source, "out of memory",
+                                            code=ReasonCode.WORKER_FAILED))
         return out(INTERNAL, error_result(task.source, f"internal error: "
                                                        f"{type(exc).__name__}: {exc}",
                                              code=ReasonCode.INTERNAL))

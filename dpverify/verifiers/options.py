@@ -32,6 +32,7 @@ from dpverify.policy import (
     DEFAULT_MAX_NONZEROS,
     DEFAULT_MAX_ORBIT_WORK,
     DENSE_BELOW_PARTIES,
+    LARGEST_LIMIT,
 )
 from dpverify.records import record
 
@@ -95,6 +96,7 @@ class Option:
     values: Values
     key: Key = Key.ALWAYS
     low: float = 0
+    high: int | None = None  # a whole number's upper end (the size limits), None: none
     choices: tuple[str, ...] = ()
     optional: bool = False  # None allowed (no limit, the solver's own choice)
     show_default: bool = True
@@ -140,7 +142,7 @@ class VerifyOptions:
     # None (the default): each kind's own guard (MAX_NONZEROS_HELP; `nonzero_limit`)
     max_nonzeros: int | None = field(default=None, metadata=_meta(Option(
         "max_nonzeros", "--max-nonzeros", MAX_NONZEROS_HELP, Values.COUNT, low=1,
-        optional=True, show_default=False, key_unset=DEFAULT_MAX_NONZEROS)))
+        high=LARGEST_LIMIT, optional=True, show_default=False, key_unset=DEFAULT_MAX_NONZEROS)))
     threads: int | None = field(default=None, metadata=_meta(Option(
         "threads", None, "HiGHS threads (None: the solver's choice).", Values.COUNT,
         key=Key.NEVER, low=1, optional=True)))
@@ -165,7 +167,8 @@ class VerifyOptions:
         choices=tuple(m.value for m in SELECTABLE))))
     max_orbit_work: int = field(default=DEFAULT_MAX_ORBIT_WORK, metadata=_meta(Option(
         "max_orbit_work", "--max-orbit-work", "Refuse orbit problems needing more exact "
-        "work (about orbits x parties x outputs integer operations).", Values.COUNT, low=1)))
+        "work (about orbits x parties x outputs integer operations).", Values.COUNT, low=1,
+        high=LARGEST_LIMIT)))
     # inputs with more than two symbols (docs/theory.md, section 6) and delta > 0: random
     # starts of the protocol search (seeded by `seed`), and where witness protocol files
     # are written ("": .dpverify/witnesses)
@@ -279,13 +282,20 @@ def lp_form(options: VerifyOptions, default: LpForm = LpForm.CHAIN) -> LpForm:
 
 
 # -- checking values -------------------------------------------------------------------------
-def _number_problem(value: object, low: float, integer: bool) -> str | None:
-    kind = numbers.Integral if integer else numbers.Real
-    if isinstance(value, bool) or not isinstance(value, kind) \
-            or not (math.isfinite(float(value)) and float(value) >= low):
-        return f"must be an integer >= {int(low)}" if integer else \
-            f"must be a finite number >= {low:g}"
-    return None
+def _number_problem(value: object, low: float, integer: bool,
+                    high: int | None = None) -> str | None:
+    if integer:  # compared as integers: a whole number beyond floats is no overflow
+        if not isinstance(value, numbers.Integral) or isinstance(value, bool) \
+                or int(value) < low or (high is not None and int(value) > high):
+            return f"must be an integer >= {int(low)}" + (
+                f" and <= {high:.0e}" if high is not None else "")
+        return None
+    try:
+        finite = isinstance(value, numbers.Real) and not isinstance(value, bool) \
+            and math.isfinite(float(value)) and float(value) >= low
+    except OverflowError:  # an integer too large for a float
+        finite = False
+    return None if finite else f"must be a finite number >= {low:g}"
 
 
 def value_problem(option: Option, value: object) -> str | None:
@@ -297,7 +307,7 @@ def value_problem(option: Option, value: object) -> str | None:
     if option.values is Values.COUNT:
         if option.name == "grid" and value == 1:
             return "must be 0 (off) or at least 2"
-        return _number_problem(value, option.low, integer=True)
+        return _number_problem(value, option.low, integer=True, high=option.high)
     if option.values is Values.PATH:
         return None if isinstance(value, str) else "must be a directory path (a string)"
     choices: tuple[object, ...] = (True, False) if option.values is Values.FLAG \
