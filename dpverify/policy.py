@@ -34,8 +34,9 @@ DEFAULT_MAX_NONZEROS = 70_000
 # k = 1000 in one class with two outputs is about 6e6 (a few seconds); 5e7 is about half
 # a minute.
 DEFAULT_MAX_ORBIT_WORK = 50_000_000
-# The largest value --max-nonzeros and --max-orbit-work take: far beyond what any run can
-# do (1e15 non-zeros are 8 PB), and within floats, in which their messages print them
+# The largest value --max-nonzeros, --max-orbit-work, --grid, --samples and --restarts
+# take: far beyond what any run can do (1e15 non-zeros are 8 PB), and within floats, in
+# which the size estimates and their messages work
 LARGEST_LIMIT = 10**15
 # The size guard is one rule (docs/cli.md, --max-nonzeros): --max-nonzeros, when given,
 # refuses every LP estimated above it, of every kind. Unset, each kind is guarded by what

@@ -175,6 +175,18 @@ def test_falsify_gives_the_json_of_the_command(tmp_path):
     assert all(r["protocols"] > 6 for r in printed)
 
 
+def test_falsify_refuses_too_many_transcripts_without_computing_them():
+    # rounds = 10**400 through the API: messages^rounds was computed, and hung
+    with pytest.raises(dpverify.InputError, match=r"2\^1000.* transcripts per protocol"):
+        dpverify.falsify(PROBLEMS / "xor-2.toml", rounds=10**400)
+    with pytest.raises(dpverify.InputError, match="at most 4,096 are searched"):
+        dpverify.falsify(PROBLEMS / "xor-2.toml", rounds=13)  # 8,192
+    from dpverify.research.falsify import _transcripts_over  # the control: 4,096 fits
+
+    assert not _transcripts_over(2, 12, 4096) and _transcripts_over(2, 13, 4096)
+    assert not _transcripts_over(4096, 1, 4096) and _transcripts_over(4097, 1, 4096)
+
+
 def test_falsify_refuses_a_count_problem():
     with pytest.raises(dpverify.InputError, match="a count problem"):
         dpverify.falsify(PROBLEMS / "count" / "abs-10.toml")

@@ -247,6 +247,25 @@ def test_a_size_limit_beyond_any_run_is_refused_in_one_short_line(write_toml, va
     assert invoke("verify", "--json", "--max-orbit-work", "1e15", path).exit_code == 0
 
 
+@pytest.mark.parametrize("args", [
+    ["verify", "--grid", "1" + "0" * 400, "--method", "lp", "X"],
+    ["verify", "--samples", "1" + "0" * 400, "--method", "lp", "X"],
+    ["batch", "--jobs", "1" + "0" * 400, "--no-store", "X"],
+    ["falsify", "--rounds", "1" + "0" * 400, "X"],
+    ["falsify", "--rounds", "1000000", "X"],
+    ["falsify", "--messages", "5000", "X"],
+    ["survey", "--alphabet", "2", "--parties", "1" + "0" * 400],
+])
+def test_a_whole_number_beyond_its_range_is_one_short_line(write_toml, args) -> None:
+    """Each crashed (exit 4: a float or C-int overflow, a 300,000-digit power) or printed
+    all 401 digits."""
+    path = str(write_toml(XOR2, "x"))
+    run = invoke(*[path if a == "X" else a for a in args])
+    assert run.exit_code == 2, run.output
+    assert "Traceback" not in run.output and "internal error" not in run.output
+    assert all(len(line) < 200 for line in run.output.splitlines()), run.output
+
+
 def test_the_api_checks_a_huge_value_without_overflow() -> None:
     from dpverify import api
 

@@ -18,6 +18,7 @@ from dpverify.cli.options import (
     QUIET,
     SEARCH_OPTIONS,
     SOLVER_OPTIONS,
+    Count,
     add_options,
     chosen,
     consoles,
@@ -26,7 +27,7 @@ from dpverify.cli.options import (
     note,
     timeout_option,
 )
-from dpverify.defaults import DEFAULT_CHECK_TOL, DEFAULT_STORE, MEMORY_STORE
+from dpverify.defaults import DEFAULT_CHECK_TOL, DEFAULT_STORE, MAX_JOBS, MEMORY_STORE
 from dpverify.errors import InputError
 from dpverify.status import ExitStatus
 
@@ -52,7 +53,7 @@ STORE_OPTIONS = [  # the results store of a run (batch, sweep, survey)
     click.option("--force", is_flag=True, help="Recompute problems already in the store."),
 ]
 RUN_OPTIONS = [
-    click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
+    click.option("--jobs", "-j", type=Count(min=1, max=MAX_JOBS), default=None,
                  help="Worker processes (default: one per idle CPU, the CPUs less the load "
                       "average, at most one per problem, at least one). With --scheduler local, "
                       "the number of Dask workers."),

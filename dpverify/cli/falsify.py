@@ -12,6 +12,7 @@ from dpverify.cli.options import (
     NO_COLOR,
     QUIET,
     TOL,
+    Count,
     add_options,
     consoles,
     json_option,
@@ -21,15 +22,16 @@ from dpverify.cli.options import (
 
 @main.command(short_help="Search for protocols that beat the bound (random, hill climbing).")
 @click.argument("problem", type=click.Path(exists=True, dir_okay=False))
-@click.option("--protocols", type=click.IntRange(min=0), default=200, show_default=True,
+@click.option("--protocols", type=Count(min=0), default=200, show_default=True,
               help="Random protocols to draw.")
-@click.option("--rounds", type=click.IntRange(min=1), default=4, show_default=True,
+@click.option("--rounds", type=Count(min=1, max=64), default=4, show_default=True,
               help="Each random protocol has 1..R rounds.")
-@click.option("--messages", type=click.IntRange(min=2), default=2, show_default=True,
+@click.option("--messages", type=Count(min=2, max=4096), default=2,
+              show_default=True,
               help="Messages per round.")
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option("--seed", type=Count(min=0), default=0, show_default=True,
               help="Seed of the search.")
-@click.option("--climb", type=click.IntRange(min=0), default=100, show_default=True,
+@click.option("--climb", type=Count(min=0), default=100, show_default=True,
               help="Hill-climbing steps from RR and from the best random protocol, per "
                    "agent and accuracy.")
 @click.option("--save-best", type=click.Path(dir_okay=False), default=None,

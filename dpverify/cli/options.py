@@ -39,8 +39,9 @@ class Count(click.IntRange):
             shown = str(value).strip()
             if len(shown) <= SHOWN_DIGITS:
                 raise
-            ends = f"x>={self.min}" + (f" and x<={self.max:.0e}" if self.max is not None
-                                       else "")
+            top = self.max
+            ends = f"x>={self.min}" + ("" if top is None else
+                                       f" and x<={top if top < 10**6 else format(top, '.0e')}")
             self.fail(f"{shown[:SHOWN_DIGITS]}... ({len(shown)} characters) is not a whole "
                       f"number with {ends}", param, ctx)
 

@@ -15,12 +15,13 @@ from dpverify.cli.options import (
     NO_COLOR,
     QUIET,
     TOL,
+    Count,
     add_options,
     consoles,
     json_option,
     timeout_option,
 )
-from dpverify.defaults import DEFAULT_RESTARTS, NAMED_GAINS
+from dpverify.defaults import DEFAULT_RESTARTS, MAX_JOBS, NAMED_GAINS
 from dpverify.errors import OptionError
 
 
@@ -60,9 +61,9 @@ def _choices(allowed: tuple[str, ...], what: str):
 
 
 @main.command(short_help="Verdicts over many problems: more than two symbols, or delta > 0.")
-@click.option("--alphabet", type=click.IntRange(2, 8), required=True,
+@click.option("--alphabet", type=Count(2, 8), required=True,
               help="Input symbols per party: m >= 3, or 2 (bits) with --delta.")
-@click.option("--parties", type=click.IntRange(1, 6), required=True, help="Parties k.")
+@click.option("--parties", type=Count(1, 6), required=True, help="Parties k.")
 @click.option("--epsilon", required=True, callback=_epsilons, metavar="LIST",
               help="Privacy levels, one for every party: a comma-separated list (0.5,1,2); "
                    "exact rationals such as 1/2 stay exact.")
@@ -73,14 +74,14 @@ def _choices(allowed: tuple[str, ...], what: str):
                    "protocol.")
 @click.option("--functions", default="all", show_default=True, callback=_functions,
               help="`all` (every function with --values values) or `random:N`.")
-@click.option("--values", type=click.IntRange(2, 8), default=2, show_default=True,
+@click.option("--values", type=Count(2, 8), default=2, show_default=True,
               help="Values of the surveyed functions (0..V-1).")
 @click.option("--gains", default="indicator", show_default=True,
               callback=_choices(NAMED_GAINS, "gains"), help="Comma-separated named gains.")
 @click.option("--accuracy", default="average,worst", show_default=True,
               callback=_choices(("average", "worst"), "accuracies"),
               help="Comma-separated accuracies.")
-@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
+@click.option("--jobs", "-j", type=Count(min=1, max=MAX_JOBS), default=None,
               help="Worker processes (default: one per idle CPU, as batch).")
 @click.option("--save", "save_dir", type=click.Path(file_okay=False),
               default=".dpverify/survey", show_default=True,
@@ -88,9 +89,9 @@ def _choices(allowed: tuple[str, ...], what: str):
                    "files (with [expect]).")
 @click.option("--no-symmetry", is_flag=True,
               help="Verify every function, not one per class of relabellings.")
-@click.option("--restarts", type=click.IntRange(min=0), default=DEFAULT_RESTARTS,
+@click.option("--restarts", type=Count(min=0), default=DEFAULT_RESTARTS,
               show_default=True, help="Random starts of the protocol search.")
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option("--seed", type=Count(min=0), default=0, show_default=True,
               help="Seed of random:N and of the search's random starts.")
 @add_options(STORE_OPTIONS)
 @click.option("--plot", "plot_path", metavar="FILE", callback=plot_path_option,

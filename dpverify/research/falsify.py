@@ -209,6 +209,17 @@ REFUSALS: dict[Setting, str | None] = {
 }
 
 
+def _transcripts_over(messages: int, rounds: int, limit: int) -> bool:
+    """Whether messages^rounds > limit, without the power (rounds may be any integer: at
+    most about log2(limit) multiplications)."""
+    count = 1
+    for _ in range(rounds):
+        count *= messages
+        if count > limit:
+            return True
+    return False
+
+
 def search(spec: MultipartySpec, search_options: SearchOptions, options: VerifyOptions,
            on_progress: Progress | None = None) -> list[_Objective]:
     """Random protocols, RR, and hill climbing from RR and from each objective's best
@@ -218,12 +229,11 @@ def search(spec: MultipartySpec, search_options: SearchOptions, options: VerifyO
     refusal = REFUSALS[spec.setting]
     if refusal is not None:
         raise InputError(f"{spec.source}: {refusal}")
-    if search_options.messages ** search_options.rounds > MAX_SEARCH_TRANSCRIPTS:
-
-        raise InputError(f"--messages {search_options.messages} and --rounds "
-                         f"{search_options.rounds} give up to "
-                         f"{search_options.messages ** search_options.rounds:,} transcripts "
-                         f"per protocol; at most {MAX_SEARCH_TRANSCRIPTS:,} are searched")
+    messages, rounds = search_options.messages, search_options.rounds
+    if _transcripts_over(messages, rounds, MAX_SEARCH_TRANSCRIPTS):
+        raise InputError(f"--messages {messages} and --rounds {rounds} give up to "
+                         f"{messages}^{rounds} transcripts per protocol; at most "
+                         f"{MAX_SEARCH_TRANSCRIPTS:,} are searched")
     check_size(spec, options)
     objectives = _objectives(spec, options)
     live = [o for o in objectives if o.bound is not None]

@@ -151,10 +151,10 @@ class VerifyOptions:
         "verifiers/solving.py).", Values.NUMBER, key=Key.NEVER, optional=True)))
     grid: int = field(default=0, metadata=_meta(Option(
         "grid", "--grid", "Add the rank-one points on an m-point grid of each party's "
-        "segment (m >= 2; 0: off).", Values.COUNT, show_default=False)))
+        "segment (m >= 2; 0: off).", Values.COUNT, high=LARGEST_LIMIT, show_default=False)))
     samples: int = field(default=0, metadata=_meta(Option(
         "samples", "--samples", "Add N random rank-one DP points.", Values.COUNT,
-        show_default=False)))
+        high=LARGEST_LIMIT, show_default=False)))
     seed: int = field(default=0, metadata=_meta(Option(
         "seed", "--seed", "Seed for --samples, and for the random starts of the protocol "
         "search (--restarts) on inputs with more than two symbols or with delta > 0.",
@@ -175,7 +175,7 @@ class VerifyOptions:
     restarts: int = field(default=DEFAULT_RESTARTS, metadata=_meta(Option(
         "restarts", "--restarts", "Alphabets > 2 and delta > 0: random starts of the search "
         "for protocols that beat randomized response (besides RR itself, binary mechanisms "
-        "and the LP's support).", Values.COUNT, key=Key.UNLESS_DEFAULT)))
+        "and the LP's support).", Values.COUNT, high=LARGEST_LIMIT, key=Key.UNLESS_DEFAULT)))
     witness_dir: str = field(default="", metadata=_meta(Option(
         "witness_dir", "--witness-dir", "Alphabets > 2 and delta > 0: where the protocol "
         "files of witnesses that beat RR are written "
