@@ -58,7 +58,6 @@ DEFAULT_TOL = 1e-9  # the verdict tolerance, relative to the range of the gains
 PLOT_STYLES = ("screen", "paper")
 DEFAULT_RESTARTS = 8  # random starts of the m-ary protocol search
 DEFAULT_TIMEOUT = 600.0  # seconds per problem in a batch (and a sweep)
-MAX_JOBS = 1024  # `--jobs` at most (worker processes, or Dask workers)
 DEFAULT_STORE = Path(".dpverify") / "results.sqlite"
 MEMORY_STORE = ":memory:"  # `--no-store`: a results store in memory for one run, never saved
 DEFAULT_CHECK_TOL = 1e-6  # `check --expect-tol`: the tolerance of an expected value

@@ -26,13 +26,13 @@ class SpecError(DpverifyError):
         self.key = key
         self.value = value
         self.allowed = allowed
-        shown = _show(value)
+        text = shown(value)
         if key and value is None:
             message = f"{file}: `{key}`: {allowed}"
         elif key:
-            message = f"{file}: `{key}` = {shown}: {allowed}"
+            message = f"{file}: `{key}` = {text}: {allowed}"
         else:
-            message = f"{file}: {allowed}" if value is None else f"{file}: {shown}: {allowed}"
+            message = f"{file}: {allowed}" if value is None else f"{file}: {text}: {allowed}"
         super().__init__(message)
 
 
@@ -66,17 +66,9 @@ class TimeLimitError(DpverifyError):
     exit_code = 3
 
 
-def _show(value: object, limit: int = 80) -> str:
+def shown(value: object, limit: int = 80) -> str:
+    """A value as a message shows it: its repr, shortened past `limit` characters (a
+    problem file's number of 4,000 digits stays one short line)."""
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
-
-def out_of_memory(exc: BaseException) -> bool:
-    """Whether `exc` says the memory a run asked for cannot be had: a MemoryError, or
-    numpy's ValueError for an array whose size does not fit an index ("array is too big",
-    "Maximum allowed size exceeded": a limit raised far past what the machine holds)."""
-    if isinstance(exc, MemoryError):
-        return True
-    text = str(exc)
-    return isinstance(exc, ValueError) and (
-        "array is too big" in text or "Maximum allowed size exceeded" in text)

@@ -38,6 +38,8 @@ DEFAULT_MAX_ORBIT_WORK = 50_000_000
 # take: far beyond what any run can do (1e15 non-zeros are 8 PB), and within floats, in
 # which the size estimates and their messages work
 LARGEST_LIMIT = 10**15
+# `--jobs` at most (worker processes, or Dask workers)
+MAX_JOBS = 1024
 # The size guard is one rule (docs/cli.md, --max-nonzeros): --max-nonzeros, when given,
 # refuses every LP estimated above it, of every kind. Unset, each kind is guarded by what
 # sets its cost: an LP of parties by DEFAULT_MAX_NONZEROS above (the corner LP's time);

@@ -77,3 +77,14 @@ def verdict_status(categories: Iterable[str], *, interrupted: bool = False) -> E
                        undecided=sum(counts[c] for c in UNDECIDED_CATEGORIES),
                        failed=sum(counts[c] for c in FAILED_CATEGORIES),
                        interrupted=interrupted)
+
+
+def out_of_memory(exc: BaseException) -> bool:
+    """Whether `exc` says the memory a run asked for cannot be had: a MemoryError, or
+    numpy's ValueError for an array whose size does not fit an index ("array is too big",
+    "Maximum allowed size exceeded": a limit raised far past what the machine holds)."""
+    if isinstance(exc, MemoryError):
+        return True
+    text = str(exc)
+    return isinstance(exc, ValueError) and (
+        "array is too big" in text or "Maximum allowed size exceeded" in text)

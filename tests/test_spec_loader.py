@@ -255,6 +255,10 @@ def test_absurd_party_count_is_refused_quickly() -> None:
     """parties = 10^9 must not build per-party lists of 10^9 entries: refused at once."""
     with pytest.raises(SizeLimitError, match=r"`problem.parties` = 1000000000: too large"):
         loads("[problem]\nparties = 1000000000\nepsilon = 1.0\n" + OBS)
+    # a count of 401 digits: the message shortens it, as every SpecError's value
+    with pytest.raises(SizeLimitError) as refused:
+        loads(f"[problem]\nparties = {10**400}\nepsilon = 1.0\n" + OBS)
+    assert len(str(refused.value)) < 250 and "= 1000000000" in str(refused.value)
 
 
 def test_a_byte_order_mark_is_harmless(tmp_path) -> None:

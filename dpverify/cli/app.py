@@ -18,8 +18,8 @@ from typing import NoReturn
 import click
 
 from dpverify.api import __version__
-from dpverify.errors import DpverifyError, out_of_memory
-from dpverify.status import EXIT_STATUS_RULE, ExitStatus
+from dpverify.errors import DpverifyError
+from dpverify.status import EXIT_STATUS_RULE, ExitStatus, out_of_memory
 
 
 def _silence_stdout() -> None:

@@ -27,8 +27,9 @@ from dpverify.cli.options import (
     note,
     timeout_option,
 )
-from dpverify.defaults import DEFAULT_CHECK_TOL, DEFAULT_STORE, MAX_JOBS, MEMORY_STORE
+from dpverify.defaults import DEFAULT_CHECK_TOL, DEFAULT_STORE, MEMORY_STORE
 from dpverify.errors import InputError
+from dpverify.policy import MAX_JOBS
 from dpverify.status import ExitStatus
 
 

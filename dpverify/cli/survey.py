@@ -21,8 +21,9 @@ from dpverify.cli.options import (
     json_option,
     timeout_option,
 )
-from dpverify.defaults import DEFAULT_RESTARTS, MAX_JOBS, NAMED_GAINS
+from dpverify.defaults import DEFAULT_RESTARTS, NAMED_GAINS
 from dpverify.errors import OptionError
+from dpverify.policy import MAX_JOBS
 
 
 def _epsilons(ctx: click.Context, param: click.Parameter, value: str):

@@ -19,11 +19,11 @@ import socket
 import time
 from typing import Any
 
-from dpverify.errors import out_of_memory
 from dpverify.reasons import ReasonCode
 from dpverify.records import record
 from dpverify.runner.fingerprint import build_id
 from dpverify.runner.store import DONE, FAILED, INTERNAL, INVALID, TIMEOUT
+from dpverify.status import out_of_memory
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.result import plain
 from dpverify.version import __version__

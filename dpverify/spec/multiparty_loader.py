@@ -7,7 +7,7 @@ the sections are parsed by spec/sections.py, shared with protocol files.
 
 from __future__ import annotations
 
-from dpverify.errors import SizeLimitError, SpecError
+from dpverify.errors import SizeLimitError, SpecError, shown
 from dpverify.spec.alphabet import read_alphabets
 from dpverify.spec.counts import count_values, is_count_function
 from dpverify.spec.expr import ExpressionError
@@ -64,7 +64,8 @@ def parse_multiparty(root: Table, problem: Table, *, default_name: str) -> Multi
     k = problem.integer("parties", minimum=1)
     if k > MAX_PARTIES:
         raise SizeLimitError(
-            f"{file}: `{problem.key('parties')}` = {k}: too large: dpverify handles at most "
+            f"{file}: `{problem.key('parties')}` = {shown(k)}: too large: dpverify handles "
+            "at most "
             f"{MAX_PARTIES:,} parties (symmetric functions; {MAX_GENERAL_PARTIES} otherwise)")
     lambdas, lambdas_exact, epsilons_exact = privacy_levels(problem, k)
     levels_delta = deltas(problem, k)
