@@ -266,6 +266,31 @@ def test_a_whole_number_beyond_its_range_is_one_short_line(write_toml, args) -> 
     assert all(len(line) < 200 for line in run.output.splitlines()), run.output
 
 
+@pytest.mark.parametrize("args", [
+    ["release", "--n", "1" + "0" * 400, "--alphas", "0.5", "--answer", "1"],
+    ["release", "--n", "10", "--alphas", "0.5,1" + "0" * 400, "--answer", "1"],
+    ["sweep", "X", "--epsilon", "0.1:1:1" + "0" * 400],
+    ["survey", "--alphabet", "3", "--parties", "1", "--epsilon", "1" + "0" * 400],
+    ["check", "--no-store", "--expect-tol", "inf", "X"],
+    ["check", "--no-store", "--expect-tol", "nan", "X"],
+])
+def test_a_refusal_shortens_long_numbers_and_an_infinite_tolerance_is_refused(
+        write_toml, args) -> None:
+    """These printed all 401 digits (dpverify's own messages and click's alike), and
+    `check --expect-tol inf` matched every value."""
+    path = str(write_toml(XOR2, "x"))
+    run = invoke(*[path if a == "X" else a for a in args])
+    assert run.exit_code == 2, run.output
+    assert all(len(line) < 200 for line in run.output.splitlines()), run.output
+
+
+def test_short_numbers_keeps_a_short_number_whole() -> None:
+    from dpverify.cli.app import short_numbers
+
+    assert short_numbers("n = " + "7" * 40 + ": too large") == "n = " + "7" * 40 + ": too large"
+    assert short_numbers("n = " + "7" * 41) == "n = " + "7" * 24 + "... (41 digits)"
+
+
 def test_the_api_checks_a_huge_value_without_overflow() -> None:
     from dpverify import api
 

@@ -11,6 +11,7 @@ import functools
 import importlib
 import io
 import os
+import re
 import sys
 import threading
 from typing import NoReturn
@@ -56,7 +57,7 @@ def handle_errors(fn):
             click.echo("dpverify: interrupted", err=True)
             sys.exit(ExitStatus.INTERRUPTED)
         except DpverifyError as exc:
-            click.echo(f"dpverify: {exc}", err=True)
+            click.echo(f"dpverify: {short_numbers(str(exc))}", err=True)
             sys.exit(exc.exit_code)
         except OSError as exc:  # an output that cannot be written (`> /dev/full`, a full disk)
             if exc.errno not in UNWRITABLE:
@@ -105,6 +106,31 @@ def _quiet_broken_pipe(method):
         except BrokenPipeError:
             _silence_stdout()
             sys.exit(ExitStatus.BROKEN_PIPE)
+
+    return wrapper
+
+
+LONG_NUMBER = re.compile(r"\d{41,}")
+
+
+def short_numbers(message: str) -> str:
+    """`message` with every run of more than 40 digits shortened (a value of 4,000 digits
+    keeps a refusal to one short line)."""
+    return LONG_NUMBER.sub(lambda m: f"{m.group()[:24]}... ({len(m.group())} digits)",
+                           message)
+
+
+def _short_click_messages(method):
+    """A command line click refuses (a bad option value) says so with long numbers
+    shortened, as every refusal of dpverify's own."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except click.ClickException as exc:
+            exc.message = short_numbers(exc.message)  # type: ignore[misc]  # shown later
+            raise
 
     return wrapper
 
@@ -175,7 +201,8 @@ def measured() -> bool:
 class _Group(click.Group):
     command_class = _Command
     parse_args = _quiet_broken_pipe(click.Group.parse_args)
-    invoke = _quiet_broken_pipe(click.Group.invoke)
+    invoke = _short_click_messages(_quiet_broken_pipe(click.Group.invoke))
+    make_context = _short_click_messages(click.Group.make_context)
 
     def main(self, args=None, *more, **kwargs):  # type: ignore[override]
         try:

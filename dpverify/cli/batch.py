@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 import sys
 
 import click
@@ -71,6 +72,13 @@ RUN_OPTIONS = [
 
 
 CHECK_FORMATS = ("table", "github", "json")
+
+
+def _finite(value: float) -> float:
+    """`--expect-tol` is a finite number (an infinite one would match every value)."""
+    if not math.isfinite(value):
+        raise click.BadParameter("must be a finite number >= 0")
+    return value
 
 
 def plot_path_option(ctx: click.Context, param: click.Parameter,
@@ -241,7 +249,7 @@ def results(ctx, store_path, fmt_name, as_json, verdict, plot_path, problem, plo
 @add_options(POINT_OPTIONS)
 @add_options(SEARCH_OPTIONS)
 @click.option("--expect-tol", type=click.FloatRange(min=0), default=DEFAULT_CHECK_TOL,
-              show_default=True,
+              show_default=True, callback=lambda ctx, param, value: _finite(value),
               help="Tolerance of an expected value: |got - expected| <= T * max(1, "
                    "|expected|) (absolute near 0, relative beyond).")
 @click.option("--digits", is_flag=True,
