@@ -33,20 +33,7 @@ class Count(click.IntRange):
                 number = None
             if number is not None and number.is_finite() and number == number.to_integral():
                 value = int(number)
-        try:
-            return super().convert(value, param, ctx)
-        except click.BadParameter:
-            shown = str(value).strip()
-            if len(shown) <= SHOWN_DIGITS:
-                raise
-            top = self.max
-            ends = f"x>={self.min}" + ("" if top is None else
-                                       f" and x<={top if top < 10**6 else format(top, '.0e')}")
-            self.fail(f"{shown[:SHOWN_DIGITS]}... ({len(shown)} characters) is not a whole "
-                      f"number with {ends}", param, ctx)
-
-
-SHOWN_DIGITS = 24  # a longer value is shortened in the message
+        return super().convert(value, param, ctx)  # a long value: cli/app.py shortens it
 
 
 def _checked(name: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
