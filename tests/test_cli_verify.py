@@ -284,11 +284,22 @@ def test_a_refusal_shortens_long_numbers_and_an_infinite_tolerance_is_refused(
     assert all(len(line) < 200 for line in run.output.splitlines()), run.output
 
 
-def test_short_numbers_keeps_a_short_number_whole() -> None:
-    from dpverify.cli.app import short_numbers
+def test_short_message_keeps_a_short_number_and_word_whole() -> None:
+    from dpverify.cli.app import short_message
 
-    assert short_numbers("n = " + "7" * 40 + ": too large") == "n = " + "7" * 40 + ": too large"
-    assert short_numbers("n = " + "7" * 41) == "n = " + "7" * 24 + "... (41 digits)"
+    assert short_message("n = " + "7" * 40 + ": too large") == "n = " + "7" * 40 + ": too large"
+    assert short_message("n = " + "7" * 41) == "n = " + "7" * 24 + "... (41 digits)"
+    name = "a" * 200 + ".toml:"
+    assert short_message(f"{name} cannot write") == \
+        f"{'a' * 60}...{name[-40:]} (206 characters) cannot write"
+    assert short_message("x" * 160) == "x" * 160  # the control: 160 stays
+
+
+def test_a_file_name_of_5000_characters_is_one_short_line(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    run = invoke("new", "multiparty", "x" * 5000)
+    assert run.exit_code == 2, run.output
+    assert len(run.stderr) < 300 and "File name too long" in run.stderr, run.stderr
 
 
 def test_the_api_checks_a_huge_value_without_overflow() -> None:

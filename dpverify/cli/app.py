@@ -57,12 +57,12 @@ def handle_errors(fn):
             click.echo("dpverify: interrupted", err=True)
             sys.exit(ExitStatus.INTERRUPTED)
         except DpverifyError as exc:
-            click.echo(f"dpverify: {short_numbers(str(exc))}", err=True)
+            click.echo(f"dpverify: {short_message(str(exc))}", err=True)
             sys.exit(exc.exit_code)
         except OSError as exc:  # an output that cannot be written (`> /dev/full`, a full disk)
             if exc.errno not in UNWRITABLE:
                 raise_internal(exc)
-            where = f"{exc.filename}: " if exc.filename else "the output: "
+            where = f"{short_message(str(exc.filename))}: " if exc.filename else "the output: "
             _silence_stdout()
             click.echo(f"dpverify: {where}cannot write: {exc.strerror}", err=True)
             sys.exit(ExitStatus.BAD_INPUT)
@@ -111,13 +111,17 @@ def _quiet_broken_pipe(method):
 
 
 LONG_NUMBER = re.compile(r"\d{41,}")
+LONG_WORD = re.compile(r"\S{161,}")
 
 
-def short_numbers(message: str) -> str:
-    """`message` with every run of more than 40 digits shortened (a value of 4,000 digits
-    keeps a refusal to one short line)."""
-    return LONG_NUMBER.sub(lambda m: f"{m.group()[:24]}... ({len(m.group())} digits)",
-                           message)
+def short_message(message: str) -> str:
+    """`message` with every run of more than 40 digits shortened, and then every word of
+    more than 160 characters (a file name of 5,000): a refusal stays one short line."""
+    message = LONG_NUMBER.sub(
+        lambda m: f"{m.group()[:24]}... ({len(m.group())} digits)", message)
+    return LONG_WORD.sub(
+        lambda m: f"{m.group()[:60]}...{m.group()[-40:]} ({len(m.group())} characters)",
+        message)
 
 
 def _short_click_messages(method):
@@ -129,7 +133,7 @@ def _short_click_messages(method):
         try:
             return method(self, *args, **kwargs)
         except click.ClickException as exc:
-            exc.message = short_numbers(exc.message)  # type: ignore[misc]  # shown later
+            exc.message = short_message(exc.message)  # type: ignore[misc]  # shown later
             raise
 
     return wrapper
