@@ -88,6 +88,27 @@ def test_the_sub_cube_hints_bracket_the_dense_optimum(relevant_bit):
     assert upper - lower < 1e-9
 
 
+def test_a_second_pass_reuses_the_sub_problems_a_first_one_solved():
+    lp, _ = _lp(EPSILONS, 4)
+    calls = []
+
+    def counted(program):
+        calls.append(program.name)
+        return _solve(program)
+
+    solved: dict = {}
+    first = split_worst(lp, np.exp(EPSILONS), 1e-6, 6, counted, solved=solved)
+    assert first is not None and calls and len(solved) >= 2
+    spent = len(calls)
+    again = split_worst(lp, np.exp(EPSILONS), 1e-6, 6, counted, solved=solved)
+    assert len(calls) == spent  # nothing solved again
+    assert (again.lower, again.upper) == (first.lower, first.upper)
+    assert np.array_equal(again.prior, first.prior) and np.array_equal(again.rule, first.rule)
+    # the control: without the answers kept, the sub-problems are solved again
+    split_worst(lp, np.exp(EPSILONS), 1e-6, 6, counted)
+    assert len(calls) == 2 * spent
+
+
 def test_no_sub_cubes_without_an_extreme_party():
     lp, _ = _lp([0.3, 1.0, 0.5], 1)
     assert split_worst(lp, np.exp([0.3, 1.0, 0.5]), 1e-6, 6, _solve) is None

@@ -129,8 +129,8 @@ def _index(rows: np.ndarray, k: int, parties: list[int]) -> np.ndarray:
     return out
 
 
-def sub_cubes(lp: WorstLp, lambdas, fixed: list[int], solve_block
-              ) -> tuple[np.ndarray, np.ndarray] | None:
+def sub_cubes(lp: WorstLp, lambdas, fixed: list[int], solve_block,
+              solved: dict | None = None) -> tuple[np.ndarray, np.ndarray] | None:
     """A prior and a rule of the block from its sub-cubes {x : x_E = b} (E = `fixed`).
 
     A prior supported on one sub-cube has F(pi) equal to the sub-problem's on the other
@@ -140,7 +140,9 @@ def sub_cubes(lp: WorstLp, lambdas, fixed: list[int], solve_block
     sub-cube b = tau_E would: its worst case is at least prod_E (1 - 1/(1 + lambda)) times
     the least sub-cube value (gains in [0, 1]), so it meets the bound up to the levels of
     E. `solve_block(sub_lp)` returns (prior on the sub-LP's rows, rule on its columns,
-    its upper bound); None when E is empty or every party."""
+    its upper bound); None when E is empty or every party. `solved` keeps each
+    sub-problem's answer by (E, b) for a later call on the same block: a pass cut short
+    by its time does not solve its finished sub-cubes again."""
     k = len(lambdas)
     free = [i for i in range(k) if i not in fixed]
     if not fixed or not free:
@@ -159,7 +161,14 @@ def sub_cubes(lp: WorstLp, lambdas, fixed: list[int], solve_block
         table[n_idx[sel]] = gain[sel]
         relevant = np.zeros(n_sub, dtype=bool)
         relevant[n_idx[sel]] = True
-        prior, rule, upper = solve_block(WorstLp.over_inputs(sub_lambdas, table, relevant))
+        key = (tuple(fixed), int(b))
+        if solved is not None and key in solved:
+            prior, rule, upper = solved[key]
+        else:
+            prior, rule, upper = solve_block(WorstLp.over_inputs(sub_lambdas, table,
+                                                                 relevant))
+            if solved is not None:
+                solved[key] = (prior, rule, upper)
         rules[int(b)] = rule
         if best is None or upper < best[0]:
             best = (upper, sel, prior)
@@ -187,7 +196,7 @@ def with_method(solve, how: str):
 
 def split_worst(lp: WorstLp, lambdas, entry: float, most: int, solve,
                 largest: int | None = None, *, methods: Sequence[str] = ("",),
-                width: float = 0.0):
+                width: float = 0.0, solved: dict | None = None):
     """The worst case of the block from its sub-cubes over the parties whose corner entry is
     below `entry` (`sub_cubes`; each sub-problem's dense LP by `solve`, a float LP
     solver, rows scaled and entries it cannot keep dropped: only hints), with the
@@ -232,7 +241,7 @@ def split_worst(lp: WorstLp, lambdas, entry: float, most: int, solve,
     if largest is not None and 1 << (len(lambdas) - len(fixed)) > largest:
         return None
     try:
-        got = sub_cubes(lp, lambdas, fixed, block)
+        got = sub_cubes(lp, lambdas, fixed, block, solved)
     except _Failed:
         return None
     if got is None:

@@ -243,20 +243,22 @@ def block_hints(lp: WorstLp, lambdas: Sequence[float], options: VerifyOptions,
         return found if other is None else other if found is None else best_ends(found, other)
 
     done: set[tuple[int, ...]] = set()  # the levels of sub-cubes solved
+    solved: dict = {}  # and their sub-problems, a cut-short level's too (cube_hints)
     found = None
     if lp.channel.columns > MAX_DENSE_INPUTS:  # the sub-cubes alone
         if extreme:
-            found = cube_hints(lp, lambdas, cube_solve, enough, done)
+            found = cube_hints(lp, lambdas, cube_solve, enough, done, solved=solved)
         if found is None or found.width > float(options.tol):
             raise too_large or SizeLimitError(
                 f"the dense worst-case method takes at most {MAX_DENSE_INPUTS} inputs")
         return found
     if extreme and brief is not None:  # the sub-cubes that may decide, briefly
-        found = cube_hints(lp, lambdas, cube_solve, enough, done, brief)
+        found = cube_hints(lp, lambdas, cube_solve, enough, done, brief, solved)
     if found is None or found.width > enough:  # one BLAS thread
         found = merged(found, dense_worst(lp, dense_target(options), solve_, enough=float("inf")))
     if found is not None and found.width > enough and extreme:
-        found = merged(found, cube_hints(lp, lambdas, cube_solve, enough, done))
+        found = merged(found, cube_hints(lp, lambdas, cube_solve, enough, done,
+                                         solved=solved))
     if found is not None and found.width > enough:  # every BLAS thread
         found = merged(found, dense_again(lp, dense_target(options), solve_))
     assert found is not None
@@ -310,13 +312,15 @@ class _Spent(Exception):
 
 
 def cube_hints(lp: WorstLp, lambdas: Sequence[float], solve: Solver, enough: float,
-               done: set[tuple[int, ...]], brief: BriefPass | None = None
-               ) -> DenseWorst | None:
+               done: set[tuple[int, ...]], brief: BriefPass | None = None,
+               solved: dict | None = None) -> DenseWorst | None:
     """The best ends of the sub-cubes over the extreme parties at each of
     policy.SPLIT_ENTRIES (each set of parties once: those in `done` are passed over, and
     each level solved joins it), until the bracket is within `enough`; None when no
     level gave one (theory/worst_candidates.py). The `brief` pass takes the levels it
-    admits, and ends at the first level that does not finish in its time."""
+    admits, and ends at the first level that does not finish in its time; `solved`, the
+    sub-problems answered by an earlier call on the block (a level the brief pass cut
+    short goes on from where it stopped)."""
     from dpverify.theory.worst_candidates import best_ends, split_parties, split_worst
 
     def briefly(program):
@@ -336,7 +340,7 @@ def cube_hints(lp: WorstLp, lambdas: Sequence[float], solve: Solver, enough: flo
         try:
             cube = split_worst(lp, lambdas, entry, SPLIT_PARTIES,
                                solve if brief is None else briefly, DENSE_FALLBACK_INPUTS,
-                               methods=CUBE_METHODS, width=enough)
+                               methods=CUBE_METHODS, width=enough, solved=solved)
         except _Spent:
             break
         if cube is None and brief is not None:
