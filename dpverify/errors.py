@@ -71,4 +71,3 @@ def shown(value: object, limit: int = 80) -> str:
     problem file's number of 4,000 digits stays one short line)."""
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
-

@@ -107,6 +107,19 @@ def test_a_second_pass_reuses_the_sub_problems_a_first_one_solved():
     # the control: without the answers kept, the sub-problems are solved again
     split_worst(lp, np.exp(EPSILONS), 1e-6, 6, counted)
     assert len(calls) == 2 * spent
+    # a sub-problem one of whose solves did not finish (the time of a brief pass) is not
+    # kept: without that limit it may end elsewhere
+    from dpverify.lp.model import LpStatus
+
+    def simplex_out_of_time(program):
+        found = _solve(program)
+        return replace(found, status=LpStatus.TIME_LIMIT) if program.solver == "simplex" \
+            else found
+
+    cut: dict = {}
+    assert split_worst(lp, np.exp(EPSILONS), 1e-6, 6, simplex_out_of_time,
+                       methods=("simplex", "ipm"), solved=cut) is not None
+    assert cut == {}
 
 
 def test_no_sub_cubes_without_an_extreme_party():

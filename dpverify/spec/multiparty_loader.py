@@ -65,8 +65,8 @@ def parse_multiparty(root: Table, problem: Table, *, default_name: str) -> Multi
     if k > MAX_PARTIES:
         raise SizeLimitError(
             f"{file}: `{problem.key('parties')}` = {shown(k)}: too large: dpverify handles "
-            "at most "
-            f"{MAX_PARTIES:,} parties (symmetric functions; {MAX_GENERAL_PARTIES} otherwise)")
+            f"at most {MAX_PARTIES:,} parties (symmetric functions; {MAX_GENERAL_PARTIES} "
+            "otherwise)")
     lambdas, lambdas_exact, epsilons_exact = privacy_levels(problem, k)
     levels_delta = deltas(problem, k)
     chosen = accuracies(problem)

@@ -140,9 +140,11 @@ def sub_cubes(lp: WorstLp, lambdas, fixed: list[int], solve_block,
     sub-cube b = tau_E would: its worst case is at least prod_E (1 - 1/(1 + lambda)) times
     the least sub-cube value (gains in [0, 1]), so it meets the bound up to the levels of
     E. `solve_block(sub_lp)` returns (prior on the sub-LP's rows, rule on its columns,
-    its upper bound); None when E is empty or every party. `solved` keeps each
-    sub-problem's answer by (E, b) for a later call on the same block: a pass cut short
-    by its time does not solve its finished sub-cubes again."""
+    its upper bound, whether every solve it tried finished); None when E is empty or
+    every party. `solved` keeps each sub-problem's answer by (E, b) for a later call on
+    the same block, when every solve of it finished (a solve the time cut short may end
+    elsewhere without that limit): a pass cut short by its time does not solve its
+    finished sub-cubes again."""
     k = len(lambdas)
     free = [i for i in range(k) if i not in fixed]
     if not fixed or not free:
@@ -165,9 +167,9 @@ def sub_cubes(lp: WorstLp, lambdas, fixed: list[int], solve_block,
         if solved is not None and key in solved:
             prior, rule, upper = solved[key]
         else:
-            prior, rule, upper = solve_block(WorstLp.over_inputs(sub_lambdas, table,
-                                                                 relevant))
-            if solved is not None:
+            prior, rule, upper, finished = solve_block(
+                WorstLp.over_inputs(sub_lambdas, table, relevant))
+            if solved is not None and finished:
                 solved[key] = (prior, rule, upper)
         rules[int(b)] = rule
         if best is None or upper < best[0]:
@@ -218,10 +220,12 @@ def split_worst(lp: WorstLp, lambdas, entry: float, most: int, solve,
 
     def block(sub: WorstLp):
         best = None  # (lower, rule, upper, prior)
+        finished = True
         for how in methods:
             found = solve_float(sub, with_method(solve, how), scale_rows=True,
                                 drop_tiny=True, name="rr-worst-cube")
             if not found.ok:
+                finished = False
                 continue
             prior = clean_distribution(found.masses)
             lower, upper = float_bracket(sub, prior, found.rule)
@@ -235,7 +239,7 @@ def split_worst(lp: WorstLp, lambdas, entry: float, most: int, solve,
                 break
         if best is None:
             raise _Failed
-        return best[3], best[1], best[2]
+        return best[3], best[1], best[2], finished
 
     fixed = split_parties(lambdas, entry, most)
     if largest is not None and 1 << (len(lambdas) - len(fixed)) > largest:
