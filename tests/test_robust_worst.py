@@ -23,7 +23,8 @@ from dpverify.spec import loads
 from dpverify.theory import worst_ipm
 from dpverify.theory.orbits.space import OrbitSpace
 from dpverify.theory.worst_candidates import float_bracket
-from dpverify.theory.worst_hints import DENSE, dense_or_columns
+from dpverify.theory import worst_hints
+from dpverify.theory.worst_hints import DENSE, DENSE_CHECKED, dense_or_columns
 from dpverify.theory.worst_ipm import dense_worst
 from dpverify.theory.worst_lp import WorstLp, prior_bound, rule_value, solve_exact
 from dpverify.theory.worst_polish import FINER_TIES, TIE, polish_prior, polish_rule
@@ -198,6 +199,52 @@ def test_extreme_epsilons_of_an_observer_are_decided(tmp_path):
                 np.random.default_rng(11).integers(0, 3, 64).tolist()) + " }\n")
     found = verify_json(tmp_path, text)
     assert found["verdict"] == "optimal", found
+
+
+# --------------------------------------------------------------------------- the check
+
+
+def _stalled(lp, **_):
+    """A dense run that 'stalled': the uniform prior and a constant rule, a wide bracket."""
+    n, m = lp.channel.columns, lp.m
+    prior = np.full(lp.rows.size, 1.0 / lp.rows.size)
+    rule = np.zeros((n, m))
+    rule[:, 0] = 1.0
+    lower, upper = dense_bounds(lp, prior, rule)
+    return worst_ipm.DenseWorst(prior, rule, lower, upper, 1)
+
+
+def test_a_small_block_the_dense_method_leaves_open_is_checked_by_highs(monkeypatch):
+    lp, _ = _parity_orbits((2, 3), epsilons=(0.5, 1.0), gain="indicator")
+    monkeypatch.setattr(worst_hints, "dense_worst", _stalled)
+    wide = _stalled(lp)
+    assert wide.upper - wide.lower > 1e-3
+    # negative control: without a check the stalled pair is all there is
+    alone = dense_or_columns(lp, _solve)
+    assert alone.how == DENSE
+    assert np.array_equal(alone.rule, wide.rule) and np.array_equal(alone.masses, wide.prior)
+    checked = dense_or_columns(lp, _solve, check=_solve)
+    assert checked.ok and checked.how == DENSE_CHECKED
+    lower, upper = dense_bounds(lp, checked.masses, checked.rule)
+    assert upper - lower < 1e-11 and lower >= wide.lower and upper <= wide.upper
+    # a check that fails (HiGHS out of its time) keeps the dense pair
+    failed = dense_or_columns(lp, _solve, check=lambda program: solve(
+        program, "highs", time_limit=0.0))
+    assert failed.how == DENSE and np.array_equal(failed.rule, wide.rule)
+    # a block over CHECK_ENTRIES is not checked
+    monkeypatch.setattr(worst_hints, "CHECK_ENTRIES", 1)
+    assert dense_or_columns(lp, _solve, check=_solve).how == DENSE
+
+
+def test_a_party_whose_dense_block_stalled_is_decided(tmp_path):
+    # issue 25's symmetric family: one own bit's block of 54 orbits and 21 outputs, where
+    # the dense method stalled 7.2e-7 wide and the exact simplex ran past 600 s
+    text = ('[problem]\nname = "p"\nparties = 20\nepsilon = ['
+            + ", ".join(["3.0"] * 3 + ["0.25"] * 17) + ']\naccuracy = "worst"\n\n'
+            '[[party]]\nindex = 1\nfunction = "sum"\ngain = "indicator"\n')
+    found = verify_json(tmp_path, text)
+    assert found["verdict"] == "optimal", found
+    assert found["results"][0]["method"] == "orbit"
 
 
 def test_loads_of_the_cliff_problems():

@@ -344,9 +344,9 @@ def test_a_party_s_second_own_bit_starts_from_the_first_s_support(tmp_path, monk
     seeds = []
     inner = orbit_worst.dense_or_columns
 
-    def recorded(lp, solve_, enough=None, seed=None):
+    def recorded(lp, solve_, enough=None, seed=None, check=None):
         seeds.append(None if seed is None else len(seed))
-        return inner(lp, solve_, enough, seed)
+        return inner(lp, solve_, enough, seed, check)
 
     monkeypatch.setattr(orbit_worst, "dense_or_columns", recorded)
     path = tmp_path / "p.toml"
@@ -376,7 +376,7 @@ def test_hints_too_wide_to_decide_are_not_valued_exactly(tmp_path, monkeypatch):
     from dpverify.theory.worst_hints import WorstHints
     from dpverify.verifiers.multiparty import orbit_worst
 
-    def poor(lp, solve_, enough=None, seed=None):  # no solution: the default hints
+    def poor(lp, solve_, enough=None, seed=None, check=None):  # no solution: the default hints
         return WorstHints(np.zeros((lp.channel.columns, lp.m)), np.zeros(lp.rows.size),
                           False, "none")
 

@@ -288,6 +288,9 @@ def _exact_hints(problem: OrbitProblem, gain, parts, lower, upper, options,
 
 # The float hints are solved tightly: they become the certificate's bounds.
 TIGHT = 1e-10
+# ... and HiGHS's check of a small block the dense method left open
+# (worst_hints.dense_or_columns) gets at most this many seconds
+CHECK_SECONDS = 2.0
 # ... and an exact certificate from hints whose float bracket is wider than this many
 # times --tol is not made (`verify`; `certify` makes it): it could not decide
 HOPELESS = 2.0
@@ -328,24 +331,25 @@ def _sparse_rule(rule: np.ndarray) -> np.ndarray:
 
 
 def _orbit_lp_hints(problem: OrbitProblem, space: OrbitSpace, g: np.ndarray, relevant,
-                    bit: int, solve_, enough: float, seed: np.ndarray | None = None
-                    ) -> tuple[WorstHints, np.ndarray, np.ndarray]:
+                    bit: int, solve_, enough: float, seed: np.ndarray | None = None,
+                    check=None) -> tuple[WorstHints, np.ndarray, np.ndarray]:
     """The float hints of one sub-problem's orbit LP, and where its prior's masses and its
     rule's rows go in the problem's orbits: for a party whose own class is one party
     among others, the LP of the own bit `bit` on the other classes' orbits
     (theory/orbits/space.py, `without_class`: the same optimum, on half the rows and half
     the columns); else the LP on `relevant` and every corner orbit. A float bracket within
     `enough` (normalised gains) is all the certificate needs; `seed`, rows of the LP that
-    join its first round (the other own bit's prior support: the same orbits)."""
+    join its first round (the other own bit's prior support: the same orbits); `check`,
+    the time-limited solver of worst_hints.dense_or_columns's check of a small block."""
     own = problem.own
     if own is None or len(problem.sizes) < 2:
         lp = WorstLp.over_class_orbits(space, relevant, g)
-        return (dense_or_columns(lp, solve_, enough), np.asarray(relevant),
+        return (dense_or_columns(lp, solve_, enough, check=check), np.asarray(relevant),
                 np.arange(space.count))
     rest, rows, columns = without_class(space, own, bit)
     assert np.array_equal(rows, relevant)  # the own bit's orbits, in the same order
     lp = WorstLp.over_class_orbits(rest, list(range(rest.count)), g[rows])
-    return dense_or_columns(lp, solve_, enough, seed), rows, columns
+    return dense_or_columns(lp, solve_, enough, seed, check), rows, columns
 
 
 def _float_hints(problem: OrbitProblem, gain, parts, upper, options):
@@ -355,11 +359,12 @@ def _float_hints(problem: OrbitProblem, gain, parts, upper, options):
     g = np.array([[float(v) for v in row] for row in gain])
     factors = class_blocks(space)
     solve_ = options.solver().tight(TIGHT)
+    check = solve_.at_most(CHECK_SECONDS)
     rules, priors, values, masses = [], [], [], []
     seed = None
     for bit, relevant in enumerate(parts):
         found, rows, columns = _orbit_lp_hints(problem, space, g, relevant, bit, solve_,
-                                               options.tol * HINT_SHARE, seed)
+                                               options.tol * HINT_SHARE, seed, check)
         if found.ok and problem.own is not None and len(problem.sizes) > 1:
             seed = np.flatnonzero(np.asarray(found.masses) > 0)
         prior = np.zeros(len(gain))
