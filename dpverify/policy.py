@@ -200,6 +200,15 @@ SPLIT_MARGIN = 0.9
 DENSE_FALLBACK_WIDTH = 1e-10
 DENSE_FALLBACK_INPUTS = 512
 DENSE_FALLBACK_SECONDS = 10.0
+# Before them, the rule's LP on the best prior's ties
+# (theory/worst_ipm.py, polish_on_ties) gets at most this many seconds: an observer's
+# `sum` at k = 9 that both runs of the method left 2e-9 wide was closed to 6e-11 by an LP
+# of 523 columns in 0.24 s (HiGHS's dense LP took 6.5 s); an LP of 1,237 columns that
+# closed nothing took 3.2 s. Only from TIES_FROM_INPUTS inputs on: below, HiGHS's dense LP
+# takes milliseconds and closes further (a party at k = 5 and epsilon 20 whose value is
+# -2.7e-8 of a range of 4: 1.3e-13 wide by HiGHS, 3.6e-12 by the tie LP alone)
+TIES_SECONDS = 1.0
+TIES_FROM_INPUTS = 256
 # The dense method on all inputs stops once its bracket is within this share of the
 # tolerance (a tenth: 1e-10 of the gains' range at the default --tol; never below the
 # method's own target of 1e-11): the bracket decides with a margin, and the iterations

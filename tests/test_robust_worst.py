@@ -20,10 +20,9 @@ from worst_bounds import dense_bounds, verify_json
 
 from dpverify.lp import solve
 from dpverify.spec import loads
-from dpverify.theory import worst_ipm
+from dpverify.theory import worst_hints, worst_ipm
 from dpverify.theory.orbits.space import OrbitSpace
 from dpverify.theory.worst_candidates import float_bracket
-from dpverify.theory import worst_hints
 from dpverify.theory.worst_hints import DENSE, DENSE_CHECKED, dense_or_columns
 from dpverify.theory.worst_ipm import dense_worst
 from dpverify.theory.worst_lp import WorstLp, prior_bound, rule_value, solve_exact

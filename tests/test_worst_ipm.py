@@ -15,13 +15,14 @@ from scipy.optimize import linprog
 
 from dpverify.checker import check_certificate
 from dpverify.errors import SizeLimitError
+from dpverify.lp import solve
 from dpverify.policy import DENSE_FROM_INPUTS
 from dpverify.spec import loads
 from dpverify.spec.symmetric import trivial_orbits
 from dpverify.theory.certificates import own_bits, rationalised_prior, rationalised_rule
 from dpverify.theory.certificates.repair import DYADIC_BITS, WorstHint
 from dpverify.theory.rr import rr_matrix
-from dpverify.theory.worst_ipm import MAX_DENSE_INPUTS, DenseWorst, dense_worst
+from dpverify.theory.worst_ipm import MAX_DENSE_INPUTS, DenseWorst, dense_worst, polish_on_ties
 from dpverify.theory.worst_lp import WorstLp
 from dpverify.verifiers.certifiers import certify_agent
 
@@ -104,6 +105,32 @@ def test_brute_bounds_catch_a_tampered_result():
     uniform = DenseWorst(np.full(16, 1 / 16), found.rule, found.lower, found.upper, 0)
     _, hi = _brute_bounds(lambdas, gain, uniform)
     assert hi > found.upper + 1e-6
+
+
+def test_the_rule_lp_on_the_prior_s_ties_repairs_a_weak_rule():
+    """polish_on_ties: a good prior with a poor rule (a constant one, 'stalled') gets the
+    rule's LP on the prior's ties; the rule it returns is bounded by brute force, and
+    neither end is ever worse than what it was given."""
+    lambdas, gain = _instance(5, 4)
+    lp = WorstLp.over_inputs(lambdas, gain)
+    found = dense_worst(lp)
+    weak_rule = np.zeros_like(found.rule)
+    weak_rule[:, 0] = 1.0
+    weak = DenseWorst(found.prior, weak_rule, *_brute_bounds(
+        lambdas, gain, DenseWorst(found.prior, weak_rule, 0.0, 0.0, 0)), 0)
+    assert weak.width > 1e-2  # the control: the weak pair is far from closed
+
+    def tight(program):
+        return solve(program, "highs", feasibility_tol=1e-10)
+
+    mended = polish_on_ties(lp, weak, tight)
+    lo, hi = _brute_bounds(lambdas, gain, mended)
+    assert (lo, hi) == pytest.approx((mended.lower, mended.upper), abs=1e-12)
+    assert mended.width < 1e-9
+    assert mended.lower >= weak.lower and mended.upper <= weak.upper
+    # a solver that fails leaves the pair as it was
+    failed = polish_on_ties(lp, weak, lambda program: solve(program, "highs", time_limit=0.0))
+    assert failed.lower == weak.lower and np.array_equal(failed.rule, weak.rule)
 
 
 def test_constant_gain_and_the_size_limit():

@@ -38,6 +38,8 @@ from dpverify.policy import (
     SPLIT_MARGIN,
     SPLIT_PARTIES,
     SPLIT_SECONDS,
+    TIES_FROM_INPUTS,
+    TIES_SECONDS,
 )
 from dpverify.records import record
 from dpverify.spec.model import AgentSpec, AgentTable, MultipartySpec
@@ -186,6 +188,8 @@ def dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list,
       each LP within policy.SPLIT_SECONDS;
     * the dense method once more on every BLAS thread (another path of rounding: its
       stalls follow its rounding; on a busy 2-core machine it took 3-10x the first);
+    * the rule's LP on the best prior's ties (worst_ipm.polish_on_ties, within
+      policy.TIES_SECONDS, from policy.TIES_FROM_INPUTS inputs on);
     * HiGHS's dense LP (`better_ends`, up to policy.DENSE_FALLBACK_INPUTS inputs);
     * a deterministic rule (a constant one, the prior's Bayes rule) when it is better.
 
@@ -232,7 +236,7 @@ def block_hints(lp: WorstLp, lambdas: Sequence[float], options: VerifyOptions,
     """The float bracket of one block of `dense_hints`, in its order (there); `brief`, the
     agent's brief pass over the sub-cubes (at an extreme level)."""
     from dpverify.theory.worst_candidates import best_ends  # lazy: dense only
-    from dpverify.theory.worst_ipm import dense_again, dense_worst
+    from dpverify.theory.worst_ipm import dense_again, dense_worst, polish_on_ties
 
     solve_ = options.solver().tight(1e-10)  # the polish's small LPs
     cube_solve = solve_.at_most(SPLIT_SECONDS)
@@ -262,6 +266,8 @@ def block_hints(lp: WorstLp, lambdas: Sequence[float], options: VerifyOptions,
     if found is not None and found.width > enough:  # every BLAS thread
         found = merged(found, dense_again(lp, dense_target(options), solve_))
     assert found is not None
+    if found.width > enough and lp.channel.columns >= TIES_FROM_INPUTS:  # the prior's ties
+        found = polish_on_ties(lp, found, solve_.at_most(TIES_SECONDS), dense_target(options))
     if found.width > enough and lp.channel.columns <= DENSE_FALLBACK_INPUTS:
         found = better_ends(lp, found, options, enough)  # then HiGHS's dense LP
     return found
