@@ -1,9 +1,9 @@
 """The order of the worst case's hints without symmetry (verifiers/multiparty/hints.py,
 `block_hints`; docs/theory.md 3.4): the brief pass over the sub-cubes that may decide, the
 dense method on one BLAS thread (truly one: scipy's OpenBLAS under the limit too), the
-other sub-cubes, the dense method on every thread, HiGHS's dense LP; each only while the
-bracket is open. Spies record what ran; every bracket is a real one, recomputed from the
-dense channel."""
+rule's LP on the prior's ties (from 256 inputs), the other sub-cubes, the dense method on
+every thread, the ties again, HiGHS's dense LP; each only while the bracket is open.
+Spies record what ran; every bracket is a real one, recomputed from the dense channel."""
 
 from __future__ import annotations
 
@@ -49,6 +49,7 @@ def ran(monkeypatch):
     spy(worst_candidates, "split_worst", "cubes")
     spy(worst_ipm, "dense_worst", "dense")
     spy(worst_ipm, "dense_again", "again")
+    spy(worst_ipm, "polish_on_ties", "ties")
     spy(hints, "better_ends", "highs")
     return log
 
@@ -92,9 +93,42 @@ def test_a_spent_brief_pass_leaves_the_sub_cubes_for_after_the_dense_method(ran,
                                    np.full((lp.channel.columns, 2), 0.5), 0.0, 1.0, 0)
     monkeypatch.setattr(worst_ipm, "dense_worst", lambda *a, **k: (ran.append("dense"), stalled)[1])
     found = block_hints(lp, lambdas, OPTIONS, spent)
-    # the dense method "stalled" at [0, 1]: the sub-cubes after it decide
-    assert ran[:2] == ["dense", "cubes"] and found.width <= ENOUGH
+    # the dense method "stalled" at [0, 1] (the uniform prior's ties decide nothing): the
+    # sub-cubes after it decide
+    assert ran[:3] == ["dense", "ties", "cubes"] and found.width <= ENOUGH
     assert "again" not in ran and "highs" not in ran
+
+
+def test_the_prior_s_ties_go_right_after_a_dense_run_whose_rule_is_weak(ran, monkeypatch):
+    # a good prior with a constant rule: the dense run "stalled" on its rule; the rule's LP
+    # on the prior's ties closes the bracket before anything slower runs
+    lp, lambdas = _lp([0.4, 1.1, 0.9, 0.8, 1.6, 0.3, 1.2, 1.4], 4, 3)
+    good = worst_ipm.dense_worst(lp, enough=float("inf"))
+    ran.clear()
+    constant = np.zeros_like(good.rule)
+    constant[:, 0] = 1.0
+    weak = worst_ipm.DenseWorst(good.prior, constant, *dense_bounds(lp, good.prior, constant),
+                                0)
+    assert weak.width > 1e-3
+    monkeypatch.setattr(worst_ipm, "dense_worst", lambda *a, **k: (ran.append("dense"), weak)[1])
+    found = block_hints(lp, lambdas, OPTIONS, None)
+    assert ran == ["dense", "ties"]
+    lower, upper = dense_bounds(lp, found.prior, found.rule)
+    assert upper - lower <= ENOUGH and lower == pytest.approx(found.lower, abs=1e-12)
+    # negative control: below TIES_FROM_INPUTS inputs HiGHS's dense LP is cheap and goes
+    # instead (after the run on every thread)
+    ran.clear()
+    small, small_lambdas = _lp([0.4, 1.1, 0.9, 0.8, 1.6, 0.3, 1.2], 4, 3)
+    assert small.channel.columns < hints.TIES_FROM_INPUTS
+    good = worst_ipm.dense_worst(small, enough=float("inf"))
+    ran.clear()
+    weak_small = worst_ipm.DenseWorst(good.prior, np.eye(3)[np.zeros(128, dtype=int)],
+                                      0.0, good.upper, 0)
+    monkeypatch.setattr(worst_ipm, "dense_worst",
+                        lambda *a, **k: (ran.append("dense"), weak_small)[1])
+    monkeypatch.setattr(worst_ipm, "dense_again", lambda *a, **k: None)
+    block_hints(small, small_lambdas, OPTIONS, None)
+    assert "ties" not in ran and ran[-1] == "highs"
 
 
 def test_a_level_that_may_lose_more_than_decides_waits_for_the_dense_method():
