@@ -209,11 +209,12 @@ DENSE_FALLBACK_SECONDS = 10.0
 # -2.7e-8 of a range of 4: 1.3e-13 wide by HiGHS, 3.6e-12 by the tie LP alone)
 TIES_SECONDS = 1.0
 TIES_FROM_INPUTS = 256
-# ... and right after the dense method's first run, at most this many (the LP's time is
-# hard to foresee from its size, measured at k = 9: 522, 640 and 972 free entries took
+# ... and right after the dense method's first run, at most this many, on LPs of at most
+# this many free entries (measured at k = 9: 522, 523, 640 and 972 free entries took
 # 0.2-0.4 s, each closing a bracket the method left at 1e-9 to 1.2e-8, where the steps
-# after it took 0.5-7 s; 666 and 1,236 took past 1 s and closed nothing)
+# after it took 0.5-7 s; 666, 1,236, 1,254 and 2,020 took past 0.5 s and closed nothing)
 EARLY_TIES_SECONDS = 0.5
+EARLY_TIES_FREE = 1000
 # The dense method on all inputs stops once its bracket is within this share of the
 # tolerance (a tenth: 1e-10 of the gains' range at the default --tol; never below the
 # method's own target of 1e-11): the bracket decides with a margin, and the iterations

@@ -131,6 +131,16 @@ def test_the_rule_lp_on_the_prior_s_ties_repairs_a_weak_rule():
     # a solver that fails leaves the pair as it was
     failed = polish_on_ties(lp, weak, lambda program: solve(program, "highs", time_limit=0.0))
     assert failed.lower == weak.lower and np.array_equal(failed.rule, weak.rule)
+    # an LP with more free entries than `most_free` is not solved at all
+    solved: list[int] = []
+
+    def counted(program):
+        solved.append(1)
+        return tight(program)
+
+    capped = polish_on_ties(lp, weak, counted, most_free=1)
+    assert not solved and capped.lower == weak.lower
+    assert polish_on_ties(lp, weak, counted, most_free=10**6).width < 1e-9 and solved
 
 
 def test_constant_gain_and_the_size_limit():

@@ -663,34 +663,37 @@ def _better_prior(C: np.ndarray, G: np.ndarray, masses, upper: float, prior: np.
 
 
 def _on_ties(C: np.ndarray, G: np.ndarray, lower: float, upper: float, prior: np.ndarray,
-             rule: np.ndarray, solve: Solve, target: float
+             rule: np.ndarray, solve: Solve, target: float, most_free: int | None = None
              ) -> tuple[float, float, np.ndarray, np.ndarray]:
-    """The rule's LP on the prior's ties (worst_polish.rule_lp) and its dual prior, each
-    kept when its bound is better."""
+    """The rule's LP on the prior's ties (worst_polish.rule_lp, at most `most_free` free
+    entries if given) and its dual prior, each kept when its bound is better."""
     from threadpoolctl import threadpool_limits  # lazy
 
     # a run's solver (verifiers/solving.py) gives the LP at most RULE_LP_SECONDS
     capped = getattr(solve, "at_most", None)
     lp_solve = capped(RULE_LP_SECONDS) if capped is not None else solve
     with threadpool_limits(limits=1, user_api="blas"):
-        candidate, masses = rule_lp(C, G, prior, lp_solve, enough=upper - target)
+        candidate, masses = rule_lp(C, G, prior, lp_solve, enough=upper - target,
+                                    most_free=most_free)
     lower, rule = _better_rule(C, G, candidate, lower, rule)
     upper, prior = _better_prior(C, G, masses, upper, prior)
     return lower, upper, prior, rule
 
 
 def polish_on_ties(lp: WorstLp, found: DenseWorst, solve: Solve,
-                   target: float = TARGET_WIDTH) -> DenseWorst:
+                   target: float = TARGET_WIDTH, most_free: int | None = None
+                   ) -> DenseWorst:
     """`found` (any pair: a run of this method, or the best ends of several hints) after the
     rule's LP on its prior's ties, the last step of the polish (`_polished`), for a caller
     that ran the method without it (`enough=inf`) and tried other hints first; each end
-    kept when better. A caller's cheap step before HiGHS's LP on the whole block
-    (measured: an observer's `sum` at k = 9, stalled 2e-9 wide on both runs of the
-    method, closed to 6e-11 in 0.3 s, where HiGHS's dense LP took 6.5 s)."""
+    kept when better; `most_free`, the most free entries its LP may have. A caller's
+    cheap step before HiGHS's LP on the whole block (measured: an observer's `sum` at
+    k = 9, stalled 2e-9 wide on both runs of the method, closed to 6e-11 in 0.3 s, where
+    HiGHS's dense LP took 6.5 s)."""
     C = np.asarray(lp.channel.floats(), dtype=WORK)
     G = np.asarray(lp.gain, dtype=WORK)
     lower, upper, prior, rule = _on_ties(C, G, found.lower, found.upper, found.prior,
-                                         found.rule, solve, target)
+                                         found.rule, solve, target, most_free)
     return DenseWorst(prior, rule, lower, upper, found.iterations)
 
 

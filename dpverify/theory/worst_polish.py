@@ -210,7 +210,8 @@ LP_WORK = 2_000_000
 
 
 def rule_lp(C: np.ndarray, G: np.ndarray, prior: np.ndarray, solve,
-            ties: Sequence[float] = LP_TIES, enough: float = np.inf
+            ties: Sequence[float] = LP_TIES, enough: float = np.inf,
+            most_free: int | None = None
             ) -> tuple[np.ndarray | None, np.ndarray | None]:
     """A rule, and a prior, from one LP (a crossover where `polish_rule`'s system fails:
     when the prior's support is not exactly the tight rows, or the tight system is
@@ -225,7 +226,8 @@ def rule_lp(C: np.ndarray, G: np.ndarray, prior: np.ndarray, solve,
     column is scaled to its largest entry (a channel's entries span many decades; HiGHS
     drops entries below 1e-12 and works to absolute tolerances). Each tie of `ties` in turn
     until the rule's worst case reaches `enough`; (best rule, its dual prior), each None
-    when no LP gives one (too large: LP_WORK; or not solved)."""
+    when no LP gives one (too large: LP_WORK, or more free entries than `most_free`; or
+    not solved)."""
     from dpverify.lp.builder import LpBuilder  # lazy: scipy.sparse, only when polishing
 
     C, G, pi = C.astype(WORK), G.astype(WORK), np.asarray(prior, dtype=WORK)
@@ -237,7 +239,8 @@ def rule_lp(C: np.ndarray, G: np.ndarray, prior: np.ndarray, solve,
         tied = _tied(z, float(pi.max()), tie)
         js = np.array([c for c, t in enumerate(tied) if t.size > 1 for _ in t], dtype=np.intp)
         ys = np.array([y for t in tied if t.size > 1 for y in t], dtype=np.intp)
-        if js.size == 0 or js.size * C.shape[0] > LP_WORK:
+        if js.size == 0 or js.size * C.shape[0] > LP_WORK or (
+                most_free is not None and js.size > most_free):
             continue  # nothing free (the prior's Bayes rule), or an LP too large
         base = np.zeros(z.shape, dtype=WORK)
         alone = np.flatnonzero([t.size == 1 for t in tied])

@@ -31,6 +31,7 @@ from dpverify.policy import (
     DENSE_FALLBACK_WIDTH,
     DENSE_FROM_INPUTS,
     DENSE_TARGET_SHARE,
+    EARLY_TIES_FREE,
     EARLY_TIES_SECONDS,
     EXTREME_ENTRY,
     MAX_DENSE_INPUTS,
@@ -185,7 +186,7 @@ def dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list,
       theory/worst_candidates.py) within policy.CUBE_FIRST_SECONDS, at the levels whose
       rule may decide (policy.CUBE_HOPELESS);
     * the dense interior-point method (theory/worst_ipm.py) on one BLAS thread, then the
-      rule's LP on the best prior's ties, briefly (policy.EARLY_TIES_SECONDS);
+      rule's LP on the best prior's ties when small and brief (policy.EARLY_TIES_*);
     * at an extreme level, the other levels of sub-cubes and the one the time cut short,
       each LP within policy.SPLIT_SECONDS;
     * the dense method once more on every BLAS thread (another path of rounding: its
@@ -265,7 +266,7 @@ def block_hints(lp: WorstLp, lambdas: Sequence[float], options: VerifyOptions,
         if found is not None and found.width > enough and \
                 lp.channel.columns >= TIES_FROM_INPUTS:  # the prior's ties, when cheap
             found = polish_on_ties(lp, found, solve_.at_most(EARLY_TIES_SECONDS),
-                                   dense_target(options))
+                                   dense_target(options), EARLY_TIES_FREE)
     if found is not None and found.width > enough and extreme:
         found = merged(found, cube_hints(lp, lambdas, cube_solve, enough, done,
                                          solved=solved))
