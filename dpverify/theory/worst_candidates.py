@@ -34,9 +34,9 @@ from dpverify.theory.worst_lp import WorstLp
 
 WORK = np.longdouble
 
-__all__ = ["best_candidate", "best_ends", "candidate_rules", "float_bracket", "prior_bound",
-           "rule_loss", "rule_worst", "split_parties", "split_worst", "sub_cubes",
-           "with_method"]
+__all__ = ["best_candidate", "best_ends", "candidate_rules", "dense_lp_ends", "float_bracket",
+           "prior_bound", "rule_loss", "rule_worst", "split_parties", "split_worst",
+           "sub_cubes", "with_method"]
 
 
 def rule_worst(lp: WorstLp, rule: np.ndarray) -> float:
@@ -264,3 +264,20 @@ def best_ends(a, b):
     prior = (a.upper, a.prior) if a.upper <= b.upper else (b.upper, b.prior)
     return replace(a, lower=rule[0], rule=rule[1], upper=prior[0], prior=prior[1],
                    iterations=a.iterations + b.iterations)
+
+
+def dense_lp_ends(lp: WorstLp, found, solve, *, scale_rows: bool = False,
+                  drop_tiny: bool = False, name: str = "rr-worst-dense"):
+    """`found` (a DenseWorst) with the rule and the prior of the block's dense LP, solved
+    by `solve` (worst_lp.solve_float), where they bound better (`float_bracket`, then
+    `best_ends`: an end of `found` that is as good is kept, the same object); `found`
+    itself when the LP is not solved."""
+    from dpverify.theory.worst_lp import solve_float  # (its default form: dense)
+
+    other = solve_float(lp, solve, scale_rows=scale_rows, drop_tiny=drop_tiny, name=name)
+    if not other.ok:
+        return found
+    lower, upper = float_bracket(lp, other.masses, other.rule)
+    return best_ends(found, replace(found, rule=clean_stochastic(other.rule),
+                                    prior=clean_distribution(other.masses), lower=lower,
+                                    upper=upper, iterations=0))

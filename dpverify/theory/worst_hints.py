@@ -23,9 +23,9 @@ import numpy as np
 
 from dpverify.errors import SizeLimitError, SolverError
 from dpverify.records import record
-from dpverify.theory.worst_candidates import float_bracket
+from dpverify.theory.worst_candidates import dense_lp_ends
 from dpverify.theory.worst_ipm import RETRY_WIDTH, DenseWorst, dense_worst
-from dpverify.theory.worst_lp import Solve, WorstLp, solve_float, solve_float_columns
+from dpverify.theory.worst_lp import Solve, WorstLp, solve_float_columns
 
 
 @record(eq=False)
@@ -86,23 +86,13 @@ def dense_or_columns(lp: WorstLp, solve: Solve, enough: float | None = None,
 
 def _checked(lp: WorstLp, found: DenseWorst, check: Solve) -> WorstHints:
     """The dense method's pair with HiGHS's dense LP's rule and prior where they bound
-    better (their float brackets, worst_candidates.float_bracket, in the same extended
-    precision as the dense method's)."""
+    better (worst_candidates.dense_lp_ends)."""
     try:
-        other = solve_float(lp, check, name="rr-worst-on-orbits-check")
+        best = dense_lp_ends(lp, found, check, name="rr-worst-on-orbits-check")
     except SolverError:
-        other = None
-    if other is None or not other.ok:
-        return WorstHints(found.rule, found.prior, True, DENSE)
-    masses = np.clip(np.asarray(other.masses, dtype=float), 0.0, None)
-    if not np.isfinite(masses).all() or masses.sum() <= 0:
-        return WorstHints(found.rule, found.prior, True, DENSE)
-    masses = masses / masses.sum()
-    lower, upper = float_bracket(lp, masses, other.rule)
-    rule = other.rule if lower > found.lower else found.rule
-    prior = masses if upper < found.upper else found.prior
-    kept = rule is found.rule and prior is found.prior
-    return WorstHints(rule, prior, True, DENSE if kept else DENSE_CHECKED)
+        best = found
+    kept = best.rule is found.rule and best.prior is found.prior
+    return WorstHints(best.rule, best.prior, True, DENSE if kept else DENSE_CHECKED)
 
 
 __all__ = ["CHECK_ENTRIES", "COLUMNS", "DENSE", "DENSE_CHECKED", "WorstHints",

@@ -54,7 +54,7 @@ from dpverify.theory.certificates import (
     symmetry_orbits,
     trivial_orbits,
 )
-from dpverify.theory.exact_rows import clean_distribution, clean_stochastic, has_mass
+from dpverify.theory.exact_rows import clean_distribution, has_mass
 from dpverify.theory.worst_lp import WorstLp, solve_float
 from dpverify.verifiers.multiparty.memo import Hints
 from dpverify.verifiers.options import VerifyOptions
@@ -373,21 +373,14 @@ def better_ends(lp: WorstLp, found: DenseWorst, options: VerifyOptions,
     exactly) when better: by the interior point and, while the bracket is still wider than
     `good`, by the simplex (which closed brackets the interior point left at 4e-9 among
     levels of 14 to 27, to 3e-11 in a second)."""
-    from dpverify.theory.worst_candidates import float_bracket, with_method
+    from dpverify.theory.worst_candidates import dense_lp_ends, with_method
 
     solve_ = options.solver().at_most(DENSE_FALLBACK_SECONDS).tight(1e-10)
     for method in ("", "simplex"):
         if found.width <= good:
             break
-        other = solve_float(lp, with_method(solve_, method), form=LpForm.DENSE, scale_rows=True,
-                            drop_tiny=True, name="rr-worst-fallback")
-        if not other.ok:
-            continue
-        lower, upper = float_bracket(lp, other.masses, other.rule)
-        rule = clean_stochastic(other.rule) if lower > found.lower else found.rule
-        prior = clean_distribution(other.masses) if upper < found.upper else found.prior
-        found = replace(found, rule=rule, prior=prior, lower=max(lower, found.lower),
-                        upper=min(upper, found.upper))
+        found = dense_lp_ends(lp, found, with_method(solve_, method), scale_rows=True,
+                              drop_tiny=True, name="rr-worst-fallback")
     return found
 
 
