@@ -94,6 +94,39 @@ def test_an_lp_beyond_its_size_is_not_built(monkeypatch):
     assert calls == []
 
 
+def test_a_finer_tie_is_tried_only_where_the_coarser_lp_is_too_large(monkeypatch):
+    """The ties in turn: a coarse tie (1.0: every output free) whose LP is over LP_WORK
+    gives way to the finer one, which still gives tight bounds; where the coarse LP fits,
+    it is solved alone (a finer tie frees a subset of its entries: no better)."""
+    lp = _majority()
+    opt = _optimum(lp)
+    found = dense_worst(lp, solve=None)
+    C, G = lp.channel.floats(), lp.gain
+    rows = C.shape[0]
+    sizes = []
+
+    def counted(program):
+        sizes.append(program.num_cols)
+        return _solve(program)
+
+    every = C.shape[1] * G.shape[1] * rows  # the coarse tie's LP (every entry free)
+    monkeypatch.setattr(worst_polish, "LP_WORK", every - 1)
+    rule, prior = rule_lp(C, G, found.prior, counted, ties=(1.0, 1e-9))
+    assert rule is not None and prior is not None
+    assert len(sizes) == 1 and sizes[0] - 1 < C.shape[1] * G.shape[1]  # the finer LP only
+    lower, _ = dense_bounds(lp, found.prior, rule)
+    _, upper = dense_bounds(lp, prior, rule)
+    assert opt - lower < 1e-10 and upper - opt < 1e-10
+    # negative control: the coarse tie alone is too large, and nothing is solved
+    sizes.clear()
+    assert rule_lp(C, G, found.prior, counted, ties=(1.0,)) == (None, None)
+    assert sizes == []
+    # where the coarse LP fits, only it is solved
+    monkeypatch.setattr(worst_polish, "LP_WORK", every)
+    assert rule_lp(C, G, found.prior, counted, ties=(1.0, 1e-9))[0] is not None
+    assert sizes == [C.shape[1] * G.shape[1] + 1]
+
+
 def test_the_polish_ends_with_the_rule_lp_only_beyond_the_caller_s_need(monkeypatch):
     lp = _majority()
     opt = _optimum(lp)

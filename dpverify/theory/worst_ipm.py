@@ -639,7 +639,7 @@ def _polished(lp: WorstLp, lower: float, upper: float, prior: np.ndarray, rule: 
     upper, prior = _better_prior(C, G, masses, upper, prior)
     if upper - lower <= max(target, need) or solve is None:
         return lower, upper, prior, rule
-    return _on_ties(C, G, lower, upper, prior, rule, solve, target)
+    return _on_ties(C, G, lower, upper, prior, rule, solve)
 
 
 def _better_rule(C: np.ndarray, G: np.ndarray, candidate, lower: float, rule: np.ndarray
@@ -663,7 +663,7 @@ def _better_prior(C: np.ndarray, G: np.ndarray, masses, upper: float, prior: np.
 
 
 def _on_ties(C: np.ndarray, G: np.ndarray, lower: float, upper: float, prior: np.ndarray,
-             rule: np.ndarray, solve: Solve, target: float, most_free: int | None = None
+             rule: np.ndarray, solve: Solve, most_free: int | None = None
              ) -> tuple[float, float, np.ndarray, np.ndarray]:
     """The rule's LP on the prior's ties (worst_polish.rule_lp, at most `most_free` free
     entries if given) and its dual prior, each kept when its bound is better."""
@@ -673,16 +673,14 @@ def _on_ties(C: np.ndarray, G: np.ndarray, lower: float, upper: float, prior: np
     capped = getattr(solve, "at_most", None)
     lp_solve = capped(RULE_LP_SECONDS) if capped is not None else solve
     with threadpool_limits(limits=1, user_api="blas"):
-        candidate, masses = rule_lp(C, G, prior, lp_solve, enough=upper - target,
-                                    most_free=most_free)
+        candidate, masses = rule_lp(C, G, prior, lp_solve, most_free=most_free)
     lower, rule = _better_rule(C, G, candidate, lower, rule)
     upper, prior = _better_prior(C, G, masses, upper, prior)
     return lower, upper, prior, rule
 
 
 def polish_on_ties(lp: WorstLp, found: DenseWorst, solve: Solve,
-                   target: float = TARGET_WIDTH, most_free: int | None = None
-                   ) -> DenseWorst:
+                   most_free: int | None = None) -> DenseWorst:
     """`found` (any pair: a run of this method, or the best ends of several hints) after the
     rule's LP on its prior's ties, the last step of the polish (`_polished`), for a caller
     that ran the method without it (`enough=inf`) and tried other hints first; each end
@@ -693,7 +691,7 @@ def polish_on_ties(lp: WorstLp, found: DenseWorst, solve: Solve,
     C = np.asarray(lp.channel.floats(), dtype=WORK)
     G = np.asarray(lp.gain, dtype=WORK)
     lower, upper, prior, rule = _on_ties(C, G, found.lower, found.upper, found.prior,
-                                         found.rule, solve, target, most_free)
+                                         found.rule, solve, most_free)
     return DenseWorst(prior, rule, lower, upper, found.iterations)
 
 

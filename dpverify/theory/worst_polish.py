@@ -204,14 +204,18 @@ def _largest_t(x, null, B, base_acc, support, js, solve):
 # entries non-zeros at most). One tie: measured on two majorities in three and four classes
 # (466 and 1,807 active orbits, brackets of 2.6e-9 and 4.6e-9 after the other polishes),
 # ties within 1e-9 closed both to 5e-13 and 8e-14 in 0.3 and 0.5 s; within 1e-7, parity at
-# 19 parties (a signal of 2e-9) gave HiGHS an LP it did not solve in 20 s
-LP_TIES = (1e-9,)
+# 19 parties (a signal of 2e-9) gave HiGHS an LP it did not solve in 20 s. The finer tie
+# is tried only where the coarser one's LP is over LP_WORK (a finer tie frees a subset of
+# the entries: where the coarser LP is solved, the finer one's optimum is no better).
+# Measured: a party's threshold at 30 parties in four classes, a block of 1,095 orbits
+# and 2 outputs stalled 5.4e-9 wide; its LP at 1e-9 had 1,940 free entries (2.1e6 > LP_WORK),
+# at 1e-11 720, and closed the block to 1.1e-11 in 0.8-1.5 s
+LP_TIES = (1e-9, 1e-11)
 LP_WORK = 2_000_000
 
 
 def rule_lp(C: np.ndarray, G: np.ndarray, prior: np.ndarray, solve,
-            ties: Sequence[float] = LP_TIES, enough: float = np.inf,
-            most_free: int | None = None
+            ties: Sequence[float] = LP_TIES, most_free: int | None = None
             ) -> tuple[np.ndarray | None, np.ndarray | None]:
     """A rule, and a prior, from one LP (a crossover where `polish_rule`'s system fails:
     when the prior's support is not exactly the tight rows, or the tight system is
@@ -224,17 +228,17 @@ def rule_lp(C: np.ndarray, G: np.ndarray, prior: np.ndarray, solve,
     solved by `solve`; its optimal rule is a lower bound as it stands, and its duals on
     the rows (they sum to 1) are a prior, whose bound the caller evaluates. Each LP
     column is scaled to its largest entry (a channel's entries span many decades; HiGHS
-    drops entries below 1e-12 and works to absolute tolerances). Each tie of `ties` in turn
-    until the rule's worst case reaches `enough`; (best rule, its dual prior), each None
-    when no LP gives one (too large: LP_WORK, or more free entries than `most_free`; or
-    not solved)."""
+    drops entries below 1e-12 and works to absolute tolerances). The first tie of `ties`
+    whose LP is not too large (LP_WORK, or more free entries than `most_free`): a finer
+    tie frees a subset of the entries, so its optimum is no better once a coarser LP is
+    solved. (rule, its dual prior), each None when no LP gives one (every LP too large,
+    or not solved)."""
     from dpverify.lp.builder import LpBuilder  # lazy: scipy.sparse, only when polishing
 
     C, G, pi = C.astype(WORK), G.astype(WORK), np.asarray(prior, dtype=WORK)
     if not np.all(np.isfinite(pi)) or pi.max() <= 0:
         return None, None
     z = C.T @ (pi[:, None] * G)
-    best, masses, value = None, None, -np.inf
     for tie in ties:
         tied = _tied(z, float(pi.max()), tie)
         js = np.array([c for c, t in enumerate(tied) if t.size > 1 for _ in t], dtype=np.intp)
@@ -263,19 +267,14 @@ def rule_lp(C: np.ndarray, G: np.ndarray, prior: np.ndarray, solve,
         b.add(sums[first], u, 1.0 / scale)
         found = solve(b.build(maximize=True, name="polish-rule-lp", drop_tiny=True))
         if not found.optimal:
-            continue
+            return None, None
         rule = base.copy()
         np.add.at(rule, (js, ys), np.asarray(np.clip(found.x[:js.size] / scale, 0.0, 1.0),
                                              dtype=WORK))
         rule = clean_stochastic(rule)
-        worst = float((((C @ rule) * G).sum(axis=1)).min())
-        if worst > value:
-            duals = np.abs(np.asarray(found.row_duals[:C.shape[0]], dtype=np.float64))
-            best, value = rule, worst
-            masses = clean_distribution(duals) if duals.sum() > 0 else None
-        if value >= enough:
-            break
-    return best, masses
+        duals = np.abs(np.asarray(found.row_duals[:C.shape[0]], dtype=np.float64))
+        return rule, (clean_distribution(duals) if duals.sum() > 0 else None)
+    return None, None
 
 
 def _sums(js: np.ndarray, values: np.ndarray, count: int) -> np.ndarray:

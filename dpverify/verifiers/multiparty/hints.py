@@ -266,7 +266,7 @@ def block_hints(lp: WorstLp, lambdas: Sequence[float], options: VerifyOptions,
         if found is not None and found.width > enough and \
                 lp.channel.columns >= TIES_FROM_INPUTS:  # the prior's ties, when cheap
             found = polish_on_ties(lp, found, solve_.at_most(EARLY_TIES_SECONDS),
-                                   dense_target(options), EARLY_TIES_FREE)
+                                   EARLY_TIES_FREE)
     if found is not None and found.width > enough and extreme:
         found = merged(found, cube_hints(lp, lambdas, cube_solve, enough, done,
                                          solved=solved))
@@ -274,7 +274,7 @@ def block_hints(lp: WorstLp, lambdas: Sequence[float], options: VerifyOptions,
         found = merged(found, dense_again(lp, dense_target(options), solve_))
     assert found is not None
     if found.width > enough and lp.channel.columns >= TIES_FROM_INPUTS:  # the prior's ties
-        found = polish_on_ties(lp, found, solve_.at_most(TIES_SECONDS), dense_target(options))
+        found = polish_on_ties(lp, found, solve_.at_most(TIES_SECONDS))
     if found.width > enough and lp.channel.columns <= DENSE_FALLBACK_INPUTS:
         found = better_ends(lp, found, options, enough)  # then HiGHS's dense LP
     return found
