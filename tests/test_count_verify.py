@@ -750,6 +750,28 @@ def test_rows_added_to_a_growing_lp_give_the_lp_built_with_them():
                          np.array([1e-14]))
 
 
+def test_a_prescaled_lp_is_not_scaled_again_by_highs():
+    """LinearProgram.prescaled: HiGHS's simplex leaves its scaling off for an LP its caller
+    scaled (the count post-processing's prior LP, entries in [-1, 1]) and solves it to the
+    same optimum as with scaling; control: an LP not so marked keeps HiGHS's default."""
+    from dataclasses import replace
+
+    from dpverify.lp.highs import GrowingHighs, solve_highs
+    from dpverify.verifiers.count.lps import prior_lp
+
+    spec, unit, G, _solver, _counted, _afresh = _generation(30, "1/2", 0.5, '"abs"')
+    S = np.asarray(spec.side_information)
+    M = G[S][:, :, None] * unit[S][:, None, :]
+    lp = prior_lp(M, [(k, r) for k in range(G.shape[0]) for r in range(G.shape[0])], S)
+    assert lp.prescaled and float(np.abs(lp.A.data).max()) <= 1.0
+    plain = replace(lp, prescaled=False)
+    assert GrowingHighs(lp).h.getOptionValue("simplex_scale_strategy")[1] == 0
+    assert GrowingHighs(plain).h.getOptionValue("simplex_scale_strategy")[1] != 0  # control
+    one, other = solve_highs(lp), solve_highs(plain)
+    assert one.optimal and other.optimal
+    assert one.objective == pytest.approx(other.objective, abs=1e-9)
+
+
 def test_a_grown_pair_wider_than_warm_gap_is_generated_again_afresh(monkeypatch):
     """WARM_GAP: a grown LP's pair whose bracket is wider than WARM_GAP of its value runs
     the generation once more afresh and keeps the better end of each (the bracket no wider
@@ -788,7 +810,12 @@ def test_the_polish_closes_a_pair_the_prior_lp_leaves_wide(monkeypatch):
     """lps.polished_pair: the post-processing LP on the prior's ties and T's support gives
     a pair within 1e-10 of each other where the prior LP's duals left 2.2e-9, the
     bracket no verdict could tell from a gap (the member went to the optimal-mechanism LP,
-    46 s, and ended `error`). Control: without the polish the same generation stays wide."""
+    46 s, and ended `error`). That wide pair came from the prior LP solved with HiGHS's
+    own scaling, so the control solves it so (LinearProgram.prescaled off; with it on the
+    LP alone leaves 2.3e-11 here). Control: without the polish the same generation stays
+    wide."""
+    from dataclasses import replace
+
     from dpverify.verifiers.count import lps
 
     spec, unit, G, solver = _wide_pair_member()
@@ -807,6 +834,8 @@ def test_the_polish_closes_a_pair_the_prior_lp_leaves_wide(monkeypatch):
     assert 0 <= bracket(polished) < 1e-10
     polish = lps.polished_pair
     monkeypatch.setattr(lps, "polished_pair", lambda found, *rest: found)
+    prior_lp = lps.prior_lp
+    monkeypatch.setattr(lps, "prior_lp", lambda *a: replace(prior_lp(*a), prescaled=False))
     unpolished = generation()
     assert bracket(unpolished) > 1e-9
     again = polish(unpolished, G, unit, S, solver)
@@ -833,12 +862,17 @@ def test_the_polish_gives_the_pair_back_when_its_lp_would_be_too_large():
     assert lps.polished_pair(uniform, G, unit, S, never) is uniform
 
 
-def test_the_prior_that_makes_t_s_answers_best_closes_what_the_lp_s_prior_leaves():
+def test_the_prior_that_makes_t_s_answers_best_closes_what_the_lp_s_prior_leaves(monkeypatch):
     """lps.tight_prior: a family member (seed 10: n = 100, epsilon 0.5, the indicator, side
     information on five points) whose generation's prior bounds the loss 1.4e-9 below T's
     value, each of its 101 values v_k within the solver's tolerance of its row, summed;
     the prior solved from the equations of T's answers closes it to 2e-10 (the member went
-    to the optimal-mechanism LP for 10 s and ended `error`). Control: the LP's own prior."""
+    to the optimal-mechanism LP for 10 s and ended `error`). The prior LP is solved with
+    HiGHS's own scaling here (LinearProgram.prescaled off), which left that prior: on the
+    LP as the verifier marks it the LP's prior alone is within 2e-11. Control: the LP's
+    own prior."""
+    from dataclasses import replace
+
     from dpverify.verifiers.count import lps
     from dpverify.verifiers.solving import Solver
 
@@ -848,6 +882,8 @@ def test_the_prior_that_makes_t_s_answers_best_closes_what_the_lp_s_prior_leaves
     G = geometric_matrix(spec.alpha, 100)
     S = np.asarray(spec.side_information)
     solver = Solver().tight(1e-10)
+    prior_lp = lps.prior_lp
+    monkeypatch.setattr(lps, "prior_lp", lambda *a: replace(prior_lp(*a), prescaled=False))
 
     def generation(need):
         found = best_post_processing(G, unit, spec.side_information, solver,

@@ -76,6 +76,44 @@ def test_rows_shared_by_identity_are_normalised_once_and_alike():
     assert shared.exact == copies.exact and shared.unit.tolist() == copies.unit.tolist()
 
 
+def _reference_units(table, rows=None):
+    """units_of written entry by entry (each entry a Fraction of its own): the reference
+    for the per-object normalisation."""
+    table = [list(row) for row in table]
+    chosen = table if rows is None else [table[i] for i in rows]
+    flat = [Fraction(v) for row in chosen for v in row]
+    lo, hi = min(flat), max(flat)
+    span = hi - lo if hi > lo else Fraction(1)
+    return lo, span, [tuple((Fraction(v) - lo) / span for v in row) for row in table]
+
+
+@pytest.mark.parametrize("kind", ["floats", "shared-fractions", "ints"])
+def test_entries_normalised_once_per_object_match_entry_by_entry(kind):
+    """A float array's elements are new objects at every read (ids reused by the next
+    temporary), a count table shares one Fraction per value, ints are small objects: each
+    is normalised as entry by entry (control: a cache keyed by id alone, without keeping
+    the entry, gives the float table the wrong values)."""
+    rng = np.random.default_rng(7)
+    values = rng.integers(-6, 9, size=(40, 30))
+    values[1, 0] = 20  # row 1 does not set the range: its entry maps above 1
+    if kind == "floats":
+        table = values / 4.0  # an ndarray of float64
+    elif kind == "shared-fractions":
+        one = {v: F(v, 3) for v in np.unique(values).tolist()}
+        table = np.empty(values.shape, dtype=object)
+        for (i, r), v in np.ndenumerate(values):
+            table[i, r] = one[int(v)]
+    else:
+        table = values.tolist()
+    rows = list(range(0, 40, 3))
+    units = units_of(table, rows=rows)
+    lo, span, exact = _reference_units(table, rows)
+    assert (units.lo, units.span) == (lo, span)
+    assert [list(r) for r in units.exact] == [list(r) for r in exact]
+    assert np.array_equal(units.unit, np.array([[float(w) for w in r] for r in exact]))
+    assert float(units.unit.max()) > 1
+
+
 def test_a_range_beyond_the_float_range_is_exact():
     """Gains 1e308 and -1e308 span 2e308, beyond the floats: the range stays exact, and every
     value between them maps back to a finite float."""

@@ -115,7 +115,7 @@ class LpBuilder:
         return z0, prev
 
     def build(self, *, maximize: bool, name: str, solver: str = "",
-              drop_tiny: bool = False) -> LinearProgram:
+              drop_tiny: bool = False, prescaled: bool = False) -> LinearProgram:
         rows = np.concatenate(self.rows) if self.rows else np.zeros(0, dtype=int)
         cols = np.concatenate(self.cols) if self.cols else np.zeros(0, dtype=int)
         vals = np.concatenate(self.vals) if self.vals else np.zeros(0)
@@ -130,6 +130,7 @@ class LpBuilder:
             col_lower=np.concatenate(self.col_lo) if self.col_lo else np.zeros(0),
             col_upper=np.concatenate(self.col_hi) if self.col_hi else np.zeros(0),
             maximize=maximize, name=name, solver=solver, drop_tiny=drop_tiny,
+            prescaled=prescaled,
         )
 
 

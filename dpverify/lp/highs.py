@@ -114,6 +114,11 @@ def _configure(h: Any, lp: LinearProgram, time_limit: float | None, threads: int
     first = lp.solver or ("ipm" if lp.nnz > IPM_THRESHOLD else "simplex")
     h.setOptionValue("solver", first)
     h.setOptionValue("small_matrix_value", SMALL_MATRIX_VALUE)
+    if lp.prescaled:
+        # the simplex's own scaling on an LP scaled by its caller: measured on the count
+        # post-processing's dense prior LP at n = 200 (402 columns, 1,002 rows, entries in
+        # [0, 1]): 602 dual simplex iterations in 0.55 s unscaled, 1,496 in 1.6 s scaled
+        h.setOptionValue("simplex_scale_strategy", 0)
     return first
 
 

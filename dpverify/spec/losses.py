@@ -55,10 +55,14 @@ def loss_table(spec: CountSpec) -> np.ndarray:
                 table[i, r] = v
     else:
         table = _expression_table(spec)
+    checked: set[int] = set()  # ids of the entries found finite (the table keeps them)
     for (i, r), v in np.ndenumerate(table):
+        if id(v) in checked:
+            continue
         if not math.isfinite(_to_float(v)):
             raise SpecError(spec.source, key, str(v),
                             f"l({i}, {r}) is too large for a float (at most about 1e308)")
+        checked.add(id(v))
     _TABLES[spec] = table
     return table
 

@@ -125,7 +125,9 @@ def _float(v: Fraction) -> float:
 def units_of(table: Sequence[Sequence], rows: Sequence[int] | None = None) -> Units:
     """The units of an exact table (rows of gains or losses): lo and span over `rows`
     (default every row), w' for every row. Rows that are the same object (a tabulated
-    gain table repeats one row per function value) are normalised once."""
+    gain table repeats one row per function value) are normalised once, and so is each
+    entry object (a loss table holds one Fraction per distinct value: a count table of
+    201 x 201 entries took 1.25 s entry by entry, measured at n = 200)."""
     all_rows = list(table)
     first: dict[int, int] = {}
     distinct: list[Sequence] = []
@@ -135,13 +137,41 @@ def units_of(table: Sequence[Sequence], rows: Sequence[int] | None = None) -> Un
         if j == len(distinct):
             distinct.append(row)
         index[i] = j
+    # id(entry) -> (entry, its Fraction): the entry is kept so that its id is not reused
+    # by a temporary (a float array's elements are new objects each time they are read)
+    exact: dict[int, tuple[object, Fraction]] = {}
+
+    def fraction(v) -> Fraction:
+        got = exact.get(id(v))
+        if got is None:
+            got = exact[id(v)] = (v, Fraction(v))
+        return got[1]
+
     chosen = distinct if rows is None else [all_rows[i] for i in rows]
-    flat = [Fraction(v) for row in chosen for v in row]
-    lo, hi = min(flat), max(flat)
+    for row in chosen:
+        for v in row:
+            fraction(v)
+    # the range over the distinct entries of the chosen rows (every entry seen so far)
+    entries = [f for _, f in exact.values()]
+    if not entries:
+        raise ValueError("units_of: no entries in the rows that set the units")
+    lo, hi = min(entries), max(entries)
     span = hi - lo if hi > lo else Fraction(1)
-    exact_rows = [tuple((Fraction(v) - lo) / span for v in row) for row in distinct]
+    unit: dict[int, tuple[object, Fraction, float]] = {}  # id(entry) -> (entry, w', float)
+
+    def normalised(v) -> tuple[object, Fraction, float]:
+        got = unit.get(id(v))
+        if got is None:
+            w = (fraction(v) - lo) / span
+            got = unit[id(v)] = (v, w, float(w))
+        return got
+
+    exact_rows, float_rows = [], []
+    for row in distinct:
+        mapped = [normalised(v) for v in row]
+        exact_rows.append(tuple(e[1] for e in mapped))
+        float_rows.append([e[2] for e in mapped])
     width = len(exact_rows[0]) if exact_rows else 0
-    floats = np.array([[float(v) for v in row] for row in exact_rows],
-                      dtype=np.float64).reshape(len(exact_rows), width)
+    floats = np.array(float_rows, dtype=np.float64).reshape(len(exact_rows), width)
     return Units(lo, span, hi == lo, tuple(exact_rows[j] for j in index.tolist()),
                  floats[index])

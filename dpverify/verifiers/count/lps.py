@@ -32,11 +32,13 @@ def _add_rows(b: LpBuilder, rows, cols, vals, lo, hi, count: int) -> None:
 
 
 def _program(b: LpBuilder, c: np.ndarray, col_lower, col_upper, name: str,
-             solver: str = "", drop_tiny: bool = False) -> LinearProgram:
+             solver: str = "", drop_tiny: bool = False, prescaled: bool = False
+             ) -> LinearProgram:
     """The columns (numbered from 0 by the rows above, created last) and the LP: a
-    minimisation."""
+    minimisation (`prescaled`: the caller scaled it, lp/model.py)."""
     b.add_cols(c.shape[0], cost=c, lo=col_lower, hi=col_upper)
-    return b.build(maximize=False, name=name, solver=solver, drop_tiny=drop_tiny)
+    return b.build(maximize=False, name=name, solver=solver, drop_tiny=drop_tiny,
+                   prescaled=prescaled)
 
 
 def _stochastic_rows(rows: LpBuilder, N: int, offset: int = 0) -> None:
@@ -282,8 +284,11 @@ def prior_lp(M: np.ndarray, active: list[tuple[int, int]], side: np.ndarray) -> 
     _add_rows(rows, np.repeat(np.arange(a), s + 1), cols.ravel(), vals.ravel(), -np.inf, 0.0, a)
     _add_rows(rows, np.zeros(s, dtype=np.int64), np.arange(s), np.ones(s), 1.0, 1.0, 1)
     c = np.concatenate([np.zeros(s), scale])
+    # scaled here (every entry in [-1, 1], each v' column's and row's largest 1): HiGHS's
+    # simplex need not scale it again (lp/highs.py)
     return _program(rows, -c, np.concatenate([np.zeros(s), np.full(N, -np.inf)]),
-                        np.full(s + N, np.inf), "count-least-favourable-prior", "simplex")
+                    np.full(s + N, np.inf), "count-least-favourable-prior", "simplex",
+                    prescaled=True)
 
 
 def _near_minima(scores: np.ndarray, rel: float) -> set[tuple[int, int]]:
