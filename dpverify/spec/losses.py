@@ -35,7 +35,17 @@ def named_loss(name: str, n: int) -> np.ndarray:
         out = (i != r).astype(np.int64)
     else:
         raise ValueError(f"unknown loss {name!r}")
-    return np.vectorize(Fraction, otypes=[object])(out)
+    return _shared_fractions(out)
+
+
+def _shared_fractions(grid: np.ndarray) -> np.ndarray:
+    """An integer grid as an object array of Fractions, one object per distinct value
+    (theory/units.py and loss_table then work once per value, not once per entry)."""
+    exact = {v: Fraction(v) for v in np.unique(grid).tolist()}
+    table = np.empty(grid.shape, dtype=object)
+    for i, row in enumerate(grid.tolist()):
+        table[i, :] = [exact[v] for v in row]
+    return table
 
 
 def loss_table(spec: CountSpec) -> np.ndarray:
@@ -75,12 +85,9 @@ def _expression_table(spec: CountSpec) -> np.ndarray:
     expression = compile_expression(text, LOSS_NAMES)
     points = np.arange(n + 1)
     grid = evaluate_grid(expression, {"i": points[:, None], "r": points[None, :], "n": n})
-    table = np.empty((n + 1, n + 1), dtype=object)
     if grid is not None:
-        exact = {v: Fraction(v) for v in np.unique(grid).tolist()}  # one object per value
-        for i, row in enumerate(grid.tolist()):
-            table[i, :] = [exact[v] for v in row]
-        return table
+        return _shared_fractions(grid)
+    table = np.empty((n + 1, n + 1), dtype=object)
     for i in range(n + 1):
         for r in range(n + 1):
             try:
