@@ -74,8 +74,10 @@ def _rounds(monkeypatch, active_all: float, enough: float | None = None, seed=No
 
     monkeypatch.setattr(worst_ipm, "_dense_block", counted)
     monkeypatch.setattr(worst_ipm, "ACTIVE_ALL", active_all)
-    # the suite's size: 192 orbits, rows generated from 24 (the default: 400, 96)
+    # the suite's size: 192 orbits, rows generated from 24 (the default: 700, 96), and
+    # on rows whatever an iteration's cost (_rows_dominate)
     monkeypatch.setattr(worst_ipm, "ACTIVE_FROM", 100)
+    monkeypatch.setattr(worst_ipm, "LONG_COST", 0)
     monkeypatch.setattr(worst_ipm, "ACTIVE_START", 24)
     found = worst_ipm.dense_worst(_majority_lp(), solve=lambda p: solve(
         p, "highs", feasibility_tol=1e-10), enough=enough, seed=seed)
@@ -91,6 +93,46 @@ def test_the_active_rows_take_the_whole_block_once_they_are_most_of_it(monkeypat
     # negative control: never jumping grows the rows one round at a time
     slow, other = _rounds(monkeypatch, 1.0)
     assert len(slow) > 4 and max(slow) < 192 and abs(other.upper - found.upper) < 1e-10
+
+
+def test_a_block_with_many_outputs_is_solved_at_once_where_rounds_cost_nearly_as_much(
+        monkeypatch):
+    """_rows_dominate: an iteration on a few rows costs at least the products with P's
+    factors on every column and output, so a block whose rows^2 are not far above
+    outputs x factors' sizes (LONG_COST, ACTIVE_GAIN) is solved on all its rows at once:
+    (`sum` at 40 parties, 1,104 orbits and 41 outputs: 80 -> 35 s). Checked on the 192
+    orbits of four classes with ACTIVE_FROM lowered: with 2 outputs row generation runs;
+    the same orbits' `sum` under `-abs` (12 outputs) are one block, whose bracket holds
+    the optimum found by rows. Control: with LONG_COST 0 it is solved by rows too."""
+    monkeypatch.setattr(worst_ipm, "ACTIVE_FROM", 100)
+    monkeypatch.setattr(worst_ipm, "ACTIVE_START", 24)
+    monkeypatch.setattr(worst_ipm, "LONG_COST", 100)  # 192^2 = 36,864 orbits^2
+    two = _majority_lp()  # 2 outputs, factors of 4 + 4 + 4 + 3 orbits
+    space = two.channel.space
+    total = np.array([sum(space.weights(w)) for w in range(space.count)])  # 0..11
+    many = WorstLp.over_class_orbits(space, list(range(192)),
+                                     1 - np.abs(total[:, None] - np.arange(12)) / 11)
+    assert 3 * 100 * 2 * 15 <= 36_864 < 3 * 100 * 12 * 15
+    assert worst_ipm._on_active_rows(two) and not worst_ipm._on_active_rows(many)
+    seen: list[int] = []
+    inner = worst_ipm._dense_block
+
+    def counted(lp, target, solve_, **kw):
+        seen.append(int(lp.rows.size))
+        return inner(lp, target, solve_, **kw)
+
+    monkeypatch.setattr(worst_ipm, "_dense_block", counted)
+    highs = lambda p: solve(p, "highs", feasibility_tol=1e-10)  # noqa: E731
+    at_once = worst_ipm.dense_worst(many, solve=highs)
+    assert set(seen) == {192}
+    lower, upper = float_bracket(many, at_once.prior, at_once.rule)
+    assert upper - lower < 1e-9
+    seen.clear()
+    monkeypatch.setattr(worst_ipm, "LONG_COST", 0)
+    assert worst_ipm._on_active_rows(many)
+    by_rows = worst_ipm.dense_worst(many, solve=highs)
+    assert seen[0] == 24 and len(seen) > 1
+    assert abs(by_rows.upper - at_once.upper) < 1e-9 and abs(by_rows.lower - lower) < 1e-9
 
 
 def test_a_wide_last_round_runs_once_more_and_no_earlier_round_does(monkeypatch):
@@ -269,6 +311,7 @@ def test_a_round_ends_once_its_rule_clearly_leaves_a_row_outside_below(monkeypat
 
     monkeypatch.setattr(worst_ipm, "_dense_block", counted)
     monkeypatch.setattr(worst_ipm, "ACTIVE_FROM", 100)
+    monkeypatch.setattr(worst_ipm, "LONG_COST", 0)
     monkeypatch.setattr(worst_ipm, "ACTIVE_START", 24)
     monkeypatch.setattr(worst_ipm, "RETRY_WIDTH", float("inf"))  # no round repeated
     lp = _majority_lp()
@@ -350,10 +393,84 @@ def test_a_party_s_second_own_bit_starts_from_the_first_s_support(tmp_path, monk
 
     monkeypatch.setattr(orbit_worst, "dense_or_columns", recorded)
     path = tmp_path / "p.toml"
-    path.write_text(PARTY_SUM.format(gain='{ expr = "-abs(f - y)" }'))
+    # own bits whose gains are not the same columns shifted (else the second is carried)
+    path.write_text(PARTY_SUM.format(gain='{ expr = "-abs(f - 2 * y)" }'))
     out = CliRunner().invoke(main, ["verify", str(path), "--json", "--method", "orbit"])
     assert json.loads(out.output)[0]["results"][0]["verdict"] == "optimal"
     assert seeds[0] is None and len(seeds) == 2 and seeds[1] > 0
+
+
+def _own_bit_lps(expr):
+    """The two own bits' LPs of party 1 (alone in its class) of a `sum` with gain
+    `expr(f, y)` in [0, 1], on the orbits of classes of 3 and 4 parties."""
+    space = OrbitSpace((1, 3, 4), (Fraction(3, 2), Fraction(2), Fraction(5, 4)))
+    gains = [[expr(sum(space.weights(w)), y) for y in range(space.parties + 1)]
+             for w in range(space.count)]
+    lps = []
+    for bit in (0, 1):
+        rest, rows, _ = without_class(space, 0, bit)
+        lps.append(WorstLp.over_class_orbits(rest, np.arange(rest.count),
+                                             gain_exact=[gains[int(r)] for r in rows]))
+    return lps
+
+
+def test_an_own_bit_s_hints_carry_to_the_other_where_its_columns_dominate():
+    """worst_hints.carried: under `-abs(f - y)` the two own bits' gains are the same
+    columns shifted by one, so the first bit's hints bracket the second's optimum as
+    narrowly, checked in exact arithmetic against its own exact optimum. Controls: the
+    rule carried without moving its columns proves far less, and gains whose columns do
+    not dominate each other (`-abs(f - 2 y)`) are not carried."""
+    from dpverify.theory.worst_hints import DENSE, WorstHints, carried, dominating
+
+    first, second = _own_bit_lps(lambda f, y: Fraction(8 - abs(f - y), 8))
+    found = worst_ipm.dense_worst(first)
+    hints = WorstHints(found.rule, found.prior, True, DENSE)
+    moved = carried(hints, first.gain, second.gain)
+    assert moved is not None
+    optimum = solve_exact(second).value
+    exact_rule = [[Fraction(v).limit_denominator(10**12) for v in row]
+                  for row in np.clip(moved.rule, 0, None) / np.clip(moved.rule, 0, None)
+                  .sum(axis=1, keepdims=True)]
+    masses = [Fraction(v).limit_denominator(10**12) for v in np.clip(moved.masses, 0, None)]
+    masses = [m / sum(masses) for m in masses]
+    low, high = rule_value(second, exact_rule), prior_bound(second, masses)
+    assert low <= optimum <= high and high - low < Fraction(1, 10**9)
+    assert float(high - low) <= found.width + 1e-12
+    # control: the same rule on the same columns, not moved
+    lower, _ = float_bracket(second, found.prior, found.rule)
+    assert lower < float(optimum) - 1e-2
+    # control: columns that do not dominate each other
+    first, second = _own_bit_lps(lambda f, y: Fraction(16 - abs(f - 2 * y), 16))
+    assert dominating(first.gain, second.gain) is None
+    assert carried(hints, first.gain, second.gain) is None
+
+
+def test_a_party_s_second_own_bit_is_carried_where_its_gains_are_the_first_s_shifted(
+        tmp_path, monkeypatch):
+    """Under `-abs` a party's `sum` solves one own bit's orbit LP, not two, and its verdict
+    and bracket are those of the run that solves both. Control: with `carried` off both
+    are solved."""
+    from dpverify.verifiers.multiparty import orbit_worst
+
+    calls = []
+    inner = orbit_worst.dense_or_columns
+
+    def counted(lp, solve_, enough=None, seed=None, check=None):
+        calls.append(lp.rows.size)
+        return inner(lp, solve_, enough, seed, check)
+
+    monkeypatch.setattr(orbit_worst, "dense_or_columns", counted)
+    path = tmp_path / "p.toml"
+    path.write_text(PARTY_SUM.format(gain='"-abs"'))
+    args = ["verify", str(path), "--json", "--method", "orbit"]
+    carried_run = json.loads(CliRunner().invoke(main, args).output)[0]["results"][0]
+    assert len(calls) == 1
+    calls.clear()
+    monkeypatch.setattr(orbit_worst, "carried", lambda *a: None)
+    solved_run = json.loads(CliRunner().invoke(main, args).output)[0]["results"][0]
+    assert len(calls) == 2
+    assert carried_run["verdict"] == solved_run["verdict"] == "optimal"
+    assert abs(carried_run["relaxed_optimum"] - solved_run["relaxed_optimum"]) < 1e-9
 
 
 MAJORITY_EPS = """[problem]

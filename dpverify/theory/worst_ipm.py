@@ -381,7 +381,18 @@ def _on_active_rows(lp: WorstLp) -> bool:
     """Whether dense_worst solves the block by row generation (`_by_rows`): the classes'
     orbits beyond ACTIVE_FROM rows, gains not all equal."""
     return (isinstance(lp.channel, ClassChannel) and lp.rows.size > ACTIVE_FROM
-            and float(lp.gain.max() - lp.gain.min()) > 0)
+            and float(lp.gain.max() - lp.gain.min()) > 0 and _rows_dominate(lp))
+
+
+def _rows_dominate(lp: WorstLp) -> bool:
+    """Whether the rows' share of an iteration's cost (M: rows^2 x columns, in BLAS) is at
+    least ACTIVE_GAIN times the share that does not shrink with the rows (the products
+    with P's factors on every column and output, in extended precision: columns x outputs
+    x the factors' sizes, LONG_COST times dearer a multiply-add), so that a round on a
+    few rows is several times cheaper than one on the whole block."""
+    assert lp.channel.factors is not None
+    sizes = sum(int(np.shape(f)[0]) for f in lp.channel.factors)
+    return int(lp.rows.size) ** 2 >= ACTIVE_GAIN * LONG_COST * lp.m * sizes
 
 
 def _best_of(a: DenseWorst, b: DenseWorst) -> DenseWorst:
@@ -402,6 +413,17 @@ def _best_of(a: DenseWorst, b: DenseWorst) -> DenseWorst:
 # on active rows, whose first rounds of 96 and 192 rows stalled at 60 iterations: `sum`
 # at 40 parties in classes of 14 and 26 with 41 outputs, 19.6 s -> 3.7 s, CPU)
 ACTIVE_FROM = 700
+# ... and only where a round on a few rows is far cheaper than one on all of them
+# (`_rows_dominate`). An iteration costs about A + B rows^2, A for the products with P's
+# factors on every column (columns x outputs x sum of the factors' sizes multiply-adds in
+# long double, about 38 of them an iteration) and B for M (columns multiply-adds a row
+# pair, in BLAS); measured: a party's `sum` at 40 parties in classes of 23, 15 and 2, 1,104
+# orbits and 41 outputs, 0.26 s an iteration on 96 rows and 0.62 s on all, so that a
+# long-double multiply-add of A costs LONG_COST times one of B; its four rounds on 96-491
+# rows took 42 s before the last on all 1,104 (34 s), where a round on 96 rows of majority
+# (2 outputs) is hundreds of times cheaper than one on 750
+LONG_COST = 500
+ACTIVE_GAIN = 3
 ACTIVE_START = 96  # the rows of least accuracy under the uniform prior's Bayes rule
 ACTIVE_ROUNDS = 12
 # Once the active rows pass this fraction of the block, the next round takes them all: a

@@ -43,7 +43,7 @@ from dpverify.theory.orbits.interval import (
 from dpverify.theory.orbits.space import OrbitArray, OrbitSpace, without_class
 from dpverify.theory.rr import kron_apply
 from dpverify.theory.worst_channels import class_blocks
-from dpverify.theory.worst_hints import WorstHints, dense_or_columns
+from dpverify.theory.worst_hints import WorstHints, carried, dense_or_columns
 from dpverify.theory.worst_lp import WorstLp, solve_exact
 from dpverify.verifiers.multiparty.hints import Hints
 from dpverify.verifiers.options import VerifyOptions
@@ -332,7 +332,8 @@ def _sparse_rule(rule: np.ndarray) -> np.ndarray:
 
 def _orbit_lp_hints(problem: OrbitProblem, space: OrbitSpace, g: np.ndarray, relevant,
                     bit: int, solve_, enough: float, seed: np.ndarray | None = None,
-                    check=None) -> tuple[WorstHints, np.ndarray, np.ndarray]:
+                    check=None, other: tuple[WorstHints, np.ndarray] | None = None
+                    ) -> tuple[WorstHints, np.ndarray, np.ndarray]:
     """The float hints of one sub-problem's orbit LP, and where its prior's masses and its
     rule's rows go in the problem's orbits: for a party whose own class is one party
     among others, the LP of the own bit `bit` on the other classes' orbits
@@ -340,7 +341,9 @@ def _orbit_lp_hints(problem: OrbitProblem, space: OrbitSpace, g: np.ndarray, rel
     the columns); else the LP on `relevant` and every corner orbit. A float bracket within
     `enough` (normalised gains) is all the certificate needs; `seed`, rows of the LP that
     join its first round (the other own bit's prior support: the same orbits); `check`,
-    the time-limited solver of worst_hints.dense_or_columns's check of a small block."""
+    the time-limited solver of worst_hints.dense_or_columns's check of a small block;
+    `other`, the other own bit's hints and its rows' gains, carried over instead of a
+    solve where the two gain tables' columns dominate each other (worst_hints.carried)."""
     own = problem.own
     if own is None or len(problem.sizes) < 2:
         lp = WorstLp.over_class_orbits(space, relevant, g)
@@ -348,6 +351,10 @@ def _orbit_lp_hints(problem: OrbitProblem, space: OrbitSpace, g: np.ndarray, rel
                 np.arange(space.count))
     rest, rows, columns = without_class(space, own, bit)
     assert np.array_equal(rows, relevant)  # the own bit's orbits, in the same order
+    if other is not None:
+        hinted = carried(other[0], other[1], g[rows])
+        if hinted is not None:
+            return hinted, rows, columns
     lp = WorstLp.over_class_orbits(rest, list(range(rest.count)), g[rows])
     return dense_or_columns(lp, solve_, enough, seed, check), rows, columns
 
@@ -361,12 +368,13 @@ def _float_hints(problem: OrbitProblem, gain, parts, upper, options):
     solve_ = options.solver().tight(TIGHT)
     check = solve_.at_most(CHECK_SECONDS)
     rules, priors, values, masses = [], [], [], []
-    seed = None
+    seed = other = None
     for bit, relevant in enumerate(parts):
         found, rows, columns = _orbit_lp_hints(problem, space, g, relevant, bit, solve_,
-                                               options.tol * HINT_SHARE, seed, check)
+                                               options.tol * HINT_SHARE, seed, check, other)
         if found.ok and problem.own is not None and len(problem.sizes) > 1:
             seed = np.flatnonzero(np.asarray(found.masses) > 0)
+            other = (found, g[rows])
         prior = np.zeros(len(gain))
         if found.ok:
             rule = _sparse_rule(found.rule)
