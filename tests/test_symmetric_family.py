@@ -63,8 +63,8 @@ def _majority_lp():
     return WorstLp.over_class_orbits(space, list(range(space.count)), table)
 
 
-def _rounds(monkeypatch, active_all: float, enough: float | None = None, seed=None):
-    """The active rows of every round of the row generation, and its result."""
+def _block_rows(monkeypatch) -> list[int]:
+    """The rows of every block the dense method solves from now on (a list that grows)."""
     seen: list[int] = []
     inner = worst_ipm._dense_block
 
@@ -73,6 +73,12 @@ def _rounds(monkeypatch, active_all: float, enough: float | None = None, seed=No
         return inner(lp, target, solve_, **kw)
 
     monkeypatch.setattr(worst_ipm, "_dense_block", counted)
+    return seen
+
+
+def _rounds(monkeypatch, active_all: float, enough: float | None = None, seed=None):
+    """The active rows of every round of the row generation, and its result."""
+    seen = _block_rows(monkeypatch)
     monkeypatch.setattr(worst_ipm, "ACTIVE_ALL", active_all)
     # the suite's size: 192 orbits, rows generated from 24 (the default: 700, 96), and
     # on rows whatever an iteration's cost (_rows_dominate)
@@ -114,14 +120,7 @@ def test_a_block_with_many_outputs_is_solved_at_once_where_rounds_cost_nearly_as
                                      1 - np.abs(total[:, None] - np.arange(12)) / 11)
     assert 3 * 100 * 2 * 15 <= 36_864 < 3 * 100 * 12 * 15
     assert worst_ipm._on_active_rows(two) and not worst_ipm._on_active_rows(many)
-    seen: list[int] = []
-    inner = worst_ipm._dense_block
-
-    def counted(lp, target, solve_, **kw):
-        seen.append(int(lp.rows.size))
-        return inner(lp, target, solve_, **kw)
-
-    monkeypatch.setattr(worst_ipm, "_dense_block", counted)
+    seen = _block_rows(monkeypatch)
     highs = lambda p: solve(p, "highs", feasibility_tol=1e-10)  # noqa: E731
     at_once = worst_ipm.dense_worst(many, solve=highs)
     assert set(seen) == {192}
