@@ -109,7 +109,8 @@ def test_a_block_with_many_outputs_is_solved_at_once_where_rounds_cost_nearly_as
     (`sum` at 40 parties, 1,104 orbits and 41 outputs: 80 -> 35 s). Checked on the 192
     orbits of four classes with ACTIVE_FROM lowered: with 2 outputs row generation runs;
     the same orbits' `sum` under `-abs` (12 outputs) are one block, whose bracket holds
-    the optimum found by rows. Control: with LONG_COST 0 it is solved by rows too."""
+    the optimum found by rows, unless the whole block is past MAX_DENSE_WORK. Control:
+    with LONG_COST 0 it is solved by rows too."""
     monkeypatch.setattr(worst_ipm, "ACTIVE_FROM", 100)
     monkeypatch.setattr(worst_ipm, "ACTIVE_START", 24)
     monkeypatch.setattr(worst_ipm, "LONG_COST", 100)  # 192^2 = 36,864 orbits^2
@@ -126,6 +127,11 @@ def test_a_block_with_many_outputs_is_solved_at_once_where_rounds_cost_nearly_as
     assert set(seen) == {192}
     lower, upper = float_bracket(many, at_once.prior, at_once.rule)
     assert upper - lower < 1e-9
+    # a block past MAX_DENSE_WORK goes on active rows whatever its outputs
+    monkeypatch.setattr(worst_ipm, "MAX_DENSE_WORK", 192 ** 3 - 1)
+    assert worst_ipm._on_active_rows(many)
+    monkeypatch.setattr(worst_ipm, "MAX_DENSE_WORK", 192 ** 3)
+    assert not worst_ipm._on_active_rows(many)
     seen.clear()
     monkeypatch.setattr(worst_ipm, "LONG_COST", 0)
     assert worst_ipm._on_active_rows(many)

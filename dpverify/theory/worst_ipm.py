@@ -389,10 +389,12 @@ def _rows_dominate(lp: WorstLp) -> bool:
     least ACTIVE_GAIN times the share that does not shrink with the rows (the products
     with P's factors on every column and output, in extended precision: columns x outputs
     x the factors' sizes, LONG_COST times dearer a multiply-add), so that a round on a
-    few rows is several times cheaper than one on the whole block."""
+    few rows is several times cheaper than one on the whole block; or whether the whole
+    block is past MAX_DENSE_WORK, which active rows may stay within."""
     assert lp.channel.factors is not None
     sizes = sum(int(np.shape(f)[0]) for f in lp.channel.factors)
-    return int(lp.rows.size) ** 2 >= ACTIVE_GAIN * LONG_COST * lp.m * sizes
+    return (int(lp.rows.size) ** 2 >= ACTIVE_GAIN * LONG_COST * lp.m * sizes
+            or dense_work(lp) > MAX_DENSE_WORK)
 
 
 def _best_of(a: DenseWorst, b: DenseWorst) -> DenseWorst:
