@@ -169,6 +169,24 @@ def test_decision_row_not_summing_to_one(and3):
     _rejects(and3, negative, "decision row[0] is not a distribution")
 
 
+def test_repeated_decision_rows_are_checked_once_and_a_new_row_still_is(and3):
+    """claim.read_rules checks a row of the same entries as one before it once (the
+    zero-information game's rule repeats one row on every orbit): a certificate whose
+    rows all repeat one distribution passes; a row that differs from them by one entry,
+    even the last, is still checked and caught, as is a bad row repeated."""
+    from dpverify.checker.claim import CheckFailed, read_rules
+
+    rows = [["1/3", "2/3"] for _ in range(8)]
+    assert read_rules({"decision": rows}, 1, 8, 2)[0] == [[Fraction(1, 3), Fraction(2, 3)]] * 8
+    with pytest.raises(CheckFailed, match=r"decision row\[7\] is not a distribution"):
+        read_rules({"decision": [*rows[:7], ["1/3", "1/3"]]}, 1, 8, 2)
+    with pytest.raises(CheckFailed, match=r"decision row\[0\] is not a distribution"):
+        read_rules({"decision": [["1/3", "1/3"]] * 8}, 1, 8, 2)
+    # the same entries in another order are another row
+    with pytest.raises(CheckFailed, match=r"decision row\[1\] is not a distribution"):
+        read_rules({"decision": [["0", "1"], ["1", "1"], *rows[:6]]}, 1, 8, 2)
+
+
 def test_lambda_outside_its_bracket(maj3):
     cert = _cert(maj3, 0, "worst")
     low = cert["lower"]["lambdas"][1]

@@ -206,8 +206,12 @@ def read_rules(lower: Json, parts: int, rows: int, outputs: int) -> list[Matrix]
             raise CertificateFormatError(f"`lower.decision` of a party needs {parts} blocks "
                                          "(one per own bit or symbol)")
         rules = [matrix(raw[b], rows, outputs, f"lower.decision[{b}]") for b in range(parts)]
-    for b, rule in enumerate(rules):
+    checked: set[tuple[int, ...]] = set()  # rows of the same Fractions (`matrix` shares
+    for b, rule in enumerate(rules):  # them, alive in `rules`): each checked once
         for tau, row in enumerate(rule):
+            if (key := tuple(map(id, row))) in checked:
+                continue
+            checked.add(key)
             if any(q < 0 for q in row if q) or sum(q for q in row if q) != 1:
                 where = f"[{b}]" if parts > 1 else ""
                 raise CheckFailed(f"decision row{where}[{tau}] is not a distribution "

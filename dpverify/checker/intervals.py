@@ -240,10 +240,15 @@ def rule_value(grid: core.Grid, axes: Sequence[BallClass], rules: list[Matrix],
     a party, the rule of own bit b on the input orbits of own bit b only (the own class's
     factor: column b of its F)."""
     acc, zero = [arb(0)] * len(grid.mass), arb(0)
+    balls: dict[int, Any] = {}  # each entry's ball once, by its id (alive in `rules`)
+
+    def entry(x: Fraction) -> Any:
+        return balls[id(x)] if id(x) in balls else balls.setdefault(id(x), ball(x))
+
     for b, rule in enumerate(rules):
         part = [factors.Dense([[r[b]] for r in f.rows]) if c == own else f
                 for c, f in enumerate(axes)]
-        spread = [factors.transform(part, [ball(row[y]) * s if row[y] else zero for row, s
+        spread = [factors.transform(part, [entry(row[y]) * s if row[y] else zero for row, s
                                            in zip(rule, grid.mass, strict=True)])
                   for y in range(len(gain[0]))]
         for i, w in enumerate(w for w, x in enumerate(grid.part) if x == b):

@@ -176,7 +176,12 @@ def _game_candidate(agent: str, problem: OrbitProblem, lower, upper, solve: Solv
         return None
     notes = ("the zero-information game's prior (by level set of the function) and mixed "
              "output, in arb balls",)
-    decisions = [tuple(tuple(q) for _ in range(len(rows))) for q, _ in games]
+    decisions = []
+    for q, _ in games:
+        # one row object, repeated: the certificate's JSON converts it once
+        # (format.nested_strings), and the checker checks it once (claim.read_rules)
+        row = tuple(q)
+        decisions.append(tuple(row for _ in range(len(rows))))
     decision = decisions[0] if problem.own is None else tuple(decisions)
     return min((worst_interval(agent, problem, lower, upper, mass, decision, notes)
                 for _, mass in games), key=lambda c: c.bound)
