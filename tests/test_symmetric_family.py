@@ -119,7 +119,8 @@ def test_a_block_with_many_outputs_is_solved_at_once_where_rounds_cost_nearly_as
     total = np.array([sum(space.weights(w)) for w in range(space.count)])  # 0..11
     many = WorstLp.over_class_orbits(space, list(range(192)),
                                      1 - np.abs(total[:, None] - np.arange(12)) / 11)
-    assert 3 * 100 * 2 * 15 <= 36_864 < 3 * 100 * 12 * 15
+    gain = worst_ipm.ACTIVE_GAIN
+    assert gain * 100 * 2 * 15 <= 36_864 < gain * 100 * 12 * 15
     assert worst_ipm._on_active_rows(two) and not worst_ipm._on_active_rows(many)
     seen = _block_rows(monkeypatch)
     highs = lambda p: solve(p, "highs", feasibility_tol=1e-10)  # noqa: E731

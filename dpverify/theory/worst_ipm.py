@@ -423,9 +423,12 @@ ACTIVE_FROM = 700
 # orbits and 41 outputs, 0.26 s an iteration on 96 rows and 0.62 s on all, so that a
 # long-double multiply-add of A costs LONG_COST times one of B; its four rounds on 96-491
 # rows took 42 s before the last on all 1,104 (34 s), where a round on 96 rows of majority
-# (2 outputs) is hundreds of times cheaper than one on 750
+# (2 outputs) is hundreds of times cheaper than one on 750. ACTIVE_GAIN: blocks solved at
+# once were faster at ratios rows^2 / (outputs x sizes) of 626 to 1,552 (paired plain runs:
+# 14.3 -> 13.2 s, 87.9 -> 36.5 s, 39.9 -> 26.0 s, 29.9 -> 18.4 s), rounds at 7,600 and more
+# (two outputs: 1.4-5x faster); 6 x LONG_COST = 3,000 lies between
 LONG_COST = 500
-ACTIVE_GAIN = 3
+ACTIVE_GAIN = 6
 ACTIVE_START = 96  # the rows of least accuracy under the uniform prior's Bayes rule
 ACTIVE_ROUNDS = 12
 # Once the active rows pass this fraction of the block, the next round takes them all: a
