@@ -91,8 +91,8 @@ def _reference_units(table, rows=None):
 def test_entries_normalised_once_per_object_match_entry_by_entry(kind):
     """A float array's elements are new objects at every read (ids reused by the next
     temporary), a count table shares one Fraction per value, ints are small objects: each
-    is normalised as entry by entry (control: a cache keyed by id alone, without keeping
-    the entry, gives the float table the wrong values)."""
+    is normalised as entry by entry (the memo's own control:
+    test_a_memo_by_identity_keeps_its_objects)."""
     rng = np.random.default_rng(7)
     values = rng.integers(-6, 9, size=(40, 30))
     values[1, 0] = 20  # row 1 does not set the range: its entry maps above 1
@@ -112,6 +112,31 @@ def test_entries_normalised_once_per_object_match_entry_by_entry(kind):
     assert [list(r) for r in units.exact] == [list(r) for r in exact]
     assert np.array_equal(units.unit, np.array([[float(w) for w in r] for r in exact]))
     assert float(units.unit.max()) > 1
+
+
+def test_a_memo_by_identity_keeps_its_objects():
+    """theory/per_object.PerObject converts each object once and keeps it, so a float
+    array's elements (new objects at every read, their ids reused) each get their own
+    value. Control: the same memo by id that does not keep the object gives reads of
+    different values one result."""
+    from dpverify.theory.per_object import PerObject
+
+    calls = []
+    double = PerObject(lambda v: calls.append(v) or 2 * v)
+    row = [F(1, 3), F(1, 3), F(2)]
+    shared = [row[0], row[0], row[2]]
+    assert [double(v) for v in shared] == [F(2, 3), F(2, 3), F(4)] and len(calls) == 2
+    assert double.results() == [F(2, 3), F(4)]
+    values = np.arange(50) / 4.0
+    kept = PerObject(float)
+    assert [kept(values[i]) for i in range(50)] == values.tolist()
+
+    forgetful: dict[int, float] = {}
+
+    def by_id(v):
+        return forgetful.setdefault(id(v), float(v))
+
+    assert [by_id(values[i]) for i in range(50)] != values.tolist()
 
 
 def test_a_range_beyond_the_float_range_is_exact():

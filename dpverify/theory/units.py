@@ -27,6 +27,7 @@ from typing import overload
 import numpy as np
 
 from dpverify.records import record
+from dpverify.theory.per_object import PerObject
 
 
 @record(eq=False)
@@ -137,40 +138,28 @@ def units_of(table: Sequence[Sequence], rows: Sequence[int] | None = None) -> Un
         if j == len(distinct):
             distinct.append(row)
         index[i] = j
-    # id(entry) -> (entry, its Fraction): the entry is kept so that its id is not reused
-    # by a temporary (a float array's elements are new objects each time they are read)
-    exact: dict[int, tuple[object, Fraction]] = {}
-
-    def fraction(v) -> Fraction:
-        got = exact.get(id(v))
-        if got is None:
-            got = exact[id(v)] = (v, Fraction(v))
-        return got[1]
-
+    fraction = PerObject(Fraction)  # each entry object once
     chosen = distinct if rows is None else [all_rows[i] for i in rows]
     for row in chosen:
         for v in row:
             fraction(v)
     # the range over the distinct entries of the chosen rows (every entry seen so far)
-    entries = [f for _, f in exact.values()]
+    entries = fraction.results()
     if not entries:
         raise ValueError("units_of: no entries in the rows that set the units")
     lo, hi = min(entries), max(entries)
     span = hi - lo if hi > lo else Fraction(1)
-    unit: dict[int, tuple[object, Fraction, float]] = {}  # id(entry) -> (entry, w', float)
 
-    def normalised(v) -> tuple[object, Fraction, float]:
-        got = unit.get(id(v))
-        if got is None:
-            w = (fraction(v) - lo) / span
-            got = unit[id(v)] = (v, w, float(w))
-        return got
+    def unit(v) -> tuple[Fraction, float]:
+        w = (fraction(v) - lo) / span
+        return w, float(w)
 
+    normalised = PerObject(unit)  # (w', its float) of each entry object once
     exact_rows, float_rows = [], []
     for row in distinct:
         mapped = [normalised(v) for v in row]
-        exact_rows.append(tuple(e[1] for e in mapped))
-        float_rows.append([e[2] for e in mapped])
+        exact_rows.append(tuple(e[0] for e in mapped))
+        float_rows.append([e[1] for e in mapped])
     width = len(exact_rows[0]) if exact_rows else 0
     floats = np.array(float_rows, dtype=np.float64).reshape(len(exact_rows), width)
     return Units(lo, span, hi == lo, tuple(exact_rows[j] for j in index.tolist()),

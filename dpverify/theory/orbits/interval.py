@@ -14,7 +14,7 @@ M is applied by theory/interval.py's divide and conquer on arb polynomials, so a
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
@@ -31,6 +31,7 @@ from dpverify.theory.interval import (
     upper_of,
 )
 from dpverify.theory.orbits.certificates import OrbitProblem
+from dpverify.theory.per_object import PerObject
 
 if TYPE_CHECKING:
     from flint import arb
@@ -50,27 +51,11 @@ def _own_orbits(problem: OrbitProblem) -> list[list[int]]:
     return [[w for w, bit in enumerate(bits) if bit == b] for b in (0, 1)]
 
 
-class _PerRow:
-    """A conversion of rows, computed once per row object: units_of and the argmax rule
-    repeat one object per distinct row. The object is kept beside its result, so that its
-    id is not reused while the conversion lives."""
-
-    def __init__(self, convert: Callable):
-        self.convert = convert
-        self.seen: dict[int, tuple] = {}
-
-    def __call__(self, row):
-        hit = self.seen.get(id(row))
-        if hit is None:
-            hit = self.seen[id(row)] = (row, self.convert(row))
-        return hit[1]
-
-
 def _unit_balls(problem: OrbitProblem) -> list[list[tuple[int, arb]]]:
     """The normalised gains as balls, sparse: per input orbit the (output, gain) of its
     non-zero gains (most of a `sum`'s 41 are 0), once per row object."""
     with precision(PRECISION):
-        sparse = _PerRow(lambda row: [(y, ball(v)) for y, v in enumerate(row) if v])
+        sparse = PerObject(lambda row: [(y, ball(v)) for y, v in enumerate(row) if v])
         return [sparse(row) for row in problem.units.exact]
 
 
@@ -246,7 +231,7 @@ def rule_accuracies(problem: OrbitProblem, lower, decision) -> list[Fraction]:
     acc = [arb(0)] * len(sizes)
     with precision(PRECISION):
         zero = arb(0)
-        sparse = _PerRow(lambda row: [(y, ball(q)) for y, q in enumerate(row) if q])
+        sparse = PerObject(lambda row: [(y, ball(q)) for y, q in enumerate(row) if q])
 
         def masses(terms) -> list[arb]:
             """sum of weight |J| Q[J] over the terms (weight, Q, J): a row over outputs."""
@@ -305,7 +290,7 @@ def worst_interval(agent: str, problem: OrbitProblem, lower, upper,
 def _exact(decision, party: bool) -> tuple:
     """The decision's rows as tuples of Fractions, once per row object (the argmax rule
     of _best_lower repeats one row object per set of tied outputs)."""
-    exact = _PerRow(lambda r: tuple(v if type(v) is Fraction else Fraction(v) for v in r))
+    exact = PerObject(lambda r: tuple(v if type(v) is Fraction else Fraction(v) for v in r))
     if not party:
         return tuple(exact(r) for r in decision)
     return tuple(tuple(exact(r) for r in half) for half in decision)
@@ -313,7 +298,7 @@ def _exact(decision, party: bool) -> tuple:
 
 def _floats(decision, party: bool) -> np.ndarray:
     rows = decision if not party else [r for half in decision for r in half]
-    floats = _PerRow(lambda r: [float(v) for v in r])
+    floats = PerObject(lambda r: [float(v) for v in r])
     out = np.array([floats(r) for r in rows], dtype=np.float64)
     return out if not party else out.reshape(2, -1, out.shape[1])
 
