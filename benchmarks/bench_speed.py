@@ -14,7 +14,8 @@ the before and after of one run sit side by side.
 
 With `--families`, each family draws `--members` random members at every k of `--ks` (its
 own default sizes otherwise): class sizes, levels, gains, functions and agents drawn from
-`--seed`, one `dpverify verify --json` per member, one member at a time. It prints every
+`--seed`, one `dpverify verify --json` per member, one member at a time, after one untimed
+run that puts the packages' files in the page cache (`warm_up`). It prints every
 member, then per family and k the fastest and slowest member and their ratio, and checks
 the bars: every member answers (a verdict, not `error`) within `--bar` seconds (the
 family's own by default: 5 s, the worst case at k = 13 60 s), and the
@@ -350,9 +351,34 @@ class Member:
         return self.status in (0, 1) and "error" not in self.found
 
 
+WARM_UP = ('[problem]\nname = "warm-up"\nparties = 5\n'
+           'epsilon = [0.5, 1.0, 2.0, 25.0, 3.0]\naccuracy = ["average", "worst"]\n'
+           '[observer]\nfunction = "majority"\n')
+
+
+def warm_up(timeout: float) -> None:
+    """One untimed run first, whose imports (numpy, highspy, scipy's dense linear algebra)
+    read the files that every member then finds in the page cache: without it the first
+    member measured paid 1-1.5 s more than when run again (issue 25's k = 5 members:
+    1.78 s, then 0.5 s)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "warm-up.toml"
+        path.write_text(WARM_UP, encoding="utf-8")
+        run(["verify", str(path), "--json"], timeout)
+    subprocess.run([sys.executable, "-c", "import scipy.linalg, scipy.sparse"], check=False)
+
+
 def run_families(args) -> int:
-    chosen = [f for f in FAMILIES if f.name in args.families.split(",")]
+    names = args.families.split(",")
+    known = {f.name for f in FAMILIES}
+    if unknown := [n for n in names if n not in known]:
+        raise SystemExit(f"bench_speed.py: no family {', '.join(unknown)} (known: "
+                         f"{', '.join(sorted(known))}; delta > 0 is `bench_approx.py "
+                         "family`)")
+    chosen = [f for f in FAMILIES if f.name in names]
     rng = random.Random(args.seed)
+    if not args.list:
+        warm_up(args.timeout)
     members: list[Member] = []
     print("| family | k | member | seconds | verdicts |")
     print("|---|---|---|---|---|")
