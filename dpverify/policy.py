@@ -117,8 +117,10 @@ PROOF_HINT_NONZEROS = 600_000
 # on when the lambdas come from epsilon (the exact certificate is a bracket too, with
 # brackets of e^eps in its integers), and from INTERVAL_FROM_PARTIES with exact lambdas
 # (an exact certificate on 2^13 inputs takes seconds; 2^20, minutes;
-# benchmarks/bench_certify.py). Below, the exact certificate takes well under a second and
-# its bracket is the narrower.
+# benchmarks/bench_certify.py). Below, the exact certificate usually takes well under a
+# second and its bracket is the narrower (not always: a rule repair of 142 x 269 rationals
+# of 447 bits took 3 s at 7 parties, docs/benchmarks.md; the exact simplex of a small
+# worst case is bounded by QUICK_PIVOT_WORK).
 INTERVAL_FROM_PARTIES_EPSILON = 8
 INTERVAL_FROM_PARTIES = 13
 # The exact orbit certificate (which can prove the optimum exactly) is built first while
@@ -147,7 +149,10 @@ ORBIT_EXACT_SIMPLEX_ORBITS = 64
 # simplex gets this much work in `verify` (theory/worst_lp.py pivot_budget: about
 # work / rows^3 pivots; 33 at 114 rows, about 0.7 s) before the checked bracket stands:
 # parity at lambdas 4/3 and 5/2 in classes of 2 and 18 (57 orbits, a bracket of 1e-14)
-# took 891 pivots, 19 s (issue 25). `certify` pivots to the end.
+# took 891 pivots, 19 s (issue 25). `certify` pivots to the end. Without symmetry a small
+# worst case's exact simplex gets it in 64-bit words of the lambdas' products
+# (certificates/worst.py quick_pivot_work: lambdas from epsilon at 6 parties took 0.5 s a
+# pivot, 11-20 s in all before; 3.4-5.7 s with it, the same verdicts).
 QUICK_PIVOT_WORK = 50_000_000
 # Corner entries 1/(1 + lambda) below this (epsilon above about 13.8) make RR's worst-case
 # LP on all inputs badly scaled for a float LP (below 1e-12 HiGHS cannot hold it at all)

@@ -294,6 +294,45 @@ def test_bad_hints_fall_back_to_the_exact_lp(monkeypatch):
     assert check_certificate(spec, _roundtrip(cert.to_json(spec.name))).ok
 
 
+@pytest.mark.parametrize("party", [0, 2])
+def test_verify_s_budget_lets_a_checked_bracket_within_tol_stand(monkeypatch, party):
+    """verify's quick mode (quick_width): where the hints' exact bracket is within it, the
+    exact simplex of a small sub-problem gets a pivot budget, and past it the bracket
+    stands, noted, and checks. Controls: the same with no quick width (certify) and with
+    a quick width the bracket is not within both prove the optimum exactly."""
+    agent = '[observer]' if party == 0 else f'[[party]]\nindex = {party}'
+    spec = _spec('[problem]\nparties = 4\nlambda = ["3/2", "2", "5/2", "3"]\n'
+                 f'{agent}\nfunction = "majority"\n')
+    table = _table(spec)
+    n = 1 << spec.parties
+    hints = _bad_hints(n, 2, True)
+    if party:
+        hints = {0: hints[None], 1: hints[None]}
+
+    def certificate(quick_width):
+        name = "observer" if party == 0 else f"party:{party}"
+        return worst_certificate(name, table.outputs, table.gain_exact, party,
+                                 spec.lambdas_exact, spec.lambdas_exact, True,
+                                 trivial_orbits(spec.parties), hints, None, quick_width)
+
+    proved = certificate(None)
+    assert proved.status == "proved-optimal"
+    assert certificate(Fraction(0)).status == "proved-optimal"  # not within: no budget
+    monkeypatch.setattr(certs, "quick_pivot_work", lambda lambdas: 0)  # 4 pivots
+    quick = certificate(Fraction(1))
+    assert quick.status == "bracket", "the budget was never reached: the test is void"
+    assert any("stands" in note for note in quick.notes)
+    result = check_certificate(spec, _roundtrip(quick.to_json(spec.name)))
+    assert result.ok, result.message
+    assert result.bracket[0] <= proved.value <= result.bracket[1]
+
+
+def test_quick_pivot_work_counts_the_lambdas_words():
+    assert certs.quick_pivot_work([Fraction(3, 2)] * 10) == certs.QUICK_PIVOT_WORK
+    floats = [Fraction(2.718281828459045)] * 6  # 52-53 bits each: about 5 words in all
+    assert certs.quick_pivot_work(floats) == certs.QUICK_PIVOT_WORK // 4
+
+
 def test_bad_hints_without_the_exact_lp_give_a_valid_weaker_certificate(monkeypatch):
     monkeypatch.setattr(certs, "MAX_EXACT_ROWS", 0)
     spec = _spec('[problem]\nparties = 3\nlambda = ["3/2", "2", "5/2"]\n[observer]\n'

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from fractions import Fraction
 
+from dpverify.policy import QUICK_PIVOT_WORK
 from dpverify.spec.symmetric import Orbits, lift_rule, orbit_members
 from dpverify.theory.certificates.bounds import (
     finish,
@@ -54,16 +55,17 @@ BRACKET_TOLERANCE = Fraction(1, 10**12)
 
 def exact_worst_lp(lambdas: Sequence[Fraction], gain: Scaled, party: int, bit: int | None,
                    orbits: Orbits, basis_finder: BasisFinder | None = None,
-                   basis: Sequence[int] | None = None
+                   basis: Sequence[int] | None = None, pivot_work: int | None = None
                    ) -> tuple[list, list[Fraction], Fraction, tuple[int, ...]]:
     """RR's worst-case LP on orbits (theory/worst_lp.py, over_input_orbits), solved exactly:
     (rule over all tau, minimax prior per input, value, the optimal basis). The prior of an
-    input is its orbit's mass shared equally by the orbit's members."""
+    input is its orbit's mass shared equally by the orbit's members. With `pivot_work`, a
+    PivotLimit (theory/exact_lp.py) past its budget (worst_lp.pivot_budget)."""
     n = gain.num.shape[0]
     lp = WorstLp.over_input_orbits(lambdas, orbits, relevant=relevant_mask(n.bit_length() - 1,
                                                                          party, bit),
                                    gain_exact=gain)
-    found = solve_exact(lp, basis=basis, basis_finder=basis_finder)
+    found = solve_exact(lp, basis=basis, basis_finder=basis_finder, pivot_work=pivot_work)
     prior = [Fraction(0)] * n
     members = orbit_members(orbits)
     assert lp.sizes is not None
@@ -112,13 +114,16 @@ def _best_prior(upper, gain: Scaled, party: int, bit, orbits: Orbits, hint: Wors
 
 
 def _exact_subproblem(lower, upper, gain: Scaled, party: int, bit, orbits: Orbits,
-                      basis_finder: BasisFinder | None):
+                      basis_finder: BasisFinder | None, pivot_work: int | None = None):
     """The exact simplex: the rule at the lower lambdas, the prior at the upper ones (the
     optimal basis at the lower lambdas is the start at the upper ones: they differ by about
-    1e-19 relative, so it is almost always optimal there too)."""
-    rule, prior, _, basis = exact_worst_lp(lower, gain, party, bit, orbits, basis_finder)
+    1e-19 relative, so it is almost always optimal there too); `pivot_work`, each solve's
+    budget (a PivotLimit past it)."""
+    rule, prior, _, basis = exact_worst_lp(lower, gain, party, bit, orbits, basis_finder,
+                                           None, pivot_work)
     if tuple(upper) != tuple(lower):
-        prior = exact_worst_lp(upper, gain, party, bit, orbits, basis_finder, basis)[1]
+        prior = exact_worst_lp(upper, gain, party, bit, orbits, basis_finder, basis,
+                               pivot_work)[1]
     mu, bound = upper_from_prior(upper, gain, party, prior)
     return rule, (bound, prior, mu)
 
@@ -136,10 +141,24 @@ def _fast_path(lower, upper, gain: Scaled, party: int, bit, orbits: Orbits, hint
     return rule, why_rule, value, found, why_prior
 
 
+def quick_pivot_work(lambdas: Sequence[Fraction]) -> int:
+    """verify's work for the exact simplex on all inputs: policy.QUICK_PIVOT_WORK in
+    operations on 64-bit words. A pivot's integers are products of the parties' lambdas,
+    about sum_i bits(lambda_i) bits (lambdas from epsilon: brackets of some 64 bits each),
+    so each of its rows^3 operations costs that many words (measured: 6 parties from
+    epsilon, 130 rows, 0.5 s a pivot, against 20 ms at 114 rows of lambdas 4/3 and 5/2)."""
+    bits = sum(max(v.numerator.bit_length(), v.denominator.bit_length()) for v in lambdas)
+    return QUICK_PIVOT_WORK // max(1, bits // 64)
+
+
 def _worst_subproblem(lower, upper, gain: Scaled, party: int, bit, orbits: Orbits,
                       hint: WorstHint | None, exact_lambdas: bool,
-                      basis_finder: BasisFinder | None = None):
-    """One sub-problem (observer, or a party's own bit): (rule, (bound, prior, mu), notes)."""
+                      basis_finder: BasisFinder | None = None,
+                      quick_width: Fraction | None = None):
+    """One sub-problem (observer, or a party's own bit): (rule, (bound, prior, mu), notes).
+    `quick_width` (verify; certify proves): where complementary slackness leaves the
+    hints' exact bracket within it (normalised gains), the exact simplex of a small
+    sub-problem gets policy.QUICK_PIVOT_WORK, and past it that checked bracket stands."""
     n = gain.num.shape[0]
     where = "" if bit is None else f" (own bit {bit})"
     small = exact_rows(orbits, party, bit) <= MAX_EXACT_ROWS
@@ -155,13 +174,17 @@ def _worst_subproblem(lower, upper, gain: Scaled, party: int, bit, orbits: Orbit
                                                          orbits, hint, exact_lambdas)
     if value is not None and _close(value, found[0], exact_lambdas):
         return rule, found, []
-    if small:
+    if small and quick_width is None:
         rule, found = _exact_subproblem(lower, upper, gain, party, bit, orbits, basis_finder)
         return rule, found, []
     notes = []
     if rule is None:
         notes.append(f"exact rule{where}: {why_rule}; the rationalised float rule is used")
         rule = rationalised_rule(orbits, hint.rule)
+        if small:
+            k = n.bit_length() - 1
+            value = rule_value(lower, gain, party, for_accuracy(rule, party), True,
+                               relevant_mask(k, party, bit))
     fallback = rationalised_prior(orbits, hint, n)
     if fallback is not None:
         mu, bound = upper_from_prior(upper, gain, party, fallback)
@@ -169,6 +192,19 @@ def _worst_subproblem(lower, upper, gain: Scaled, party: int, bit, orbits: Orbit
             found = (bound, fallback, mu)
     notes.append(f"exact prior{where}: {why_prior or 'not tight'}; the best of the uniform "
                  "and the rationalised float prior is used")
+    if small:  # verify: the exact simplex, within a budget where the bracket would stand
+        from dpverify.theory.exact_lp import PivotLimit  # lazy: exact solves only
+
+        assert value is not None
+        within = found[0] - value <= quick_width
+        try:
+            exact_rule, exact_found = _exact_subproblem(
+                lower, upper, gain, party, bit, orbits, basis_finder,
+                quick_pivot_work(lower) if within else None)
+        except PivotLimit as exc:
+            return rule, found, [*notes, f"the exact simplex{where} found {exc}: the checked "
+                                 "bracket, within --tol, stands (certify proves the optimum)"]
+        return exact_rule, exact_found, []
     return rule, found, notes
 
 
@@ -193,9 +229,11 @@ def _rationalised(upper, gain: Scaled, party: int, bit, orbits: Orbits, hint: Wo
 def worst_certificate(agent: str, outputs, gain_exact, party: int,
                       lower: Sequence[Fraction], upper: Sequence[Fraction],
                       exact_lambdas: bool, orbits: Orbits, hints: dict,
-                      basis_finder: BasisFinder | None = None) -> Certificate:
+                      basis_finder: BasisFinder | None = None,
+                      quick_width: Fraction | None = None) -> Certificate:
     """The worst-case certificate (`hints[None]` for the observer, `hints[0]`, `hints[1]` for
-    a party's own bits: float LP solutions, or None to solve exactly without a hint).
+    a party's own bits: float LP solutions, or None to solve exactly without a hint);
+    `quick_width`, verify's bracket that may stand (`_worst_subproblem`; None: prove).
 
     The construction runs on the gains normalised to [0, 1] (an affine map w -> lo + span w'
     changes every accuracy the same way, so the optimal rules and priors are the same) and
@@ -212,7 +250,8 @@ def worst_certificate(agent: str, outputs, gain_exact, party: int,
     found = []
     for b in bits:
         rule, candidate, more = _worst_subproblem(lower, upper, gain, party, b, orbits,
-                                                  hints[b], exact_lambdas, basis_finder)
+                                                  hints[b], exact_lambdas, basis_finder,
+                                                  quick_width)
         rules[b] = rule
         notes.extend(more)
         found.append(candidate)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from fractions import Fraction
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -55,10 +56,12 @@ def float_rule(cert: AnyCertificate) -> np.ndarray | None:
     return np.array(cert.decision, dtype=np.float64)
 
 
-def exact_certificate(problem: AgentProblem, hints: Hints, *, fine: bool = True
-                      ) -> Certificate:
+def exact_certificate(problem: AgentProblem, hints: Hints, *, fine: bool = True,
+                      quick: bool = False) -> Certificate:
     """RR's exact certificate on all 2^k inputs (dpverify-certificate/1), at the fine
-    brackets of e^eps or (not `fine`) the coarse ones the tolerance allows."""
+    brackets of e^eps or (not `fine`) the coarse ones the tolerance allows; `quick`
+    (verify's attempt; certify proves): a worst case's checked bracket within half of
+    --tol stands where the exact simplex would pass policy.QUICK_PIVOT_WORK."""
     spec, agent, table = problem.spec, problem.agent, problem.table
     if fine:
         lower, upper = lambda_brackets(spec.lambdas_exact, spec.epsilons_exact)
@@ -76,12 +79,15 @@ def exact_certificate(problem: AgentProblem, hints: Hints, *, fine: bool = True
 
     plan = worst_plan(problem, hints)
     finder = problem.options.solver().basis_finder()
+    quick_width = Fraction(problem.tol) / 2 if quick else None  # normalised gains
     cert = worst_certificate(agent.name, table.outputs, table.gain_exact, party, lower,
-                             upper, exact, plan.orbits, plan.given or plan.solved(), finder)
+                             upper, exact, plan.orbits, plan.given or plan.solved(), finder,
+                             quick_width)
     if plan.given is not None and cert.status != PROVED and exact and plan.fits:
         # the verifier's hints (relaxed-LP prior) did not close it: RR's own LP and dual
         cert = worst_certificate(agent.name, table.outputs, table.gain_exact, party,
-                                 lower, upper, exact, plan.orbits, plan.solved(), finder)
+                                 lower, upper, exact, plan.orbits, plan.solved(), finder,
+                                 quick_width)
     return cert
 
 
@@ -189,9 +195,8 @@ class ProofRoute:
 
     def exact(self, problem: AgentProblem, hints: Hints, *, fine: bool = True,
               quick: bool = False) -> Certificate:
-        """The exact certificate on all inputs; `quick` changes nothing here (its exact
-        solves are bounded by the sizes of policy.py)."""
-        return exact_certificate(problem, hints, fine=fine)
+        """The exact certificate on all inputs; `quick`, verify's (exact_certificate)."""
+        return exact_certificate(problem, hints, fine=fine, quick=quick)
 
     def run(self, problem: AgentProblem, hints: Hints) -> Outcome:
         """The certificate decides, the independent checker confirms (the worst case's
