@@ -548,3 +548,33 @@ def test_exact_simplex_integer_rows_as_fractions():
     assert ints.basis == fractions.basis == thirds.basis
     assert ints.y == fractions.y == [1, 0, 1]
     assert thirds.y == [3 * v for v in ints.y]
+
+
+def test_verify_s_quick_width_is_in_normalised_gains(monkeypatch):
+    """exact_certificate hands worst_certificate half of --tol in normalised gains (the
+    hints' brackets there are in [0, 1] units), not half of the tolerance in the user's
+    units: a gain of range 3 tells them apart (the negative control)."""
+    from dpverify.spec.model import Accuracy
+    from dpverify.verifiers.multiparty import all_inputs
+    from dpverify.verifiers.multiparty.memo import Hints
+    from dpverify.verifiers.multiparty.reductions import AgentProblem
+    from dpverify.verifiers.options import VerifyOptions
+
+    seen = []
+    original = certs.worst_certificate
+
+    def spy(*args, **kwargs):
+        seen.append(args[-1])
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(certs, "worst_certificate", spy)  # imported where it is used
+    spec = _spec('[problem]\nparties = 3\nepsilon = [0.5, 1.0, 2.0]\naccuracy = "worst"\n'
+                 '[observer]\nfunction = "sum"\ngain = "-abs"\n')
+    options = VerifyOptions(tol=1e-9)
+    problem = AgentProblem(spec, spec.agents[0], Accuracy.WORST, options)
+    all_inputs.exact_certificate(problem, Hints(), quick=True)
+    assert seen and seen[0] == Fraction(1e-9) / 2
+    assert problem.tol / 2 != seen[0]  # the user's units differ here (range 3)
+    seen.clear()
+    all_inputs.exact_certificate(problem, Hints(), quick=False)
+    assert seen == [None]

@@ -79,7 +79,8 @@ def exact_certificate(problem: AgentProblem, hints: Hints, *, fine: bool = True,
 
     plan = worst_plan(problem, hints)
     finder = problem.options.solver().basis_finder()
-    quick_width = Fraction(problem.tol) / 2 if quick else None  # normalised gains
+    # in normalised gains: --tol is relative to their range (problem.tol is in the user's)
+    quick_width = Fraction(problem.options.tol) / 2 if quick else None
     cert = worst_certificate(agent.name, table.outputs, table.gain_exact, party, lower,
                              upper, exact, plan.orbits, plan.given or plan.solved(), finder,
                              quick_width)
