@@ -104,6 +104,11 @@ REDUCED_FACTOR = 16
 # k = 12) rather than HiGHS on the chain-form LP (14 s at k = 10, minutes at k = 11;
 # benchmarks/bench_worst12.py)
 DENSE_FROM_INPUTS = 512
+# Below that, RR's worst-case LP on all inputs is given to HiGHS dense (rows scaled, tiny
+# entries dropped: it gives hints only) while rows x columns x outputs is at most this,
+# and in chain form beyond: at 7-8 parties HiGHS took 0.1-0.3 s on the dense form where
+# the chain form took 0.4-3.5 s, and at 590,000 (8 parties, `sum`) 1.5 s against 1.0 s
+DENSE_HINT_NONZEROS = 300_000
 # The dense method keeps P (rows x columns) and M (rows x rows) in memory and does about
 # rows^2 * columns multiply-adds per iteration: 2^12 inputs is its design point
 # (theory/worst_ipm.py; here so that a route can ask without importing the method)
@@ -150,10 +155,15 @@ ORBIT_EXACT_SIMPLEX_ORBITS = 64
 # work / rows^3 pivots; 33 at 114 rows, about 0.7 s) before the checked bracket stands:
 # parity at lambdas 4/3 and 5/2 in classes of 2 and 18 (57 orbits, a bracket of 1e-14)
 # took 891 pivots, 19 s (issue 25). `certify` pivots to the end. Without symmetry a small
-# worst case's exact simplex gets it in 64-bit words of the lambdas' products
-# (certificates/worst.py quick_pivot_work: lambdas from epsilon at 6 parties took 0.5 s a
-# pivot, 11-20 s in all before; 3.4-5.7 s with it, the same verdicts).
+# worst case's exact simplex with exact lambdas gets it in 64-bit words of the lambdas'
+# products (certificates/worst.py quick_pivot_work); with lambdas from epsilon the checked
+# bracket stands at once, as on orbits (6 parties: 0.5 s a pivot, 11-20 s in all before).
 QUICK_PIVOT_WORK = 50_000_000
+# `verify` lets the rationalised hints' checked bracket stand, when it is within half of
+# --tol, rather than repair the worst case's rule by exact row reduction past this many
+# 64-bit word operations (certificates/repair.py rule_repair_work: at 6-7 parties from
+# epsilon, repairs of 5e6-4e7 took 0.8-3.5 s, and none of them succeeded; `certify` repairs).
+QUICK_REPAIR_WORK = 2_000_000
 # Corner entries 1/(1 + lambda) below this (epsilon above about 13.8) make RR's worst-case
 # LP on all inputs badly scaled for a float LP (below 1e-12 HiGHS cannot hold it at all)
 # and its exact simplex slow (integers of hundreds of digits): its hints come from the

@@ -327,6 +327,90 @@ def test_verify_s_budget_lets_a_checked_bracket_within_tol_stand(monkeypatch, pa
     assert result.bracket[0] <= proved.value <= result.bracket[1]
 
 
+def test_verify_skips_a_large_rule_repair_where_the_rationalised_bracket_stands(monkeypatch):
+    """verify's quick mode: where the rule's repair would pass QUICK_REPAIR_WORK and the
+    rationalised hints already bracket the optimum within the quick width, that checked
+    bracket stands without the repair (noted), and contains the proved optimum. Controls:
+    with no quick width (certify), and with a quick width the bracket is not within, the
+    repair runs."""
+    spec = _spec('[problem]\nparties = 3\nlambda = ["3/2", "2", "5/2"]\n[observer]\n'
+                 'function = "and"\n')
+    table = _table(spec)
+    hints = _bad_hints(8, 2, True)
+    repairs = []
+    original = certs.exact_worst_rule
+    monkeypatch.setattr(certs, "exact_worst_rule",
+                        lambda *a: repairs.append(1) or original(*a))
+
+    def certificate(quick_width):
+        repairs.clear()
+        return worst_certificate("observer", table.outputs, table.gain_exact, 0,
+                                 spec.lambdas_exact, spec.lambdas_exact, True,
+                                 trivial_orbits(3), hints, None, quick_width)
+
+    monkeypatch.setattr(certs, "QUICK_REPAIR_WORK", 0)
+    proved = certificate(None)
+    assert repairs and proved.status == "proved-optimal"
+    assert certificate(Fraction(0)).status == "proved-optimal" and repairs  # not within
+    quick = certificate(Fraction(1))
+    assert not repairs, "the repair ran: the guard did not act"
+    assert quick.status == "bracket"
+    assert any("word operations" in note for note in quick.notes)
+    result = check_certificate(spec, _roundtrip(quick.to_json(spec.name)))
+    assert result.ok, result.message
+    assert result.bracket[0] <= proved.value <= result.bracket[1]
+
+
+def test_verify_lets_a_bracket_from_epsilon_stand_without_the_exact_simplex(monkeypatch):
+    """With lambdas from epsilon the exact simplex gives a bracket too: in verify's quick
+    mode a checked bracket within the quick width stands without it (as on orbits).
+    Controls: certify (no quick width) and exact lambdas run the exact simplex."""
+    simplexes = []
+    original = certs._exact_subproblem
+    monkeypatch.setattr(certs, "_exact_subproblem",
+                        lambda *a, **kw: simplexes.append(1) or original(*a, **kw))
+    hints = _bad_hints(16, 2, True)
+
+    def certificate(lambdas, quick_width):
+        spec = _spec(f'[problem]\nparties = 4\n{lambdas}\n[observer]\n'
+                     'function = "majority"\n')
+        table = _table(spec)
+        lower, upper = lambda_brackets(spec.lambdas_exact, spec.epsilons_exact)
+        simplexes.clear()
+        cert = worst_certificate("observer", table.outputs, table.gain_exact, 0, lower,
+                                 upper, lower == upper, trivial_orbits(4), hints, None,
+                                 quick_width)
+        result = check_certificate(spec, _roundtrip(cert.to_json(spec.name)))
+        assert result.ok, result.message
+        return cert
+
+    from_epsilon = "epsilon = [0.4, 0.7, 0.9, 1.1]"
+    quick = certificate(from_epsilon, Fraction(1))
+    assert not simplexes, "the exact simplex ran where the bracket stands"
+    assert any("stands" in note for note in quick.notes)
+    certificate(from_epsilon, None)
+    assert simplexes, "certify did not run the exact simplex"
+    certificate('lambda = ["3/2", "2", "5/2", "3"]', Fraction(1))
+    assert simplexes, "exact lambdas did not run the exact simplex"
+
+
+def test_rule_repair_work_counts_equations_unknowns_and_words():
+    """Two fractional tau-orbits (supports of 2 and 3 outputs) and a prior on 3 of 4
+    x-orbits: 5 equations, 6 unknowns (5 entries and t); one word per 64 bits of the
+    lambdas. Without a prior, every relevant x-orbit may be tight: 6 equations."""
+    from dpverify.theory.certificates.repair import rule_repair_work
+
+    rule = np.array([[1.0, 0, 0], [0.5, 0.5, 0], [0.2, 0.3, 0.5], [0, 0, 1.0]])
+    hint = WorstHint(rule=rule, prior=np.array([0.5, 0.25, 0.25, 0.0]),
+                     x_orbits=np.arange(4))
+    orbits = trivial_orbits(2)
+    assert rule_repair_work(orbits, hint, [Fraction(3, 2)] * 2) == 5 * 6 * 5
+    wide = [Fraction(2**70 + 1, 2**70)] * 2  # 71 bits each: 2 words
+    assert rule_repair_work(orbits, hint, wide) == 5 * 6 * 5 * 2
+    no_prior = WorstHint(rule=rule, prior=None, x_orbits=np.arange(4))
+    assert rule_repair_work(orbits, no_prior, [Fraction(3, 2)] * 2) == 6 * 6 * 6
+
+
 def test_quick_pivot_work_counts_the_lambdas_words():
     assert certs.quick_pivot_work([Fraction(3, 2)] * 10) == certs.QUICK_PIVOT_WORK
     floats = [Fraction(2.718281828459045)] * 6  # 52-53 bits each: about 5 words in all

@@ -299,6 +299,14 @@ def coarse_brackets(lambdas_exact: Sequence[Fraction] | None,
     return lower, upper
 
 
+def product_words(lambdas: Sequence[Fraction]) -> int:
+    """The 64-bit words of an integer of the exact transforms: a product over the parties
+    of lambda_i's numerator or denominator, about sum_i bits(lambda_i) bits (lambdas from
+    epsilon: brackets of some 64 bits each, BRACKET_BITS); at least 1."""
+    bits = sum(max(v.numerator.bit_length(), v.denominator.bit_length()) for v in lambdas)
+    return max(1, bits // 64)
+
+
 def rational_string(value: Fraction) -> str:
     """'p/q', or 'p' for an integer: the certificate format's exact numbers, at any length
     (spec.numbers.rational_text)."""

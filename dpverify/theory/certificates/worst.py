@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from fractions import Fraction
 
-from dpverify.policy import QUICK_PIVOT_WORK
+from dpverify.policy import QUICK_PIVOT_WORK, QUICK_REPAIR_WORK
 from dpverify.spec.symmetric import Orbits, lift_rule, orbit_members
 from dpverify.theory.certificates.bounds import (
     finish,
@@ -36,9 +36,10 @@ from dpverify.theory.certificates.repair import (
     rationalised_rule,
     relevant_mask,
     repair_unknowns,
+    rule_repair_work,
     uniform_prior,
 )
-from dpverify.theory.exact import Scaled
+from dpverify.theory.exact import Scaled, product_words
 from dpverify.theory.units import units_of
 from dpverify.theory.worst_lp import BasisFinder, WorstLp, solve_exact
 
@@ -147,8 +148,7 @@ def quick_pivot_work(lambdas: Sequence[Fraction]) -> int:
     about sum_i bits(lambda_i) bits (lambdas from epsilon: brackets of some 64 bits each),
     so each of its rows^3 operations costs that many words (measured: 6 parties from
     epsilon, 130 rows, 0.5 s a pivot, against 20 ms at 114 rows of lambdas 4/3 and 5/2)."""
-    bits = sum(max(v.numerator.bit_length(), v.denominator.bit_length()) for v in lambdas)
-    return QUICK_PIVOT_WORK // max(1, bits // 64)
+    return QUICK_PIVOT_WORK // product_words(lambdas)
 
 
 def _worst_subproblem(lower, upper, gain: Scaled, party: int, bit, orbits: Orbits,
@@ -156,10 +156,14 @@ def _worst_subproblem(lower, upper, gain: Scaled, party: int, bit, orbits: Orbit
                       basis_finder: BasisFinder | None = None,
                       quick_width: Fraction | None = None):
     """One sub-problem (observer, or a party's own bit): (rule, (bound, prior, mu), notes).
-    `quick_width` (verify; certify proves): where complementary slackness leaves the
-    hints' exact bracket within it (normalised gains), the exact simplex of a small
-    sub-problem gets policy.QUICK_PIVOT_WORK, and past it that checked bracket stands."""
+    `quick_width` (verify; certify proves) is the checked bracket (normalised gains) that
+    may stand: the rationalised hints' bracket within it stands where the rule's repair
+    would pass policy.QUICK_REPAIR_WORK; where complementary slackness leaves a bracket
+    within it, that bracket stands (lambdas from epsilon: the exact simplex would give a
+    bracket too), or (exact lambdas) the exact simplex of a small sub-problem gets
+    policy.QUICK_PIVOT_WORK and past it the bracket stands."""
     n = gain.num.shape[0]
+    k = n.bit_length() - 1
     where = "" if bit is None else f" (own bit {bit})"
     small = exact_rows(orbits, party, bit) <= MAX_EXACT_ROWS
     if hint is None:  # no float hint (the hint LP failed): the exact simplex directly
@@ -170,6 +174,11 @@ def _worst_subproblem(lower, upper, gain: Scaled, party: int, bit, orbits: Orbit
         return _rationalised(upper, gain, party, bit, orbits, hint, [
             f"exact repair{where}: {unknowns} unknowns, more than {MAX_REPAIR_UNKNOWNS}; "
             "the float rule and prior are rationalised and bound exactly"])
+    if quick_width is not None and rule_repair_work(orbits, hint, lower) > QUICK_REPAIR_WORK:
+        standing = _standing_rationalised(lower, upper, gain, party, bit, orbits, hint,
+                                          quick_width)
+        if standing is not None:
+            return standing
     rule, why_rule, value, found, why_prior = _fast_path(lower, upper, gain, party, bit,
                                                          orbits, hint, exact_lambdas)
     if value is not None and _close(value, found[0], exact_lambdas):
@@ -182,7 +191,6 @@ def _worst_subproblem(lower, upper, gain: Scaled, party: int, bit, orbits: Orbit
         notes.append(f"exact rule{where}: {why_rule}; the rationalised float rule is used")
         rule = rationalised_rule(orbits, hint.rule)
         if small:
-            k = n.bit_length() - 1
             value = rule_value(lower, gain, party, for_accuracy(rule, party), True,
                                relevant_mask(k, party, bit))
     fallback = rationalised_prior(orbits, hint, n)
@@ -193,19 +201,49 @@ def _worst_subproblem(lower, upper, gain: Scaled, party: int, bit, orbits: Orbit
     notes.append(f"exact prior{where}: {why_prior or 'not tight'}; the best of the uniform "
                  "and the rationalised float prior is used")
     if small:  # verify: the exact simplex, within a budget where the bracket would stand
-        from dpverify.theory.exact_lp import PivotLimit  # lazy: exact solves only
-
         assert value is not None
-        within = found[0] - value <= quick_width
-        try:
-            exact_rule, exact_found = _exact_subproblem(
-                lower, upper, gain, party, bit, orbits, basis_finder,
-                quick_pivot_work(lower) if within else None)
-        except PivotLimit as exc:
-            return rule, found, [*notes, f"the exact simplex{where} found {exc}: the checked "
-                                 "bracket, within --tol, stands (certify proves the optimum)"]
-        return exact_rule, exact_found, []
+        return _quick_exact(lower, upper, gain, party, bit, orbits, basis_finder,
+                            exact_lambdas, (rule, found, notes),
+                            found[0] - value <= quick_width)
     return rule, found, notes
+
+
+def _standing_rationalised(lower, upper, gain: Scaled, party: int, bit, orbits: Orbits,
+                           hint: WorstHint, quick_width: Fraction):
+    """verify, where the rule's repair would pass policy.QUICK_REPAIR_WORK: the
+    rationalised hints' checked bracket when it is within `quick_width`, else None."""
+    where = "" if bit is None else f" (own bit {bit})"
+    rule, found, notes = _rationalised(upper, gain, party, bit, orbits, hint, [
+        f"exact repair{where}: more than {QUICK_REPAIR_WORK:,} word operations; the "
+        "rationalised float rule and prior bracket the optimum within --tol (certify "
+        "proves it)"])
+    k = gain.num.shape[0].bit_length() - 1
+    value = rule_value(lower, gain, party, for_accuracy(rule, party), True,
+                       relevant_mask(k, party, bit))
+    return (rule, found, notes) if found[0] - value <= quick_width else None
+
+
+def _quick_exact(lower, upper, gain: Scaled, party: int, bit, orbits: Orbits,
+                 basis_finder: BasisFinder | None, exact_lambdas: bool, bracket, within: bool):
+    """verify on a small sub-problem whose repair left `bracket` (rule, found, notes):
+    within --tol it stands with lambdas from epsilon (the exact simplex would give a
+    bracket too); with exact lambdas the exact simplex gets policy.QUICK_PIVOT_WORK where
+    it is within, and past that budget the bracket stands."""
+    from dpverify.theory.exact_lp import PivotLimit  # lazy: exact solves only
+
+    where = "" if bit is None else f" (own bit {bit})"
+    rule, found, notes = bracket
+    if within and not exact_lambdas:
+        return rule, found, [*notes, f"the checked bracket{where}, within --tol, stands "
+                             "(certify proves the optimum)"]
+    try:
+        exact_rule, exact_found = _exact_subproblem(
+            lower, upper, gain, party, bit, orbits, basis_finder,
+            quick_pivot_work(lower) if within else None)
+    except PivotLimit as exc:
+        return rule, found, [*notes, f"the exact simplex{where} found {exc}: the checked "
+                             "bracket, within --tol, stands (certify proves the optimum)"]
+    return exact_rule, exact_found, []
 
 
 def _rationalised(upper, gain: Scaled, party: int, bit, orbits: Orbits, hint: WorstHint,
