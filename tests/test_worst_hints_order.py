@@ -230,11 +230,11 @@ def test_a_wide_chain_form_hint_takes_the_dense_methods_ends():
     lp, lambdas = _lp([0.3, 1.2, 0.6, 2.0, 0.9], 4, 3)
     gain = lp.gain
     spoiled = WorstHint(rule=np.full((32, 3), 1 / 3), prior=None, x_orbits=lp.rows)
-    found = hints.closer_hint(lambdas, gain, trivial_orbits(5), None, OPTIONS, spoiled)
+    found = hints.closer_hint(lambdas, gain, trivial_orbits(5), 0, None, OPTIONS, spoiled)
     lower, upper = dense_bounds(lp, found.prior, found.rule)
     assert upper - lower <= ENOUGH
     # negative control: a hint that decides is handed on as it is
-    assert hints.closer_hint(lambdas, gain, trivial_orbits(5), None, OPTIONS, found) is found
+    assert hints.closer_hint(lambdas, gain, trivial_orbits(5), 0, None, OPTIONS, found) is found
 
 
 @pytest.mark.parametrize("gain", ['"indicator"', '{ expr = "1e-9 if f == y else 0" }'])
@@ -261,10 +261,10 @@ def test_rr_hint_solves_a_small_lp_dense_and_a_larger_one_in_chain_form(monkeypa
                         lambda lp, solve, **kw: forms.append(kw["form"]) or inner(lp, solve, **kw))
     lp, lambdas = _lp([0.3, 1.0, 2.0, 0.7, 1.5], 5, 3)
     gain = lp.gain
-    dense = hints.rr_hint(lambdas, gain, trivial_orbits(5), None, OPTIONS)
+    dense = hints.rr_hint(lambdas, gain, trivial_orbits(5), 0, None, OPTIONS)
     assert forms == [LpForm.DENSE]
     monkeypatch.setattr(hints, "DENSE_HINT_NONZEROS", 0)
-    chain = hints.rr_hint(lambdas, gain, trivial_orbits(5), None, OPTIONS)
+    chain = hints.rr_hint(lambdas, gain, trivial_orbits(5), 0, None, OPTIONS)
     assert forms == [LpForm.DENSE, LpForm.CHAIN]
     lower, upper = dense_bounds(lp, dense.prior, dense.rule)
     chain_lower, chain_upper = dense_bounds(lp, chain.prior, chain.rule)

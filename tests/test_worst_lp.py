@@ -154,3 +154,39 @@ def test_transcripts_outside_the_block_stay_out_of_the_lp():
     dead = sorted(set(range(tr.num.shape[1])) - set(live.tolist()))
     assert all(found.rule[t] == [1, 0] for t in dead)
     assert rule_value(lp, found.rule) == found.value == prior_bound(lp, found.masses)
+
+
+@pytest.mark.parametrize("party", [1, 3, 4])
+@pytest.mark.parametrize("bit", [0, 1])
+def test_a_party_s_own_bit_is_the_same_lp_on_the_other_parties_inputs(party, bit):
+    """block_on_inputs: a party's own-bit LP on the other parties' inputs has the optimum of
+    the LP on the inputs with that own bit and every tau; its rule, lifted, has the same
+    accuracy on every row, and its prior the same bound. The negative control drops the
+    wrong party's bit: the lifted rule's accuracies no longer match."""
+    from dpverify.theory.worst_lp import block_on_inputs
+
+    lambdas = [1.5, 3.0, 1.2, 2.5]
+    rng = np.random.default_rng(party * 2 + bit)
+    gain = rng.uniform(size=(1 << K, 3))
+    block = block_on_inputs(lambdas, gain, party, bit)
+    full = WorstLp.over_inputs(lambdas, gain, own_bit_mask(K, party, bit))
+    assert np.array_equal(block.rows, full.rows)
+    assert block.lp.channel.columns == full.channel.columns // 2
+    small, whole = solve_float(block.lp, _solve), solve_float(full, _solve)
+    assert small.ok and whole.ok
+    assert small.objective == pytest.approx(whole.objective, abs=1e-9)
+    rule = np.clip(small.rule, 0, None)
+    lifted = block.lift(rule)
+    assert lifted.shape[0] == 1 << K and np.array_equal(block.restrict(lifted), rule)
+    per_row = (block.lp.channel.floats() @ rule * block.lp.gain).sum(axis=1)
+    np.testing.assert_allclose((full.channel.floats() @ lifted * full.gain).sum(axis=1),
+                               per_row, atol=1e-12)
+    prior = np.clip(small.masses, 0, None) / np.clip(small.masses, 0, None).sum()
+    bound = (block.lp.channel.floats().T @ (prior[:, None] * block.lp.gain)).max(1).sum()
+    assert bound == pytest.approx(
+        (full.channel.floats().T @ (prior[:, None] * full.gain)).max(1).sum(), abs=1e-12)
+    assert bound == pytest.approx(whole.objective, abs=1e-7)
+    wrong = block_on_inputs(lambdas, gain, party % K + 1, bit)  # another party's bit
+    misplaced = rule[wrong.columns]
+    assert not np.allclose((full.channel.floats() @ misplaced * full.gain).sum(axis=1),
+                           per_row, atol=1e-6)

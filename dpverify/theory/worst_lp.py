@@ -157,6 +157,64 @@ class WorstLp:
         return int(self.channel.live(exact=True).size) + int(self.rows.size)
 
 
+@record(eq=False)
+class OwnBitBlock:
+    """One sub-problem of the worst case on all inputs, as the LP that is solved and how
+    its solutions map back (`block_on_inputs`): `lp`; `lambdas`, the levels of its channel's
+    factors; `rows`, the problem's input of each of its rows; `columns`, for every tau of
+    the problem, the LP's column (None: the same)."""
+
+    lp: WorstLp
+    lambdas: tuple
+    rows: np.ndarray
+    columns: np.ndarray | None
+
+    def lift(self, rule: np.ndarray) -> np.ndarray:
+        """The LP's rule on every tau of the problem."""
+        return rule if self.columns is None else rule[self.columns]
+
+    def restrict(self, rule: np.ndarray) -> np.ndarray:
+        """A rule of the problem that `lift` made (the same on both released own bits) on
+        the LP's columns."""
+        if self.columns is None:
+            return rule
+        _, first = np.unique(self.columns, return_index=True)
+        return rule[first]
+
+
+def block_on_inputs(lambdas: Sequence, gain: np.ndarray, party: int,
+                    bit: int | None) -> OwnBitBlock:
+    """The worst-case LP of the observer (`bit` None) on every input, or of party `party`'s
+    own bit `bit` (1-based, x1 most significant) on the other parties' inputs. With its
+    bit fixed at b, the party's released bit is independent of the others':
+    P[(b, x'), (j, tau')] = S_i[b, j] P'[x', tau'], so a rule Q' on tau' is the rule
+    Q[(j, tau'), y] = Q'[tau', y] with the same accuracy on every row, and any Q gives
+    Q'[tau', y] = sum_j S_i[b, j] Q[(j, tau'), y] with the same accuracy: the same optimum
+    (KOV eq. 4), on half the columns and without the party's own level; a prior on x' is
+    one on the inputs with own bit b, with the same bound (S_i's rows sum to 1). The same
+    reduction on orbits is theory/orbits/space.py's `without_class`."""
+    k = len(lambdas)
+    if bit is None or k < 2:
+        relevant = None if bit is None else ((np.arange(1 << k) >> (k - party)) & 1) == bit
+        lp = WorstLp.over_inputs(lambdas, gain, relevant)
+        return OwnBitBlock(lp, tuple(lambdas), lp.rows, None)
+    low = k - party  # the own bit's place from the least significant end
+    taus = np.arange(1 << k)
+    rows = taus[((taus >> low) & 1) == bit]
+    columns = ((taus >> (low + 1)) << low) | (taus & ((1 << low) - 1))
+    others = block_lambdas(lambdas, party)
+    return OwnBitBlock(WorstLp.over_inputs(others, np.asarray(gain)[rows]), others, rows,
+                       columns)
+
+
+def block_lambdas(lambdas: Sequence, party: int) -> tuple:
+    """The levels of an agent's worst-case blocks on all inputs (`block_on_inputs`): every
+    party's for the observer (party 0), the other parties' for a party."""
+    if party == 0 or len(lambdas) < 2:
+        return tuple(lambdas)
+    return (*lambdas[:party - 1], *lambdas[party:])
+
+
 # --------------------------------------------------------------------------- exact
 
 
@@ -462,6 +520,7 @@ def solve_float_columns(lp: WorstLp, solve: Solve, *, name: str, first: int = 3,
     return _read(lp, built, live, sol)
 
 
-__all__ = ["BasisFinder", "Channel", "ExactWorst", "FloatWorst", "Solve", "StandardForm",
-           "WorstLp", "float_twin", "prior_bound", "rule_value", "solve_exact", "solve_float",
-           "solve_float_columns", "spread_exact", "spread_floats", "standard_form"]
+__all__ = ["BasisFinder", "Channel", "ExactWorst", "FloatWorst", "OwnBitBlock", "Solve",
+           "StandardForm", "WorstLp", "block_lambdas", "block_on_inputs", "float_twin",
+           "prior_bound", "rule_value", "solve_exact", "solve_float", "solve_float_columns",
+           "spread_exact", "spread_floats", "standard_form"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -56,7 +56,7 @@ from dpverify.theory.certificates import (
     trivial_orbits,
 )
 from dpverify.theory.exact_rows import clean_distribution, has_mass
-from dpverify.theory.worst_lp import WorstLp, solve_float
+from dpverify.theory.worst_lp import WorstLp, block_lambdas, block_on_inputs, solve_float
 from dpverify.verifiers.multiparty.memo import Hints
 from dpverify.verifiers.options import VerifyOptions
 from dpverify.verifiers.result import AgentResult
@@ -114,7 +114,8 @@ class WorstPlan:
         DENSE_FROM_INPUTS inputs; SizeLimitError beyond --max-nonzeros): solved once."""
         n = self.spec.num_inputs
         unit = self.problem.units.unit
-        extreme = beyond_floats(self.spec.lambdas)
+        # a party's blocks leave its own level out (theory/worst_lp.py, block_on_inputs)
+        extreme = beyond_floats(block_lambdas(self.spec.lambdas, self.party))
         if self.orbits.count == n and (n <= MAX_DENSE_INPUTS or extreme) and (
                 n >= DENSE_FROM_INPUTS or extreme):
             # extreme levels too (policy.EXTREME_ENTRY): the dense method keeps every entry;
@@ -203,17 +204,19 @@ def dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list,
     from dpverify.theory.worst_candidates import best_candidate  # lazy: dense only
 
     enough = decisive_width(options)
-    brief = brief_pass(spec.lambdas, enough) if beyond_floats(spec.lambdas) else None
+    levels = block_lambdas(spec.lambdas, party)
+    brief = brief_pass(levels, enough) if beyond_floats(levels) else None
     out = {}
     for b in bits:
-        relevant = None if b is None else own_bits(spec.parties, party) == b
-        lp = WorstLp.over_inputs(spec.lambdas, gain, relevant)
-        found = block_hints(lp, spec.lambdas, options, brief, too_large)
+        block = block_on_inputs(spec.lambdas, gain, party, b)
+        lp = block.lp
+        found = block_hints(lp, block.lambdas, options, brief, too_large)
         if found.width > DENSE_FALLBACK_WIDTH:  # a deterministic rule may meet the bound
             better = best_candidate(lp, found.prior, found.lower)
             if better is not None:
                 found = replace(found, lower=better[0], rule=better[1])
-        out[b] = WorstHint(rule=found.rule, prior=found.prior, x_orbits=lp.rows)
+        out[b] = WorstHint(rule=block.lift(found.rule), prior=found.prior,
+                           x_orbits=block.rows)
     return out
 
 
@@ -398,12 +401,10 @@ def solve_hints(spec: MultipartySpec, gain: np.ndarray, party: int, orbits: Orbi
     """Float hints per sub-problem; None when an LP failed but the exact simplex can take
     every sub-problem (theory.certificates.MAX_EXACT_ROWS); else the SolverError."""
     out = {}
-    k = spec.parties
     try:
         for b in bits:
-            relevant = None if b is None else own_bits(k, party) == b
-            out[b] = closer_hint(spec.lambdas, gain, orbits, relevant, options,
-                                 rr_hint(spec.lambdas, gain, orbits, relevant, options))
+            out[b] = closer_hint(spec.lambdas, gain, orbits, party, b, options,
+                                 rr_hint(spec.lambdas, gain, orbits, party, b, options))
     except SolverError:
         if all(exact_rows(orbits, party, b) <= MAX_EXACT_ROWS for b in bits):
             return None
@@ -411,53 +412,64 @@ def solve_hints(spec: MultipartySpec, gain: np.ndarray, party: int, orbits: Orbi
     return out
 
 
-def closer_hint(lambdas: Sequence[float], gain: np.ndarray, orbits: Orbits, relevant: Any,
-                options: VerifyOptions, hint: WorstHint) -> WorstHint:
+def closer_hint(lambdas: Sequence[float], gain: np.ndarray, orbits: Orbits, party: int,
+                bit: int | None, options: VerifyOptions, hint: WorstHint) -> WorstHint:
     """`hint`, the chain-form LP's on all inputs, with each end replaced by the dense
     method's (`block_hints`) when its float bracket is wider than decides and the dense
     method takes the block: HiGHS's default feasibility (1e-7) left a 7-party observer's
     bracket at 1.4e-7, and the exact certificate's repair then spent 4 s on rational row
     reduction without closing it (issue 25's family, k = 7), where the dense method
-    brackets it within 4e-12 in 0.2 s. Hints on orbits are returned as they are."""
+    brackets it within 4e-12 in 0.2 s. Hints on orbits are returned as they are; a party's
+    own bit is solved on the other parties' inputs (theory/worst_lp.py, `block_on_inputs`)."""
     if orbits.count < gain.shape[0]:
         return hint
-    lp = WorstLp.over_inputs(lambdas, gain, relevant)
+    block = block_on_inputs(lambdas, gain, party, bit)
+    lp = block.lp
     if lp.channel.columns > MAX_DENSE_INPUTS:
         return hint
     from dpverify.theory.worst_candidates import float_bracket  # lazy: light
 
     prior = hint.prior if hint.prior is not None else np.full(lp.rows.size, 1.0 / lp.rows.size)
-    lower, upper = float_bracket(lp, prior, hint.rule)
+    lower, upper = float_bracket(lp, prior, block.restrict(hint.rule))
     if upper - lower <= decisive_width(options):
         return hint
-    dense = block_hints(lp, lambdas, options)
-    return WorstHint(rule=dense.rule if dense.lower > lower else hint.rule,
+    dense = block_hints(lp, block.lambdas, options)
+    return WorstHint(rule=block.lift(dense.rule) if dense.lower > lower else hint.rule,
                      prior=dense.prior if dense.upper < upper else hint.prior,
                      x_orbits=hint.x_orbits)
 
 
-def rr_hint(lambdas: Sequence[float], gain: np.ndarray, orbits: Orbits, relevant: Any,
-            options: VerifyOptions) -> WorstHint:
+
+def rr_hint(lambdas: Sequence[float], gain: np.ndarray, orbits: Orbits, party: int,
+            bit: int | None, options: VerifyOptions) -> WorstHint:
     """RR's worst-case LP (theory/worst_lp.py) in floats, its rule and dual prior: on orbits
     (dense, rows scaled: a row a reads acc_a(Q) - t >= 0, and scaling it changes nothing;
     entries HiGHS cannot keep are dropped: this LP only gives hints, the certificate is
-    exact), else on all inputs in chain form."""
+    exact), else on all inputs (a party's own bit on the other parties' inputs,
+    `block_on_inputs`), dense while small and in chain form beyond."""
     solve_ = options.solver()
     if orbits.count < gain.shape[0]:
+        relevant = None if bit is None else own_bits(len(lambdas), party) == bit
         lp = WorstLp.over_input_orbits(lambdas, orbits, gain, relevant)
         found = solve_float(lp, solve_, form=LpForm.DENSE, scale_rows=True, drop_tiny=True,
                             name="rr-worst-orbits")
-        what = "randomized-response worst-case (orbits)"
-    else:
-        lp = WorstLp.over_inputs(lambdas, gain, relevant)
-        # dense while small: HiGHS took 0.1-0.3 s there where the chain form took 0.4-3.5 s
-        # (policy.DENSE_HINT_NONZEROS)
-        dense = lp.rows.size * lp.channel.columns * lp.m <= DENSE_HINT_NONZEROS
-        found = solve_float(lp, solve_, form=LpForm.DENSE if dense else LpForm.CHAIN,
-                            scale_rows=dense, drop_tiny=dense, name="rr-worst")
-        what = "randomized-response worst-case"
+        if not found.ok:
+            _failed("randomized-response worst-case (orbits)", found)
+        return WorstHint(rule=np.clip(found.rule, 0.0, None), prior=normalised(found.masses),
+                         x_orbits=lp.rows)
+    block = block_on_inputs(lambdas, gain, party, bit)
+    lp = block.lp
+    # dense while small: HiGHS took 0.1-0.3 s there where the chain form took 0.4-3.5 s
+    # (policy.DENSE_HINT_NONZEROS)
+    dense = lp.rows.size * lp.channel.columns * lp.m <= DENSE_HINT_NONZEROS
+    found = solve_float(lp, solve_, form=LpForm.DENSE if dense else LpForm.CHAIN,
+                        scale_rows=dense, drop_tiny=dense, name="rr-worst")
     if not found.ok:
-        sol = found.solution
-        raise SolverError(f"{what} LP for the certificate: {sol.status.value} ({sol.message})")
-    return WorstHint(rule=np.clip(found.rule, 0.0, None), prior=normalised(found.masses),
-                     x_orbits=lp.rows)
+        _failed("randomized-response worst-case", found)
+    return WorstHint(rule=block.lift(np.clip(found.rule, 0.0, None)),
+                     prior=normalised(found.masses), x_orbits=block.rows)
+
+
+def _failed(what: str, found) -> None:
+    sol = found.solution
+    raise SolverError(f"{what} LP for the certificate: {sol.status.value} ({sol.message})")
