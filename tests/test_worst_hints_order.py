@@ -270,3 +270,96 @@ def test_rr_hint_solves_a_small_lp_dense_and_a_larger_one_in_chain_form(monkeypa
     chain_lower, chain_upper = dense_bounds(lp, chain.prior, chain.rule)
     assert upper - lower < 1e-7 and chain_upper - chain_lower < 1e-7
     assert max(lower, chain_lower) <= min(upper, chain_upper) + 1e-12
+
+
+@pytest.mark.parametrize(("agent", "dense"), [("[[party]]\nindex = 2", True),
+                                              ("[observer]", False)])
+def test_a_party_s_blocks_count_the_other_parties_inputs_for_the_dense_method(
+        monkeypatch, agent, dense):
+    """The dense method takes a block of at most MAX_DENSE_INPUTS inputs: a party's own
+    bit is a block on the other parties' 2^(k-1) inputs (worst_lp.block_on_inputs), so a
+    party at k = 13 is solved where the observer is refused. At k = 5 with the limit
+    lowered to 16: the party's blocks of 16 go to the dense method; the observer's 32
+    inputs (the control) do not."""
+    from dpverify.spec import loads
+    from dpverify.spec.model import Accuracy
+    from dpverify.verifiers.multiparty.memo import Hints
+    from dpverify.verifiers.multiparty.reductions import AgentProblem
+
+    monkeypatch.setattr(hints, "MAX_DENSE_INPUTS", 16)
+    monkeypatch.setattr(hints, "DENSE_FROM_INPUTS", 16)
+    calls = []
+    monkeypatch.setattr(hints, "dense_hints", lambda *a, **kw: calls.append(a) or {})
+    monkeypatch.setattr(hints, "solve_hints", lambda *a, **kw: calls.append("lp") or {})
+    table = "[" + ", ".join(str((x * 7) % 3) for x in range(32)) + "]"
+    spec = loads(f'[problem]\nparties = 5\nepsilon = [0.3, 1.1, 0.7, 2.0, 1.4]\n'
+                 f'accuracy = "worst"\n{agent}\nfunction = {{ table = {table} }}\n')
+    problem = AgentProblem(spec, spec.agents[0], Accuracy.WORST, VerifyOptions())
+    hints.worst_plan(problem, Hints()).solved()
+    assert (calls != ["lp"]) is dense and len(calls) == 1
+
+
+def test_a_party_s_second_own_bit_carries_the_first_bit_s_bracket_where_columns_dominate():
+    """carried_ends: a party's `sum` under -abs has its own bits' gain columns shifted by
+    one, so the first bit's rule (columns moved) and prior bracket the second bit's LP no
+    wider, around its optimum; the controls: a table function's columns do not dominate
+    each other (None), and a bracket wider than `enough` is not carried (None)."""
+    from worst_bounds import dense_bounds
+
+    from dpverify.theory.worst_ipm import DenseWorst
+    from dpverify.theory.worst_lp import block_on_inputs, solve_float
+
+    k, party = 5, 3
+    lambdas = list(np.exp([0.3, 1.1, 0.7, 2.0, 1.4]))
+    sums = np.array([bin(x).count("1") for x in range(1 << k)])
+    gain = 1 - np.abs(sums[:, None] - np.arange(k + 1)[None, :]) / k
+    solve = OPTIONS.solver().tight(1e-10)
+
+    def bracket(g):
+        blocks = [block_on_inputs(lambdas, g, party, b) for b in (0, 1)]
+        first = solve_float(blocks[0].lp, solve)
+        prior = np.clip(first.masses, 0, None) / np.clip(first.masses, 0, None).sum()
+        lower, upper = dense_bounds(blocks[0].lp, prior, first.rule)
+        found = DenseWorst(prior, np.clip(first.rule, 0, None), lower, upper, 0)
+        return found, blocks, solve_float(blocks[1].lp, solve).objective
+
+    found, blocks, optimum = bracket(gain)
+    moved = hints.carried_ends(found, blocks[0].lp, blocks[1].lp, 1e-6)
+    assert moved is not None
+    lower, upper = dense_bounds(blocks[1].lp, moved.prior, moved.rule)
+    assert (lower, upper) == pytest.approx((moved.lower, moved.upper), abs=1e-12)
+    assert lower - 1e-9 <= optimum <= upper + 1e-9 and upper - lower <= found.width + 1e-12
+    assert hints.carried_ends(found, blocks[0].lp, blocks[1].lp, -1.0) is None
+    table = np.eye(3)[np.random.default_rng(2).integers(0, 3, 1 << k)]
+    found, blocks, _ = bracket(table)
+    assert hints.carried_ends(found, blocks[0].lp, blocks[1].lp, 1.0) is None
+
+
+@pytest.mark.parametrize(("function", "solves"), [('"sum"', 1), ("table", 2)])
+def test_dense_hints_solve_a_sum_party_s_second_own_bit_only_when_not_carried(
+        monkeypatch, function, solves):
+    """dense_hints carries a `sum` party's first own bit to its second (one block solved);
+    the control, a table function, solves both. Each hint still brackets its own bit."""
+    from worst_bounds import dense_bounds
+
+    from dpverify.spec import loads
+    from dpverify.spec.tables import tabulate
+    from dpverify.theory.units import units_of
+    from dpverify.theory.worst_lp import block_on_inputs
+
+    calls = []
+    inner = hints.block_hints
+    monkeypatch.setattr(hints, "block_hints",
+                        lambda *a, **kw: calls.append(1) or inner(*a, **kw))
+    if function == "table":
+        function = "{ table = [" + ", ".join(str((x * 5) % 3) for x in range(32)) + "] }"
+    spec = loads('[problem]\nparties = 5\nepsilon = [0.3, 1.1, 0.7, 2.0, 1.4]\n'
+                 f'accuracy = "worst"\n[[party]]\nindex = 3\nfunction = {function}\n'
+                 'gain = "-abs"\n')
+    unit = units_of(tabulate(spec, spec.agents[0]).gain_exact).unit
+    found = hints.dense_hints(spec, unit, 3, [0, 1], OPTIONS)
+    assert len(calls) == solves
+    for b in (0, 1):
+        block = block_on_inputs(spec.lambdas, unit, 3, b)
+        lower, upper = dense_bounds(block.lp, found[b].prior, block.restrict(found[b].rule))
+        assert upper - lower <= hints.decisive_width(OPTIONS)

@@ -116,7 +116,8 @@ class WorstPlan:
         unit = self.problem.units.unit
         # a party's blocks leave its own level out (theory/worst_lp.py, block_on_inputs)
         extreme = beyond_floats(block_lambdas(self.spec.lambdas, self.party))
-        if self.orbits.count == n and (n <= MAX_DENSE_INPUTS or extreme) and (
+        block = n if self.party == 0 else n // 2  # the inputs of a block's LP
+        if self.orbits.count == n and (block <= MAX_DENSE_INPUTS or extreme) and (
                 n >= DENSE_FROM_INPUTS or extreme):
             # extreme levels too (policy.EXTREME_ENTRY): the dense method keeps every entry;
             # beyond its inputs, the sub-cubes over the extreme parties alone
@@ -147,7 +148,8 @@ def worst_plan(problem: AgentProblem, hints: Hints) -> WorstPlan:
         f"{spec.source}: the worst-case certificate of {agent.name} needs an LP with "
         f"about {estimate:.3g} non-zeros; the limit is {problem.options.nonzero_limit:,} "
         f"(raise it with --max-nonzeros), and the dense method takes at most "
-        f"{MAX_DENSE_INPUTS} inputs without symmetry")
+        f"{MAX_DENSE_INPUTS} inputs without symmetry (a party's own bit: the other "
+        "parties' inputs)")
     given = None
     if orbits.count == n and hints.lp is not None and hints.lp.rule is not None:
         given = hints_from_result(spec, party, hints.lp)
@@ -207,17 +209,44 @@ def dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list,
     levels = block_lambdas(spec.lambdas, party)
     brief = brief_pass(levels, enough) if beyond_floats(levels) else None
     out = {}
+    previous = None
     for b in bits:
         block = block_on_inputs(spec.lambdas, gain, party, b)
         lp = block.lp
-        found = block_hints(lp, block.lambdas, options, brief, too_large)
-        if found.width > DENSE_FALLBACK_WIDTH:  # a deterministic rule may meet the bound
-            better = best_candidate(lp, found.prior, found.lower)
-            if better is not None:
-                found = replace(found, lower=better[0], rule=better[1])
+        found = None if previous is None else carried_ends(*previous, lp, enough)
+        if found is None:
+            found = block_hints(lp, block.lambdas, options, brief, too_large)
+            if found.width > DENSE_FALLBACK_WIDTH:  # a deterministic rule may meet the bound
+                better = best_candidate(lp, found.prior, found.lower)
+                if better is not None:
+                    found = replace(found, lower=better[0], rule=better[1])
+        previous = (found, lp)
         out[b] = WorstHint(rule=block.lift(found.rule), prior=found.prior,
                            x_orbits=block.rows)
     return out
+
+
+def carried_ends(found: DenseWorst, source: WorstLp, target: WorstLp, enough: float
+                 ) -> DenseWorst | None:
+    """A party's first own bit's bracket `found` (of the LP `source`) carried to its second
+    (`target`: the same rows and channel, the other parties' inputs, block_on_inputs) when
+    their gains' output columns dominate each other (theory/worst_hints.py `carried`, as on
+    orbits: `sum` under `-abs`, `-square` or the indicator, whose own bits' columns are
+    shifted by one) and the carried bracket is within `enough`; else None (solve it)."""
+    from dpverify.theory.worst_candidates import float_bracket  # lazy: dense only
+    from dpverify.theory.worst_hints import DENSE, WorstHints, carried
+    from dpverify.theory.worst_ipm import DenseWorst
+
+    if source.gain.shape != target.gain.shape or source.rows.size != target.rows.size:
+        return None
+    moved = carried(WorstHints(found.rule, found.prior, True, DENSE), source.gain,
+                    target.gain)
+    if moved is None:
+        return None
+    lower, upper = float_bracket(target, found.prior, moved.rule)
+    if upper - lower > enough:
+        return None
+    return DenseWorst(found.prior, moved.rule, lower, upper, 0)
 
 
 def decisive_width(options: VerifyOptions) -> float:
