@@ -159,10 +159,12 @@ ORBIT_EXACT_SIMPLEX_ORBITS = 64
 # products (certificates/worst.py quick_pivot_work); with lambdas from epsilon the checked
 # bracket stands at once, as on orbits (6 parties: 0.5 s a pivot, 11-20 s in all before).
 QUICK_PIVOT_WORK = 50_000_000
-# `verify` lets the rationalised hints' checked bracket stand, when it is within half of
-# --tol, rather than repair the worst case's rule by exact row reduction past this many
-# 64-bit word operations (certificates/repair.py rule_repair_work: at 6-7 parties from
-# epsilon, repairs of 5e6-4e7 took 0.8-3.5 s, and none of them succeeded; `certify` repairs).
+# With lambdas from epsilon `verify` lets the rationalised hints' checked bracket stand,
+# when it is within half of --tol, rather than repair the worst case's rule by exact row
+# reduction past this many 64-bit word operations (certificates/repair.py
+# rule_repair_work: at 6-7 parties from epsilon, repairs of 5e6-4e7 took 0.8-3.5 s, and
+# none of them succeeded; with exact lambdas repairs of 2e6-4e6 at 8 parties took 0.1-0.3
+# s and proved, so they always run; `certify` repairs).
 QUICK_REPAIR_WORK = 2_000_000
 # Corner entries 1/(1 + lambda) below this (epsilon above about 13.8) make RR's worst-case
 # LP on all inputs badly scaled for a float LP (below 1e-12 HiGHS cannot hold it at all)

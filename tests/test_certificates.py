@@ -328,37 +328,51 @@ def test_verify_s_budget_lets_a_checked_bracket_within_tol_stand(monkeypatch, pa
 
 
 def test_verify_skips_a_large_rule_repair_where_the_rationalised_bracket_stands(monkeypatch):
-    """verify's quick mode: where the rule's repair would pass QUICK_REPAIR_WORK and the
-    rationalised hints already bracket the optimum within the quick width, that checked
-    bracket stands without the repair (noted), and contains the proved optimum. Controls:
-    with no quick width (certify), and with a quick width the bracket is not within, the
-    repair runs."""
-    spec = _spec('[problem]\nparties = 3\nlambda = ["3/2", "2", "5/2"]\n[observer]\n'
-                 'function = "and"\n')
-    table = _table(spec)
+    """verify's quick mode with lambdas from epsilon: where the rule's repair would pass
+    QUICK_REPAIR_WORK (rule_repair_work > the limit) and the rationalised hints already
+    bracket the optimum within the quick width, that checked bracket stands without the
+    repair (noted) and contains certify's bracket's optimum. Controls: no quick width
+    (certify), a quick width the bracket is not within, work at the limit (not past it),
+    and exact lambdas (their repair is cheap: it always runs) all repair."""
+    from dpverify.theory.certificates.repair import rule_repair_work
+
     hints = _bad_hints(8, 2, True)
     repairs = []
     original = certs.exact_worst_rule
     monkeypatch.setattr(certs, "exact_worst_rule",
                         lambda *a: repairs.append(1) or original(*a))
 
-    def certificate(quick_width):
+    def certificate(lambdas, quick_width):
+        spec = _spec(f'[problem]\nparties = 3\n{lambdas}\n[observer]\nfunction = "and"\n')
+        table = _table(spec)
+        lower, upper = lambda_brackets(spec.lambdas_exact, spec.epsilons_exact)
         repairs.clear()
-        return worst_certificate("observer", table.outputs, table.gain_exact, 0,
-                                 spec.lambdas_exact, spec.lambdas_exact, True,
-                                 trivial_orbits(3), hints, None, quick_width)
+        cert = worst_certificate("observer", table.outputs, table.gain_exact, 0, lower,
+                                 upper, lower == upper, trivial_orbits(3), hints, None,
+                                 quick_width)
+        result = check_certificate(spec, _roundtrip(cert.to_json(spec.name)))
+        assert result.ok, result.message
+        return cert, result, lower
 
-    monkeypatch.setattr(certs, "QUICK_REPAIR_WORK", 0)
-    proved = certificate(None)
-    assert repairs and proved.status == "proved-optimal"
-    assert certificate(Fraction(0)).status == "proved-optimal" and repairs  # not within
-    quick = certificate(Fraction(1))
+    from_epsilon = "epsilon = [0.4, 0.7, 1.1]"
+    _, _, lower = certificate(from_epsilon, None)
+    work = rule_repair_work(trivial_orbits(3), hints[None], lower)
+    monkeypatch.setattr(certs, "QUICK_REPAIR_WORK", work - 1)
+    _, proved, _ = certificate(from_epsilon, None)
+    assert repairs, "certify did not repair"
+    certificate(from_epsilon, Fraction(0))
+    assert repairs, "a bracket that is not within skipped the repair"
+    quick, result, _ = certificate(from_epsilon, Fraction(1))
     assert not repairs, "the repair ran: the guard did not act"
-    assert quick.status == "bracket"
     assert any("word operations" in note for note in quick.notes)
-    result = check_certificate(spec, _roundtrip(quick.to_json(spec.name)))
-    assert result.ok, result.message
-    assert result.bracket[0] <= proved.value <= result.bracket[1]
+    # both brackets hold the optimum: they meet
+    assert result.bracket[0] <= proved.bracket[1] and proved.bracket[0] <= result.bracket[1]
+    monkeypatch.setattr(certs, "QUICK_REPAIR_WORK", work)  # at the limit: not past it
+    certificate(from_epsilon, Fraction(1))
+    assert repairs, "work at the limit skipped the repair"
+    monkeypatch.setattr(certs, "QUICK_REPAIR_WORK", 0)
+    certificate('lambda = ["3/2", "2", "5/2"]', Fraction(1))
+    assert repairs, "exact lambdas skipped the repair"
 
 
 def test_verify_lets_a_bracket_from_epsilon_stand_without_the_exact_simplex(monkeypatch):

@@ -363,3 +363,26 @@ def test_dense_hints_solve_a_sum_party_s_second_own_bit_only_when_not_carried(
         block = block_on_inputs(spec.lambdas, unit, 3, b)
         lower, upper = dense_bounds(block.lp, found[b].prior, block.restrict(found[b].rule))
         assert upper - lower <= hints.decisive_width(OPTIONS)
+
+
+@pytest.mark.parametrize("bit", [0, 1])
+def test_rr_hint_of_a_party_lifts_its_block_s_rule_and_keeps_the_own_bit_s_rows(bit):
+    """rr_hint for party 2's own bit: a rule on every tau, the same on both of the party's
+    released bits, and a prior on the inputs with that own bit (x_orbits in their order),
+    which bracket the own bit's LP on all those inputs around its optimum."""
+    from dpverify.defaults import LpForm
+    from dpverify.spec.symmetric import trivial_orbits
+    from dpverify.theory.certificates import own_bits
+    from dpverify.theory.worst_lp import solve_float
+
+    lp, lambdas = _lp([0.3, 1.0, 2.0, 0.7, 1.5], 7, 3)
+    gain = lp.gain
+    hint = hints.rr_hint(lambdas, gain, trivial_orbits(5), 2, bit, OPTIONS)
+    rows = np.flatnonzero(own_bits(5, 2) == bit)
+    assert hint.rule.shape[0] == 32 and np.array_equal(hint.x_orbits, rows)
+    released = (np.arange(32) >> 3) & 1  # party 2's released bit (x1 most significant)
+    np.testing.assert_array_equal(hint.rule[released == 0], hint.rule[released == 1])
+    full = WorstLp.over_inputs(lambdas, gain, own_bits(5, 2) == bit)
+    optimum = solve_float(full, OPTIONS.solver().tight(1e-10), form=LpForm.DENSE).objective
+    lower, upper = dense_bounds(full, hint.prior, hint.rule)
+    assert lower - 1e-9 <= optimum <= upper + 1e-9 and upper - lower < 1e-7

@@ -190,3 +190,16 @@ def test_a_party_s_own_bit_is_the_same_lp_on_the_other_parties_inputs(party, bit
     misplaced = rule[wrong.columns]
     assert not np.allclose((full.channel.floats() @ misplaced * full.gain).sum(axis=1),
                            per_row, atol=1e-6)
+
+
+def test_a_lone_party_s_own_bit_keeps_its_lp():
+    """With one party there are no other parties' inputs: block_on_inputs keeps the LP on
+    the inputs with that own bit and every tau (and block_lambdas every level)."""
+    from dpverify.theory.worst_lp import block_lambdas, block_on_inputs
+
+    gain = np.array([[1.0, 0.0], [0.0, 1.0]])
+    block = block_on_inputs([2.0], gain, 1, 1)
+    assert block.columns is None and block.rows.tolist() == [1]
+    assert block.lp.channel.columns == 2 and block_lambdas([2.0], 1) == (2.0,)
+    assert block_lambdas([2.0, 3.0, 4.0], 2) == (2.0, 4.0)
+    assert block_lambdas([2.0, 3.0, 4.0], 0) == (2.0, 3.0, 4.0)

@@ -84,8 +84,9 @@ STUCK = 8
 @record
 class DenseWorst:
     """The best prior and the best rule found (each a bound of its own, so they may come
-    from different iterations): a prior on the relevant inputs and a rule on all tau, with
-    the float bracket they give and the iterations used."""
+    from different iterations): a prior on the block's rows and a rule on its columns (all
+    tau, or a party's block's: theory/worst_lp.py block_on_inputs), with the float bracket
+    they give and the iterations used."""
 
     prior: np.ndarray
     rule: np.ndarray

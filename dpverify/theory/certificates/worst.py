@@ -143,11 +143,12 @@ def _fast_path(lower, upper, gain: Scaled, party: int, bit, orbits: Orbits, hint
 
 
 def quick_pivot_work(lambdas: Sequence[Fraction]) -> int:
-    """verify's work for the exact simplex on all inputs: policy.QUICK_PIVOT_WORK in
-    operations on 64-bit words. A pivot's integers are products of the parties' lambdas,
-    about sum_i bits(lambda_i) bits (lambdas from epsilon: brackets of some 64 bits each),
-    so each of its rows^3 operations costs that many words (measured: 6 parties from
-    epsilon, 130 rows, 0.5 s a pivot, against 20 ms at 114 rows of lambdas 4/3 and 5/2)."""
+    """verify's work for the exact simplex on all inputs with exact lambdas (from epsilon a
+    checked bracket stands without it): policy.QUICK_PIVOT_WORK in operations on 64-bit
+    words. A pivot's integers are products of the parties' lambdas, about
+    sum_i bits(lambda_i) bits, so each of its rows^3 operations costs that many words
+    (measured: 20 ms a pivot at 114 rows of lambdas 4/3 and 5/2; 0.5 s at 130 rows of
+    brackets of e^eps, 64 bits each)."""
     return QUICK_PIVOT_WORK // product_words(lambdas)
 
 
@@ -157,8 +158,9 @@ def _worst_subproblem(lower, upper, gain: Scaled, party: int, bit, orbits: Orbit
                       quick_width: Fraction | None = None):
     """One sub-problem (observer, or a party's own bit): (rule, (bound, prior, mu), notes).
     `quick_width` (verify; certify proves) is the checked bracket (normalised gains) that
-    may stand: the rationalised hints' bracket within it stands where the rule's repair
-    would pass policy.QUICK_REPAIR_WORK; where complementary slackness leaves a bracket
+    may stand: with lambdas from epsilon, the rationalised hints' bracket within it stands
+    where the rule's repair would pass policy.QUICK_REPAIR_WORK (with exact lambdas the
+    repair is cheap, and it proves); where complementary slackness leaves a bracket
     within it, that bracket stands (lambdas from epsilon: the exact simplex would give a
     bracket too), or (exact lambdas) the exact simplex of a small sub-problem gets
     policy.QUICK_PIVOT_WORK and past it the bracket stands."""
@@ -174,7 +176,8 @@ def _worst_subproblem(lower, upper, gain: Scaled, party: int, bit, orbits: Orbit
         return _rationalised(upper, gain, party, bit, orbits, hint, [
             f"exact repair{where}: {unknowns} unknowns, more than {MAX_REPAIR_UNKNOWNS}; "
             "the float rule and prior are rationalised and bound exactly"])
-    if quick_width is not None and rule_repair_work(orbits, hint, lower) > QUICK_REPAIR_WORK:
+    if quick_width is not None and not exact_lambdas and \
+            rule_repair_work(orbits, hint, lower) > QUICK_REPAIR_WORK:
         standing = _standing_rationalised(lower, upper, gain, party, bit, orbits, hint,
                                           quick_width)
         if standing is not None:

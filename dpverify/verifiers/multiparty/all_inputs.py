@@ -61,7 +61,9 @@ def exact_certificate(problem: AgentProblem, hints: Hints, *, fine: bool = True,
     """RR's exact certificate on all 2^k inputs (dpverify-certificate/1), at the fine
     brackets of e^eps or (not `fine`) the coarse ones the tolerance allows; `quick`
     (verify's attempt; certify proves): a worst case's checked bracket within half of
-    --tol stands where the exact simplex would pass policy.QUICK_PIVOT_WORK."""
+    --tol stands where the exact work would pass its budget (certificates/worst.py
+    `_worst_subproblem`: the rule's repair, policy.QUICK_REPAIR_WORK, and the exact
+    simplex, policy.QUICK_PIVOT_WORK; with lambdas from epsilon no exact simplex)."""
     spec, agent, table = problem.spec, problem.agent, problem.table
     if fine:
         lower, upper = lambda_brackets(spec.lambdas_exact, spec.epsilons_exact)

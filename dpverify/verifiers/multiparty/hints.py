@@ -7,7 +7,9 @@ the orbits of the problem's symmetries when they reduce it enough (a symmetric X
 k = 10 has 11 orbits), by the dense interior-point method from DENSE_FROM_INPUTS inputs
 without symmetry (at an extreme level from the sub-cubes over the extreme parties first,
 and beyond the dense method's inputs from them alone: `dense_hints`), else on all inputs
-in chain form.
+(HiGHS, dense while small, in chain form beyond: `rr_hint`). A party's own bit is a block
+on the other parties' inputs (theory/worst_lp.py, `block_on_inputs`), and the inputs the
+dense method is given are a block's.
 """
 
 from __future__ import annotations
@@ -181,8 +183,9 @@ def beyond_floats(lambdas: Sequence[float]) -> bool:
 
 def dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list,
                 options: VerifyOptions, too_large: SizeLimitError | None = None) -> dict:
-    """Hints on all inputs for a worst case without symmetry on DENSE_FROM_INPUTS to
-    MAX_DENSE_INPUTS inputs, or at an extreme level (beyond_floats), each end the best of
+    """Hints on all inputs for a worst case without symmetry on DENSE_FROM_INPUTS inputs
+    whose blocks (block_on_inputs: a party's own bit on the other parties' inputs) have at
+    most MAX_DENSE_INPUTS, or at an extreme level (beyond_floats), each end the best of
     these, in this order, each tried only while the bracket is wider than
     policy.SPLIT_MARGIN of the tolerance (`enough`):
 
@@ -200,7 +203,8 @@ def dense_hints(spec: MultipartySpec, gain: np.ndarray, party: int, bits: list,
     * HiGHS's dense LP (`better_ends`, up to policy.DENSE_FALLBACK_INPUTS inputs);
     * a deterministic rule (a constant one, the prior's Bayes rule) when it is better.
 
-    Beyond MAX_DENSE_INPUTS inputs only the sub-cubes are tried, every level in turn:
+    A party's second own bit takes the first one's bracket where `carried_ends` allows.
+    Beyond MAX_DENSE_INPUTS inputs a block only tries the sub-cubes, every level in turn:
     `too_large` (or a SizeLimitError naming the dense method's limit) when they leave the
     bracket wider than the tolerance."""
     from dpverify.theory.worst_candidates import best_candidate  # lazy: dense only
@@ -443,7 +447,7 @@ def solve_hints(spec: MultipartySpec, gain: np.ndarray, party: int, orbits: Orbi
 
 def closer_hint(lambdas: Sequence[float], gain: np.ndarray, orbits: Orbits, party: int,
                 bit: int | None, options: VerifyOptions, hint: WorstHint) -> WorstHint:
-    """`hint`, the chain-form LP's on all inputs, with each end replaced by the dense
+    """`hint`, HiGHS's LP's on all inputs (rr_hint), with each end replaced by the dense
     method's (`block_hints`) when its float bracket is wider than decides and the dense
     method takes the block: HiGHS's default feasibility (1e-7) left a 7-party observer's
     bracket at 1.4e-7, and the exact certificate's repair then spent 4 s on rational row
