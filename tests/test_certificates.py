@@ -327,6 +327,23 @@ def test_verify_s_budget_lets_a_checked_bracket_within_tol_stand(monkeypatch, pa
     assert result.bracket[0] <= proved.value <= result.bracket[1]
 
 
+def _checked_observer(parties: int, lambdas: str, function: str, hints: dict,
+                      quick_width: Fraction | None):
+    """The observer's worst-case certificate from `hints` at the fine brackets of the
+    levels (`lambdas`, a problem-file line), checked by the independent checker:
+    (certificate, the check's result, the lower lambdas)."""
+    spec = _spec(f'[problem]\nparties = {parties}\n{lambdas}\n[observer]\n'
+                 f'function = "{function}"\n')
+    table = _table(spec)
+    lower, upper = lambda_brackets(spec.lambdas_exact, spec.epsilons_exact)
+    cert = worst_certificate("observer", table.outputs, table.gain_exact, 0, lower, upper,
+                             lower == upper, trivial_orbits(parties), hints, None,
+                             quick_width)
+    result = check_certificate(spec, _roundtrip(cert.to_json(spec.name)))
+    assert result.ok, result.message
+    return cert, result, lower
+
+
 def test_verify_skips_a_large_rule_repair_where_the_rationalised_bracket_stands(monkeypatch):
     """verify's quick mode with lambdas from epsilon: where the rule's repair would pass
     QUICK_REPAIR_WORK (rule_repair_work > the limit) and the rationalised hints already
@@ -343,16 +360,8 @@ def test_verify_skips_a_large_rule_repair_where_the_rationalised_bracket_stands(
                         lambda *a: repairs.append(1) or original(*a))
 
     def certificate(lambdas, quick_width):
-        spec = _spec(f'[problem]\nparties = 3\n{lambdas}\n[observer]\nfunction = "and"\n')
-        table = _table(spec)
-        lower, upper = lambda_brackets(spec.lambdas_exact, spec.epsilons_exact)
         repairs.clear()
-        cert = worst_certificate("observer", table.outputs, table.gain_exact, 0, lower,
-                                 upper, lower == upper, trivial_orbits(3), hints, None,
-                                 quick_width)
-        result = check_certificate(spec, _roundtrip(cert.to_json(spec.name)))
-        assert result.ok, result.message
-        return cert, result, lower
+        return _checked_observer(3, lambdas, "and", hints, quick_width)
 
     from_epsilon = "epsilon = [0.4, 0.7, 1.1]"
     _, _, lower = certificate(from_epsilon, None)
@@ -386,17 +395,8 @@ def test_verify_lets_a_bracket_from_epsilon_stand_without_the_exact_simplex(monk
     hints = _bad_hints(16, 2, True)
 
     def certificate(lambdas, quick_width):
-        spec = _spec(f'[problem]\nparties = 4\n{lambdas}\n[observer]\n'
-                     'function = "majority"\n')
-        table = _table(spec)
-        lower, upper = lambda_brackets(spec.lambdas_exact, spec.epsilons_exact)
         simplexes.clear()
-        cert = worst_certificate("observer", table.outputs, table.gain_exact, 0, lower,
-                                 upper, lower == upper, trivial_orbits(4), hints, None,
-                                 quick_width)
-        result = check_certificate(spec, _roundtrip(cert.to_json(spec.name)))
-        assert result.ok, result.message
-        return cert
+        return _checked_observer(4, lambdas, "majority", hints, quick_width)[0]
 
     from_epsilon = "epsilon = [0.4, 0.7, 0.9, 1.1]"
     quick = certificate(from_epsilon, Fraction(1))

@@ -166,7 +166,7 @@ def _worst_subproblem(lower, upper, gain: Scaled, party: int, bit, orbits: Orbit
     policy.QUICK_PIVOT_WORK and past it the bracket stands."""
     n = gain.num.shape[0]
     k = n.bit_length() - 1
-    where = "" if bit is None else f" (own bit {bit})"
+    where = _where(bit)
     small = exact_rows(orbits, party, bit) <= MAX_EXACT_ROWS
     if hint is None:  # no float hint (the hint LP failed): the exact simplex directly
         rule, found = _exact_subproblem(lower, upper, gain, party, bit, orbits, basis_finder)
@@ -211,11 +211,16 @@ def _worst_subproblem(lower, upper, gain: Scaled, party: int, bit, orbits: Orbit
     return rule, found, notes
 
 
+def _where(bit: int | None) -> str:
+    """A note's name for a sub-problem: nothing for the observer, the own bit for a party."""
+    return "" if bit is None else f" (own bit {bit})"
+
+
 def _standing_rationalised(lower, upper, gain: Scaled, party: int, bit, orbits: Orbits,
                            hint: WorstHint, quick_width: Fraction):
     """verify, where the rule's repair would pass policy.QUICK_REPAIR_WORK: the
     rationalised hints' checked bracket when it is within `quick_width`, else None."""
-    where = "" if bit is None else f" (own bit {bit})"
+    where = _where(bit)
     rule, found, notes = _rationalised(upper, gain, party, bit, orbits, hint, [
         f"exact repair{where}: more than {QUICK_REPAIR_WORK:,} word operations; the "
         "rationalised float rule and prior bracket the optimum within --tol (certify "
@@ -234,7 +239,7 @@ def _quick_exact(lower, upper, gain: Scaled, party: int, bit, orbits: Orbits,
     it is within, and past that budget the bracket stands."""
     from dpverify.theory.exact_lp import PivotLimit  # lazy: exact solves only
 
-    where = "" if bit is None else f" (own bit {bit})"
+    where = _where(bit)
     rule, found, notes = bracket
     if within and not exact_lambdas:
         return rule, found, [*notes, f"the checked bracket{where}, within --tol, stands "
