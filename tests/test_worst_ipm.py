@@ -205,3 +205,65 @@ def test_a_worst_case_without_symmetry_is_bracketed_and_checked(scale):
     # the checker is not a rubber stamp: a bound lowered by the width's worth fails
     cert["upper"]["bound"] = str(Fraction(cert["lower"]["value"]) - width)
     assert not check_certificate(spec, cert).ok
+
+
+def _sum_on_orbits():
+    """The observer's worst-case LP of `sum` (indicator gain, 10 outputs) on the orbits of
+    classes of 3, 4 and 2 parties at three levels: 60 orbits."""
+    from dpverify.theory.orbits.space import OrbitSpace
+
+    space = OrbitSpace((3, 4, 2), (Fraction(5, 4), Fraction(2), Fraction(7, 2)))
+    f = np.array([sum(space.weights(w)) for w in range(space.count)])
+    return WorstLp.over_class_orbits(space, list(range(space.count)), np.eye(10)[f])
+
+
+def test_z_and_acc_in_float64_agree_with_long_double():
+    from dpverify.theory.worst_ipm import WORK, _Problem
+
+    lp = _sum_on_orbits()
+    prob = _Problem(lp.channel.factors, lp.channel.floats(), lp.gain, lp.rows, lp.channel.columns)
+    rng = np.random.default_rng(0)
+    pi, q = rng.random(prob.R).astype(WORK), rng.random((prob.n, prob.m)).astype(WORK)
+    precise = (prob.z(pi), prob.acc(q))
+    prob.precise = False
+    rough = (prob.z(pi), prob.acc(q))
+    for a, b in zip(precise, rough, strict=True):
+        assert b.dtype == WORK and np.allclose(a, b, rtol=1e-13, atol=0)
+        # the twins differ by float64's rounding, not more: these are two computations
+        assert np.abs(a - b).max() < 1e-13 * np.abs(a).max()
+    # the long double products are not float64's in disguise (where long double is wider)
+    if np.finfo(WORK).eps < np.finfo(np.float64).eps:
+        assert np.any(precise[0] != rough[0])
+
+
+def test_wide_iterations_take_float64_products_and_the_bracket_holds(monkeypatch):
+    """Iterations whose bracket is wider than PRECISE_WIDTH make P's products in float64,
+    the later ones in long double; the result brackets the LP's optimum as narrowly as a
+    run in long double throughout (the control, in which no iteration is in float64), and
+    its ends are real (recomputed from the dense channel)."""
+    from worst_bounds import dense_bounds
+
+    from dpverify.theory import worst_ipm
+
+    lp = _sum_on_orbits()
+    seen: list[bool] = []
+    iterate = worst_ipm._iterate
+
+    def spied(prob, st, single):
+        seen.append(prob.precise)
+        return iterate(prob, st, single)
+
+    monkeypatch.setattr(worst_ipm, "_iterate", spied)
+    found = dense_worst(lp)
+    mixed = list(seen)
+    assert not mixed[0] and mixed[-1]
+    first = mixed.index(True)
+    assert all(mixed[first:])  # the best bracket only narrows: no return to float64
+    seen.clear()
+    monkeypatch.setattr(worst_ipm, "PRECISE_WIDTH", np.inf)
+    control = dense_worst(lp)
+    assert all(seen)
+    assert found.width <= 1e-9 and control.width <= 1e-9
+    assert found.lower <= control.upper + 1e-12 and control.lower <= found.upper + 1e-12
+    lo, hi = dense_bounds(lp, found.prior, found.rule)
+    assert (lo, hi) == pytest.approx((found.lower, found.upper), abs=1e-12)
