@@ -54,6 +54,7 @@ class Rounding:
 
 
 EXACT = Rounding()
+_ZERO = Fraction(0)
 
 
 def snap(denominator: int) -> Rounding:
@@ -101,8 +102,10 @@ def exact_row(values, *, rounding: Rounding = EXACT, completion: Completion = SC
     if len(positive) == 1 and floats[positive[0]] == 1.0:  # a deterministic row (most)
         out[positive[0]] = Fraction(1)
         return out
-    exact = {i: rounding(floats[i]) for i in where}
-    total = sum(exact.values(), Fraction(0))
+    # a zero rounds to 0 in every rounding: not rounded (most entries of a rule on many
+    # outputs, where limit_denominator cost 18 us an entry)
+    exact = {i: rounding(floats[i]) if floats[i] > 0 else _ZERO for i in where}
+    total = sum((exact[i] for i in positive), _ZERO)
     if total <= 0:
         for i in where:
             out[i] = Fraction(1, len(where))
