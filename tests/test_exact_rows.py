@@ -191,3 +191,17 @@ def test_nan_from_the_orbit_lp_gives_a_certificate_not_an_internal_error():
 def test_nan_weights_give_an_exact_distribution(values):
     out = exact_distribution(np.array(values), support=[0, 1, 2])
     assert sum(out) == 1 and all(v >= 0 for v in out)
+
+
+def test_snap_is_limit_denominator_near_zero():
+    """Entries below 1 / (4 d) are 0 without limit_denominator (the fast path): the same
+    rational as limit_denominator's, at and around the boundary 1 / (2 d), where the
+    nearest rational turns from 0 to 1 / d (the control: above it, not 0)."""
+    from fractions import Fraction
+
+    from dpverify.theory.exact_rows import snap
+
+    d = 10**12
+    for v in (0.0, 1e-30, 2.4e-13, 1 / (4 * d), 2.5000001e-13, 4.9e-13, 5.1e-13, 1e-12, 0.3):
+        assert snap(d)(v) == Fraction(v).limit_denominator(d)
+    assert snap(d)(5.1e-13) == Fraction(1, d)

@@ -46,6 +46,11 @@ class Rounding:
 
     def __call__(self, v: float) -> Fraction:
         if self.denominator:
+            if 0.0 <= v and v * (4 * self.denominator) < 1.0:
+                # below 1 / (2 denominator) the nearest such rational is 0 (any positive
+                # one is at least 1 / denominator away): most entries of an interior
+                # point's rule on many outputs
+                return _ZERO
             return Fraction(v).limit_denominator(self.denominator)
         if self.bits:
             scaled = math.ldexp(v, self.bits)
