@@ -46,7 +46,7 @@ class Rounding:
 
     def __call__(self, v: float) -> Fraction:
         if self.denominator:
-            if 0.0 <= v and v * (4 * self.denominator) < 1.0:
+            if v >= 0.0 and v * (4 * self.denominator) < 1.0:
                 # below 1 / (2 denominator) the nearest such rational is 0 (any positive
                 # one is at least 1 / denominator away): most entries of an interior
                 # point's rule on many outputs
