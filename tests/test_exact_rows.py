@@ -197,11 +197,31 @@ def test_snap_is_limit_denominator_near_zero():
     """Entries below 1 / (4 d) are 0 without limit_denominator (the fast path): the same
     rational as limit_denominator's, at and around the boundary 1 / (2 d), where the
     nearest rational turns from 0 to 1 / d (the control: above it, not 0)."""
-    from fractions import Fraction
-
     from dpverify.theory.exact_rows import snap
 
     d = 10**12
-    for v in (0.0, 1e-30, 2.4e-13, 1 / (4 * d), 2.5000001e-13, 4.9e-13, 5.1e-13, 1e-12, 0.3):
+    for v in (0.0, -0.0, -1e-20, 1e-30, 2.4e-13, 1 / (4 * d), 2.5000001e-13, 4.9e-13,
+              5.1e-13, 1e-12, 0.3):
         assert snap(d)(v) == Fraction(v).limit_denominator(d)
     assert snap(d)(5.1e-13) == Fraction(1, d)
+
+
+def test_rows_with_zeros_are_the_rows_of_every_entry_rounded():
+    """exact_row leaves its zero entries unrounded (0 in every rounding): the same rows as
+    rounding every entry and dividing by the exact total (the SCALE completion written out
+    here), on rows with zeros, tiny entries and a support."""
+    from dpverify.theory.exact_rows import EXACT, dyadic, exact_row, snap
+
+    rng = np.random.default_rng(3)
+    for rounding in (EXACT, snap(10**12), dyadic(60), dyadic(60, floor=True)):
+        for _ in range(200):
+            row = rng.random(12) * (rng.random(12) < 0.4)
+            row[rng.integers(12)] = 1e-14
+            support = sorted(rng.choice(12, size=8, replace=False).tolist())
+            rounded = {i: rounding(float(row[i])) for i in support}
+            total = sum(rounded.values(), Fraction(0))
+            got = exact_row(row, rounding=rounding, support=support)
+            if total > 0:
+                assert got == [rounded[i] / total if i in rounded else 0 for i in range(12)]
+            else:  # no mass: uniform on the support
+                assert got == [Fraction(1, 8) if i in rounded else 0 for i in range(12)]

@@ -246,24 +246,40 @@ def test_wide_iterations_take_float64_products_and_the_bracket_holds(monkeypatch
     from dpverify.theory import worst_ipm
 
     lp = _sum_on_orbits()
-    seen: list[bool] = []
+    seen: list[tuple[int, bool]] = []  # (the run's problem, its precision) per iteration
     iterate = worst_ipm._iterate
 
     def spied(prob, st, single):
-        seen.append(prob.precise)
+        seen.append((id(prob), prob.precise))
         return iterate(prob, st, single)
 
     monkeypatch.setattr(worst_ipm, "_iterate", spied)
     found = dense_worst(lp)
-    mixed = list(seen)
+    mixed = [precise for run, precise in seen if run == seen[0][0]]  # the first run's
     assert not mixed[0] and mixed[-1]
     first = mixed.index(True)
     assert all(mixed[first:])  # the best bracket only narrows: no return to float64
     seen.clear()
     monkeypatch.setattr(worst_ipm, "PRECISE_WIDTH", np.inf)
     control = dense_worst(lp)
-    assert all(seen)
+    assert all(precise for _, precise in seen)
     assert found.width <= 1e-9 and control.width <= 1e-9
     assert found.lower <= control.upper + 1e-12 and control.lower <= found.upper + 1e-12
     lo, hi = dense_bounds(lp, found.prior, found.rule)
     assert (lo, hi) == pytest.approx((found.lower, found.upper), abs=1e-12)
+
+
+def test_a_small_mu_takes_long_double_whatever_the_bracket():
+    """A block stuck at a wide bracket while mu falls (d = q / s grows as at the end) takes
+    long double from PRECISE_MU on, as before PRECISE_WIDTH; a wide bracket at a large mu
+    does not (the control); once taken, long double stays."""
+    from dpverify.theory.worst_ipm import PRECISE_MU, PRECISE_WIDTH, _Problem
+
+    lp = _sum_on_orbits()
+    prob = _Problem(lp.channel.factors, lp.channel.floats(), lp.gain, lp.rows, lp.channel.columns)
+    prob.precise = False
+    assert not prob.precise_from(1e-3, 1e-6)
+    assert prob.precise_from(1e-3, PRECISE_MU / 10)
+    assert prob.precise_from(PRECISE_WIDTH, 1e-6)
+    prob.precise = True
+    assert prob.precise_from(1e-3, 1e-6)

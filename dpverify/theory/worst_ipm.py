@@ -74,6 +74,9 @@ WORK = np.longdouble
 # and 41 outputs) are made in float64, and only their results are extended (measured:
 # that observer's `sum` at 30 parties, 44 iterations of which 32 were wider)
 PRECISE_WIDTH = 1e-6
+# ... or once mu is below this (where the bracket reaches 1e-6, mu is about 1e-11; a block
+# stuck at a wide bracket while mu falls takes long double as it did before)
+PRECISE_MU = 1e-12
 # Stop once mu is this small and the bracket has not narrowed by 1% in STALL iterations.
 STALL_MU = 1e-14
 # The corrector's centring target never goes below this: further on, the directions'
@@ -125,10 +128,15 @@ class _Problem:
         # PRECISE_WIDTH (`precise` False): BLAS instead of long double's loops
         self.W64 = np.asarray(self.W, dtype=np.float64)
         self.factors64 = [np.asarray(f, dtype=np.float64) for f in self.factors]
-        self.precise = True
+        self.precise = True  # _dense_block sets it per iteration (precise_from)
         self.n, self.m = n, W.shape[1]
         self.R = self.rows.size
         self.P = np.ascontiguousarray(dense[order])
+
+    def precise_from(self, width: float, mu: float) -> bool:
+        """Whether the next iteration makes its products in long double: once the best
+        bracket is within PRECISE_WIDTH or mu below PRECISE_MU, and from then on."""
+        return self.precise or width <= PRECISE_WIDTH or mu < PRECISE_MU
 
     def z(self, pi: np.ndarray) -> np.ndarray:
         """z[tau, y] = sum_x pi[x] P[x, tau] w(x, y) (in long double where `precise`, else
@@ -407,10 +415,10 @@ def _on_active_rows(lp: WorstLp) -> bool:
 def _rows_dominate(lp: WorstLp) -> bool:
     """Whether the rows' share of an iteration's cost (M: rows^2 x columns, in BLAS) is at
     least ACTIVE_GAIN times the share that does not shrink with the rows (the products
-    with P's factors on every column and output, in extended precision: columns x outputs
-    x the factors' sizes, LONG_COST times dearer a multiply-add), so that a round on a
-    few rows is several times cheaper than one on the whole block; or whether the whole
-    block is past MAX_DENSE_WORK, which active rows may stay within."""
+    with P's factors on every column and output, in extended precision near the end:
+    columns x outputs x the factors' sizes, LONG_COST times dearer a multiply-add), so
+    that a round on a few rows is several times cheaper than one on the whole block; or
+    whether the whole block is past MAX_DENSE_WORK, which active rows may stay within."""
     assert lp.channel.factors is not None
     sizes = sum(int(np.shape(f)[0]) for f in lp.channel.factors)
     return (int(lp.rows.size) ** 2 >= ACTIVE_GAIN * LONG_COST * lp.m * sizes
@@ -448,6 +456,10 @@ ACTIVE_FROM = 700
 # 14.3 -> 13.2 s, 87.9 -> 36.5 s, 39.9 -> 26.0 s, 29.9 -> 18.4 s), rounds at 7,600 and more
 # (two outputs: 1.4-5x faster); 6 x LONG_COST = 3,000 lies between
 LONG_COST = 500
+# (measured when every iteration made its products in long double; since PRECISE_WIDTH the
+# wide iterations make them in float64, but a round's end game is still in long double:
+# LONG_COST = 50, which sent more blocks to active rows, was 30-50% slower on three `sum`
+# members of 1,092-1,260 orbits)
 ACTIVE_GAIN = 6
 ACTIVE_START = 96  # the rows of least accuracy under the uniform prior's Bayes rule
 ACTIVE_ROUNDS = 12
@@ -623,10 +635,14 @@ def _dense_block(lp: WorstLp, target: float, solve: Solve | None, polish: bool =
     rule: np.ndarray | None = None
     iterations = stalled = 0
     coarse_stalled = False
+    mu = np.inf
+    prob.precise = False  # float64 products until precise_from says otherwise
     while iterations < MAX_ITERATIONS:
         clock.check()  # the run's deadline, once per iteration
         iterations += 1
-        prob.precise = upper - lower <= PRECISE_WIDTH
+        # long double from PRECISE_WIDTH on, or once mu is small whatever the bracket (a
+        # block stuck wide while mu falls: d = q / s grows as at the end)
+        prob.precise = prob.precise_from(upper - lower, mu)
         try:
             _iterate(prob, st, single=(prob.R >= SINGLE_ROWS and upper - lower > SINGLE_WIDTH
                                        and not coarse_stalled))
@@ -654,7 +670,7 @@ def _dense_block(lp: WorstLp, target: float, solve: Solve | None, polish: bool =
             polish = False  # the caller is done with this LP: no end game, no polish
             break
     assert prior is not None and rule is not None
-    prob.precise = True
+    prob.precise = True  # the problem's products as they were (nothing uses them after)
     if polish and upper - lower > target:
         lower, upper, prior, rule = _polished(lp, lower, upper, prior, rule, solve, target,
                                               need)
