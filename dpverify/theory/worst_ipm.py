@@ -127,7 +127,7 @@ class _Problem:
         # the products' float64 twins, for the iterations whose bracket is wider than
         # PRECISE_WIDTH (`precise` False): BLAS instead of long double's loops
         self.W64 = np.asarray(self.W, dtype=np.float64)
-        self.factors64 = [np.asarray(f, dtype=np.float64) for f in self.factors]
+        self.factors64 = [np.asarray(f, dtype=np.float64) for f in factors]
         self.precise = True  # _dense_block sets it per iteration (precise_from)
         self.n, self.m = n, W.shape[1]
         self.R = self.rows.size
@@ -138,23 +138,26 @@ class _Problem:
         bracket is within PRECISE_WIDTH or mu below PRECISE_MU, and from then on."""
         return self.precise or width <= PRECISE_WIDTH or mu < PRECISE_MU
 
+    def _arithmetic(self) -> tuple[list[np.ndarray], np.ndarray, type]:
+        """P's factors, the gain rows and the dtype of the products: long double where
+        `precise`, else their float64 twins."""
+        if self.precise:
+            return self.factors, self.W, WORK
+        return self.factors64, self.W64, np.float64
+
     def z(self, pi: np.ndarray) -> np.ndarray:
-        """z[tau, y] = sum_x pi[x] P[x, tau] w(x, y) (in long double where `precise`, else
-        in float64; returned in long double)."""
-        if not self.precise:
-            full = np.zeros((self.n, self.m))
-            full[self.rows] = np.asarray(pi, dtype=np.float64)[:, None] * self.W64
-            return kron_apply([f.T for f in self.factors64], full).astype(WORK)
-        full = np.zeros((self.n, self.m), dtype=WORK)
-        full[self.rows] = pi[:, None] * self.W
-        return kron_apply([f.T for f in self.factors], full, WORK)
+        """z[tau, y] = sum_x pi[x] P[x, tau] w(x, y), in the precision of `_arithmetic`,
+        returned in long double."""
+        factors, W, dtype = self._arithmetic()
+        full: np.ndarray = np.zeros((self.n, self.m), dtype=dtype)
+        full[self.rows] = np.asarray(pi, dtype=dtype)[:, None] * W
+        return np.asarray(kron_apply([f.T for f in factors], full, dtype), dtype=WORK)
 
     def acc(self, q: np.ndarray) -> np.ndarray:
-        """acc_Q(x) = sum_y w(x, y) (P Q)[x, y] (in the precision of `z`)."""
-        if not self.precise:
-            products = kron_apply(self.factors64, np.asarray(q, dtype=np.float64))
-            return np.einsum("xy,xy->x", self.W64, products[self.rows]).astype(WORK)
-        return np.einsum("xy,xy->x", self.W, kron_apply(self.factors, q, WORK)[self.rows])
+        """acc_Q(x) = sum_y w(x, y) (P Q)[x, y], in the precision of `z`."""
+        factors, W, dtype = self._arithmetic()
+        products = kron_apply(factors, np.asarray(q, dtype=dtype), dtype)
+        return np.asarray(np.einsum("xy,xy->x", W, products[self.rows]), dtype=WORK)
 
     def bracket(self, pi: np.ndarray, q: np.ndarray) -> tuple[float, float, np.ndarray,
                                                                np.ndarray]:
