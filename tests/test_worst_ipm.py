@@ -236,11 +236,11 @@ def test_z_and_acc_in_float64_agree_with_long_double():
         assert np.any(precise[0] != rough[0])
 
 
-def test_wide_iterations_take_float64_products_and_the_bracket_holds(monkeypatch):
-    """Iterations whose bracket is wider than PRECISE_WIDTH make P's products in float64,
-    the later ones in long double; the result brackets the LP's optimum as narrowly as a
-    run in long double throughout (the control, in which no iteration is in float64), and
-    its ends are real (recomputed from the dense channel)."""
+def test_float64_products_until_the_end_game_and_the_bracket_holds(monkeypatch):
+    """The iterations make P's products in float64 until mu is below PRECISE_MU or the
+    method stalls, then in long double; the result brackets the LP's optimum as narrowly
+    as a run in long double throughout (the control, in which no iteration is in
+    float64), and its ends are real (recomputed from the dense channel)."""
     from worst_bounds import dense_bounds
 
     from dpverify.theory import worst_ipm
@@ -258,9 +258,10 @@ def test_wide_iterations_take_float64_products_and_the_bracket_holds(monkeypatch
     mixed = [precise for run, precise in seen if run == seen[0][0]]  # the first run's
     assert not mixed[0] and mixed[-1]
     first = mixed.index(True)
-    assert all(mixed[first:])  # the best bracket only narrows: no return to float64
+    assert first >= len(mixed) // 2  # most iterations in float64
+    assert all(mixed[first:])  # no return to float64
     seen.clear()
-    monkeypatch.setattr(worst_ipm, "PRECISE_WIDTH", np.inf)
+    monkeypatch.setattr(worst_ipm._Problem, "precise_from", lambda self, mu: True)
     control = dense_worst(lp)
     assert all(precise for _, precise in seen)
     assert found.width <= 1e-9 and control.width <= 1e-9
@@ -269,17 +270,46 @@ def test_wide_iterations_take_float64_products_and_the_bracket_holds(monkeypatch
     assert (lo, hi) == pytest.approx((found.lower, found.upper), abs=1e-12)
 
 
-def test_a_small_mu_takes_long_double_whatever_the_bracket():
-    """A block stuck at a wide bracket while mu falls (d = q / s grows as at the end) takes
-    long double from PRECISE_MU on, as before PRECISE_WIDTH; a wide bracket at a large mu
-    does not (the control); once taken, long double stays."""
-    from dpverify.theory.worst_ipm import PRECISE_MU, PRECISE_WIDTH, _Problem
+def test_a_small_mu_takes_long_double():
+    """Long double from PRECISE_MU on (d = q / s grows as at the end); a larger mu does not
+    (the control), whatever the bracket; once taken, long double stays."""
+    from dpverify.theory.worst_ipm import PRECISE_MU, _Problem
 
     lp = _sum_on_orbits()
     prob = _Problem(lp.channel.factors, lp.channel.floats(), lp.gain, lp.rows, lp.channel.columns)
     prob.precise = False
-    assert not prob.precise_from(1e-3, 1e-6)
-    assert prob.precise_from(1e-3, PRECISE_MU / 10)
-    assert prob.precise_from(PRECISE_WIDTH, 1e-6)
+    assert not prob.precise_from(PRECISE_MU * 10)
+    assert prob.precise_from(PRECISE_MU / 10)
     prob.precise = True
-    assert prob.precise_from(1e-3, 1e-6)
+    assert prob.precise_from(1e-6)
+
+
+def test_a_stall_in_float64_goes_on_in_long_double(monkeypatch):
+    """Where the method stalls in float64 (the bracket no narrower by 1%; STALL_MU and
+    STALL set so that one such iteration at any mu is a stall), it does not end there: it
+    goes on in long double, and ends at the next stall. PRECISE_MU = 0 leaves the stall as
+    the only way into long double."""
+    from dpverify.theory import worst_ipm
+
+    lp = _sum_on_orbits()
+    seen: list[bool] = []
+    iterate = worst_ipm._iterate
+
+    def spied(prob, st, single):
+        seen.append(prob.precise)
+        return iterate(prob, st, single)
+
+    monkeypatch.setattr(worst_ipm, "_iterate", spied)
+    monkeypatch.setattr(worst_ipm, "PRECISE_MU", 0.0)
+    monkeypatch.setattr(worst_ipm, "STALL_MU", 1.0)
+    monkeypatch.setattr(worst_ipm, "STALL", 1)
+    found = worst_ipm.dense_worst(lp, target=0.0)
+    assert not seen[0] and True in seen  # float64 first, then long double
+    assert all(seen[seen.index(True):])
+    assert found.width <= 1e-9
+    # the control: without the stall (STALL beyond the iterations), no long double
+    seen.clear()
+    monkeypatch.setattr(worst_ipm, "STALL", 10 ** 6)
+    monkeypatch.setattr(worst_ipm, "STUCK", 10 ** 6)
+    worst_ipm.dense_worst(lp, target=0.0)
+    assert not any(seen)

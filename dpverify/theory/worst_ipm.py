@@ -68,15 +68,16 @@ STEP = 0.995
 # the whole bracket in double precision (measured at k = 12: 1.2e-9 in double, 4.3e-10 in
 # long double).
 WORK = np.longdouble
-# ... once the bracket is this narrow: before, the products with P's factors (most of an
-# iteration's time on orbits: 3.7 ms a product in long double, 0.05 ms in float64, at
-# 1,260 orbits in classes of 13, 8 and 9 and 31 outputs; 8.6 and 0.37 ms at 1,728 orbits
-# and 41 outputs) are made in float64, and only their results are extended (measured:
-# that observer's `sum` at 30 parties, 44 iterations of which 32 were wider)
-PRECISE_WIDTH = 1e-6
-# ... or once mu is below this (where the bracket reaches 1e-6, mu is about 1e-11; a block
-# stuck at a wide bracket while mu falls takes long double as it did before)
-PRECISE_MU = 1e-12
+# ... but only once mu is below this, or once the method stalls in float64 (where it
+# would end, it goes on in long double): until then the products with P's factors (most
+# of an iteration's time on orbits: 3.7 ms a product in long double, 0.05 ms in float64,
+# at 1,260 orbits in classes of 13, 8 and 9 and 31 outputs; 8.6 and 0.37 ms at 1,728
+# orbits and 41 outputs) are made in float64, and only their results are extended. The
+# end game decides: an observer's `sum` at 40 parties in classes of 35 and 5 (216 orbits,
+# 41 outputs) reached 8e-12 in 35 iterations in float64 (0.8 s), and 2.3e-14 in 42 with
+# long double from a bracket of 1e-6 on (3.0 s), its middle iterations 0.15 s each
+# against 0.025 s; at k = 12 float64 alone stalled at 1.2e-9, long double reached 4.3e-10.
+PRECISE_MU = 1e-14
 # Stop once mu is this small and the bracket has not narrowed by 1% in STALL iterations.
 STALL_MU = 1e-14
 # The corrector's centring target never goes below this: further on, the directions'
@@ -124,8 +125,8 @@ class _Problem:
         self.blocks = [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:],
                                                               strict=True)]
         self.factors = [np.asarray(f, dtype=WORK) for f in factors]
-        # the products' float64 twins, for the iterations whose bracket is wider than
-        # PRECISE_WIDTH (`precise` False): BLAS instead of long double's loops
+        # the products' float64 twins, for the iterations before the end game (`precise`
+        # False): BLAS instead of long double's loops
         self.W64 = np.asarray(self.W, dtype=np.float64)
         self.factors64 = [np.asarray(f, dtype=np.float64) for f in factors]
         self.precise = True  # _dense_block sets it per iteration (precise_from)
@@ -133,10 +134,11 @@ class _Problem:
         self.R = self.rows.size
         self.P = np.ascontiguousarray(dense[order])
 
-    def precise_from(self, width: float, mu: float) -> bool:
-        """Whether the next iteration makes its products in long double: once the best
-        bracket is within PRECISE_WIDTH or mu below PRECISE_MU, and from then on."""
-        return self.precise or width <= PRECISE_WIDTH or mu < PRECISE_MU
+    def precise_from(self, mu: float) -> bool:
+        """Whether the next iteration makes its products in long double: once mu is below
+        PRECISE_MU (or once `_dense_block` set `precise` where float64 stalled), and from
+        then on."""
+        return self.precise or mu < PRECISE_MU
 
     def _arithmetic(self) -> tuple[list[np.ndarray], np.ndarray, type]:
         """P's factors, the gain rows and the dtype of the products: long double where
@@ -459,8 +461,8 @@ ACTIVE_FROM = 700
 # 14.3 -> 13.2 s, 87.9 -> 36.5 s, 39.9 -> 26.0 s, 29.9 -> 18.4 s), rounds at 7,600 and more
 # (two outputs: 1.4-5x faster); 6 x LONG_COST = 3,000 lies between
 LONG_COST = 500
-# (measured when every iteration made its products in long double; since PRECISE_WIDTH the
-# wide iterations make them in float64, but a round's end game is still in long double:
+# (measured when every iteration made its products in long double; since PRECISE_MU the
+# iterations before the end game make them in float64, the end game in long double:
 # LONG_COST = 50, which sent more blocks to active rows, was 30-50% slower on three `sum`
 # members of 1,092-1,260 orbits)
 ACTIVE_GAIN = 6
@@ -643,9 +645,8 @@ def _dense_block(lp: WorstLp, target: float, solve: Solve | None, polish: bool =
     while iterations < MAX_ITERATIONS:
         clock.check()  # the run's deadline, once per iteration
         iterations += 1
-        # long double from PRECISE_WIDTH on, or once mu is small whatever the bracket (a
-        # block stuck wide while mu falls: d = q / s grows as at the end)
-        prob.precise = prob.precise_from(upper - lower, mu)
+        # long double once mu is small (d = q / s grows as at the end), or from a stall
+        prob.precise = prob.precise_from(mu)
         try:
             _iterate(prob, st, single=(prob.R >= SINGLE_ROWS and upper - lower > SINGLE_WIDTH
                                        and not coarse_stalled))
@@ -666,9 +667,13 @@ def _dense_block(lp: WorstLp, target: float, solve: Solve | None, polish: bool =
         # party's block at 39 parties stuck at 8e-5 for 15 iterations)
         coarse_stalled = coarse_stalled or upper - lower > 0.9 * before
         mu = st.mu()
-        if upper - lower <= target or (mu < STALL_MU and stalled >= STALL) \
-                or stalled >= STUCK:
+        if upper - lower <= target:
             break
+        if (mu < STALL_MU and stalled >= STALL) or stalled >= STUCK:
+            if prob.precise:
+                break
+            # float64's rounding may be what stalls it: the rest in long double
+            prob.precise, stalled = True, 0
         if until is not None and rule is not None and until(lower, upper, rule):
             polish = False  # the caller is done with this LP: no end game, no polish
             break
