@@ -667,13 +667,9 @@ def _dense_block(lp: WorstLp, target: float, solve: Solve | None, polish: bool =
         # party's block at 39 parties stuck at 8e-5 for 15 iterations)
         coarse_stalled = coarse_stalled or upper - lower > 0.9 * before
         mu = st.mu()
-        if upper - lower <= target:
+        done, stalled = _ended(prob, upper - lower, target, mu, stalled)
+        if done:
             break
-        if (mu < STALL_MU and stalled >= STALL) or stalled >= STUCK:
-            if prob.precise:
-                break
-            # float64's rounding may be what stalls it: the rest in long double
-            prob.precise, stalled = True, 0
         if until is not None and rule is not None and until(lower, upper, rule):
             polish = False  # the caller is done with this LP: no end game, no polish
             break
@@ -683,6 +679,21 @@ def _dense_block(lp: WorstLp, target: float, solve: Solve | None, polish: bool =
         lower, upper, prior, rule = _polished(lp, lower, upper, prior, rule, solve, target,
                                               need)
     return DenseWorst(prior, rule, lower, upper, iterations)
+
+
+def _ended(prob: _Problem, width: float, target: float, mu: float, stalled: int
+           ) -> tuple[bool, int]:
+    """Whether the method ends after an iteration (the bracket within `target`, or a stall
+    in long double), and the stall count to go on with: a stall in float64 does not end
+    it, it switches `prob` to long double (float64's rounding may be what stalls it)."""
+    if width <= target:
+        return True, stalled
+    if (mu < STALL_MU and stalled >= STALL) or stalled >= STUCK:
+        if prob.precise:
+            return True, stalled
+        prob.precise = True
+        return False, 0
+    return False, stalled
 
 
 # Seconds the rule's LP of `_polished` may take (where the solver takes a limit): the two
