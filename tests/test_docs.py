@@ -28,10 +28,11 @@ run: a number of seconds (`0.45 s`; the `seconds` column of a table or of CSV ro
 `"seconds": 0.07` in JSON), a gap in a table's `gap` column below 1e-12 and not 0 (the
 rounding of two float computations, whose digits differ between CPUs), a timestamp, the
 build id (`+src.<16 hex digits>`), the sandbox's path, and the order of the rows of
-`batch`'s table `slowest` (they follow the timings); trailing blanks are dropped. Everything else, every number to its printed
-digits, compares exactly. In the page's expected output, a line `...` stands for any
-number of lines (output cut short on the page). Outputs that depend on the order in which
-workers finish are shown with `--jobs 1` or `--quiet`.
+`batch`'s table `slowest` (they follow the timings); trailing blanks are dropped.
+Everything else, every number to its printed digits, compares exactly. In the page's
+expected output, a line `...` stands for any number of lines (output cut short on the
+page). Outputs that depend on the order in which workers finish are shown with `--jobs 1`
+or `--quiet`.
 
 Besides: every link of a page stays in the repository and resolves (file and heading),
 and the README has at most 400 lines and links every page of docs/.
