@@ -261,13 +261,53 @@ def test_float64_products_until_the_end_game_and_the_bracket_holds(monkeypatch):
     assert first >= len(mixed) // 2  # most iterations in float64
     assert all(mixed[first:])  # no return to float64
     seen.clear()
-    monkeypatch.setattr(worst_ipm._Problem, "precise_from", lambda self, mu: True)
+    monkeypatch.setattr(worst_ipm._Problem, "precise_from", lambda self, mu, before=0: True)
     control = dense_worst(lp)
     assert all(precise for _, precise in seen)
-    assert found.width <= 1e-9 and control.width <= 1e-9
+    # as narrow as the control (within ten times its width, or the target), not merely
+    # narrow: switching one iteration late once left 7e-11 against the control's 1e-13
+    assert found.width <= max(10 * control.width, worst_ipm.TARGET_WIDTH)
     assert found.lower <= control.upper + 1e-12 and control.lower <= found.upper + 1e-12
     lo, hi = dense_bounds(lp, found.prior, found.rule)
     assert (lo, hi) == pytest.approx((found.lower, found.upper), abs=1e-12)
+
+
+def test_the_end_of_an_iteration():
+    """`_ended`: the target ends the method; so does being stuck (STUCK) in either
+    precision; the end game's stall (mu below STALL_MU, STALL iterations) switches float64
+    to long double with the count reset, and ends the method in long double; a stall at a
+    larger mu does neither (the control)."""
+    from dpverify.theory.worst_ipm import STALL, STALL_MU, STUCK, TARGET_WIDTH, _ended, _Problem
+
+    lp = _sum_on_orbits()
+    prob = _Problem(lp.channel.factors, lp.channel.floats(), lp.gain, lp.rows, lp.channel.columns)
+    wide, small = 1e-6, STALL_MU / 10
+    for precise in (False, True):
+        prob.precise = precise
+        assert _ended(prob, TARGET_WIDTH, TARGET_WIDTH, 1.0, 0) == (True, 0)
+        assert _ended(prob, wide, TARGET_WIDTH, 1.0, STUCK) == (True, STUCK)
+        assert _ended(prob, wide, TARGET_WIDTH, STALL_MU * 10, STALL) == (False, STALL)
+        assert prob.precise is precise
+    prob.precise = False
+    assert _ended(prob, wide, TARGET_WIDTH, small, STALL) == (False, 0)
+    assert prob.precise
+    assert _ended(prob, wide, TARGET_WIDTH, small, STALL) == (True, STALL)
+
+
+def test_a_falling_mu_takes_long_double_one_iteration_ahead():
+    """The forecast of precise_from: mu times its last ratio below PRECISE_MU takes long
+    double (mu 10 PRECISE_MU after 1,000 PRECISE_MU: headed for PRECISE_MU / 10); a slowly
+    falling mu at the same value does not (the control), nor does the first iteration's
+    infinite `before`."""
+    from dpverify.theory.worst_ipm import PRECISE_MU, _Problem
+
+    lp = _sum_on_orbits()
+    prob = _Problem(lp.channel.factors, lp.channel.floats(), lp.gain, lp.rows, lp.channel.columns)
+    prob.precise = False
+    assert prob.precise_from(10 * PRECISE_MU, 1000 * PRECISE_MU)
+    assert not prob.precise_from(10 * PRECISE_MU, 20 * PRECISE_MU)
+    assert not prob.precise_from(10 * PRECISE_MU, np.inf)
+    assert not prob.precise_from(np.inf, np.inf)
 
 
 def test_a_small_mu_takes_long_double():
@@ -307,6 +347,7 @@ def test_a_stall_in_float64_goes_on_in_long_double(monkeypatch):
     assert not seen[0] and True in seen  # float64 first, then long double
     assert all(seen[seen.index(True):])
     assert found.width <= 1e-9
+    assert found.iterations < worst_ipm.MAX_ITERATIONS  # ended by its stall in long double
     # the control: without the stall (STALL beyond the iterations), no long double
     seen.clear()
     monkeypatch.setattr(worst_ipm, "STALL", 10 ** 6)

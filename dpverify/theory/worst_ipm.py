@@ -68,15 +68,17 @@ STEP = 0.995
 # the whole bracket in double precision (measured at k = 12: 1.2e-9 in double, 4.3e-10 in
 # long double).
 WORK = np.longdouble
-# ... but only once mu is below this, or once the method stalls in float64 (where it
-# would end, it goes on in long double): until then the products with P's factors (most
+# ... but only once mu is below this (or, forecast from its last ratio, will be after the
+# next iteration: precise_from), or once the end game stalls in float64 (where it would
+# end, it goes on in long double: _ended): until then the products with P's factors (most
 # of an iteration's time on orbits: 3.7 ms a product in long double, 0.05 ms in float64,
 # at 1,260 orbits in classes of 13, 8 and 9 and 31 outputs; 8.6 and 0.37 ms at 1,728
 # orbits and 41 outputs) are made in float64, and only their results are extended. The
 # end game decides: an observer's `sum` at 40 parties in classes of 35 and 5 (216 orbits,
 # 41 outputs) reached 8e-12 in 35 iterations in float64 (0.8 s), and 2.3e-14 in 42 with
 # long double from a bracket of 1e-6 on (3.0 s), its middle iterations 0.15 s each
-# against 0.025 s; at k = 12 float64 alone stalled at 1.2e-9, long double reached 4.3e-10.
+# against 0.025 s (at k = 12, double precision throughout, not only in the products,
+# stalled at 1.2e-9 where long double reached 4.3e-10).
 PRECISE_MU = 1e-14
 # Stop once mu is this small and the bracket has not narrowed by 1% in STALL iterations.
 STALL_MU = 1e-14
@@ -129,16 +131,21 @@ class _Problem:
         # False): BLAS instead of long double's loops
         self.W64 = np.asarray(self.W, dtype=np.float64)
         self.factors64 = [np.asarray(f, dtype=np.float64) for f in factors]
-        self.precise = True  # _dense_block sets it per iteration (precise_from)
+        self.precise = True  # _dense_block sets it per iteration (precise_from, _ended)
         self.n, self.m = n, W.shape[1]
         self.R = self.rows.size
         self.P = np.ascontiguousarray(dense[order])
 
-    def precise_from(self, mu: float) -> bool:
-        """Whether the next iteration makes its products in long double: once mu is below
-        PRECISE_MU (or once `_dense_block` set `precise` where float64 stalled), and from
-        then on."""
-        return self.precise or mu < PRECISE_MU
+    def precise_from(self, mu: float, before: float = np.inf) -> bool:
+        """Whether the next iteration makes its products in long double: once mu, or the
+        mu the next iteration is headed for (mu times its last ratio mu / `before`, the mu
+        of the iteration before), is below PRECISE_MU (or once `_ended` set `precise`
+        where float64 stalled), and from then on. The forecast: mu fell from 8.5e-14 to
+        5.2e-16 in one iteration of a block, whose end game from there, after its switch
+        at mu alone, stalled at a bracket of 7e-11 (1e-12 when it switched one iteration
+        sooner)."""
+        ahead = mu * min(1.0, mu / before) if 0 < before < np.inf else mu
+        return self.precise or mu < PRECISE_MU or ahead < PRECISE_MU
 
     def _arithmetic(self) -> tuple[list[np.ndarray], np.ndarray, type]:
         """P's factors, the gain rows and the dtype of the products: long double where
@@ -640,13 +647,13 @@ def _dense_block(lp: WorstLp, target: float, solve: Solve | None, polish: bool =
     rule: np.ndarray | None = None
     iterations = stalled = 0
     coarse_stalled = False
-    mu = np.inf
+    mu = previous = np.inf
     prob.precise = False  # float64 products until precise_from says otherwise
     while iterations < MAX_ITERATIONS:
         clock.check()  # the run's deadline, once per iteration
         iterations += 1
         # long double once mu is small (d = q / s grows as at the end), or from a stall
-        prob.precise = prob.precise_from(mu)
+        prob.precise = prob.precise_from(mu, previous)
         try:
             _iterate(prob, st, single=(prob.R >= SINGLE_ROWS and upper - lower > SINGLE_WIDTH
                                        and not coarse_stalled))
@@ -666,7 +673,7 @@ def _dense_block(lp: WorstLp, target: float, solve: Solve | None, polish: bool =
         # single precision that stops narrowing the bracket is done with (measured: a
         # party's block at 39 parties stuck at 8e-5 for 15 iterations)
         coarse_stalled = coarse_stalled or upper - lower > 0.9 * before
-        mu = st.mu()
+        mu, previous = st.mu(), mu
         done, stalled = _ended(prob, upper - lower, target, mu, stalled)
         if done:
             break
@@ -683,12 +690,15 @@ def _dense_block(lp: WorstLp, target: float, solve: Solve | None, polish: bool =
 
 def _ended(prob: _Problem, width: float, target: float, mu: float, stalled: int
            ) -> tuple[bool, int]:
-    """Whether the method ends after an iteration (the bracket within `target`, or a stall
-    in long double), and the stall count to go on with: a stall in float64 does not end
-    it, it switches `prob` to long double (float64's rounding may be what stalls it)."""
-    if width <= target:
+    """Whether the method ends after an iteration, and the stall count to go on with: it
+    ends with the bracket within `target`, when it is stuck (STUCK iterations without
+    narrowing, at any mu: more precision does not unstick it), or at the end game's stall
+    (mu below STALL_MU, STALL such iterations) in long double. The end game's stall in
+    float64 does not end it: it switches `prob` to long double (float64's rounding may be
+    what stalls it), with the count reset."""
+    if width <= target or stalled >= STUCK:
         return True, stalled
-    if (mu < STALL_MU and stalled >= STALL) or stalled >= STUCK:
+    if mu < STALL_MU and stalled >= STALL:
         if prob.precise:
             return True, stalled
         prob.precise = True
