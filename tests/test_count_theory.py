@@ -424,6 +424,25 @@ def test_the_float_chain_bound_is_below_the_exact_one_and_close(seed):
         chain_dual_bound(costs, [Fraction(v) for v in big.tolist()], alpha)[0])
 
 
+def test_a_column_passes_on_any_nonnegative_chain_minimum(monkeypatch):
+    """psi_j of a column has the sign of min d . u on the DP cone for every j (its points
+    are positive), so one rigorous lower bound psi_j >= 0 passes the column: a psi_0 a hair
+    below 0 beside psi_1 = 0 keeps nu as it is; the control, every psi_j below 0, lowers
+    it."""
+    from dpverify.theory.count import bounds
+
+    nu = np.array([0.5, 0.25, 0.25])
+    costs = np.ones((3, 2))
+
+    def crafted(psi):
+        monkeypatch.setattr(bounds, "chain_minima_below", lambda lo, hi, alpha: psi.copy())
+
+    crafted(np.array([[-1e-20, -1e-20], [0.0, 1e-30], [-1.0, -1.0]]))
+    assert bounds.chain_bound_below(costs, costs, nu, 0.5) == float(np.nextafter(1.0, 0))
+    crafted(np.array([[-1e-20, -1e-20], [-1e-21, -1e-21], [-1.0, -1.0]]))
+    assert bounds.chain_bound_below(costs, costs, nu, 0.5) == -math.inf  # never passes
+
+
 def test_the_float_chain_bound_of_a_feasible_nu_keeps_it_and_refuses_bad_input():
     """nu = 0 under non-negative costs needs no repair (bound 0, rounded down); alpha outside
     (0, 1) and non-finite nu give -inf (the exact route decides those)."""

@@ -162,7 +162,12 @@ def chain_bound_below(cost_lo: np.ndarray, cost_hi: np.ndarray, nu: np.ndarray,
     for _ in range(REPAIR_ROUNDS):
         psi = chain_minima_below(_down(cost_lo - nu[:, None]), _up(cost_hi - nu[:, None]),
                                  alpha)
-        bad = ~(psi[0] >= 0)
+        # every u of the cone is positive, so d . u >= 0 on the cone exactly when psi_j >= 0
+        # for any one j (all psi_j have d's sign): a column passes on its best lower bound
+        # (their roundings differ), not only on psi_0's
+        with np.errstate(invalid="ignore"):
+            best = np.where(np.isnan(psi), -np.inf, psi).max(axis=0)
+        bad = ~(best >= 0)
         if not bad.any():
             return float(_down(math.fsum(nu.tolist())))
         anchor = np.nanargmax(np.where(np.isnan(psi), -np.inf, psi), axis=0)
