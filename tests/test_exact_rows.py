@@ -225,3 +225,30 @@ def test_rows_with_zeros_are_the_rows_of_every_entry_rounded():
                 assert got == [rounded[i] / total if i in rounded else 0 for i in range(12)]
             else:  # no mass: uniform on the support
                 assert got == [Fraction(1, 8) if i in rounded else 0 for i in range(12)]
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False),
+       st.sampled_from([1, 2, 7, 1000, 10 ** 9, 10 ** 12]))
+def test_nearest_rational_is_limit_denominator(v, denominator):
+    """The integer-only nearest rational (exact_rows.nearest_rational, what `snap` rounds
+    with) against Python's own Fraction.limit_denominator, the oracle: the same value for
+    any finite float (negative, huge, subnormal, exactly a small fraction) and bound."""
+    from dpverify.theory.exact_rows import nearest_rational
+
+    assert nearest_rational(v, denominator) == Fraction(v).limit_denominator(denominator)
+
+
+def test_nearest_rational_on_ties_and_small_fractions():
+    """Values between two candidates at equal distance go to the convergent, as in
+    limit_denominator; exact small fractions read as themselves; a bound below 1 is
+    refused as there."""
+    from dpverify.theory.exact_rows import nearest_rational
+
+    rng = np.random.default_rng(3)
+    for v in [0.25, 1 / 3, 2 / 3, 0.1, 0.5 + 1e-13, 1 - 1e-13, 3.5, -2.75, 5e-324, 0.0,
+              *rng.random(2000).tolist(), *(rng.random(2000) * 1e-11).tolist()]:
+        for d in (1, 2, 3, 4, 10, 10 ** 6, 10 ** 12):
+            assert nearest_rational(v, d) == Fraction(v).limit_denominator(d)
+    assert nearest_rational(1 / 3, 10 ** 12) == Fraction(1, 3)
+    with pytest.raises(ValueError):
+        nearest_rational(0.5, 0)
