@@ -165,12 +165,11 @@ def chain_bound_below(cost_lo: np.ndarray, cost_hi: np.ndarray, nu: np.ndarray,
         # every u of the cone is positive, so d . u >= 0 on the cone exactly when psi_j >= 0
         # for any one j (all psi_j have d's sign): a column passes on its best lower bound
         # (their roundings differ), not only on psi_0's
-        with np.errstate(invalid="ignore"):
-            best = np.where(np.isnan(psi), -np.inf, psi).max(axis=0)
-        bad = ~(best >= 0)
+        known = np.where(np.isnan(psi), -np.inf, psi)
+        bad = ~(known.max(axis=0) >= 0)
         if not bad.any():
             return float(_down(math.fsum(nu.tolist())))
-        anchor = np.nanargmax(np.where(np.isnan(psi), -np.inf, psi), axis=0)
+        anchor = known.argmax(axis=0)
         need = -psi[anchor, columns]
         if not np.isfinite(need[bad]).all():
             return -math.inf
