@@ -126,6 +126,24 @@ def test_float_solves_agree_with_the_exact_optimum(agent_index):
     assert found.ok and found.objective == pytest.approx(value, abs=1e-9)
 
 
+def test_rows_scaled_here_are_not_scaled_again_by_the_simplex():
+    # solve_float's scale_rows marks the program prescaled (HiGHS's simplex scaling off:
+    # 906 sub-cube LPs 4.8 s -> 1.9 s); the same optimum either way, and without
+    # scale_rows the program is left to HiGHS's own scaling (the control)
+    lp = four_descriptions(0)["inputs"]
+    value = float(solve_exact(lp).value)
+    seen = []
+
+    def spied(program):
+        seen.append(program.prescaled)
+        return solve(program, "highs", feasibility_tol=1e-10)
+
+    for scale_rows in (True, False):
+        found = solve_float(lp, spied, scale_rows=scale_rows, drop_tiny=True)
+        assert found.ok and found.objective == pytest.approx(value, abs=1e-9)
+    assert seen == [True, False]
+
+
 def test_a_failed_float_solve_says_so():
     lp = four_descriptions(0)["inputs"]
 

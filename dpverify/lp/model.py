@@ -122,8 +122,9 @@ class LinearProgram:
     # True when the caller only takes hints from the solution (its bounds are checked
     # apart): entries a backend cannot keep are then dropped instead of refused
     drop_tiny: bool = False
-    # True when the caller has scaled the LP itself (every entry in [-1, 1]): a backend
-    # that scales need not scale it again
+    # True when the caller has scaled the LP itself (the count LPs: every entry in
+    # [-1, 1]; the worst case's dense LP: each row's largest entry 1): a backend that
+    # scales need not scale it again
     prescaled: bool = False
 
     def __post_init__(self) -> None:

@@ -416,9 +416,10 @@ def _coefficients(lp: WorstLp, live: np.ndarray, scale_rows: bool):
 
 
 def _dense(lp: WorstLp, coef: np.ndarray, scale: np.ndarray, pairs, name: str,
-           drop_tiny: bool, sums_first: bool = False) -> _Built:
+           drop_tiny: bool, sums_first: bool = False, prescaled: bool = False) -> _Built:
     """Q (the pairs (j, y) in this order; default all, column by column), then t; the
-    rows, then the sums (or the sums first)."""
+    rows, then the sums (or the sums first). `prescaled`: the rows were scaled here, and
+    HiGHS's simplex does not scale them again (lp/model.py)."""
     R, T, m = coef.shape
     js, ys = (np.repeat(np.arange(T), m), np.tile(np.arange(m), T)) if pairs is None else (
         np.array([j for j, _ in pairs], dtype=np.intp), np.array([y for _, y in pairs],
@@ -434,7 +435,8 @@ def _dense(lp: WorstLp, coef: np.ndarray, scale: np.ndarray, pairs, name: str,
     b.add(sums[js], q, 1.0)
     index = np.full((T, m), -1)
     index[js, ys] = q
-    return _Built(b.build(maximize=True, name=name, drop_tiny=drop_tiny), index, x_rows, scale)
+    return _Built(b.build(maximize=True, name=name, drop_tiny=drop_tiny, prescaled=prescaled),
+                  index, x_rows, scale)
 
 
 def _chain(lp: WorstLp, name: str, drop_tiny: bool = False) -> _Built:
@@ -478,8 +480,11 @@ def solve_float(lp: WorstLp, solve: Solve, *, form: str = LpForm.DENSE, scale_ro
                 drop_tiny: bool = False, name: str = "rr-worst",
                 by_output: bool = False, sums_first: bool = False) -> FloatWorst:
     """The LP in floats, in `chain` form (over_inputs only) or `dense`, rows optionally
-    scaled to a largest entry of 1 (`scale_rows`; the masses are scaled back). The dense
-    form orders Q column by column, or output by output (`by_output`, as the chain form
+    scaled to a largest entry of 1 (`scale_rows`; the masses are scaled back, and HiGHS's
+    simplex does not scale the LP again: measured on the 906 sub-cube LPs of 76 members of
+    the families without symmetry at k = 5 to 9, 4.8 s with its scaling and 1.9 s without,
+    the slowest 0.52 s and 0.10 s, 4 time limits where none is met without it, the optima
+    within 1.4e-9). The dense form orders Q column by column, or output by output (`by_output`, as the chain form
     and the relaxed LP do), and its rows before the sums (or after: `sums_first`). The
     order changes nothing but the path of the solver: the callers keep theirs, so that
     their float values stay what they were to the last bit."""
@@ -492,7 +497,8 @@ def solve_float(lp: WorstLp, solve: Solve, *, form: str = LpForm.DENSE, scale_ro
         pairs = None
         if by_output:
             pairs = [(j, y) for y in range(coef.shape[2]) for j in range(coef.shape[1])]
-        built = _dense(lp, coef, scale, pairs, name, drop_tiny, sums_first)
+        built = _dense(lp, coef, scale, pairs, name, drop_tiny, sums_first,
+                       prescaled=scale_rows)
     return _read(lp, built, live, solve(built.program))
 
 
