@@ -483,7 +483,7 @@ def solve_float(lp: WorstLp, solve: Solve, *, form: str = LpForm.DENSE, scale_ro
     scaled to a largest entry of 1 (`scale_rows`; the masses are scaled back, and HiGHS's
     simplex does not scale the LP again: measured on the 906 sub-cube LPs of 76 members of
     the families without symmetry at k = 5 to 9, 4.8 s with its scaling and 1.9 s without,
-    the slowest 0.52 s and 0.10 s, 4 time limits where none is met without it, the optima
+    the slowest 0.52 s and 0.10 s, 4 time limits with it and none without, the optima
     within 1.4e-9). The dense form orders Q column by column, or output by output
     (`by_output`, as the chain form and the relaxed LP do), and its rows before the sums
     (or after: `sums_first`). The order changes nothing but the path of the solver: the
