@@ -123,8 +123,8 @@ class LinearProgram:
     # apart): entries a backend cannot keep are then dropped instead of refused
     drop_tiny: bool = False
     # True when the caller has scaled the LP itself (the count LPs: every entry in
-    # [-1, 1]; the worst case's dense LP: each row's largest entry 1): a backend that
-    # scales need not scale it again
+    # [-1, 1]; the worst case's dense LP: each row's gain terms scaled to a largest entry
+    # of 1): a backend that scales need not scale it again
     prescaled: bool = False
 
     def __post_init__(self) -> None:
